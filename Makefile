@@ -1,0 +1,89 @@
+# attnviz — build, test, install.  `make help` lists the targets.
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+PKGS    := libpng freetype2 libcjson
+OPENMP  ?= 1
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ifeq ($(strip $(PKG_LIBS)),)
+PKG_CFLAGS := -I/usr/include/libpng16 -I/usr/include/freetype2 -I/usr/include/cjson
+PKG_LIBS   := -lpng16 -lfreetype -lcjson
+endif
+
+# OpenMP only where the compiler accepts it (make OPENMP=0 turns it off).
+ifeq ($(OPENMP),1)
+OMP_OK := $(shell echo 'int main(void){return 0;}' | $(CC) -fopenmp -x c - -o /dev/null 2>/dev/null && echo 1)
+ifeq ($(OMP_OK),1)
+OMPFLAGS := -fopenmp
+endif
+endif
+
+OPT     ?= -O2
+SAN     ?=
+CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
+           -Isrc $(PKG_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+LDFLAGS += $(SAN)
+LDLIBS  += $(PKG_LIBS) $(OMPFLAGS) -lm
+
+SRC      := $(sort $(wildcard src/*.c src/render/*.c))
+LIB_SRC  := $(filter-out src/main.c,$(SRC))
+TEST_SRC := $(sort $(wildcard tests/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps test unit sanitize install uninstall clean help
+
+all: $(BUILD)/attnviz
+
+$(BUILD)/attnviz: $(BUILD)/src/main.o $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# Installs what is missing from Debian's packages (sudo when not root).
+DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
+            fonts-dejavu-core python3 python3-numpy python3-jsonschema python3-torch
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing:$$missing"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	else echo "all dependencies present"; fi
+
+# Every test: C unit tests, then the Python tests (references, CLI, schema).
+# Ends with one line "N passed, M failed".
+test: $(BUILD)/attnviz $(BUILD)/test_unit
+	@ATTNVIZ=$(abspath $(BUILD)/attnviz) TEST_UNIT=$(abspath $(BUILD)/test_unit) sh tests/run.sh
+
+sanitize:
+	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+install: $(BUILD)/attnviz
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz
+	install -m 755 $(BUILD)/attnviz $(DESTDIR)$(PREFIX)/bin/attnviz
+	if [ -d samples/models ]; then cp -r samples/models $(DESTDIR)$(PREFIX)/share/attnviz/; fi
+	if [ -d samples/corpus ]; then cp -r samples/corpus $(DESTDIR)$(PREFIX)/share/attnviz/; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/attnviz
+	rm -rf $(DESTDIR)$(PREFIX)/share/attnviz
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo "make deps | make | make test | make sanitize | make install [PREFIX=] [DESTDIR=] | make clean"
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,64 @@
+/* attention.h — scaled dot-product attention, written to read like the formula
+ *
+ *     Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V
+ *
+ * One call computes one head: Q (Tq, D), K (Tk, D), V (Tk, Dv) -> out (Tq, Dv).
+ * Every matrix is row-major with its own row stride (elements between rows), so
+ * the model can pass one head's columns of a (T, d_model) activation in place.
+ *
+ * Mask: `mask` is (Tq, Tk) bytes, 1 = may attend, 0 = masked; NULL means none.
+ * A masked cell's score becomes `mask_fill`: -INFINITY (the default of the tool)
+ * or a finite number such as the lesson's -10000 or -1e9.
+ *
+ * Fully masked rows (every key masked) with a -INFINITY fill have no defined
+ * softmax (0/0).  attnviz defines their weights as all zeros, so the output row
+ * is the zero vector, and returns how many such rows there were so the caller
+ * can warn.  With a finite fill, softmax is computed as usual (uniform weights).
+ *
+ * Softmax subtracts the row maximum before exp.
+ * AttnSteps, when given, receives a copy of every intermediate matrix; the
+ * caller owns its buffers (attn_steps_alloc / attn_steps_free). */
+#ifndef ATTNVIZ_ATTENTION_H
+#define ATTNVIZ_ATTENTION_H
+#include <stddef.h>
+
+typedef struct {
+    int Tq, Tk, Dv;
+    float *scores;  /* (Tq, Tk)  Q·Kᵀ                                 */
+    float *scaled;  /* (Tq, Tk)  Q·Kᵀ · scale                          */
+    float *masked;  /* (Tq, Tk)  scaled with masked cells = mask_fill  */
+    float *weights; /* (Tq, Tk)  softmax of masked, rows sum to 1      */
+    float *output;  /* (Tq, Dv)  weights · V (zeros when V is absent)  */
+} AttnSteps;
+
+int  attn_steps_alloc(AttnSteps *s, int Tq, int Tk, int Dv); /* 0 ok, -1 out of memory */
+void attn_steps_free(AttnSteps *s);                            /* accepts half-built / zeroed */
+
+/* The causal mask: mask[i*Tk + j] = (j <= i + offset), offset = Tk - Tq
+ * (a query sees every key up to its own position). */
+void attn_causal_mask(unsigned char *mask, int Tq, int Tk);
+
+/* Row-wise softmax in place over n columns, subtracting the row max.
+ * Returns 1 if the row was all -inf (then it is set to zeros), else 0. */
+int attn_softmax_row(float *x, int n);
+
+/* One head of attention.  Returns the number of fully masked rows (>= 0).
+ *   out      (Tq, Dv) stride ldo, may be NULL when v is NULL
+ *   weights  (Tq, Tk) contiguous, may be NULL (then steps must be given)
+ *   steps    optional full record (its buffers sized Tq, Tk, Dv)
+ *   q (Tq,D) ldq;  k (Tk,D) ldk;  v (Tk,Dv) ldv or NULL
+ *   scale    1/sqrt(D) normally; 1 for the unscaled variant */
+int attention_forward(float *out, int ldo, float *weights, AttnSteps *steps,
+                      const float *q, int ldq, const float *k, int ldk,
+                      const float *v, int ldv, const unsigned char *mask,
+                      float mask_fill, float scale, int Tq, int Tk, int D, int Dv);
+
+/* Softmax + ·V starting from already-scaled scores (Tq, Tk) — the `--scores`
+ * path of `attnviz steps`.  Same conventions as attention_forward; the steps'
+ * `scores` and `scaled` both receive the given scores. */
+int attention_from_scores(float *out, int ldo, float *weights, AttnSteps *steps,
+                          const float *scores, const float *v, int ldv,
+                          const unsigned char *mask, float mask_fill,
+                          int Tq, int Tk, int Dv);
+
+#endif

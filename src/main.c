@@ -1,0 +1,25 @@
+/* main.c — attnviz command line: dispatches to the subcommands (cli.h). */
+#include "cli.h"
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "attnviz %s — see how Transformer attention works\n\n"
+        "usage: attnviz COMMAND [options]\n\n"
+        "commands:\n"
+        "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
+        "  help    this text\n\n"
+        "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/).\n",
+        ATTNVIZ_VERSION);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) { printf("attnviz %s\n", ATTNVIZ_VERSION); return 0; }
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
+    if (!strcmp(cmd, "steps")) return cli_steps(argc - 1, argv + 1);
+    fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
+    return 2;
+}

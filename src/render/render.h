@@ -1,0 +1,114 @@
+/* render.h — the pictures of attnviz: heatmaps, step strips, grids, lines views
+ * and plots, written as deterministic PNG files (libpng) with text drawn by
+ * FreeType in a real font (DejaVu Sans), so UTF-8 labels with French and
+ * Vietnamese diacritics ("tôi đi học", "était fatigué") render correctly.
+ *
+ * Every render_* function writes to `path` through a temporary file in the same
+ * folder and renames it into place, so a failure never leaves a half-written
+ * PNG.  They return 0 on success, or -1 with a one-line message in `err`
+ * (never exit).  Same input, same bytes: no timestamps, fixed layout.
+ *
+ * Colour:  RENDER_CMAP_VIRIDIS with the fixed scale vmin=0, vmax=1 for weights;
+ * RENDER_CMAP_DIVERGING (blue–white–red) centred on 0 for scores, whose scale is
+ * symmetric ±max|finite value| when vmin == vmax.  Masked cells (mask[i]==0) are
+ * drawn grey with diagonal hatching and the `mask_label` text ("−∞" by default).
+ * Values are printed in cells when the cells are big enough (show_values < 0 =
+ * automatic; 0 never; 1 always when they fit), with a text colour that contrasts
+ * with the cell.  Non-finite values that are not masked are drawn like masked
+ * cells labelled "−∞"/"+∞"/"NaN" so nothing is silently wrong.
+ *
+ * Every PNG carries tEXt chunks: "Software" = "attnviz", plus the caller's
+ * RenderMeta key/value pairs (e.g. "Title", "Sentence", "Model", "Layer", "Head").
+ *
+ * Fonts: render_font_path() finds the font: $ATTNVIZ_FONT, then the DejaVu paths
+ * of Debian's fonts-dejavu-core.  All text functions fail with a clear message if
+ * no font is found. */
+#ifndef ATTNVIZ_RENDER_H
+#define ATTNVIZ_RENDER_H
+#include <stddef.h>
+
+typedef enum { RENDER_CMAP_VIRIDIS = 0, RENDER_CMAP_DIVERGING = 1 } RenderCmap;
+
+typedef struct {
+    const char *key, *value;     /* PNG tEXt chunk (Latin-1 keyword, UTF-8 text → iTXt) */
+} RenderMetaItem;
+
+typedef struct {
+    const RenderMetaItem *items;
+    int n;
+} RenderMeta;
+
+/* One matrix to draw as a heatmap (also a panel of a strip or a grid cell). */
+typedef struct {
+    const char *title;               /* e.g. "encoder layer 0 · head 2 · weights" */
+    const char *subtitle;            /* optional smaller line, e.g. the formula    */
+    const float *values;             /* (rows, cols) row-major                      */
+    int rows, cols;
+    const char *const *row_labels;   /* rows UTF-8 strings (queries), or NULL → 0.. */
+    const char *const *col_labels;   /* cols UTF-8 strings (keys), or NULL → 0..    */
+    const char *row_axis;            /* axis caption, e.g. "query" (NULL = none)   */
+    const char *col_axis;            /* e.g. "key"                                  */
+    const unsigned char *mask;       /* (rows, cols) 1 = visible, 0 = masked; NULL  */
+    const char *mask_label;          /* text in masked cells; NULL → "−∞"           */
+    RenderCmap cmap;
+    float vmin, vmax;                /* colour scale; diverging with vmin==vmax → auto symmetric */
+    int show_values;                 /* -1 auto, 0 never, 1 when they fit           */
+    int highlight_row;               /* row to outline (e.g. the pronoun), -1 none  */
+} RenderHeatmap;
+
+/* A single heatmap with its colour bar. */
+int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *meta,
+                   char *err, size_t errlen);
+
+/* Panels side by side (the step strip Q·Kᵀ → ÷√d_k → +mask → softmax → ·V), each
+ * with its own colour bar, arrows between panels, an overall title on top. */
+int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
+                 const RenderMeta *meta, char *err, size_t errlen);
+
+/* "Model view": a rows × cols grid of small heatmaps (cells[r*cols+c]) with row
+ * titles on the left (e.g. "layer 0") and column titles on top ("head 0"), one
+ * shared colour bar (taken from cells[0]'s cmap and scale), an overall title.
+ * Thumbnails carry no per-cell text; axis token labels only when they fit. */
+int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
+                int rows, int cols, const char *const *row_titles,
+                const char *const *col_titles, const RenderMeta *meta,
+                char *err, size_t errlen);
+
+/* Lines view: query tokens in a left column, key tokens in a right column, one
+ * line from each query to each key with opacity (and width) by weight.
+ * weights (n_left, n_right).  focus_row >= 0 draws only that query's lines, in
+ * strong colour, and dims the other tokens; -1 draws all rows.  mask as above.
+ * The strongest link of the focus row is labelled with its weight. */
+int render_lines(const char *path, const char *title, const char *const *left,
+                 int n_left, const char *const *right, int n_right,
+                 const float *weights, const unsigned char *mask, int focus_row,
+                 const RenderMeta *meta, char *err, size_t errlen);
+
+/* Line plot: n_series curves over shared x values, with axes, ticks, a legend,
+ * optional log scale on y (log_y != 0; values <= 0 are skipped). */
+typedef struct {
+    const char *label;
+    const float *y;                  /* n_points values */
+} RenderSeries;
+
+typedef struct {
+    const char *title, *x_label, *y_label;
+    const float *x;                  /* n_points x values (shared) */
+    int n_points;
+    const RenderSeries *series;
+    int n_series;
+    int log_x, log_y;
+} RenderPlot;
+
+int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta,
+                char *err, size_t errlen);
+
+/* A picture of a table of text (e.g. the √d_k table of means, shape diagrams):
+ * cells[r*cols+c] UTF-8, first row drawn as a header. */
+int render_table(const char *path, const char *title, const char *const *cells,
+                 int rows, int cols, const RenderMeta *meta, char *err, size_t errlen);
+
+/* Path of the font in use, or NULL if none is found. */
+const char *render_font_path(void);
+
+#endif

@@ -1,0 +1,75 @@
+/* trace.h — the in-memory record of attention maps and its JSON writer.
+ *
+ * A Trace holds every map the probe saw: one per (stack, layer, kind), each with
+ * its query/key tokens, its mask and, per head, the weights and optionally the
+ * step matrices (scores, scaled, masked, output).  trace_write_json writes the
+ * format of docs/trace-format.md (schema: docs/trace.schema.json), version 1:
+ * numbers with %.9g (full float32 precision), −∞ cells of `masked` as null.
+ *
+ * Ownership: the Trace copies every string and matrix it is given; trace_free
+ * releases everything and accepts a zeroed or half-built Trace. */
+#ifndef ATTNVIZ_TRACE_H
+#define ATTNVIZ_TRACE_H
+#include <stddef.h>
+
+typedef struct {
+    int head;
+    float *weights;  /* (Tq, Tk) always                         */
+    float *scores;   /* (Tq, Tk) or NULL — Q·Kᵀ                 */
+    float *scaled;   /* (Tq, Tk) or NULL — ÷√d_k                */
+    float *masked;   /* (Tq, Tk) or NULL — + mask (−inf allowed) */
+    float *output;   /* (Tq, Dv) or NULL — weights·V            */
+} TraceHead;
+
+typedef struct {
+    char *id;             /* "encoder.0.self", "decoder.1.cross", "custom" */
+    char *stack;          /* "encoder" | "decoder" | "custom"              */
+    int layer;
+    char *kind;           /* "self" | "masked_self" | "cross" | "custom"   */
+    int Tq, Tk, d_k, Dv;
+    char **queries;       /* Tq tokens */
+    char **keys;          /* Tk tokens */
+    unsigned char *mask;  /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
+    float mask_fill;      /* -INFINITY or a finite number                  */
+    int scaled_by_sqrt_dk;/* 0 for the unscaled variant (--no-scale)       */
+    int n_heads;
+    TraceHead *heads;     /* n_heads, each zeroed until trace_set_head     */
+} TraceMap;
+
+typedef struct {
+    char *json_model;     /* optional: a JSON object text for "model" (owned) */
+    char **source_tokens; int n_source;
+    char **target_tokens; int n_target;
+    TraceMap *maps; int n_maps, cap_maps;
+    char **images; int n_images, cap_images;  /* relative to trace.json's folder */
+} Trace;
+
+void trace_init(Trace *t);
+void trace_free(Trace *t);
+
+/* Copies tokens (n may be 0). Returns 0, or -1 out of memory. */
+int trace_set_source(Trace *t, const char *const *tokens, int n);
+int trace_set_target(Trace *t, const char *const *tokens, int n);
+/* Copies a JSON object text for the "model" member (NULL removes it). */
+int trace_set_model_json(Trace *t, const char *json_object);
+
+/* Adds a map with n_heads empty heads; returns it, or NULL out of memory.
+ * mask may be NULL.  The returned pointer is valid until the next add. */
+TraceMap *trace_add_map(Trace *t, const char *id, const char *stack, int layer,
+                        const char *kind, const char *const *queries, int Tq,
+                        const char *const *keys, int Tk, int d_k, int Dv,
+                        const unsigned char *mask, float mask_fill, int n_heads);
+
+/* Copies one head's matrices (weights required; others may be NULL). */
+int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,
+                   const float *scaled, const float *masked, const float *output);
+
+int trace_add_image(Trace *t, const char *relpath);
+
+/* Finds a map by id, or NULL. */
+TraceMap *trace_find_map(Trace *t, const char *id);
+
+/* Writes JSON (temp file + rename).  0, or -1 with a message in err. */
+int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen);
+
+#endif
