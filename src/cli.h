@@ -15,4 +15,7 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Creates DIR (and parents) if missing and checks it is writable.  0 or -1 (message printed). */
 int cli_prepare_outdir(const char *dir);
 
+/* 1 if arg is --help or -h. */
+int cli_is_help(const char *arg);
+
 #endif

@@ -1,0 +1,109 @@
+/* test_attention.c — the attention engine against values computed by hand. */
+#include "attention.h"
+#include "check.h"
+#include <math.h>
+#include <string.h>
+
+/* The lesson's first example: Q=[[1,2,3]], K=[[2,1,0],[1,2,3]] → scores [[4, 14]].
+ * 1·2+2·1+3·0 = 4 and 1·1+2·2+3·3 = 14; ÷√3 gives 2.3094011, 8.0829038;
+ * softmax: w0 = 1/(1+e^(10/√3)) = 0.0030992141. */
+TEST(attention_lesson_scores_4_14) {
+    const float q[] = {1, 2, 3}, k[] = {2, 1, 0, 1, 2, 3};
+    AttnSteps st;
+    REQUIRE(attn_steps_alloc(&st, 1, 2, 0) == 0);
+    int empty = attention_forward(NULL, 0, NULL, &st, q, 3, k, 3, NULL, 0, NULL, -INFINITY,
+                                  1.0f / sqrtf(3.0f), 1, 2, 3, 0);
+    CHECK_INT(empty, 0);
+    CHECK_NEAR(st.scores[0], 4.0, 0);
+    CHECK_NEAR(st.scores[1], 14.0, 0);
+    CHECK_NEAR(st.scaled[0], 2.3094011, 1e-6);
+    CHECK_NEAR(st.scaled[1], 8.0829038, 1e-6);
+    CHECK_NEAR(st.weights[0], 0.0030992141, 1e-7);
+    CHECK_NEAR(st.weights[1], 1.0 - 0.0030992141, 1e-6);
+    attn_steps_free(&st);
+}
+
+/* The lesson's causal 3×3 example, every row by hand:
+ *   row 0: only key 0 → [1, 0, 0]
+ *   row 1: softmax(0.4, 0.5) = [1/(1+e^0.1), e^0.1/(1+e^0.1)] = [0.47502081, 0.52497919]
+ *   row 2: softmax(0.7, 0.8, 0.9) = [1, e^0.1, e^0.2] / (1 + e^0.1 + e^0.2)
+ *        = [0.30060961, 0.33222499, 0.36716540]
+ * (The lesson prints [0.25, 0.33, 0.42] for row 2: an arithmetic slip.) */
+TEST(attention_lesson_causal_3x3) {
+    const float s[] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f};
+    const float want[] = {1, 0, 0, 0.47502081f, 0.52497919f, 0, 0.30060961f, 0.33222499f, 0.36716540f};
+    unsigned char mask[9];
+    attn_causal_mask(mask, 3, 3);
+    const unsigned char want_mask[9] = {1, 0, 0, 1, 1, 0, 1, 1, 1};
+    CHECK(memcmp(mask, want_mask, 9) == 0);
+    float w[9];
+    AttnSteps st;
+    REQUIRE(attn_steps_alloc(&st, 3, 3, 0) == 0);
+    CHECK_INT(attention_from_scores(NULL, 0, w, &st, s, NULL, 0, mask, -INFINITY, 3, 3, 0), 0);
+    CHECK_CLOSE("causal weights", w, want, 9, 1e-7, 1e-6);
+    CHECK(isinf(st.masked[1]) && st.masked[1] < 0);
+    CHECK(isinf(st.masked[5]) && st.masked[5] < 0);
+    CHECK_NEAR(st.masked[3], 0.4, 1e-7);
+    /* Above the diagonal exactly zero. */
+    CHECK(w[1] == 0.0f && w[2] == 0.0f && w[5] == 0.0f);
+    /* With the lesson's -10000 fill the weights are the same in float32: e^-10000 underflows. */
+    float w2[9];
+    attention_from_scores(NULL, 0, w2, NULL, s, NULL, 0, mask, -10000.0f, 3, 3, 0);
+    CHECK_CLOSE("fill -10000", w2, want, 9, 1e-7, 1e-6);
+    CHECK(w2[1] == 0.0f);
+    attn_steps_free(&st);
+}
+
+/* softmax subtracts the row max: huge scores do not overflow. softmax(1000, 1001)
+ * = [1/(1+e), e/(1+e)] = [0.26894142, 0.73105858]. */
+TEST(attention_softmax_stable) {
+    float x[2] = {1000.0f, 1001.0f};
+    CHECK_INT(attn_softmax_row(x, 2), 0);
+    CHECK_NEAR(x[0], 0.26894142, 1e-7);
+    CHECK_NEAR(x[1], 0.73105858, 1e-7);
+    float y[3] = {-INFINITY, -INFINITY, -INFINITY};
+    CHECK_INT(attn_softmax_row(y, 3), 1);
+    CHECK(y[0] == 0 && y[1] == 0 && y[2] == 0);
+}
+
+/* A fully masked row: with -inf its weights and output are defined as 0 (and
+ * counted); with a finite fill softmax is uniform as in PyTorch. */
+TEST(attention_fully_masked_row) {
+    const float s[] = {1, 2, 3, 4};
+    const float v[] = {1, 10, 100, 1000};                 /* (2 keys, 2 dims) */
+    const unsigned char mask[] = {1, 1, 0, 0};            /* row 1 sees nothing */
+    float w[4], out[4];
+    CHECK_INT(attention_from_scores(out, 2, w, NULL, s, v, 2, mask, -INFINITY, 2, 2, 2), 1);
+    CHECK(w[2] == 0 && w[3] == 0 && out[2] == 0 && out[3] == 0);
+    CHECK(!isnan(out[0]) && !isnan(out[1]));
+    CHECK_INT(attention_from_scores(out, 2, w, NULL, s, v, 2, mask, -1e9f, 2, 2, 2), 0);
+    CHECK_NEAR(w[2], 0.5, 1e-7);
+    CHECK_NEAR(out[2], 0.5 * 1 + 0.5 * 100, 1e-4);
+}
+
+/* Output = weights · V, and strides: a head's columns inside a wider matrix.
+ * q = [1,0], keys [1,0] and [0,1], scale 1 → scores [1, 0]; weights
+ * [e/(1+e), 1/(1+e)] = [0.73105858, 0.26894142]; V rows [2,4], [6,8] →
+ * output [1.4621172+1.6136485, 2.9242343+2.1515314] = [3.0757657, 5.0757657]. */
+TEST(attention_values_and_strides) {
+    /* head 1 of a 2-head layout with D=2: columns 2..3 of rows of width 4 */
+    const float q[] = {9, 9, 1, 0};
+    const float k[] = {9, 9, 1, 0, 9, 9, 0, 1};
+    const float v[] = {9, 9, 2, 4, 9, 9, 6, 8};
+    float out[4] = {-1, -1, -1, -1};
+    float w[2];
+    attention_forward(out + 2, 4, w, NULL, q + 2, 4, k + 2, 4, v + 2, 4, NULL, -INFINITY, 1.0f, 1, 2, 2, 2);
+    CHECK_NEAR(w[0], 0.73105858, 1e-7);
+    CHECK_NEAR(out[2], 3.0757657, 1e-6);
+    CHECK_NEAR(out[3], 5.0757657, 1e-6);
+    CHECK(out[0] == -1 && out[1] == -1);                  /* other head untouched */
+}
+
+/* A causal mask with more keys than queries (decoding with a cache) lets query
+ * i see keys up to i + (Tk - Tq). */
+TEST(attention_causal_offset) {
+    unsigned char m[6];
+    attn_causal_mask(m, 2, 3);
+    const unsigned char want[6] = {1, 1, 0, 1, 1, 1};
+    CHECK(memcmp(m, want, 6) == 0);
+}
