@@ -21,12 +21,22 @@ OMPFLAGS := -fopenmp
 endif
 endif
 
+# OpenBLAS (Debian's libopenblas-dev) for the big matrix products when present;
+# the plain loops stay as the reference (make BLAS=0 uses only them).
+BLAS ?= 1
+ifeq ($(BLAS),1)
+BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
+ifneq ($(strip $(BLAS_LIBS)),)
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null) -DATTNVIZ_BLAS=1
+endif
+endif
+
 OPT     ?= -O2
 SAN     ?=
 CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
-           -Isrc $(PKG_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+           -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
-LDLIBS  += $(PKG_LIBS) $(OMPFLAGS) -lm
+LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
 
 SRC      := $(sort $(wildcard src/*.c src/render/*.c))
 LIB_SRC  := $(filter-out src/main.c,$(SRC))
@@ -50,7 +60,7 @@ $(BUILD)/%.o: %.c
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
-            fonts-dejavu-core python3 python3-numpy python3-jsonschema python3-torch
+            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
