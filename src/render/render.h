@@ -60,6 +60,21 @@ typedef struct {
 int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *meta,
                    char *err, size_t errlen);
 
+/* Where render_heatmap puts things, for tests and for callers that overlay or
+ * link regions (e.g. an HTML image map).  Cell (i, j) covers the square
+ * x = matrix.x + j*cell, y = matrix.y + i*cell, cell × cell pixels. */
+typedef struct { int x, y, w, h; } RenderRect;
+typedef struct {
+    int width, height;      /* of the whole picture */
+    RenderRect matrix;      /* all cells */
+    int cell;               /* side of one cell in pixels */
+    RenderRect colorbar;    /* the colour strip (top = vmax) */
+    float vmin, vmax;       /* colour scale actually used */
+} RenderHeatmapGeometry;
+
+int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
+                            char *err, size_t errlen);
+
 /* Panels side by side (the step strip Q·Kᵀ → ÷√d_k → +mask → softmax → ·V), each
  * with its own colour bar, arrows between panels, an overall title on top. */
 int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
@@ -110,5 +125,18 @@ int render_table(const char *path, const char *title, const char *const *cells,
 
 /* Path of the font in use, or NULL if none is found. */
 const char *render_font_path(void);
+
+/* Colour of the map at position t in [0, 1] (clamped): viridis from #440154 (0)
+ * to #FDE725 (1); diverging from dark blue (0) through #F7F7F7 (0.5) to dark
+ * red (1).  Exactly the colour a cell gets (tests compare pixels with it). */
+void render_cmap_rgb(RenderCmap cmap, float t, unsigned char rgb[3]);
+
+/* Position in [0, 1] of value v on the scale [vmin, vmax]; for the diverging
+ * map with vmin < 0 < vmax, 0 is always at 0.5 (white). */
+float render_cmap_position(RenderCmap cmap, float v, float vmin, float vmax);
+
+/* Releases the font library and glyph cache (optional, e.g. before a leak
+ * check); the next render_* call loads them again. */
+void render_shutdown(void);
 
 #endif

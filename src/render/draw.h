@@ -1,0 +1,130 @@
+/* draw.h — the renderer's private toolbox (not part of render.h): an RGB canvas
+ * with anti-aliased primitives, text through FreeType, colour maps, number
+ * formatting, the colour bar and the PNG writer.  Used only by the files of src/render/.
+ *
+ * Coordinates are pixels, x to the right, y down, (0,0) the top-left corner of
+ * the top-left pixel; a pixel's centre is (x+0.5, y+0.5).  Everything clips to
+ * the canvas, so callers may draw partly outside it.
+ *
+ * Ownership: canvas_init allocates the pixels, canvas_free releases them
+ * (accepts a zeroed or already freed canvas).  The font library and glyph cache
+ * are process-wide, loaded on first use, released by render_shutdown(). */
+#ifndef ATTNVIZ_RENDER_DRAW_H
+#define ATTNVIZ_RENDER_DRAW_H
+#include "render/render.h"
+#include <stddef.h>
+
+typedef struct { unsigned char r, g, b; } Rgb;
+
+#define RGB_HEX(h) ((Rgb){(unsigned char)((h) >> 16), (unsigned char)((h) >> 8), (unsigned char)(h)})
+
+/* Palette shared by every picture. */
+#define COL_BG        RGB_HEX(0xFFFFFF)
+#define COL_TEXT      RGB_HEX(0x1A1A1A)
+#define COL_MUTED     RGB_HEX(0x5F6368)
+#define COL_FAINT     RGB_HEX(0xA0A4A8)
+#define COL_AXIS      RGB_HEX(0x3C3C3C)
+#define COL_GRIDLINE  RGB_HEX(0xE4E6E8)
+#define COL_MASK      RGB_HEX(0xC4C4C4)   /* masked cell fill  */
+#define COL_HATCH     RGB_HEX(0x7E7E7E)   /* its diagonal hatch */
+#define COL_HILITE    RGB_HEX(0xF0521C)   /* highlighted row on viridis */
+#define COL_HILITE_DIV RGB_HEX(0x111111)  /* highlighted row on the diverging map */
+
+/* ---- canvas.c ---------------------------------------------------------- */
+typedef struct {
+    int w, h;
+    unsigned char *px;   /* (h, w, 3) RGB, row-major */
+} Canvas;
+
+#define CANVAS_MAX_SIDE 16384
+#define CANVAS_MAX_PIXELS (40L * 1000 * 1000)
+
+int canvas_init(Canvas *c, int w, int h, Rgb bg, char *err, size_t errlen);
+void canvas_free(Canvas *c);
+void canvas_fill_rect(Canvas *c, int x, int y, int w, int h, Rgb col);
+void canvas_blend_rect(Canvas *c, int x, int y, int w, int h, Rgb col, float alpha);
+/* Outline of thickness t drawn inside the rectangle (x, y, w, h). */
+void canvas_stroke_rect(Canvas *c, int x, int y, int w, int h, int t, Rgb col);
+/* Diagonal "/" hatching over the rectangle, aligned to the canvas so that
+ * neighbouring hatched rectangles join into one pattern. */
+void canvas_hatch_rect(Canvas *c, int x, int y, int w, int h, int spacing, Rgb col);
+/* Anti-aliased segment of the given width (round caps), opacity alpha. */
+void canvas_line(Canvas *c, double x0, double y0, double x1, double y1, double width,
+                 Rgb col, float alpha);
+void canvas_fill_triangle(Canvas *c, double x0, double y0, double x1, double y1,
+                          double x2, double y2, Rgb col, float alpha);
+void canvas_fill_circle(Canvas *c, double cx, double cy, double r, Rgb col, float alpha);
+void canvas_fill_round_rect(Canvas *c, double x, double y, double w, double h, double r,
+                            Rgb col, float alpha);
+/* Arrow from (x0,y0) to (x1,y1) with a filled head of length `head`. */
+void canvas_arrow(Canvas *c, double x0, double y0, double x1, double y1, double width,
+                  double head, Rgb col);
+/* Blends an 8-bit coverage mask (mw × mh, `pitch` bytes a row) at (x, y). */
+void canvas_blend_mask(Canvas *c, int x, int y, const unsigned char *mask, int mw, int mh,
+                       int pitch, Rgb col, float alpha);
+
+/* ---- png.c ------------------------------------------------------------- */
+/* Writes the canvas as an 8-bit RGB PNG with a "Software" tEXt chunk and the
+ * meta items (ASCII values as tEXt, others as UTF-8 iTXt), through a temporary
+ * file in the same folder renamed into place.  0, or -1 and `err`. */
+int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
+                     char *err, size_t errlen);
+
+/* ---- font.c ------------------------------------------------------------ */
+typedef enum { FONT_REGULAR = 0, FONT_BOLD = 1 } FontStyle;
+
+/* Loads FreeType and the faces on first call.  0, or -1 and `err`. */
+int font_ensure(char *err, size_t errlen);
+/* Advance width of the UTF-8 text in pixels. */
+int font_width(FontStyle st, int px, const char *s);
+/* Ascender (>0) and descender (>0, below the baseline) of the face at px. */
+void font_vmetrics(FontStyle st, int px, int *ascent, int *descent);
+/* Text with its baseline's left end at (x, baseline). */
+void font_draw(Canvas *c, FontStyle st, int px, int x, int baseline, const char *s, Rgb col);
+/* Horizontal helpers: right-aligned at x_right, centred on cx. */
+void font_draw_right(Canvas *c, FontStyle st, int px, int x_right, int baseline, const char *s, Rgb col);
+void font_draw_center(Canvas *c, FontStyle st, int px, int cx, int baseline, const char *s, Rgb col);
+/* Text rotated counter-clockwise by `degrees` about its baseline origin (x, y). */
+void font_draw_rotated(Canvas *c, FontStyle st, int px, double x, double y, double degrees,
+                       const char *s, Rgb col);
+/* Copies s into out, cut at a character boundary and ended with "…" when it is
+ * wider than max_w pixels.  Returns the width of the result. */
+int font_fit(FontStyle st, int px, const char *s, int max_w, char *out, size_t outlen);
+/* Baseline that centres lowercase-and-capital text vertically on cy. */
+int font_center_baseline(int px, double cy);
+
+/* ---- colormap.c -------------------------------------------------------- */
+/* Colour of value v on the scale [vmin, vmax] (clamped). */
+Rgb cmap_value(RenderCmap cmap, float v, float vmin, float vmax);
+/* Black or white, whichever contrasts more with the background. */
+Rgb cmap_text_on(Rgb bg);
+/* The scale actually used for a heatmap: diverging with vmin == vmax → symmetric
+ * ±max|finite unmasked value| (1 if there is none); otherwise as given. */
+void cmap_scale(const RenderHeatmap *hm, float *vmin, float *vmax);
+
+/* ---- common.c ---------------------------------------------------------- */
+/* A cell value: 2 decimals below 10, 3 significant digits above, integers up to
+ * 99999, then compact exponent ("-1e9"); "−∞", "+∞", "NaN" for non-finite. */
+void fmt_value(char *out, size_t outlen, float v);
+/* A tick label: shortest form with the decimals the step needs ("0.25", "1", "-10"). */
+void fmt_tick(char *out, size_t outlen, double v, double step);
+/* Nice tick step for the range divided into about `target` intervals. */
+double nice_step(double range, int target);
+/* Colour bar: ticks for the scale; width needed including tick labels. */
+int colorbar_width(RenderCmap cmap, float vmin, float vmax, int bar_w, int h, int font_px);
+void colorbar_draw(Canvas *c, int x, int y, int bar_w, int h, RenderCmap cmap, float vmin,
+                   float vmax, int font_px);
+/* Fills the cell rectangle for a masked (or non-finite) cell. */
+void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing);
+/* -1 with a message when a layout is too large to draw. */
+int check_canvas_size(long w, long h, char *err, size_t errlen);
+
+/* ---- heatmap.c --------------------------------------------------------- */
+/* The cells of a heatmap at (x, y), `cell` px each, white separators when
+ * `gap`; masked and non-finite cells grey and hatched (no text). */
+void hm_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
+                   float vmin, float vmax);
+/* Label i of a list, or its index when the list (or the entry) is NULL. */
+const char *hm_label(const char *const *labels, int i, char *buf, size_t buflen);
+
+#endif

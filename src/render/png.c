@@ -1,0 +1,152 @@
+/* png.c — writes a Canvas as a PNG with libpng: 8-bit RGB, text chunks, no tIME
+ * (same input, same bytes), through a temporary file renamed into place so a
+ * failure never leaves a partial picture.  See draw.h. */
+#include "render/draw.h"
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PNG_MAX_TEXT 64
+
+typedef struct {
+    char *err;
+    size_t errlen;
+} PngErr;
+
+static void on_png_error(png_structp png, png_const_charp msg) {
+    PngErr *pe = png_get_error_ptr(png);
+    if (pe && pe->err && pe->errlen) snprintf(pe->err, pe->errlen, "libpng: %s", msg);
+    png_longjmp(png, 1);
+}
+
+static void on_png_warning(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+static int is_ascii(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80) return 0;
+    return 1;
+}
+
+/* PNG keywords: 1–79 printable Latin-1 characters, no leading, trailing or
+ * double spaces.  Anything else is replaced so the chunk stays valid. */
+static void clean_keyword(char *out, size_t outlen, const char *key) {
+    size_t n = 0;
+    for (const unsigned char *k = (const unsigned char *)(key ? key : ""); *k && n + 1 < outlen && n < 79; k++) {
+        unsigned char ch = *k;
+        if (ch < 0x20 || ch >= 0x7F) ch = '_';
+        if (ch == ' ' && (n == 0 || out[n - 1] == ' ')) continue;
+        out[n++] = (char)ch;
+    }
+    while (n > 0 && out[n - 1] == ' ') n--;
+    if (n == 0) out[n++] = '_';
+    out[n] = '\0';
+}
+
+/* The libpng part, kept apart so that setjmp only sees this frame's locals. */
+static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, PngErr *pe) {
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pe, on_png_error, on_png_warning);
+    if (!png) { snprintf(pe->err, pe->errlen, "libpng: cannot create writer"); return -1; }
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        snprintf(pe->err, pe->errlen, "libpng: out of memory");
+        return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return -1;
+    }
+    png_init_io(png, fp);
+    png_set_compression_level(png, 6);
+    png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (ntext > 0) png_set_text(png, info, texts, ntext);
+    png_write_info(png, info);
+    for (int y = 0; y < c->h; y++)
+        png_write_row(png, c->px + (size_t)y * (size_t)c->w * 3);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    return 0;
+}
+
+int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
+                     char *err, size_t errlen) {
+    int status = -1, fd = -1;
+    FILE *fp = NULL;
+    char *tmp = NULL;
+    png_text texts[PNG_MAX_TEXT];
+    char keys[PNG_MAX_TEXT][80];
+    int ntext = 0;
+    PngErr pe = {err, errlen};
+
+    if (!path || !*path) { snprintf(err, errlen, "no output path given for the picture"); return -1; }
+    memset(texts, 0, sizeof texts);
+    texts[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
+    texts[ntext].key = (png_charp) "Software";
+    texts[ntext].text = (png_charp) "attnviz";
+    ntext++;
+    for (int i = 0; meta && meta->items && i < meta->n && ntext < PNG_MAX_TEXT; i++) {
+        const RenderMetaItem *it = &meta->items[i];
+        if (!it->key || !it->value) continue;
+        clean_keyword(keys[ntext], sizeof keys[ntext], it->key);
+        texts[ntext].key = keys[ntext];
+        texts[ntext].text = (png_charp)it->value;
+        if (is_ascii(it->value)) {
+            texts[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
+        } else {
+            texts[ntext].compression = PNG_ITXT_COMPRESSION_NONE;
+            texts[ntext].lang = (png_charp) "";
+            texts[ntext].lang_key = (png_charp) "";
+        }
+        ntext++;
+    }
+
+    size_t n = strlen(path) + 16;
+    tmp = malloc(n);
+    if (!tmp) { snprintf(err, errlen, "out of memory"); goto cleanup; }
+    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot write %s: %s%s", path, strerror(e),
+                 e == ENOENT ? " (does the folder exist?)" : "");
+        free(tmp);
+        tmp = NULL;
+        goto cleanup;
+    }
+    (void)fchmod(fd, 0644);
+    fp = fdopen(fd, "wb");
+    if (!fp) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
+    fd = -1;
+    if (write_stream(fp, c, texts, ntext, &pe)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "cannot write %s: %s", path, why);
+        goto cleanup;
+    }
+    if (fflush(fp) != 0 || ferror(fp)) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    int rc = fclose(fp);
+    fp = NULL;
+    if (rc != 0) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    free(tmp);
+    tmp = NULL;
+    status = 0;
+
+cleanup:
+    if (fp) fclose(fp);
+    if (fd >= 0) close(fd);
+    if (tmp) { unlink(tmp); free(tmp); }
+    return status;
+}
