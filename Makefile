@@ -33,7 +33,7 @@ endif
 
 OPT     ?= -O2
 SAN     ?=
-CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
+CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm

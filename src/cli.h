@@ -3,10 +3,19 @@
  * "attnviz: error: WHAT (HOW TO FIX)", exit status 1 for bad input, 2 for usage. */
 #ifndef ATTNVIZ_CLI_H
 #define ATTNVIZ_CLI_H
+#include <stddef.h>
+#include "model.h"
+#include "tokenizer.h"
 
 #define ATTNVIZ_VERSION "0.1.0"
+#define ATTNVIZ_MODEL_FILE "attnviz-en-fr-vi.safetensors"
 
 int cli_steps(int argc, char **argv);
+int cli_run(int argc, char **argv);
+/* cli_model.c: model files — info, model-init, and the hidden forward (tests). */
+int cli_info(int argc, char **argv);
+int cli_model_init(int argc, char **argv);
+int cli_forward(int argc, char **argv);
 
 /* Prints "attnviz: error: <fmt>" + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -17,5 +26,12 @@ int cli_prepare_outdir(const char *dir);
 
 /* 1 if arg is --help or -h. */
 int cli_is_help(const char *arg);
+
+/* Path of the shipped model ($ATTNVIZ_MODEL, samples/models/ next to the binary,
+ * the installed data folder).  0, or -1 if none exists. */
+int cli_default_model(char *path, size_t n);
+/* Loads --model PATH (or the default) and its vocabulary; the path used is
+ * copied to used_path.  0, or -1 (message printed). */
+int cli_load_model(const char *given, Model *m, Vocab *v, char *used_path, size_t n);
 
 #endif

@@ -186,7 +186,7 @@ static int parse_args(StepsArgs *a, int argc, char **argv) {
             if (strncmp(arg, opts[o].name, len) != 0) continue;
             if (arg[len] == '=') { *opts[o].dst = arg + len + 1; matched = 1; break; }
             if (arg[len] == '\0') {
-                if (i + 1 >= argc) { cli_error("%s needs a value (see attnviz steps --help)", opts[o].name); return -1; }
+                if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) { cli_error("%s needs a value (see attnviz steps --help)", opts[o].name); return -1; }
                 *opts[o].dst = argv[++i];
                 matched = 1;
                 break;
@@ -347,10 +347,14 @@ int cli_steps(int argc, char **argv) {
     if (a.no_scale) snprintf(scale_formula, sizeof scale_formula, "scaled = scores (--no-scale: not divided)");
     else snprintf(scale_formula, sizeof scale_formula, "scaled = scores / √d_k = scores / √%d = scores × %.6g", D,
                   (double)scale);
+    char scale_caption[64];
+    if (a.no_scale) snprintf(scale_caption, sizeof scale_caption, "scores used as they are");
+    else snprintf(scale_caption, sizeof scale_caption, "÷ √%d = × %.4g", D, (double)scale);
     if (isinf(fill)) snprintf(fill_text, sizeof fill_text, "−∞");
     else format_value(fill_text, sizeof fill_text, fill);
-    char mask_formula[96];
+    char mask_formula[96], mask_caption[64];
     snprintf(mask_formula, sizeof mask_formula, "masked = scaled + M   (masked cells = %s)", fill_text);
+    snprintf(mask_caption, sizeof mask_caption, "masked cells get %s", fill_text);
 
     if (!a.quiet) {
         printf("Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V      Tq=%d Tk=%d d_k=%d%s\n\n", Tq, Tk, D,
@@ -362,6 +366,7 @@ int cli_steps(int argc, char **argv) {
             print_table("Step 2", scale_formula, st.scaled, Tq, Tk, qlab, klab);
         }
         if (has_mask) print_table("Step 3", mask_formula, st.masked, Tq, Tk, qlab, klab);
+        else printf("Step 3   no mask (--mask none): masked = scaled\n\n");
         print_table("Step 4", "weights = softmax(masked), row by row", st.weights, Tq, Tk, qlab, klab);
         if (a.v) print_table("Step 5", "output = weights · V", st.output, Tq, Dv, qlab, vlab);
     }
@@ -371,16 +376,16 @@ int cli_steps(int argc, char **argv) {
     StepPanel panels[5];
     int np = 0;
     if (!a.scores) {
-        panels[np++] = (StepPanel){"steps-1-scores.png", "1. scores = Q·Kᵀ", "Q·Kᵀ", st.scores, Tq, Tk, klab,
+        panels[np++] = (StepPanel){"steps-1-scores.png", "1. scores = Q·Kᵀ", "dot product of each query with each key", st.scores, Tq, Tk, klab,
                                    RENDER_CMAP_DIVERGING, 0};
         panels[np++] = (StepPanel){"steps-2-scaled.png", a.no_scale ? "2. not scaled (--no-scale)" : "2. scaled = scores / √d_k",
-                                   scale_formula, st.scaled, Tq, Tk, klab, RENDER_CMAP_DIVERGING, 0};
+                                   scale_caption, st.scaled, Tq, Tk, klab, RENDER_CMAP_DIVERGING, 0};
     } else {
-        panels[np++] = (StepPanel){"steps-1-scores.png", "scores (given, already scaled)", "given", st.scores, Tq, Tk,
+        panels[np++] = (StepPanel){"steps-1-scores.png", "scores (given, already scaled)", "from --scores", st.scores, Tq, Tk,
                                    klab, RENDER_CMAP_DIVERGING, 0};
     }
     if (has_mask)
-        panels[np++] = (StepPanel){"steps-3-masked.png", "3. masked = scaled + M", mask_formula, st.masked, Tq, Tk,
+        panels[np++] = (StepPanel){"steps-3-masked.png", "3. masked = scaled + M", mask_caption, st.masked, Tq, Tk,
                                    klab, RENDER_CMAP_DIVERGING, 1};
     panels[np++] = (StepPanel){"steps-4-weights.png", "4. weights = softmax(masked)", "each row sums to 1",
                                st.weights, Tq, Tk, klab, RENDER_CMAP_VIRIDIS, 0};

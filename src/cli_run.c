@@ -1,0 +1,705 @@
+/* cli_run.c — `attnviz run`: the model on the user's sentences → pictures + trace.
+ *
+ * For each sentence: tokenize, translate (greedy decoding, or the decoder is
+ * given --target), run the instrumented forward pass, then write
+ *   {map}.h{H}.png          a heatmap per map and head (encoder.0.self.h2.png …)
+ *   grid.{stack}.{kind}.png every layer × head of one kind ("model view")
+ *   lines.{pos}-{tok}.png   lines view of the query token (pronouns by default)
+ *   steps.{map}.h{H}.png    step strip of the --focus head
+ *   trace.json, index.html
+ * and print the translation and, for each pronoun, the head whose strongest
+ * link is strongest and where it points.  Several sentences go to one subfolder
+ * each (sentence-1/ …) with an index.html linking them; --batch runs them
+ * together padded to one length, so each trace shows <pad> and its mask. */
+#include "checkpoint.h"
+#include "cli.h"
+#include "decode.h"
+#include "html.h"
+#include "model.h"
+#include "render/render.h"
+#include "tokenizer.h"
+#include "trace.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN_MAX_SENTENCES 64
+#define RUN_MAX_OUT 48          /* longest translation, in tokens */
+
+typedef struct {
+    const char *model, *to, *target, *out, *query, *focus, *trace_mode;
+    int batch, quiet, no_pictures;
+    const char *sentences[RUN_MAX_SENTENCES];
+    int n_sentences;
+} RunArgs;
+
+typedef struct {
+    Tokens words;        /* the sentence's tokens                          */
+    char **src_tok;      /* words + "<eos>" (S_b strings, borrowed + const) */
+    int *src;            /* ids, S_b = words.n + 1                          */
+    int S;
+    int *tgt;            /* decoder input: tag, y1..yn                      */
+    int T;
+    char **tgt_tok;      /* T strings (borrowed from the vocab)             */
+    char translation[1024];
+} RunSentence;
+
+static void run_usage(FILE *f) {
+    fputs(
+        "usage: attnviz run [options] \"SENTENCE\" [\"SENTENCE\" ...]\n\n"
+        "Runs the model on English sentences, translates them, and draws every\n"
+        "attention map: per-head heatmaps, a grid per kind, a lines view of the\n"
+        "pronouns, a step strip, trace.json and index.html.\n\n"
+        "  --model PATH      checkpoint (default: the shipped model, see attnviz info)\n"
+        "  --to fr|vi        target language (default fr)\n"
+        "  --target TEXT     give the decoder this translation instead of decoding\n"
+        "  --query TOKEN     draw the lines view for this source token (default: pronouns)\n"
+        "  --focus L.H       step strip for encoder layer L head H, or MAP.H such as\n"
+        "                    decoder.1.cross.2 (default: the head that links the first\n"
+        "                    pronoun most strongly, else encoder.0.self.0)\n"
+        "  --trace weights|steps  steps also keeps scores, scaled, masked, output in trace.json\n"
+        "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
+        "  --out DIR         output folder (default output/)\n"
+        "  --quiet           print only errors\n\n"
+        "Example:\n"
+        "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n",
+        f);
+}
+
+static int is_pronoun(const char *w) {
+    static const char *const p[] = {"it", "he", "she", "they", "him", "her", "them", "its", "his", NULL};
+    for (int i = 0; p[i]; i++) if (!strcmp(w, p[i])) return 1;
+    return 0;
+}
+
+static int is_special(const char *w) { return w[0] == '<' && w[strlen(w) - 1] == '>'; }
+
+static int parse_args(RunArgs *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->out = "output";
+    a->to = "fr";
+    a->trace_mode = "weights";
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        struct { const char *name; const char **dst; } opts[] = {
+            {"--model", &a->model}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
+            {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}};
+        int matched = 0;
+        for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
+            size_t len = strlen(opts[o].name);
+            if (strncmp(arg, opts[o].name, len) != 0) continue;
+            if (arg[len] == '=') { *opts[o].dst = arg + len + 1; matched = 1; break; }
+            if (arg[len] == '\0') {
+                if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) { cli_error("%s needs a value (see attnviz run --help)", opts[o].name); return -1; }
+                *opts[o].dst = argv[++i];
+                matched = 1;
+                break;
+            }
+        }
+        if (matched) continue;
+        if (!strcmp(arg, "--batch")) a->batch = 1;
+        else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
+        else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
+        else if (arg[0] == '-' && arg[1] == '-') {
+            cli_error("unknown option '%s' for run (see attnviz run --help)", arg);
+            return -1;
+        } else {
+            if (a->n_sentences == RUN_MAX_SENTENCES) {
+                cli_error("too many sentences (at most %d per run)", RUN_MAX_SENTENCES);
+                return -1;
+            }
+            a->sentences[a->n_sentences++] = arg;
+        }
+    }
+    if (a->n_sentences == 0) {
+        cli_error("run needs a sentence, e.g. attnviz run \"the cat sat on the mat .\"");
+        return -1;
+    }
+    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
+        cli_error("--to '%s' is not a target language this model knows (use fr or vi)", a->to);
+        return -1;
+    }
+    if (strcmp(a->trace_mode, "weights") && strcmp(a->trace_mode, "steps")) {
+        cli_error("--trace '%s' must be weights or steps", a->trace_mode);
+        return -1;
+    }
+    if (a->target && a->n_sentences != 1) {
+        cli_error("--target gives the translation of one sentence; run one sentence with it");
+        return -1;
+    }
+    return 0;
+}
+
+/* Finds the shipped model: $ATTNVIZ_MODEL, then samples/models/ next to the
+ * binary (build/attnviz or build/x/attnviz in a checkout), then the installed
+ * data folder.  Returns 0 and the path, or -1. */
+int cli_default_model(char *path, size_t n) {
+    const char *env = getenv("ATTNVIZ_MODEL");
+    if (env && *env) { snprintf(path, n, "%s", env); return 0; }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        const char *rel[] = {"/../samples/models/" ATTNVIZ_MODEL_FILE, "/../../samples/models/" ATTNVIZ_MODEL_FILE,
+                             "/../share/attnviz/models/" ATTNVIZ_MODEL_FILE};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            snprintf(path, n, "%s%s", exe, rel[i]);
+            if (access(path, R_OK) == 0) return 0;
+        }
+    }
+    snprintf(path, n, "%s/models/%s", ATTNVIZ_DATADIR, ATTNVIZ_MODEL_FILE);
+    if (access(path, R_OK) == 0) return 0;
+    return -1;
+}
+
+int cli_load_model(const char *given, Model *m, Vocab *v, char *used_path, size_t n) {
+    char err[512];
+    if (given) snprintf(used_path, n, "%s", given);
+    else if (cli_default_model(used_path, n) != 0) {
+        cli_error("no model found (looked in $ATTNVIZ_MODEL, samples/models/ next to the binary and %s/models); give --model PATH",
+                  ATTNVIZ_DATADIR);
+        return -1;
+    }
+    char **words = NULL;
+    int n_words = 0;
+    if (checkpoint_load(used_path, m, &words, &n_words, NULL, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    int rc = vocab_build(v, (const char *const *)words, n_words, err, sizeof err);
+    checkpoint_free_vocab(words, n_words);
+    if (rc != 0) {
+        cli_error("model %s: bad vocabulary: %s", used_path, err);
+        model_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+static void sentence_free(RunSentence *s) {
+    tokens_free(&s->words);
+    free(s->src_tok); free(s->src); free(s->tgt); free(s->tgt_tok);
+    memset(s, 0, sizeof *s);
+}
+
+/* Tokenizes and encodes one sentence (source + <eos>); warns about unknown words. */
+static int prepare_source(RunSentence *s, const char *text, const Vocab *v, int index, int n_total) {
+    char err[512];
+    if (tokenizer_split(&s->words, text, err, sizeof err) != 0) {
+        if (n_total > 1) cli_error("sentence %d: %s", index + 1, err);
+        else cli_error("%s", err);
+        return -1;
+    }
+    s->S = s->words.n + 1;
+    s->src = malloc(sizeof(int) * s->S);
+    s->src_tok = malloc(sizeof(char *) * s->S);
+    int *unknown = malloc(sizeof(int) * s->S);
+    if (!s->src || !s->src_tok || !unknown) { free(unknown); cli_error("out of memory"); return -1; }
+    int n_unk = vocab_encode(v, (const char *const *)s->words.tok, s->words.n, s->src, unknown);
+    s->src[s->words.n] = VOCAB_EOS;
+    for (int i = 0; i < s->words.n; i++) s->src_tok[i] = s->words.tok[i];
+    s->src_tok[s->words.n] = (char *)vocab_word(v, VOCAB_EOS);
+    if (n_unk > 0) {
+        char list[512] = "";
+        for (int i = 0; i < n_unk; i++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "", s->words.tok[unknown[i]]);
+        }
+        cli_warn("%d word(s) not in the model's vocabulary, read as <unk>: %s", n_unk, list);
+    }
+    free(unknown);
+    return 0;
+}
+
+static int set_target_tokens(RunSentence *s, const Vocab *v) {
+    s->tgt_tok = malloc(sizeof(char *) * (s->T > 0 ? s->T : 1));
+    if (!s->tgt_tok) return -1;
+    for (int t = 0; t < s->T; t++) s->tgt_tok[t] = (char *)vocab_word(v, s->tgt[t]);
+    char err[128];
+    if (vocab_decode(v, s->tgt, s->T, VOCAB_DECODE_SKIP_SPECIAL, s->translation, sizeof s->translation,
+                     err, sizeof err) < 0)
+        snprintf(s->translation, sizeof s->translation, "(too long to show)");
+    return 0;
+}
+
+/* ---- pictures ---- */
+
+static void safe_name(char *out, size_t n, const char *tok) {
+    size_t j = 0;
+    for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
+        out[j++] = (char)(isalnum(*p) ? *p : '_');
+    out[j] = '\0';
+}
+
+static const char *kind_title(const char *kind) {
+    if (!strcmp(kind, "self")) return "self-attention";
+    if (!strcmp(kind, "masked_self")) return "masked self-attention";
+    if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
+    return kind;
+}
+
+static const char *kind_title_vi(const char *kind) {
+    if (!strcmp(kind, "self")) return "tự chú ý (self-attention) của encoder";
+    if (!strcmp(kind, "masked_self")) return "tự chú ý có che (masked self-attention) của decoder";
+    if (!strcmp(kind, "cross")) return "chú ý encoder–decoder (cross-attention)";
+    return kind;
+}
+
+typedef struct {
+    const char *dir;           /* output folder of this sentence */
+    const char *sentence;
+    const char *model_path;
+    Trace *trace;
+    HtmlPage *page;
+    const char *cmd;           /* the command line, for captions */
+    int quiet;
+} PicCtx;
+
+static int write_png_heatmap(PicCtx *c, const char *file, const RenderHeatmap *hm, const char *map_id,
+                             int head) {
+    char path[4096], err[512], layer[16], headtxt[16];
+    snprintf(path, sizeof path, "%s/%s", c->dir, file);
+    snprintf(headtxt, sizeof headtxt, "%d", head);
+    const TraceMap *m = trace_find_map(c->trace, map_id);
+    snprintf(layer, sizeof layer, "%d", m ? m->layer : 0);
+    RenderMetaItem items[] = {{"Title", hm->title}, {"Sentence", c->sentence}, {"Model", c->model_path},
+                              {"Map", map_id}, {"Layer", layer}, {"Head", headtxt}};
+    RenderMeta meta = {items, 6};
+    if (render_heatmap(path, hm, &meta, err, sizeof err) != 0) { cli_error("%s", err); return -1; }
+    return trace_add_image(c->trace, file);
+}
+
+static RenderHeatmap heatmap_of(const TraceMap *m, int h, const char *title, const char *subtitle,
+                                int highlight) {
+    RenderHeatmap hm = {0};
+    hm.title = title;
+    hm.subtitle = subtitle;
+    hm.values = m->heads[h].weights;
+    hm.rows = m->Tq;
+    hm.cols = m->Tk;
+    hm.row_labels = (const char *const *)m->queries;
+    hm.col_labels = (const char *const *)m->keys;
+    hm.row_axis = "query";
+    hm.col_axis = "key";
+    hm.mask = m->mask;
+    hm.mask_label = "0";
+    hm.cmap = RENDER_CMAP_VIRIDIS;
+    hm.vmin = 0;
+    hm.vmax = 1;
+    hm.show_values = -1;
+    hm.highlight_row = highlight;
+    return hm;
+}
+
+/* Strongest link of query row q in a head, excluding q itself and <…> keys. */
+static int strongest_link(const TraceMap *m, int h, int q, float *w) {
+    int best = -1;
+    float bw = -1;
+    for (int j = 0; j < m->Tk; j++) {
+        if (j == q || is_special(m->keys[j])) continue;
+        float x = m->heads[h].weights[(size_t)q * m->Tk + j];
+        if (x > bw) { bw = x; best = j; }
+    }
+    *w = bw;
+    return best;
+}
+
+typedef struct { int map, head, key; float weight; } Link;
+
+/* Over every encoder self-attention head: the one whose strongest link from q is strongest. */
+static Link best_link(const Trace *t, int q) {
+    Link best = {-1, -1, -1, -1};
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        if (strcmp(m->kind, "self") || q >= m->Tq) continue;
+        for (int h = 0; h < m->n_heads; h++) {
+            float w;
+            int k = strongest_link(m, h, q, &w);
+            if (k >= 0 && w > best.weight) best = (Link){i, h, k, w};
+        }
+    }
+    return best;
+}
+
+static int parse_focus(const char *focus, const Trace *t, int *map, int *head) {
+    char id[128];
+    int l, h;
+    if (sscanf(focus, "%d.%d", &l, &h) == 2 && strchr(focus, '.') == strrchr(focus, '.')) {
+        snprintf(id, sizeof id, "encoder.%d.self", l);
+    } else {
+        const char *dot = strrchr(focus, '.');
+        if (!dot || dot == focus || sscanf(dot + 1, "%d", &h) != 1 || (size_t)(dot - focus) >= sizeof id) {
+            cli_error("--focus '%s' is not L.H or MAP.H (e.g. --focus 1.2 or --focus decoder.0.cross.3)", focus);
+            return -1;
+        }
+        memcpy(id, focus, (size_t)(dot - focus));
+        id[dot - focus] = '\0';
+    }
+    for (int i = 0; i < t->n_maps; i++) {
+        if (strcmp(t->maps[i].id, id)) continue;
+        if (h < 0 || h >= t->maps[i].n_heads) {
+            cli_error("--focus '%s': head %d does not exist (heads 0..%d)", focus, h, t->maps[i].n_heads - 1);
+            return -1;
+        }
+        *map = i;
+        *head = h;
+        return 0;
+    }
+    cli_error("--focus '%s': this model has no map %s (maps look like encoder.0.self, decoder.1.cross)", focus, id);
+    return -1;
+}
+
+/* All pictures of one sentence's trace.  Returns 0 or -1 (message printed). */
+static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_map, int focus_head) {
+    Trace *t = c->trace;
+    HtmlPage *pg = c->page;
+    char file[256], title[256], sub[512], cap[512], capvi[512];
+    int n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+
+    /* Pronouns (or --query): lines views + printed answer. */
+    html_section(pg, "coreference", "Which head links the pronoun to its antecedent?",
+                 "For each pronoun, the encoder head whose strongest link (ignoring the pronoun itself and special tokens) is strongest, and where it points.",
+                 "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc biệt), và nó chỉ tới đâu.");
+    int any_query = 0;
+    for (int q = 0; q < s->words.n; q++) {
+        const char *w = s->words.tok[q];
+        if (a->query ? strcmp(w, a->query) != 0 : !is_pronoun(w)) continue;
+        Link L = best_link(t, q);
+        if (L.map < 0) continue;
+        any_query = 1;
+        const TraceMap *m = &t->maps[L.map];
+        if (!c->quiet)
+            printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f\n", w, q, m->keys[L.key], L.key,
+                   m->id, L.head, (double)L.weight);
+        char safe[32];
+        safe_name(safe, sizeof safe, w);
+        snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
+        snprintf(title, sizeof title, "“%s” → “%s”   (%s, head %d, weight %.2f)", w, m->keys[L.key], m->id, L.head,
+                 (double)L.weight);
+        char path[4096], err[512], headtxt[16];
+        snprintf(path, sizeof path, "%s/%s", c->dir, file);
+        snprintf(headtxt, sizeof headtxt, "%d", L.head);
+        RenderMetaItem items[] = {{"Title", title}, {"Sentence", c->sentence}, {"Model", c->model_path},
+                                  {"Map", m->id}, {"Head", headtxt}};
+        RenderMeta meta = {items, 5};
+        if (!a->no_pictures) {
+            if (render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+                             m->heads[L.head].weights, m->mask, q, &meta, err, sizeof err) != 0) {
+                cli_error("%s", err);
+                return -1;
+            }
+            trace_add_image(t, file);
+            snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).", w,
+                     m->keys[L.key], m->id, L.head, (double)L.weight);
+            snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", w,
+                     m->keys[L.key], m->id, L.head, (double)L.weight);
+            html_figure(pg, file, cap, capvi, NULL);
+            /* The heatmap of that head with the pronoun's row outlined. */
+            snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
+            snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
+            snprintf(sub, sizeof sub, "row “%s” outlined · %s", w, c->sentence);
+            RenderHeatmap hm = heatmap_of(m, L.head, title, sub, q);
+            if (write_png_heatmap(c, file, &hm, m->id, L.head)) return -1;
+            html_figure(pg, file, "The same head as a heatmap, the pronoun's row outlined.",
+                        "Cùng head đó dạng bản đồ nhiệt, hàng của đại từ được viền.", NULL);
+        }
+    }
+    if (!any_query) {
+        html_raw(pg, "<p>");
+        html_text(pg, a->query ? "The --query token is not in this sentence." : "No pronoun in this sentence.");
+        html_raw(pg, "</p>\n");
+        if (a->query && !c->quiet) cli_warn("--query '%s' is not a token of \"%s\"", a->query, c->sentence);
+    }
+    if (a->no_pictures) return 0;
+
+    /* Step strip of the focus head (its steps are in the trace). */
+    if (focus_map >= 0) {
+        const TraceMap *m = &t->maps[focus_map];
+        const TraceHead *hd = &m->heads[focus_head];
+        if (hd->scores) {
+            char stitle[5][64], formula[64];
+            snprintf(formula, sizeof formula, "÷ √d_k = ÷ √%d", m->d_k);
+            RenderHeatmap p[5];
+            const float *x[5] = {hd->scores, hd->scaled, hd->masked, hd->weights, hd->output};
+            const char *names[5] = {"1. scores = Q·Kᵀ", "2. scaled = scores / √d_k", "3. masked = scaled + M",
+                                    "4. weights = softmax", "5. output = weights · V"};
+            char **dims = malloc(sizeof(char *) * m->Dv);
+            char *dimbuf = malloc((size_t)m->Dv * 8);
+            if (!dims || !dimbuf) { free(dims); free(dimbuf); cli_error("out of memory"); return -1; }
+            for (int d = 0; d < m->Dv; d++) { dims[d] = dimbuf + d * 8; snprintf(dims[d], 8, "%d", d); }
+            for (int i = 0; i < 5; i++) {
+                snprintf(stitle[i], sizeof stitle[i], "%s", names[i]);
+                p[i] = heatmap_of(m, focus_head, stitle[i], i == 1 ? formula : NULL, -1);
+                p[i].values = x[i];
+                p[i].mask = (i == 2 || i == 3) ? m->mask : NULL;
+                p[i].mask_label = i == 2 ? "−∞" : "0";
+                p[i].show_values = 0;
+                if (i != 3) { p[i].cmap = RENDER_CMAP_DIVERGING; p[i].vmin = p[i].vmax = 0; }
+            }
+            p[4].cols = m->Dv;
+            p[4].col_labels = (const char *const *)dims;
+            p[4].col_axis = "value dimension";
+            snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, focus_head);
+            snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V", m->id, focus_head);
+            char path[4096], err[512];
+            snprintf(path, sizeof path, "%s/%s", c->dir, file);
+            RenderMetaItem items[] = {{"Title", title}, {"Sentence", c->sentence}, {"Model", c->model_path}};
+            RenderMeta meta = {items, 3};
+            int r = render_strip(path, title, p, 5, &meta, err, sizeof err);
+            free(dims); free(dimbuf);
+            if (r) { cli_error("%s", err); return -1; }
+            trace_add_image(t, file);
+            html_section(pg, "steps", "One head, step by step", "Q·Kᵀ → ÷√d_k → + mask → softmax → ·V for one head.",
+                         "Từng bước của một head: Q·Kᵀ → ÷√d_k → + mặt nạ → softmax → ·V.");
+            html_figure(pg, file, title, NULL, NULL);
+        }
+    }
+
+    /* Grids, one per kind, then every head. */
+    const char *stacks[3] = {"encoder", "decoder", "decoder"};
+    const char *kinds[3] = {"self", "masked_self", "cross"};
+    for (int k = 0; k < 3; k++) {
+        int idx[64], n = 0;
+        for (int i = 0; i < t->n_maps && n < 64; i++)
+            if (!strcmp(t->maps[i].kind, kinds[k])) idx[n++] = i;
+        if (n == 0) continue;
+        RenderHeatmap *cells = calloc((size_t)n * n_heads, sizeof *cells);
+        char **rt = calloc(n, sizeof(char *)), **ct = calloc(n_heads, sizeof(char *));
+        char *tb = calloc((size_t)(n + n_heads), 24);
+        if (!cells || !rt || !ct || !tb) { free(cells); free(rt); free(ct); free(tb); cli_error("out of memory"); return -1; }
+        for (int r = 0; r < n; r++) {
+            rt[r] = tb + 24 * r;
+            snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
+            for (int h = 0; h < n_heads; h++)
+                cells[r * n_heads + h] = heatmap_of(&t->maps[idx[r]], h, NULL, NULL, -1);
+        }
+        for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
+        snprintf(file, sizeof file, "grid.%s.%s.png", stacks[k], kinds[k]);
+        snprintf(title, sizeof title, "%s %s: every layer × head", stacks[k], kind_title(kinds[k]));
+        char path[4096], err[512];
+        snprintf(path, sizeof path, "%s/%s", c->dir, file);
+        RenderMetaItem items[] = {{"Title", title}, {"Sentence", c->sentence}, {"Model", c->model_path}};
+        RenderMeta meta = {items, 3};
+        int r = render_grid(path, title, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta,
+                            err, sizeof err);
+        free(cells); free(rt); free(ct); free(tb);
+        if (r) { cli_error("%s", err); return -1; }
+        trace_add_image(t, file);
+        snprintf(sub, sizeof sub, "%s %s", stacks[k], kind_title(kinds[k]));
+        html_section(pg, kinds[k], sub, NULL, kind_title_vi(kinds[k]));
+        snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
+        html_figure(pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
+    }
+
+    html_section(pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
+                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        for (int h = 0; h < m->n_heads; h++) {
+            snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
+            RenderHeatmap hm = heatmap_of(m, h, title, c->sentence, -1);
+            if (write_png_heatmap(c, file, &hm, m->id, h)) return -1;
+            html_figure(pg, file, title, NULL, NULL);
+        }
+    }
+    return 0;
+}
+
+/* Removes step matrices from every head but the focus one (trace "weights" mode). */
+static void strip_steps(Trace *t, int keep_map, int keep_head) {
+    for (int i = 0; i < t->n_maps; i++)
+        for (int h = 0; h < t->maps[i].n_heads; h++) {
+            if (i == keep_map && h == keep_head) continue;
+            TraceHead *hd = &t->maps[i].heads[h];
+            free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
+            hd->scores = hd->scaled = hd->masked = hd->output = NULL;
+        }
+}
+
+int cli_run(int argc, char **argv) {
+    RunArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+
+    Model m = {0};
+    Vocab v = {0};
+    char model_path[4096];
+    RunSentence sent[RUN_MAX_SENTENCES];
+    memset(sent, 0, sizeof sent);
+    int status = 1, n = a.n_sentences;
+    int *bsrc = NULL, *btgt = NULL, *bsl = NULL, *btl = NULL;
+    char err[512];
+
+    if (cli_load_model(a.model, &m, &v, model_path, sizeof model_path) != 0) goto cleanup;
+    if (m.config.arch != MODEL_ENC_DEC) {
+        cli_error("run needs an encoder–decoder model; %s is %s", model_path, model_arch_name(m.config.arch));
+        goto cleanup;
+    }
+    int tag = !strcmp(a.to, "vi") ? VOCAB_2VI : VOCAB_2FR;
+    for (int i = 0; i < n; i++)
+        if (prepare_source(&sent[i], a.sentences[i], &v, i, n) != 0) goto cleanup;
+
+    /* Translate: the given --target, or greedy decoding. */
+    for (int i = 0; i < n; i++) {
+        RunSentence *s = &sent[i];
+        if (s->S > m.config.max_len) {
+            cli_error("sentence %d has %d tokens; this model reads at most %d", i + 1, s->S - 1, m.config.max_len - 1);
+            goto cleanup;
+        }
+        s->tgt = malloc(sizeof(int) * (RUN_MAX_OUT + 2));
+        if (!s->tgt) { cli_error("out of memory"); goto cleanup; }
+        if (a.target) {
+            Tokens tt = {0};
+            if (tokenizer_split(&tt, a.target, err, sizeof err) != 0) { cli_error("--target: %s", err); goto cleanup; }
+            if (tt.n + 1 > RUN_MAX_OUT || tt.n + 1 > m.config.max_len) {
+                cli_error("--target has %d tokens; at most %d", tt.n, RUN_MAX_OUT - 1);
+                tokens_free(&tt);
+                goto cleanup;
+            }
+            s->tgt[0] = tag;
+            int *unk = malloc(sizeof(int) * tt.n);
+            int n_unk = unk ? vocab_encode(&v, (const char *const *)tt.tok, tt.n, s->tgt + 1, unk) : 0;
+            if (n_unk > 0) cli_warn("%d word(s) of --target not in the vocabulary, read as <unk> (first: '%s')", n_unk,
+                                    tt.tok[unk[0]]);
+            free(unk);
+            s->T = tt.n + 1;
+            tokens_free(&tt);
+        } else {
+            int max_out = m.config.max_len < RUN_MAX_OUT ? m.config.max_len : RUN_MAX_OUT;
+            if (decode_greedy(&m, s->src, s->S, tag, max_out, s->tgt, &s->T, err, sizeof err) != 0) {
+                cli_error("%s", err);
+                goto cleanup;
+            }
+        }
+        if (set_target_tokens(s, &v) != 0) { cli_error("out of memory"); goto cleanup; }
+    }
+
+    if (cli_prepare_outdir(a.out) != 0) goto cleanup;
+
+    /* The forward pass that the pictures show: each sentence alone, or one padded batch. */
+    int S = 0, T = 0, B = a.batch ? n : 1;
+    for (int i = 0; i < n; i++) {
+        if (sent[i].S > S) S = sent[i].S;
+        if (sent[i].T > T) T = sent[i].T;
+    }
+    bsrc = calloc((size_t)B * S, sizeof(int)); btgt = calloc((size_t)B * T, sizeof(int));
+    bsl = calloc(B, sizeof(int)); btl = calloc(B, sizeof(int));
+    if (!bsrc || !btgt || !bsl || !btl) { cli_error("out of memory"); goto cleanup; }
+
+    HtmlPage top;
+    int top_open = n > 1;
+    if (top_open) html_page_begin(&top, "attnviz run", "One page per sentence.");
+    char cmdline[2048] = "attnviz";
+    for (int i = 0; i < argc; i++) {
+        size_t len = strlen(cmdline);
+        int quote = strchr(argv[i], ' ') || strchr(argv[i], '\'');
+        snprintf(cmdline + len, sizeof cmdline - len, quote ? " \"%s\"" : " %s", argv[i]);
+    }
+
+    for (int i = 0; i < n; i++) {
+        RunSentence *s = &sent[i];
+        int b = a.batch ? i : 0;
+        if (!a.batch || i == 0) {
+            int first = a.batch ? 0 : i, last = a.batch ? n : i + 1;
+            int SS = a.batch ? S : s->S, TT = a.batch ? T : s->T;
+            for (int j = first; j < last; j++) {
+                int r = j - first;
+                for (int x = 0; x < SS; x++) bsrc[r * SS + x] = x < sent[j].S ? sent[j].src[x] : VOCAB_PAD;
+                for (int x = 0; x < TT; x++) btgt[r * TT + x] = x < sent[j].T ? sent[j].tgt[x] : VOCAB_PAD;
+                bsl[r] = sent[j].S;
+                btl[r] = sent[j].T;
+            }
+            if (model_forward(&m, bsrc, bsl, SS, btgt, btl, TT, last - first) != 0) {
+                cli_error("model: %s", m.err);
+                goto cleanup_top;
+            }
+        }
+        char dir[4096];
+        if (n > 1) {
+            snprintf(dir, sizeof dir, "%s/sentence-%d", a.out, i + 1);
+            if (cli_prepare_outdir(dir) != 0) goto cleanup_top;
+        } else {
+            snprintf(dir, sizeof dir, "%s", a.out);
+        }
+        Trace t;
+        trace_init(&t);
+        if (model_trace(&m, b, &t, (const char *const *)s->src_tok, (const char *const *)s->tgt_tok, 1) != 0) {
+            cli_error("model: %s", m.err);
+            trace_free(&t);
+            goto cleanup_top;
+        }
+        if (!a.quiet) {
+            printf("%s\n", a.sentences[i]);
+            printf("  → %s: %s%s\n", a.to, s->translation, a.target ? "   (given with --target)" : "");
+        }
+        int fmap = -1, fhead = 0;
+        if (a.focus) {
+            if (parse_focus(a.focus, &t, &fmap, &fhead) != 0) { trace_free(&t); goto cleanup_top; }
+        } else {
+            for (int q = 0; q < s->words.n && fmap < 0; q++)
+                if (a.query ? !strcmp(s->words.tok[q], a.query) : is_pronoun(s->words.tok[q])) {
+                    Link L = best_link(&t, q);
+                    fmap = L.map; fhead = L.head;
+                }
+            if (fmap < 0) fmap = 0, fhead = 0;
+        }
+        int keep_steps = !strcmp(a.trace_mode, "steps");
+        if (!keep_steps) strip_steps(&t, fmap, fhead);   /* only the strip needs them */
+
+        HtmlPage pg;
+        char heading[1200];
+        snprintf(heading, sizeof heading, "%s → %s", a.sentences[i], s->translation);
+        html_page_begin(&pg, heading, NULL);
+        html_raw(&pg, "<p>Model: <code>");
+        html_text(&pg, model_path);
+        html_raw(&pg, "</code> · command: <code>");
+        html_text(&pg, cmdline);
+        html_raw(&pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
+        PicCtx ctx = {dir, a.sentences[i], model_path, &t, &pg, cmdline, a.quiet};
+        int r = draw_sentence(&ctx, s, &a, fmap, fhead);
+        if (!keep_steps) strip_steps(&t, -1, -1);
+        if (r == 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/trace.json", dir);
+            if (trace_write_json(&t, path, err, sizeof err) != 0) { cli_error("%s", err); r = -1; }
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/index.html", dir);
+        if (r == 0) r = html_page_write(&pg, path, err, sizeof err) == 0 ? 0 : (cli_error("%s", err), -1);
+        else html_page_free(&pg);
+        trace_free(&t);
+        if (r != 0) goto cleanup_top;
+        if (top_open) {
+            char href[64], text[1200];
+            snprintf(href, sizeof href, "sentence-%d/index.html", i + 1);
+            snprintf(text, sizeof text, "%d. %s → %s", i + 1, a.sentences[i], s->translation);
+            html_link(&top, href, text);
+        }
+    }
+    if (top_open) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/index.html", a.out);
+        top_open = 0;
+        if (html_page_write(&top, path, err, sizeof err) != 0) { cli_error("%s", err); goto cleanup; }
+    }
+    if (!a.quiet) printf("pictures, trace.json and index.html in %s/\n", a.out);
+    status = 0;
+cleanup_top:
+    if (top_open) html_page_free(&top);
+cleanup:
+    for (int i = 0; i < n; i++) sentence_free(&sent[i]);
+    free(bsrc); free(btgt); free(bsl); free(btl);
+    vocab_free(&v);
+    model_free(&m);
+    return status;
+}
