@@ -44,7 +44,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help
+.PHONY: all deps test unit sanitize install uninstall clean help demo bench
 
 all: $(BUILD)/attnviz
 
@@ -60,7 +60,7 @@ $(BUILD)/%.o: %.c
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
-            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch
+            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -75,6 +75,19 @@ deps:
 # Ends with one line "N passed, M failed".
 test: $(BUILD)/attnviz $(BUILD)/test_unit
 	@ATTNVIZ=$(abspath $(BUILD)/attnviz) TEST_UNIT=$(abspath $(BUILD)/test_unit) sh tests/run.sh
+
+# The lesson, rendered into output/ (open output/index.html).
+demo: $(BUILD)/attnviz
+	$(BUILD)/attnviz demo --out output
+
+# Times `run` on the lesson's sentences: model, pictures, trace, pictures per second.
+BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
+                   "the animal didn't cross the street because it was too wide ." \
+                   "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
+bench: $(BUILD)/attnviz
+	@for s in $(BENCH_SENTENCES); do \
+	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
+	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
 
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \

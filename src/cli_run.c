@@ -34,7 +34,7 @@
 
 typedef struct {
     const char *model, *to, *target, *out, *query, *focus, *trace_mode;
-    int batch, quiet, no_pictures;
+    int batch, quiet, no_pictures, timing;
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
 } RunArgs;
@@ -66,10 +66,17 @@ static void run_usage(FILE *f) {
         "  --trace weights|steps  steps also keeps scores, scaled, masked, output in trace.json\n"
         "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
         "  --out DIR         output folder (default output/)\n"
-        "  --quiet           print only errors\n\n"
+        "  --quiet           print only errors\n"
+        "  --timing          print how long the model, the pictures and the trace took\n\n"
         "Example:\n"
         "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n",
         f);
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static int is_pronoun(const char *w) {
@@ -106,6 +113,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (!strcmp(arg, "--batch")) a->batch = 1;
         else if (!strcmp(arg, "--quiet")) a->quiet = 1;
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
+        else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
         else if (arg[0] == '-' && arg[1] == '-') {
             cli_error("unknown option '%s' for run (see attnviz run --help)", arg);
@@ -540,6 +548,8 @@ int cli_run(int argc, char **argv) {
     int *bsrc = NULL, *btgt = NULL, *bsl = NULL, *btl = NULL;
     char err[512];
 
+    double t_model = 0, t_pics = 0, t_trace = 0, t0 = now_ms();
+    int n_pictures = 0;
     if (cli_load_model(a.model, &m, &v, model_path, sizeof model_path) != 0) goto cleanup;
     if (m.config.arch != MODEL_ENC_DEC) {
         cli_error("run needs an encoder–decoder model; %s is %s", model_path, model_arch_name(m.config.arch));
@@ -584,6 +594,7 @@ int cli_run(int argc, char **argv) {
         if (set_target_tokens(s, &v) != 0) { cli_error("out of memory"); goto cleanup; }
     }
 
+    t_model += now_ms() - t0;
     if (cli_prepare_outdir(a.out) != 0) goto cleanup;
 
     /* The forward pass that the pictures show: each sentence alone, or one padded batch. */
@@ -609,6 +620,7 @@ int cli_run(int argc, char **argv) {
     for (int i = 0; i < n; i++) {
         RunSentence *s = &sent[i];
         int b = a.batch ? i : 0;
+        t0 = now_ms();
         if (!a.batch || i == 0) {
             int first = a.batch ? 0 : i, last = a.batch ? n : i + 1;
             int SS = a.batch ? S : s->S, TT = a.batch ? T : s->T;
@@ -653,6 +665,7 @@ int cli_run(int argc, char **argv) {
                 }
             if (fmap < 0) fmap = 0, fhead = 0;
         }
+        t_model += now_ms() - t0;
         int keep_steps = !strcmp(a.trace_mode, "steps");
         if (!keep_steps) strip_steps(&t, fmap, fhead);   /* only the strip needs them */
 
@@ -666,13 +679,18 @@ int cli_run(int argc, char **argv) {
         html_text(&pg, cmdline);
         html_raw(&pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
         PicCtx ctx = {dir, a.sentences[i], model_path, &t, &pg, cmdline, a.quiet};
+        t0 = now_ms();
         int r = draw_sentence(&ctx, s, &a, fmap, fhead);
+        t_pics += now_ms() - t0;
+        n_pictures += t.n_images;
+        t0 = now_ms();
         if (!keep_steps) strip_steps(&t, -1, -1);
         if (r == 0) {
             char path[4096];
             snprintf(path, sizeof path, "%s/trace.json", dir);
             if (trace_write_json(&t, path, err, sizeof err) != 0) { cli_error("%s", err); r = -1; }
         }
+        t_trace += now_ms() - t0;
         char path[4096];
         snprintf(path, sizeof path, "%s/index.html", dir);
         if (r == 0) r = html_page_write(&pg, path, err, sizeof err) == 0 ? 0 : (cli_error("%s", err), -1);
@@ -693,6 +711,9 @@ int cli_run(int argc, char **argv) {
         if (html_page_write(&top, path, err, sizeof err) != 0) { cli_error("%s", err); goto cleanup; }
     }
     if (!a.quiet) printf("pictures, trace.json and index.html in %s/\n", a.out);
+    if (a.timing)
+        printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "
+               "trace %.1f ms\n", t_model, t_pics, n_pictures, t_pics > 0 ? n_pictures * 1e3 / t_pics : 0.0, t_trace);
     status = 0;
 cleanup_top:
     if (top_open) html_page_free(&top);
