@@ -11,6 +11,8 @@
 #define ATTNVIZ_MODEL_FILE "attnviz-en-fr-vi.safetensors"
 
 int cli_steps(int argc, char **argv);
+/* cli_corpus.c: generates the training corpus (corpus.h). */
+int cli_corpus(int argc, char **argv);
 int cli_run(int argc, char **argv);
 /* cli_model.c: model files — info, model-init, and the hidden forward (tests). */
 int cli_info(int argc, char **argv);

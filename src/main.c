@@ -12,6 +12,7 @@ static void usage(FILE *f) {
         "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
         "  info    a model file's configuration and parameters\n"
         "  model-init  write an untrained (random) model file\n"
+        "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
         "  help    this text\n\n"
         "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/).\n",
         ATTNVIZ_VERSION);
@@ -23,6 +24,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) { printf("attnviz %s\n", ATTNVIZ_VERSION); return 0; }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
     if (!strcmp(cmd, "steps")) return cli_steps(argc - 1, argv + 1);
+    if (!strcmp(cmd, "corpus")) return cli_corpus(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cli_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);

@@ -1,0 +1,208 @@
+/* plot.c — line plots for the lesson's numbers (the √d_k experiment, positional
+ * encodings): axes with nice ticks (or decades on a log axis), light grid,
+ * one coloured curve per series with markers when points are few, a legend
+ * to the right.  Non-finite values, and values <= 0 on a log axis, are skipped
+ * and break the curve. */
+#include "render/draw.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const unsigned int palette[] = {0x1F77B4, 0xFF7F0E, 0x2CA02C, 0xD62728, 0x9467BD,
+                                       0x8C564B, 0xE377C2, 0x7F7F7F, 0xBCBD22, 0x17BECF};
+#define MAX_TICKS 40
+
+typedef struct {
+    int log;
+    double lo, hi;             /* data units */
+    double ticks[MAX_TICKS];
+    int n;
+    double step;               /* linear: tick step (for labels) */
+} Axis;
+
+static int usable(double v, int log) { return isfinite(v) && (!log || v > 0); }
+
+static void axis_ticks(Axis *a, double mn, double mx, int target) {
+    a->n = 0;
+    if (a->log) {
+        /* the data range padded by 6% of its width in log space; ticks at
+         * decades, with 2 and 5 between them when there are few decades */
+        if (!(mn > 0)) { mn = 1; mx = 10; }
+        if (mx <= mn) { mn /= 3; mx *= 3; }
+        double l0 = log10(mn), l1 = log10(mx), padl = (l1 - l0) * 0.06;
+        a->lo = pow(10, l0 - padl);
+        a->hi = pow(10, l1 + padl);
+        int e0 = (int)floor(l0 - padl), e1 = (int)ceil(l1 + padl);
+        int decades = e1 - e0, every = decades > 10 ? (decades + 9) / 10 : 1;
+        if (l1 - l0 <= 2.5) decades = 3;   /* few decades: 1, 2, 5 ticks */
+        static const double mult[3] = {1, 2, 5};
+        for (int e = e0; e <= e1; e++)
+            for (int m = 0; m < 3; m++) {
+                if (m > 0 && decades > 3) continue;
+                if (m == 0 && (e - e0) % every) continue;
+                double v = mult[m] * pow(10, e);
+                if (v >= a->lo * (1 - 1e-9) && v <= a->hi * (1 + 1e-9) && a->n < MAX_TICKS) a->ticks[a->n++] = v;
+            }
+        return;
+    }
+    if (!(mx > mn)) { mn -= 1; mx += 1; }
+    double step = nice_step(mx - mn, target);
+    a->lo = floor(mn / step + 1e-9) * step;
+    a->hi = ceil(mx / step - 1e-9) * step;
+    a->step = step;
+    for (double k = round(a->lo / step); k * step <= a->hi + step * 1e-9 && a->n < MAX_TICKS; k++)
+        a->ticks[a->n++] = k * step;
+}
+
+static double axis_frac(const Axis *a, double v) {
+    if (a->log) return (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
+    return (v - a->lo) / (a->hi - a->lo);
+}
+
+static void tick_label(const Axis *a, double v, char *out, size_t n) {
+    if (a->log) {
+        double e = log10(v);
+        if (v >= 1e-3 && v < 1e5) fmt_tick(out, n, v, pow(10, floor(e)));
+        else fmt_tick(out, n, v, v);
+    } else {
+        fmt_tick(out, n, v, a->step);
+    }
+}
+
+int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta,
+                char *err, size_t errlen) {
+    Canvas c = {0};
+    int status = -1;
+    if (!plot || !plot->x || plot->n_points < 1 || !plot->series || plot->n_series < 1) {
+        snprintf(err, errlen, "plot needs x values, at least one point and one series");
+        return -1;
+    }
+    for (int s = 0; s < plot->n_series; s++)
+        if (!plot->series[s].y) { snprintf(err, errlen, "plot series %d has no values", s); return -1; }
+    if (font_ensure(err, errlen)) return -1;
+
+    /* Data ranges */
+    double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
+    for (int i = 0; i < plot->n_points; i++) {
+        double x = plot->x[i];
+        if (!usable(x, plot->log_x)) continue;
+        if (x < xmn) xmn = x;
+        if (x > xmx) xmx = x;
+        for (int s = 0; s < plot->n_series; s++) {
+            double y = plot->series[s].y[i];
+            if (!usable(y, plot->log_y)) continue;
+            if (y < ymn) ymn = y;
+            if (y > ymx) ymx = y;
+        }
+    }
+    if (!isfinite(xmn)) { xmn = plot->log_x ? 1 : 0; xmx = plot->log_x ? 10 : 1; }
+    if (!isfinite(ymn)) { ymn = plot->log_y ? 1 : 0; ymx = plot->log_y ? 10 : 1; }
+    Axis ax = {.log = plot->log_x}, ay = {.log = plot->log_y};
+    axis_ticks(&ax, xmn, xmx, 8);
+    axis_ticks(&ay, ymn, ymx, 6);
+
+    const int M = 28, title_px = 20, lab_px = 15, tick_px = 13, leg_px = 14;
+    const int PW = 640, PH = 400;   /* plot area */
+    int asc, desc;
+    char buf[64];
+    int ytw = 0;
+    for (int k = 0; k < ay.n; k++) {
+        tick_label(&ay, ay.ticks[k], buf, sizeof buf);
+        int w = font_width(FONT_REGULAR, tick_px, buf);
+        if (w > ytw) ytw = w;
+    }
+    font_vmetrics(FONT_REGULAR, lab_px, &asc, &desc);
+    int lab_h = asc + desc;
+    int px0 = M + (plot->y_label ? lab_h + 10 : 0) + ytw + 10;
+    int y = M, title_base = 0;
+    if (plot->title && *plot->title) {
+        font_vmetrics(FONT_BOLD, title_px, &asc, &desc);
+        title_base = y + asc;
+        y += asc + desc + 16;
+    }
+    int py0 = y;
+    int leg_w = 0;
+    for (int s = 0; s < plot->n_series; s++) {
+        int w = plot->series[s].label ? font_width(FONT_REGULAR, leg_px, plot->series[s].label) : 0;
+        if (w > leg_w) leg_w = w;
+    }
+    int leg_x = px0 + PW + 24;
+    long W = leg_x + 34 + leg_w + M;
+    font_vmetrics(FONT_REGULAR, tick_px, &asc, &desc);
+    long H = py0 + PH + 8 + asc + desc + (plot->x_label ? lab_h + 12 : 0) + M;
+    if (plot->title && M + font_width(FONT_BOLD, title_px, plot->title) + M > W)
+        W = M + font_width(FONT_BOLD, title_px, plot->title) + M;
+    if (check_canvas_size(W, H, err, errlen)) return -1;
+    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
+
+    if (title_base) font_draw(&c, FONT_BOLD, title_px, M, title_base, plot->title, COL_TEXT);
+    /* grid and ticks */
+    for (int k = 0; k < ax.n; k++) {
+        int x = px0 + (int)lround(axis_frac(&ax, ax.ticks[k]) * (PW - 1));
+        canvas_fill_rect(&c, x, py0, 1, PH, COL_GRIDLINE);
+        canvas_fill_rect(&c, x, py0 + PH, 1, 5, COL_AXIS);
+        tick_label(&ax, ax.ticks[k], buf, sizeof buf);
+        font_draw_center(&c, FONT_REGULAR, tick_px, x, py0 + PH + 7 + asc, buf, COL_TEXT);
+    }
+    for (int k = 0; k < ay.n; k++) {
+        int yy = py0 + PH - 1 - (int)lround(axis_frac(&ay, ay.ticks[k]) * (PH - 1));
+        canvas_fill_rect(&c, px0, yy, PW, 1, COL_GRIDLINE);
+        canvas_fill_rect(&c, px0 - 5, yy, 5, 1, COL_AXIS);
+        tick_label(&ay, ay.ticks[k], buf, sizeof buf);
+        font_draw_right(&c, FONT_REGULAR, tick_px, px0 - 8, font_center_baseline(tick_px, yy + 0.5), buf, COL_TEXT);
+    }
+    /* zero line on a linear axis that straddles 0 */
+    if (!ay.log && ay.lo < 0 && ay.hi > 0)
+        canvas_fill_rect(&c, px0, py0 + PH - 1 - (int)lround(axis_frac(&ay, 0) * (PH - 1)), PW, 1, RGB_HEX(0xB0B0B0));
+    canvas_fill_rect(&c, px0, py0 + PH - 1, PW, 1, COL_AXIS);   /* x axis */
+    canvas_fill_rect(&c, px0, py0, 1, PH, COL_AXIS);            /* y axis */
+    if (plot->x_label)
+        font_draw_center(&c, FONT_REGULAR, lab_px, px0 + PW / 2, py0 + PH + 8 + asc + desc + 6 + lab_h - 4, plot->x_label,
+                         COL_TEXT);
+    if (plot->y_label) {
+        int w = font_width(FONT_REGULAR, lab_px, plot->y_label);
+        font_vmetrics(FONT_REGULAR, lab_px, &asc, &desc);
+        font_draw_rotated(&c, FONT_REGULAR, lab_px, M + asc, py0 + PH / 2.0 + w / 2.0, 90, plot->y_label, COL_TEXT);
+    }
+
+    /* curves */
+    int markers = plot->n_points <= 40;
+    for (int s = 0; s < plot->n_series; s++) {
+        Rgb col = RGB_HEX(palette[s % 10]);
+        const float *yv = plot->series[s].y;
+        int have = 0;
+        double lx = 0, ly = 0;
+        for (int i = 0; i < plot->n_points; i++) {
+            double xv = plot->x[i], v = yv[i];
+            if (!usable(xv, ax.log) || !usable(v, ay.log)) { have = 0; continue; }
+            double X = px0 + axis_frac(&ax, xv) * (PW - 1) + 0.5;
+            double Y = py0 + PH - 1 - axis_frac(&ay, v) * (PH - 1) + 0.5;
+            if (have) canvas_line(&c, lx, ly, X, Y, 2.5, col, 1.0f);
+            lx = X;
+            ly = Y;
+            have = 1;
+        }
+        if (markers)
+            for (int i = 0; i < plot->n_points; i++) {
+                double xv = plot->x[i], v = yv[i];
+                if (!usable(xv, ax.log) || !usable(v, ay.log)) continue;
+                double X = px0 + axis_frac(&ax, xv) * (PW - 1) + 0.5;
+                double Y = py0 + PH - 1 - axis_frac(&ay, v) * (PH - 1) + 0.5;
+                canvas_fill_circle(&c, X, Y, 4.0, COL_BG, 1.0f);
+                canvas_fill_circle(&c, X, Y, 3.2, col, 1.0f);
+            }
+        /* legend entry */
+        int ly0 = py0 + 8 + s * 26;
+        canvas_line(&c, leg_x, ly0 + 9, leg_x + 26, ly0 + 9, 2.5, col, 1.0f);
+        if (markers) canvas_fill_circle(&c, leg_x + 13, ly0 + 9, 3.2, col, 1.0f);
+        if (plot->series[s].label)
+            font_draw(&c, FONT_REGULAR, leg_px, leg_x + 34, font_center_baseline(leg_px, ly0 + 9), plot->series[s].label,
+                      COL_TEXT);
+    }
+
+    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    status = 0;
+cleanup:
+    canvas_free(&c);
+    return status;
+}
