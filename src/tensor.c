@@ -1,0 +1,133 @@
+/* tensor.c — see tensor.h.  Plain loops; the inner loops run over contiguous
+ * memory so the compiler vectorizes them, and rows go to OpenMP threads. */
+#include "tensor.h"
+#include <math.h>
+#include <string.h>
+
+/* Rows of `inp` handled together: each row of w is then loaded once per
+ * ROWS output rows instead of once per row (a small register/L1 tile). */
+#define ROWS 4
+
+void matmul_acc(float *out, const float *inp, const float *w, int N, int K, int M) {
+    OMP_PARALLEL_FOR
+    for (int i0 = 0; i0 < N; i0 += ROWS) {
+        int n = N - i0 < ROWS ? N - i0 : ROWS;
+        for (int k = 0; k < K; k++) {
+            const float *wk = w + (size_t)k * M;
+            for (int r = 0; r < n; r++) {
+                float a = inp[(size_t)(i0 + r) * K + k];
+                if (a == 0.0f) continue;              /* relu zeros are common */
+                float *o = out + (size_t)(i0 + r) * M;
+                for (int j = 0; j < M; j++) o[j] += a * wk[j];
+            }
+        }
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int N, int K, int M) {
+    for (int i = 0; i < N; i++) {
+        float *o = out + (size_t)i * M;
+        if (bias) memcpy(o, bias, (size_t)M * sizeof(float));
+        else memset(o, 0, (size_t)M * sizeof(float));
+    }
+    matmul_acc(out, inp, w, N, K, M);
+}
+
+void matmul_backward_weights(float *dw, float *dbias, const float *dout, const float *inp,
+                             int N, int K, int M) {
+    /* dw[k][j] += Σ_i inp[i][k] · dout[i][j]; threads own blocks of rows k. */
+    OMP_PARALLEL_FOR
+    for (int k0 = 0; k0 < K; k0 += ROWS) {
+        int nk = K - k0 < ROWS ? K - k0 : ROWS;
+        for (int i = 0; i < N; i++) {
+            const float *d = dout + (size_t)i * M;
+            for (int r = 0; r < nk; r++) {
+                float a = inp[(size_t)i * K + k0 + r];
+                if (a == 0.0f) continue;
+                float *g = dw + (size_t)(k0 + r) * M;
+                for (int j = 0; j < M; j++) g[j] += a * d[j];
+            }
+        }
+    }
+    if (dbias)
+        for (int i = 0; i < N; i++) {
+            const float *d = dout + (size_t)i * M;
+            for (int j = 0; j < M; j++) dbias[j] += d[j];
+        }
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
+                     const float *dout, const float *inp, const float *w,
+                     int N, int K, int M) {
+    if (dinp) {
+        /* dinp += dout · wᵀ, with wᵀ (M,K) materialized so the same i-k-j loop applies. */
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < M; j++) scratch[(size_t)j * K + k] = w[(size_t)k * M + j];
+        matmul_acc(dinp, dout, scratch, N, M, K);
+    }
+    matmul_backward_weights(dw, dbias, dout, inp, N, K, M);
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *w, const float *b, int N, int C) {
+    OMP_PARALLEL_FOR
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C;
+        float *o = out + (size_t)i * C;
+        double m = 0.0, v = 0.0;
+        for (int c = 0; c < C; c++) m += x[c];
+        m /= C;
+        for (int c = 0; c < C; c++) { double d = x[c] - m; v += d * d; }
+        v /= C;
+        float s = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
+        float mf = (float)m;
+        for (int c = 0; c < C; c++) o[c] = (x[c] - mf) * s * w[c] + b[c];
+        mean[i] = mf;
+        rstd[i] = s;
+    }
+}
+
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+                        const float *inp, const float *w, const float *mean,
+                        const float *rstd, int N, int C) {
+    /* With n = (x - mean)·rstd and dn = dout·w:
+     *   dx = rstd · (dn - mean(dn) - n · mean(dn·n)) */
+    OMP_PARALLEL_FOR
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        float *dx = dinp + (size_t)i * C;
+        float m = mean[i], s = rstd[i];
+        double sum_dn = 0.0, sum_dn_n = 0.0;
+        for (int c = 0; c < C; c++) {
+            float n = (x[c] - m) * s, dn = d[c] * w[c];
+            sum_dn += dn;
+            sum_dn_n += dn * n;
+        }
+        float a = (float)(sum_dn / C), bb = (float)(sum_dn_n / C);
+        for (int c = 0; c < C; c++) {
+            float n = (x[c] - m) * s, dn = d[c] * w[c];
+            dx[c] += s * (dn - a - n * bb);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        float m = mean[i], s = rstd[i];
+        for (int c = 0; c < C; c++) {
+            dw[c] += d[c] * (x[c] - m) * s;
+            db[c] += d[c];
+        }
+    }
+}
+
+void relu_forward(float *out, const float *inp, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) if (out[i] > 0.0f) dinp[i] += dout[i];
+}
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}

@@ -1,0 +1,66 @@
+/* tensor.h — the float32 kernels of the model: matmul, layernorm, relu, residual.
+ *
+ * Plain row-major loops, one OpenMP pragma where it pays.  Every kernel puts
+ * outputs first, then inputs, then weights, then sizes.  Dimension letters:
+ * N rows (= B*T tokens), C channels, K inner size, M output size.
+ *
+ * Conventions:
+ *   - a linear layer is  out = inp · W + b  with W stored (in, out), exactly the
+ *     lesson's  x·W + b  (not PyTorch's (out, in) weight);
+ *   - "_acc" kernels ADD into their outputs (gradients accumulate), the others
+ *     overwrite;
+ *   - nothing allocates except matmul_backward (one transpose scratch, see below).
+ * No kernel keeps state; all are safe to call from several threads on disjoint data. */
+#ifndef ATTNVIZ_TENSOR_H
+#define ATTNVIZ_TENSOR_H
+#include <stddef.h>
+
+#define LAYERNORM_EPS 1e-5f
+
+/* OpenMP loops, silent when OpenMP is off (make OPENMP=0): no unknown-pragma warnings. */
+#ifdef _OPENMP
+#define OMP_PARALLEL_FOR   _Pragma("omp parallel for schedule(static)")
+#define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(static)")
+#else
+#define OMP_PARALLEL_FOR
+#define OMP_PARALLEL_FOR2
+#endif
+
+/* out (N,M) = inp (N,K) · w (K,M) + bias (M); bias may be NULL. */
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int N, int K, int M);
+
+/* out (N,M) += inp (N,K) · w (K,M).  The core loop (i-k-j order, rows in parallel). */
+void matmul_acc(float *out, const float *inp, const float *w, int N, int K, int M);
+
+/* dw (K,M) += inpᵀ (K,N) · dout (N,M);  dbias (M) += column sums of dout (may be NULL). */
+void matmul_backward_weights(float *dw, float *dbias, const float *dout, const float *inp,
+                             int N, int K, int M);
+
+/* Gradients of out = inp·w + b:
+ *   dinp (N,K) += dout · wᵀ   (skipped when dinp is NULL)
+ *   dw   (K,M) += inpᵀ · dout,  dbias (M) += Σ_rows dout
+ * scratch: K*M floats (holds wᵀ) — required when dinp is not NULL. */
+void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
+                     const float *dout, const float *inp, const float *w,
+                     int N, int K, int M);
+
+/* out (N,C) = (inp - mean) * rstd * w + b, per row; mean/rstd (N) saved for backward.
+ * Biased variance, eps LAYERNORM_EPS inside the square root (as torch.nn.LayerNorm). */
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *w, const float *b, int N, int C);
+
+/* dinp (N,C) += ∂loss/∂inp;  dw, db (C) += their gradients. */
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+                        const float *inp, const float *w, const float *mean,
+                        const float *rstd, int N, int C);
+
+/* out = max(0, inp), n elements (out may equal inp). */
+void relu_forward(float *out, const float *inp, size_t n);
+/* dinp += dout where out > 0 (out is the relu output). */
+void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
+
+/* out = a + b, n elements. */
+void residual_forward(float *out, const float *a, const float *b, size_t n);
+
+#endif

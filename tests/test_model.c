@@ -1,0 +1,364 @@
+/* test_model.c — the Transformer: positional encoding, masks, padding, probe,
+ * parameter table; gradient checks of the backward pass (central differences). */
+#include "check.h"
+#include "model.h"
+#include "trace.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* arch, V, C, H, F, E, L, max_len, prenorm */
+static const ModelConfig TINY = { MODEL_ENC_DEC, 11, 8, 2, 12, 2, 2, 10, 0 };
+
+TEST(model_positional_encoding_values) {
+    float pe[6 * 8];
+    model_positional_encoding(pe, 6, 8);
+    /* d_model 8: the angle of column pair i is pos / 10000^(2i/8) = pos / 10^i */
+    CHECK_NEAR(pe[0 * 8 + 0], 0.0, 1e-7);                  /* sin(0)        */
+    CHECK_NEAR(pe[0 * 8 + 1], 1.0, 1e-7);                  /* cos(0)        */
+    CHECK_NEAR(pe[1 * 8 + 0], 0.8414709848, 1e-6);         /* sin(1)        */
+    CHECK_NEAR(pe[1 * 8 + 1], 0.5403023059, 1e-6);         /* cos(1)        */
+    CHECK_NEAR(pe[2 * 8 + 2], 0.1986693308, 1e-6);         /* sin(2/10)     */
+    CHECK_NEAR(pe[3 * 8 + 3], 0.9553364891, 1e-6);         /* cos(3/10)     */
+    CHECK_NEAR(pe[5 * 8 + 4], 0.0499791693, 1e-6);         /* sin(5/100)    */
+    CHECK_NEAR(pe[5 * 8 + 6], 0.0049999792, 1e-7);         /* sin(5/1000)   */
+    CHECK_NEAR(pe[5 * 8 + 7], 0.9999875000, 1e-6);         /* cos(5/1000)   */
+    CHECK_NEAR(pe[4 * 8 + 1], -0.6536436209, 1e-6);        /* cos(4)        */
+}
+
+TEST(model_param_table_layout) {
+    const ModelConfig cfgs[] = {
+        TINY,
+        { MODEL_ENC_DEC, 11, 8, 2, 12, 1, 3, 10, 1 },
+        { MODEL_ENCODER_ONLY, 7, 8, 4, 12, 2, 0, 10, 0 },
+        { MODEL_DECODER_ONLY, 7, 8, 4, 12, 0, 2, 10, 1 },
+    };
+    for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
+        ModelParam tab[MODEL_MAX_TENSORS];
+        int n = model_param_table(&cfgs[k], NULL, tab, MODEL_MAX_TENSORS);
+        REQUIRE(n > 0 && n <= MODEL_MAX_TENSORS);
+        size_t off = 0;
+        for (int i = 0; i < n; i++) {
+            CHECK_INT(tab[i].offset, off);
+            size_t numel = 1;
+            for (int d = 0; d < tab[i].ndim; d++) numel *= (size_t)tab[i].shape[d];
+            CHECK_INT(tab[i].numel, numel);
+            off += numel;
+            for (int j = 0; j < i; j++) CHECK(strcmp(tab[i].name, tab[j].name) != 0);
+        }
+        CHECK_INT(off, model_num_params(&cfgs[k]));
+    }
+    /* hand count for TINY (post-norm, C 8, F 12, V 11, 2+2 layers) */
+    size_t C = 8, F = 12, V = 11;
+    size_t attn = 4 * (C * C + C), ffn = C * F + F + F * C + C, ln = 2 * C;
+    size_t want = V * C + 2 * (attn + ln + ffn + ln) + 2 * (attn + ln + attn + ln + ffn + ln) + C * V + V;
+    CHECK_INT(model_num_params(&TINY), want);
+}
+
+TEST(model_config_validation) {
+    char err[256];
+    ModelConfig c = TINY;
+    CHECK(model_config_validate(&c, err, sizeof err) == 0);
+    c.n_heads = 3;
+    CHECK(model_config_validate(&c, err, sizeof err) == -1 && strstr(err, "multiple"));
+    c = TINY; c.d_model = 0;
+    CHECK(model_config_validate(&c, err, sizeof err) == -1);
+    c = TINY; c.arch = MODEL_ENCODER_ONLY;       /* has decoder layers */
+    CHECK(model_config_validate(&c, err, sizeof err) == -1);
+    c = TINY; c.max_len = MODEL_MAX_LEN + 1;
+    CHECK(model_config_validate(&c, err, sizeof err) == -1);
+    char json[1024];
+    model_config_json(&TINY, json, sizeof json);
+    ModelConfig back;
+    CHECK(model_config_from_json(&back, json, err, sizeof err) == 0);
+    CHECK(memcmp(&back, &TINY, sizeof back) == 0);
+    CHECK(strstr(json, "\"norm\":\"post\"") && strstr(json, "\"d_k\":4"));
+    CHECK(model_config_from_json(&back, "{\"arch\":\"encoder-decoder\"}", err, sizeof err) == -1);
+    CHECK(model_config_from_json(&back, "nonsense", err, sizeof err) == -1);
+}
+
+TEST(model_init_is_deterministic) {
+    Model a, b, c;
+    REQUIRE(model_init_random(&a, &TINY, 7) == 0);
+    REQUIRE(model_init_random(&b, &TINY, 7) == 0);
+    REQUIRE(model_init_random(&c, &TINY, 8) == 0);
+    CHECK(memcmp(a.params_memory, b.params_memory, a.num_params * sizeof(float)) == 0);
+    CHECK(memcmp(a.params_memory, c.params_memory, a.num_params * sizeof(float)) != 0);
+    CHECK(a.params.dec_ln3.w[0] == 1.0f && a.params.dec_ln3.b[0] == 0.0f);
+    model_free(&a); model_free(&b); model_free(&c);
+}
+
+/* Random biases/LayerNorm so every parameter matters. */
+static void perturb(Model *m, uint64_t seed) {
+    uint64_t s = seed * 2654435761u + 1;
+    for (size_t i = 0; i < m->num_params; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        float u = (float)((s >> 40) * (1.0 / 16777216.0)) - 0.5f;
+        m->params_memory[i] += 0.2f * u;
+    }
+}
+
+static const int SRC[2 * 5] = { 4, 5, 6, 7, 8,   9, 10, 4, 0, 0 };
+static const int SRC_LEN[2] = { 5, 3 };
+static const int TGT[2 * 4] = { 2, 5, 6, 7,   2, 9, 0, 0 };
+static const int TGT_LEN[2] = { 4, 2 };
+
+TEST(model_masks_in_attention_weights) {
+    for (int pre = 0; pre < 2; pre++) {
+        ModelConfig cfg = TINY;
+        cfg.prenorm = pre;
+        Model m;
+        REQUIRE(model_init_random(&m, &cfg, 3) == 0);
+        perturb(&m, 3);
+        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        int H = cfg.n_heads, B = 2, S = 5, T = 4, bad_causal = 0, bad_pad = 0, bad_sum = 0, positive = 0;
+        for (int l = 0; l < 2; l++)
+            for (int b = 0; b < B; b++)
+                for (int h = 0; h < H; h++) {
+                    const float *es = m.acts.enc_self.att + (((size_t)l * B + b) * H + h) * S * S;
+                    const float *ds = m.acts.dec_self.att + (((size_t)l * B + b) * H + h) * T * T;
+                    const float *cr = m.acts.dec_cross.att + (((size_t)l * B + b) * H + h) * T * S;
+                    for (int i = 0; i < S; i++) {
+                        double sum = 0;
+                        for (int j = 0; j < S; j++) {
+                            sum += es[i * S + j];
+                            if (j >= SRC_LEN[b] && es[i * S + j] != 0.0f) bad_pad++;
+                            if (j < SRC_LEN[b] && es[i * S + j] > 0.0f) positive++;
+                        }
+                        if (fabs(sum - 1) > 1e-5) bad_sum++;
+                    }
+                    for (int i = 0; i < T; i++) {
+                        double sum = 0, sum2 = 0;
+                        for (int j = 0; j < T; j++) {
+                            sum += ds[i * T + j];
+                            if (j > i && ds[i * T + j] != 0.0f) bad_causal++;
+                            if (j >= TGT_LEN[b] && ds[i * T + j] != 0.0f) bad_pad++;
+                        }
+                        for (int j = 0; j < S; j++) {
+                            sum2 += cr[i * S + j];
+                            if (j >= SRC_LEN[b] && cr[i * S + j] != 0.0f) bad_pad++;
+                        }
+                        if (fabs(sum - 1) > 1e-5 || fabs(sum2 - 1) > 1e-5) bad_sum++;
+                    }
+                }
+        CHECK_INT(bad_causal, 0);
+        CHECK_INT(bad_pad, 0);
+        CHECK_INT(bad_sum, 0);
+        CHECK(positive > 0);
+        /* mask arrays themselves */
+        CHECK(m.acts.dec_mask[(size_t)0 * 16 + 0 * 4 + 1] == 0 && m.acts.dec_mask[3 * 4 + 3] == 1);
+        CHECK(m.acts.cross_mask[(size_t)1 * T * S + 0 * S + 3] == 0 && m.acts.cross_mask[(size_t)1 * T * S + 3 * S + 2] == 1);
+        model_free(&m);
+    }
+}
+
+/* Padding must not change the real positions: item 1 alone, unpadded, gives the
+ * same logits as inside the padded batch. */
+TEST(model_padding_does_not_leak) {
+    const int archs[3] = { MODEL_ENC_DEC, MODEL_ENCODER_ONLY, MODEL_DECODER_ONLY };
+    for (int k = 0; k < 3; k++)
+        for (int pre = 0; pre < 2; pre++) {
+            ModelConfig cfg = TINY;
+            cfg.arch = (ModelArch)archs[k];
+            cfg.prenorm = pre;
+            if (cfg.arch == MODEL_ENCODER_ONLY) cfg.n_dec_layers = 0;
+            if (cfg.arch == MODEL_DECODER_ONLY) cfg.n_enc_layers = 0;
+            Model m;
+            REQUIRE(model_init_random(&m, &cfg, 11) == 0);
+            perturb(&m, 5);
+            REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+            int V = cfg.vocab_size, To = m.To, n = cfg.arch == MODEL_ENCODER_ONLY ? 3 : 2;
+            float *batched = malloc(sizeof(float) * (size_t)n * V);
+            memcpy(batched, m.acts.logits + (size_t)1 * To * V, sizeof(float) * (size_t)n * V);
+            int one_src_len = 3, one_tgt_len = 2;
+            REQUIRE(model_forward(&m, SRC + 5, &one_src_len, 3, TGT + 4, &one_tgt_len, 2, 1) == 0);
+            CHECK_CLOSE("item 1 alone vs padded", m.acts.logits, batched, n * V, 1e-5, 1e-5);
+            /* and a different pad id changes nothing either */
+            int src2[10], tgt2[8];
+            memcpy(src2, SRC, sizeof src2); memcpy(tgt2, TGT, sizeof tgt2);
+            src2[8] = src2[9] = 3; tgt2[6] = tgt2[7] = 1;
+            REQUIRE(model_forward(&m, src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2) == 0);
+            CHECK_CLOSE("other pad ids", m.acts.logits + (size_t)To * V, batched, n * V, 1e-6, 1e-6);
+            free(batched);
+            model_free(&m);
+        }
+}
+
+TEST(model_forward_rejects_bad_input) {
+    Model m;
+    REQUIRE(model_init_random(&m, &TINY, 1) == 0);
+    int bad[5] = { 1, 2, 11, 0, 0 }, len[1] = { 3 }, tl[1] = { 2 }, too_long[1] = { 6 };
+    CHECK(model_forward(&m, bad, len, 5, TGT, tl, 4, 1) == -1 && strstr(m.err, "token id 11"));
+    CHECK(model_forward(&m, SRC, too_long, 5, TGT, tl, 4, 1) == -1 && strstr(m.err, "length"));
+    int big[11] = { 0 }, bl[1] = { 11 };
+    CHECK(model_forward(&m, big, bl, 11, TGT, tl, 4, 1) == -1 && strstr(m.err, "max_len"));
+    CHECK(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 0) == -1);
+    Model empty;
+    memset(&empty, 0, sizeof empty);
+    CHECK(model_forward(&empty, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == -1);
+    /* a zero-length source: cross-attention rows fully masked -> zeros, no NaN */
+    int zl[1] = { 0 };
+    REQUIRE(model_forward(&m, SRC, zl, 5, TGT, tl, 4, 1) == 0);
+    int nan = 0;
+    for (int i = 0; i < 4 * TINY.vocab_size; i++) nan += !isfinite(m.acts.logits[i]);
+    CHECK_INT(nan, 0);
+    model_free(&m);
+}
+
+TEST(model_trace_maps) {
+    Model m;
+    REQUIRE(model_init_random(&m, &TINY, 2) == 0);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    Trace t;
+    trace_init(&t);
+    const char *src_tok[] = { "the", "cat", "sat" }, *tgt_tok[] = { "<2fr>", "le" };
+    REQUIRE(model_trace(&m, 1, &t, src_tok, tgt_tok, 1) == 0);
+    CHECK_INT(t.n_maps, 2 + 2 * 2);
+    const char *ids[] = { "encoder.0.self", "encoder.1.self", "decoder.0.masked_self",
+                          "decoder.0.cross", "decoder.1.masked_self", "decoder.1.cross" };
+    for (int i = 0; i < t.n_maps && i < 6; i++) CHECK(!strcmp(t.maps[i].id, ids[i]));
+    TraceMap *cr = trace_find_map(&t, "decoder.1.cross");
+    REQUIRE(cr != NULL);
+    CHECK(!strcmp(cr->kind, "cross") && cr->layer == 1 && cr->Tq == 4 && cr->Tk == 5 && cr->d_k == 4);
+    CHECK(!strcmp(cr->keys[2], "sat") && !strcmp(cr->keys[3], "<pad>") && !strcmp(cr->queries[3], "<pad>"));
+    CHECK(cr->mask[0 * 5 + 3] == 0 && cr->mask[0 * 5 + 2] == 1 && isinf(cr->mask_fill) && cr->mask_fill < 0);
+    CHECK(cr->heads[1].masked && isinf(cr->heads[1].masked[4]) && cr->heads[1].weights[4] == 0.0f);
+    /* the probe's weights are the forward's weights; its output is weights·V */
+    const float *w = m.acts.dec_cross.att + (((size_t)1 * 2 + 1) * 2 + 1) * 4 * 5;
+    CHECK_CLOSE("trace weights", cr->heads[1].weights, w, 20, 0, 0);
+    CHECK_CLOSE("trace recomputed weights", cr->heads[1].weights, w, 20, 0, 0);
+    TraceMap *ms = trace_find_map(&t, "decoder.0.masked_self");
+    REQUIRE(ms != NULL);
+    CHECK(ms->mask[0 * 4 + 1] == 0 && ms->heads[0].weights[0 * 4 + 1] == 0.0f && !strcmp(ms->queries[1], "le"));
+    CHECK(t.n_source == 5 && t.n_target == 4 && !strcmp(t.source_tokens[4], "<pad>"));
+    CHECK(t.json_model && strstr(t.json_model, "\"d_model\":8"));
+    trace_free(&t);
+    trace_init(&t);
+    CHECK(model_trace(&m, 2, &t, NULL, NULL, 0) == -1);
+    REQUIRE(model_trace(&m, 0, &t, NULL, NULL, 0) == 0);
+    CHECK(!strcmp(t.maps[0].keys[0], "#4") && t.maps[0].heads[0].scores == NULL);
+    trace_free(&t);
+    model_free(&m);
+}
+
+/* ------------------------------------------------------- gradient checks */
+
+/* Loss at the current parameters (forward + model_loss). */
+static double loss_at(Model *m, const int *targets, float eps) {
+    if (model_forward(m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2)) return NAN;
+    return model_loss(m, targets, eps);
+}
+
+/* Compares model_backward with central differences on a sample of every tensor. */
+static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
+    Model m;
+    if (model_init_random(&m, cfg, 17)) { check_fail(__FILE__, __LINE__, "%s: init", label); return; }
+    perturb(&m, 9);
+    /* targets: next tokens, for the output positions of the architecture */
+    int tg_dec[2 * 4] = { 5, 6, 7, 3, 9, 3, 0, 0 };
+    int tg_enc[2 * 5] = { 1, 2, 3, 4, 5, 6, 7, 8, 0, 0 };
+    const int *targets = cfg->arch == MODEL_ENCODER_ONLY ? tg_enc : tg_dec;
+    if (model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) || model_zero_grad(&m)) {
+        check_fail(__FILE__, __LINE__, "%s: forward: %s", label, m.err);
+        model_free(&m);
+        return;
+    }
+    float loss = model_backward(&m, targets, eps);
+    CHECK(isfinite(loss) && loss > 0);
+    ModelParam tab[MODEL_MAX_TENSORS], gtab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(cfg, m.params_memory, tab, MODEL_MAX_TENSORS);
+    model_param_table(cfg, m.grads_memory, gtab, MODEL_MAX_TENSORS);
+    const float h = 2e-3f;
+    int checked = 0, bad = 0;
+    uint64_t s = 99;
+    for (int t = 0; t < nt; t++) {
+        double gabs = 0;
+        for (size_t i = 0; i < gtab[t].numel; i++) gabs += fabs(gtab[t].ptr[i]);
+        /* The key bias has an exactly zero gradient (it shifts every score of a
+         * row by the same q·b_k, and softmax ignores shifts); every other tensor
+         * must receive gradient. */
+        int is_bk = strstr(tab[t].name, ".bk") != NULL;
+        if (!is_bk && !(gabs > 1e-6))
+            check_fail(__FILE__, __LINE__, "%s: gradient of %s is all zero", label, tab[t].name);
+        if (is_bk && gabs > 1e-4)
+            check_fail(__FILE__, __LINE__, "%s: key bias %s has gradient %g", label, tab[t].name, gabs);
+        for (int k = 0; k < 6; k++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            size_t i = (size_t)(s % tab[t].numel);
+            if (!strcmp(tab[t].name, "tok_emb")) {   /* a row of a token that occurs */
+                static const int used[] = { 4, 5, 6, 9, 2, 10 };
+                i = (size_t)used[k] * cfg->d_model + (size_t)(s >> 20) % cfg->d_model;
+            }
+            float keep = tab[t].ptr[i];
+            tab[t].ptr[i] = keep + h;
+            double lp = loss_at(&m, targets, eps);
+            tab[t].ptr[i] = keep - h;
+            double lm = loss_at(&m, targets, eps);
+            tab[t].ptr[i] = keep;
+            double fd = (lp - lm) / (2.0 * h), an = gtab[t].ptr[i];
+            checked++;
+            if (!(fabs(fd - an) <= 2e-4 + 2e-2 * fmax(fabs(fd), fabs(an)))) {
+                if (bad++ < 10)
+                    check_fail(__FILE__, __LINE__, "%s: d loss / d %s[%zu]: backward %.6g, central difference %.6g",
+                               label, tab[t].name, i, an, fd);
+            }
+        }
+    }
+    if (bad) check_fail(__FILE__, __LINE__, "%s: %d of %d gradient samples differ", label, bad, checked);
+    CHECK(nt >= 15 && checked == 6 * nt);
+    model_free(&m);
+}
+
+TEST(model_gradcheck_encdec_postnorm) {
+    ModelConfig c = TINY;
+    gradcheck(&c, 0.0f, "encoder-decoder post-norm");
+}
+
+TEST(model_gradcheck_encdec_prenorm_smoothing) {
+    ModelConfig c = TINY;
+    c.prenorm = 1;
+    gradcheck(&c, 0.1f, "encoder-decoder pre-norm, label smoothing 0.1");
+}
+
+TEST(model_gradcheck_encoder_only) {
+    ModelConfig c = { MODEL_ENCODER_ONLY, 11, 8, 2, 12, 2, 0, 10, 1 };
+    gradcheck(&c, 0.0f, "encoder-only pre-norm");
+}
+
+TEST(model_gradcheck_decoder_only) {
+    ModelConfig c = { MODEL_DECODER_ONLY, 11, 8, 2, 12, 0, 2, 10, 0 };
+    gradcheck(&c, 0.0f, "decoder-only post-norm");
+}
+
+/* Gradients accumulate across calls (zero_grad resets) and do not depend on
+ * the pad positions' token ids. */
+TEST(model_backward_accumulates) {
+    Model m;
+    REQUIRE(model_init_random(&m, &TINY, 4) == 0);
+    int targets[8] = { 5, 6, 7, 3, 9, 3, 0, 0 };
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_zero_grad(&m) == 0);
+    float l1 = model_backward(&m, targets, 0);
+    float *once = malloc(m.num_params * sizeof(float));
+    memcpy(once, m.grads_memory, m.num_params * sizeof(float));
+    float l2 = model_backward(&m, targets, 0);
+    CHECK_NEAR(l1, l2, 0);
+    for (size_t i = 0; i < m.num_params; i++) once[i] *= 2;
+    CHECK_CLOSE("two backward calls add up", m.grads_memory, once, (int)m.num_params, 1e-7, 1e-6);
+    for (size_t i = 0; i < m.num_params; i++) once[i] /= 2;
+    int src2[10], tgt2[8], targets2[8];
+    memcpy(src2, SRC, sizeof src2); memcpy(tgt2, TGT, sizeof tgt2); memcpy(targets2, targets, sizeof targets2);
+    src2[8] = 7; tgt2[7] = 8; targets2[6] = 1;
+    REQUIRE(model_forward(&m, src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_zero_grad(&m) == 0);
+    model_backward(&m, targets2, 0);
+    /* everything but the pad tokens' own embedding rows is identical */
+    ModelParam tab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(&TINY, m.grads_memory, tab, MODEL_MAX_TENSORS);
+    for (int t = 1; t < nt; t++)
+        CHECK_CLOSE(tab[t].name, tab[t].ptr, once + tab[t].offset, (int)tab[t].numel, 1e-6, 1e-4);
+    int bad_target[8] = { 5, 6, 7, 3, 9, 11, 0, 0 };
+    CHECK(isnan(model_backward(&m, bad_target, 0)) && strstr(m.err, "target id 11"));
+    free(once);
+    model_free(&m);
+}
