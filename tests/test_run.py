@@ -26,7 +26,7 @@ def test_run_one_sentence(tmp):
     r = run_ok("run", "--model", mp, "--out", out,
                "The animal didn't cross the street because it was too tired.")
     assert "→ fr:" in r.stdout
-    assert "it (position 6)" in r.stdout, r.stdout
+    assert "it (position 7)" in r.stdout, r.stdout
     t = load_json(os.path.join(out, "trace.json"))
     validate_trace(t)
     assert t["source_tokens"][:3] == ["the", "animal", "didn't"] and t["source_tokens"][-1] == "<eos>"
@@ -47,7 +47,7 @@ def test_run_one_sentence(tmp):
     for want in ["index.html", "grid.encoder.self.png", "grid.decoder.masked_self.png",
                  "grid.decoder.cross.png", "encoder.1.self.h3.png", "decoder.0.cross.h0.png"]:
         assert want in files, want
-    assert any(f.startswith("lines.6-it") for f in files), files
+    assert any(f.startswith("lines.7-it") for f in files), files
     assert any(f.startswith("steps.") for f in files), files
     html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
     for img in t["images"]:
