@@ -463,7 +463,7 @@ static double now_s(void) {
 
 TEST(render_heatmap_64_tokens_fast) {
     static float v[64 * 64];
-    static char lab[64][16];
+    static char lab[64][24];
     const char *l[64];
     for (int i = 0; i < 64; i++) {
         snprintf(lab[i], sizeof lab[i], "token%d", i);
