@@ -57,6 +57,12 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     const int M = 28, G = 18, title_px = 22, head_px = 15, tok_px = 13, tick_px = 13;
     int asc, desc;
     char buf[512], num[32];
+    /* A slot is at least as wide as its column title, so narrow thumbnails
+     * (many queries, few keys) don't run the titles together. */
+    for (int cc = 0; col_titles && cc < cols; cc++) {
+        int w = col_titles[cc] ? font_width(FONT_BOLD, head_px, col_titles[cc]) : 0;
+        if (w > tw) tw = w;
+    }
 
     /* Token labels only when a cell is at least a text line high. */
     font_vmetrics(FONT_REGULAR, tok_px, &asc, &desc);
@@ -120,7 +126,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     for (int r = 0; r < rows; r++)
         for (int cc = 0; cc < cols; cc++) {
             const RenderHeatmap *hm = &cells[r * cols + cc];
-            int x = x0 + cc * (tw + G), ty = y0 + r * (th + G);
+            int x = x0 + cc * (tw + G) + (tw - hm->cols * p) / 2, ty = y0 + r * (th + G);
             hm_draw_cells(&c, hm, x, ty, p, p >= 12 ? 1 : 0, vmin, vmax);
             canvas_stroke_rect(&c, x - 1, ty - 1, hm->cols * p + 2, hm->rows * p + 2, 1, RGB_HEX(0x9A9A9A));
             if (hm->highlight_row >= 0 && hm->highlight_row < hm->rows) {
