@@ -260,7 +260,8 @@ static void fr_adj_forms(const char *spec, char *out[4]) {
         n = 2;
     }
     for (int k = 0; k < 2 && n < 4; k++, n++) {
-        const char *b = buf[k];
+        char b[96];
+        memcpy(b, buf[k], sizeof b);
         size_t l = strlen(b);
         if (l && (b[l - 1] == 's' || b[l - 1] == 'x')) snprintf(buf[n], sizeof buf[n], "%s", b);
         else snprintf(buf[n], sizeof buf[n], "%.90ss", b);

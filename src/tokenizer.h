@@ -19,6 +19,8 @@
  *   - hyphens and digits inside a word stay in it ("grand-mère");
  *   - Vietnamese is written with spaces between syllables, so tokens are
  *     syllables with their diacritics ("Tôi đi học" → "tôi" "đi" "học").
+ *     Text is expected precomposed (NFC, as typed on common keyboards); a
+ *     combining mark (U+0300…) stays inside its word but is not composed.
  * Limits: at most TOKENIZER_MAX_TOKENS tokens (64) and TOKENIZER_MAX_TOKEN_BYTES
  * bytes per token; beyond either, -1 with a message.  An empty or
  * whitespace-only sentence is an error too.
