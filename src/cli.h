@@ -11,6 +11,9 @@
 #define ATTNVIZ_MODEL_FILE "attnviz-en-fr-vi.safetensors"
 
 int cli_steps(int argc, char **argv);
+/* cli_train.c: training and evaluation of the model. */
+int cli_train(int argc, char **argv);
+int cli_eval(int argc, char **argv);
 /* cli_corpus.c: generates the training corpus (corpus.h). */
 int cli_corpus(int argc, char **argv);
 int cli_run(int argc, char **argv);

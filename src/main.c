@@ -13,6 +13,8 @@ static void usage(FILE *f) {
         "  info    a model file's configuration and parameters\n"
         "  model-init  write an untrained (random) model file\n"
         "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
+        "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"
+        "  eval    measure the model: translation, pronouns, coreference heads, alignment\n"
         "  help    this text\n\n"
         "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/).\n",
         ATTNVIZ_VERSION);
@@ -25,6 +27,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
     if (!strcmp(cmd, "steps")) return cli_steps(argc - 1, argv + 1);
     if (!strcmp(cmd, "corpus")) return cli_corpus(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cli_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cli_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);
