@@ -1,0 +1,281 @@
+/* test_train.c — training and eval pieces: Adam against a hand-computed step,
+ * the schedule, clipping, batches, the data order, a short run that must lower
+ * the loss, exact resume, and the eval metric on hand-made attention rows. */
+#include "check.h"
+#include "checkpoint.h"
+#include "eval.h"
+#include "model.h"
+#include "tokenizer.h"
+#include "train.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+TEST(train_adam_hand_step) {
+    Adam a;
+    REQUIRE(adam_init(&a, 2) == 0);
+    float p[2] = {1.0f, -2.0f}, g[2] = {0.5f, -0.1f};
+    /* t = 1: m = 0.1 g, v = 0.02 g²; m̂ = g, v̂ = g²; step = lr · g / (|g| + ε) = lr · sign(g) */
+    adam_update(&a, p, g, 0.01f);
+    CHECK_NEAR(p[0], 1.0 - 0.01, 1e-6);
+    CHECK_NEAR(p[1], -2.0 + 0.01, 1e-6);
+    CHECK_NEAR(a.m[0], 0.05, 1e-7);
+    CHECK_NEAR(a.v[0], 0.02 * 0.25, 1e-8);
+    /* t = 2 with g = (0.5, 0.3), computed by hand in double */
+    float g2[2] = {0.5f, 0.3f};
+    adam_update(&a, p, g2, 0.01f);
+    double m1 = 0.9 * 0.05 + 0.1 * 0.5, v1 = 0.98 * 0.005 + 0.02 * 0.25;
+    double mh = m1 / (1 - 0.81), vh = v1 / (1 - 0.98 * 0.98);
+    CHECK_NEAR(p[0], 0.99 - 0.01 * mh / (sqrt(vh) + 1e-9), 1e-6);
+    double m2 = 0.9 * -0.01 + 0.1 * 0.3, v2 = 0.98 * (0.02 * 0.01) + 0.02 * 0.09;
+    CHECK_NEAR(p[1], -1.99 - 0.01 * (m2 / 0.19) / (sqrt(v2 / (1 - 0.9604)) + 1e-9), 1e-6);
+    CHECK_INT(a.t, 2);
+    adam_free(&a);
+}
+
+TEST(train_lr_schedule) {
+    /* warm-up is linear up to the peak, then cosine down to the floor */
+    CHECK_NEAR(train_lr(0, 1000, 1e-3, 100, 0.1), 1e-5, 1e-12);
+    CHECK_NEAR(train_lr(99, 1000, 1e-3, 100, 0.1), 1e-3, 1e-12);
+    CHECK_NEAR(train_lr(100, 1000, 1e-3, 100, 0.1), 1e-3, 1e-12);
+    CHECK_NEAR(train_lr(999, 1000, 1e-3, 100, 0.1), 1e-4, 1e-12);
+    double mid = train_lr(100 + 450, 1000, 1e-3, 100, 0.1);   /* p = 450/899 ≈ 0.5 */
+    CHECK(mid > 5.4e-4 && mid < 5.6e-4);
+    for (long s = 101; s < 1000; s++) CHECK(train_lr(s, 1000, 1e-3, 100, 0.1) <= train_lr(s - 1, 1000, 1e-3, 100, 0.1));
+}
+
+TEST(train_clip_norm) {
+    float g[2] = {3.0f, 4.0f};
+    CHECK_NEAR(train_clip_grad_norm(g, 2, 1.0), 5.0, 1e-9);
+    CHECK_NEAR(g[0], 0.6, 1e-6);
+    CHECK_NEAR(g[1], 0.8, 1e-6);
+    float h[2] = {0.3f, 0.4f};
+    train_clip_grad_norm(h, 2, 1.0);   /* below the limit: unchanged */
+    CHECK(h[0] == 0.3f && h[1] == 0.4f);
+}
+
+/* A tiny parallel corpus, written as a TSV so the loader is exercised too. */
+static const char *TINY_TSV =
+    "fr\tthe cat sleeps .\tle chat dort .\t0-0 1-1 2-2 3-3\t-\tt1\n"
+    "fr\tthe dog sleeps .\tle chien dort .\t0-0 1-1 2-2 3-3\t-\tt1\n"
+    "fr\tthe house is big .\tla maison est grande .\t0-0 1-1 2-2 3-3 4-4\t-\tt2\n"
+    "fr\tthe cat is big .\tle chat est grand .\t0-0 1-1 2-2 3-3 4-4\t-\tt2\n"
+    "vi\tthe cat sleeps .\tcon mèo ngủ .\t0-0 1-1 2-2 3-3\t-\tt1\n"
+    "vi\tthe dog sleeps .\tcon chó ngủ .\t0-0 1-1 2-2 3-3\t-\tt1\n"
+    "vi\tthe house is big .\tngôi nhà to .\t0-0 1-1 2-3 3-3\t-\tt2\n"
+    "vi\tthe dog is big .\tcon chó to .\t0-0 1-1 2-3 3-3\t-\tt2\n";
+
+static const char *TINY_WORDS[] = {
+    "<pad>", "<unk>", "<bos>", "<eos>", "<2fr>", "<2vi>", "the", "cat", "dog", "sleeps", ".",
+    "house", "is", "big", "le", "la", "chat", "chien", "dort", "maison", "est", "grande",
+    "grand", "con", "mèo", "chó", "ngủ", "ngôi", "nhà", "to"};
+
+static int tiny_setup(Vocab *v, TrainSet *s, char *tsv_path, size_t n) {
+    char err[256];
+    snprintf(tsv_path, n, "%s/tiny-train.tsv", check_tmpdir());
+    FILE *f = fopen(tsv_path, "w");
+    if (!f) return -1;
+    fputs(TINY_TSV, f);
+    fclose(f);
+    if (vocab_build(v, TINY_WORDS, (int)(sizeof TINY_WORDS / sizeof *TINY_WORDS), err, sizeof err)) return -1;
+    train_set_init(s);
+    if (train_set_load_tsv(s, tsv_path, v, err, sizeof err)) { fprintf(stderr, "%s\n", err); return -1; }
+    return 0;
+}
+
+static ModelConfig tiny_config(int V) {
+    ModelConfig c = {0};
+    c.arch = MODEL_ENC_DEC; c.vocab_size = V; c.d_model = 16; c.n_heads = 2; c.d_ff = 32;
+    c.n_enc_layers = 1; c.n_dec_layers = 1; c.max_len = 16; c.prenorm = 0;
+    return c;
+}
+
+TEST(train_tsv_and_batch) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    CHECK_INT(s.n, 8);
+    CHECK_INT(s.ex[0].lang_tag, VOCAB_2FR);
+    CHECK_INT(s.ex[4].lang_tag, VOCAB_2VI);
+    CHECK_INT(s.ex[0].src_len, 5);            /* 4 words + <eos> */
+    CHECK_INT(s.ex[0].src[4], VOCAB_EOS);
+    CHECK_INT(s.ex[0].tgt_len, 4);
+    int idx[2] = {0, 2};
+    Batch b = {0};
+    REQUIRE(batch_make(&b, &s, idx, 2) == 0);
+    CHECK_INT(b.S, 6);
+    CHECK_INT(b.T, 6);                        /* "la maison est grande ." + 1 */
+    /* item 0: dec_in = <2fr> le chat dort . <pad>; targets = le chat dort . <eos> <pad> */
+    CHECK_INT(b.dec_in[0], VOCAB_2FR);
+    CHECK_INT(b.dec_in[1], vocab_id(&v, "le"));
+    CHECK_INT(b.dec_in[5], VOCAB_PAD);
+    CHECK_INT(b.targets[0], vocab_id(&v, "le"));
+    CHECK_INT(b.targets[4], VOCAB_EOS);
+    CHECK_INT(b.targets[5], VOCAB_PAD);
+    CHECK_INT(b.tgt_len[0], 5);
+    CHECK_INT(b.src[5], VOCAB_PAD);           /* source padding */
+    CHECK_INT(b.src_len[1], 6);
+    CHECK_INT(b.targets[6 + 5], VOCAB_EOS);
+    batch_free(&b);
+
+    /* an unknown token is an error with the line number */
+    char bad[1024], err[256];
+    snprintf(bad, sizeof bad, "%s/bad.tsv", check_tmpdir());
+    FILE *f = fopen(bad, "w");
+    REQUIRE(f);
+    fputs("fr\tthe cat sleeps .\tle chat dort .\t-\t-\tt\nfr\tthe zebra .\tle zèbre .\t-\t-\tt\n", f);
+    fclose(f);
+    TrainSet s2;
+    train_set_init(&s2);
+    CHECK(train_set_load_tsv(&s2, bad, &v, err, sizeof err) == -1);
+    CHECK(strstr(err, ":2:") && strstr(err, "zebra"));
+    train_set_free(&s2);
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
+TEST(train_epoch_order_is_a_permutation) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    int *o1, *st1, nb1, *o2, *st2, nb2, *o3, *st3, nb3;
+    REQUIRE(train_epoch_batches(&s, 3, 7, 0, &o1, &st1, &nb1) == 0);
+    REQUIRE(train_epoch_batches(&s, 3, 7, 0, &o2, &st2, &nb2) == 0);
+    REQUIRE(train_epoch_batches(&s, 3, 7, 1, &o3, &st3, &nb3) == 0);
+    CHECK_INT(nb1, 3);
+    CHECK_INT(st1[nb1], 8);
+    int seen[8] = {0};
+    for (int i = 0; i < 8; i++) { REQUIRE(o1[i] >= 0 && o1[i] < 8); seen[o1[i]]++; }
+    for (int i = 0; i < 8; i++) CHECK_INT(seen[i], 1);
+    CHECK(memcmp(o1, o2, 8 * sizeof(int)) == 0);   /* same seed and epoch: same order */
+    /* bucketing: within a batch the source lengths differ by at most the spread of the set */
+    free(o1); free(st1); free(o2); free(st2); free(o3); free(st3);
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
+static TrainOptions tiny_options(const Vocab *v, long steps) {
+    TrainOptions o = {0};
+    o.steps = steps; o.batch = 4; o.lr = 1e-2; o.min_lr_frac = 0.1; o.warmup = 10; o.clip = 1.0;
+    o.label_smoothing = 0.0f; o.seed = 3; o.vocab = (const char *const *)v->words; o.n_vocab = v->size;
+    o.progress = -1;
+    return o;
+}
+
+TEST(train_short_run_lowers_loss) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024], err[256];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    Model m = {0};
+    ModelConfig c = tiny_config(v.size);
+    REQUIRE(model_init_random(&m, &c, 11) == 0);
+    Adam a;
+    REQUIRE(adam_init(&a, m.num_params) == 0);
+    TrainOptions o = tiny_options(&v, 200);
+    TrainResult r;
+    /* loss of the whole set, as one batch, before and after */
+    int all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    Batch b = {0};
+    REQUIRE(batch_make(&b, &s, all, 8) == 0);
+    REQUIRE(model_forward(&m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B) == 0);
+    float before = model_loss(&m, b.targets, 0.0f);
+    int rc = train_run(&m, &a, 0, &s, &o, &r, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    REQUIRE(rc == 0);
+    REQUIRE(model_forward(&m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B) == 0);
+    float after = model_loss(&m, b.targets, 0.0f);
+    /* from about ln(30) = 3.4 to a memorised corpus: at least 80% lower in 200 steps */
+    CHECK(before > 2.5);
+    CHECK(after < 0.2f * before);
+    CHECK(r.last_loss < r.first_loss);
+    CHECK_INT(r.step_end, 200);
+    batch_free(&b);
+    /* and greedy decoding reproduces a training pair */
+    int out[16], n = 0;
+    REQUIRE(eval_greedy_decode(&m, s.ex[1].src, s.ex[1].src_len, VOCAB_2FR, 12, out, &n, err, sizeof err) == 0);
+    CHECK_INT(n, s.ex[1].tgt_len);
+    for (int i = 0; i < n && i < s.ex[1].tgt_len; i++) CHECK_INT(out[i], s.ex[1].tgt[i]);
+    adam_free(&a);
+    model_free(&m);
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
+TEST(train_resume_equals_uninterrupted) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024], err[256], ck[1024], state[1100];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    ModelConfig c = tiny_config(v.size);
+    TrainResult r;
+
+    /* uninterrupted: 30 steps, checkpoint (and state) also written at step 15 */
+    Model m1 = {0};
+    Adam a1;
+    REQUIRE(model_init_random(&m1, &c, 5) == 0);
+    REQUIRE(adam_init(&a1, m1.num_params) == 0);
+    snprintf(ck, sizeof ck, "%s/resume.safetensors", check_tmpdir());
+    TrainOptions o = tiny_options(&v, 30);
+    o.out_path = ck; o.checkpoint_every = 15;
+    REQUIRE(train_run(&m1, &a1, 0, &s, &o, &r, err, sizeof err) == 0);
+
+    /* resumed: load the step-15 checkpoint and state, run to 30 */
+    Model m2 = {0};
+    char **words = NULL;
+    int nw = 0;
+    REQUIRE(checkpoint_load(ck, &m2, &words, &nw, NULL, err, sizeof err) == 0);
+    checkpoint_free_vocab(words, nw);
+    Adam a2;
+    REQUIRE(adam_init(&a2, m2.num_params) == 0);
+    long step = -1;
+    snprintf(state, sizeof state, "%s.state", ck);
+    REQUIRE(train_state_load(state, &a2, &step, err, sizeof err) == 0);
+    CHECK_INT(step, 15);
+    CHECK_INT(a2.t, 15);
+    TrainOptions o2 = tiny_options(&v, 30);
+    REQUIRE(train_run(&m2, &a2, step, &s, &o2, &r, err, sizeof err) == 0);
+    CHECK_INT(r.step_begin, 15);
+    REQUIRE(m1.num_params == m2.num_params);
+    CHECK_CLOSE("resumed parameters", m2.params_memory, m1.params_memory, (int)m1.num_params, 1e-6, 1e-5);
+    CHECK_CLOSE("resumed adam.v", a2.v, a1.v, (int)m1.num_params, 1e-12, 1e-5);
+
+    /* a state file of another size is refused with a message */
+    Adam small;
+    REQUIRE(adam_init(&small, 3) == 0);
+    CHECK(train_state_load(state, &small, &step, err, sizeof err) == -1);
+    CHECK(strstr(err, "parameters") != NULL);
+    adam_free(&small);
+    adam_free(&a1); adam_free(&a2);
+    model_free(&m1); model_free(&m2);
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
+TEST(eval_argmax_link_rules) {
+    /* keys: the animal didn't cross the street because it ... <eos> */
+    const float row[6] = {0.05f, 0.20f, 0.10f, 0.40f, 0.05f, 0.20f};
+    const unsigned char skip[6] = {0, 0, 0, 0, 0, 1};   /* key 5 is <eos> */
+    CHECK_INT(eval_argmax_link(row, 6, -1, NULL), 3);
+    CHECK_INT(eval_argmax_link(row, 6, 3, NULL), 1);    /* the pronoun itself (3) excluded; tie 1/5 → first */
+    CHECK_INT(eval_argmax_link(row, 6, 3, skip), 1);
+    const float row2[4] = {0.1f, 0.1f, 0.1f, 0.7f};
+    const unsigned char skip2[4] = {0, 0, 0, 1};
+    CHECK_INT(eval_argmax_link(row2, 4, -1, skip2), 0); /* the <eos> sink does not count; ties → first */
+    CHECK_INT(eval_argmax_link(row2, 4, 0, skip2), 1);
+    const unsigned char all[2] = {1, 1};
+    CHECK_INT(eval_argmax_link(row2, 2, -1, all), -1);
+    CHECK_INT(eval_argmax_link(row2, 1, 0, NULL), -1);
+
+    EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS] = {{{0}}};
+    t[0][0] = (EvalCount){1, 4};
+    t[1][2] = (EvalCount){9, 10};
+    t[1][3] = (EvalCount){3, 10};
+    int l, h;
+    CHECK_NEAR(eval_best_head(t, 2, 4, &l, &h), 0.9, 1e-12);
+    CHECK_INT(l, 1);
+    CHECK_INT(h, 2);
+    CHECK_NEAR(eval_mean_heads(t, 2, 4), (0.25 + 0.9 + 0.3) / 3, 1e-12);
+}
