@@ -17,6 +17,8 @@ int cli_eval(int argc, char **argv);
 /* cli_corpus.c: generates the training corpus (corpus.h). */
 int cli_corpus(int argc, char **argv);
 int cli_run(int argc, char **argv);
+/* cli_demo.c (+ demo_model.c): the whole lesson as pictures + index.html. */
+int cli_demo(int argc, char **argv);
 /* cli_model.c: model files — info, model-init, and the hidden forward (tests). */
 int cli_info(int argc, char **argv);
 int cli_model_init(int argc, char **argv);

@@ -9,6 +9,7 @@ static void usage(FILE *f) {
         "usage: attnviz COMMAND [options]\n\n"
         "commands:\n"
         "  run     the model on your sentences: translation, every attention map, trace\n"
+        "  demo    the whole lesson as pictures, in order, with index.html\n"
         "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
         "  info    a model file's configuration and parameters\n"
         "  model-init  write an untrained (random) model file\n"
@@ -30,6 +31,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval")) return cli_eval(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo")) return cli_demo(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cli_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "forward")) return cli_forward(argc - 1, argv + 1);   /* hidden: tests */
