@@ -88,18 +88,24 @@ static void attention_backward(float *dq, float *dk, float *dv, float *datt, con
                 for (int j = 0; j < Tk; j++) {
                     const float *vj = v + ((size_t)b * Tk + j) * C + (size_t)h * D;
                     float *dvj = dv + ((size_t)b * Tk + j) * C + (size_t)h * D;
-                    float da = 0.0f;
-                    for (int d = 0; d < D; d++) da += dy[d] * vj[d];
+                    float sum = 0.0f;
+                    OMP_SIMD_SUM
+                    for (int d = 0; d < D; d++) sum += dy[d] * vj[d];
+                    float da = sum;
                     dAi[j] = da;
                     rowdot += Ai[j] * da;
-                    if (Ai[j] != 0.0f)
-                        for (int d = 0; d < D; d++) dvj[d] += Ai[j] * dy[d];
+                    if (Ai[j] != 0.0f) {
+                        float a = Ai[j];
+                        OMP_SIMD
+                        for (int d = 0; d < D; d++) dvj[d] += a * dy[d];
+                    }
                 }
                 for (int j = 0; j < Tk; j++) {
                     float dsc = Ai[j] * (dAi[j] - rowdot) * scale;
                     if (dsc == 0.0f) continue;
                     const float *kj = k + ((size_t)b * Tk + j) * C + (size_t)h * D;
                     float *dkj = dk + ((size_t)b * Tk + j) * C + (size_t)h * D;
+                    OMP_SIMD
                     for (int d = 0; d < D; d++) { dqi[d] += dsc * kj[d]; dkj[d] += dsc * qi[d]; }
                 }
             }
@@ -130,7 +136,9 @@ static void ffn_backward(Bwd *w, float *dx, const float *dproj, const FfnActs *a
     const float *h = a->h + l * nf;
     memset(w->dh, 0, nf * sizeof(float));
     matmul_backward(w->dh, g->w2 + l * CF, g->b2 + (size_t)l * C, w->wt, dproj, h, p->w2 + l * CF, N, F, C);
-    for (size_t i = 0; i < nf; i++) if (h[i] <= 0.0f) w->dh[i] = 0.0f;   /* relu */
+    float *dh = w->dh;
+    OMP_SIMD
+    for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
     matmul_backward(dx, g->w1 + l * CF, g->b1 + (size_t)l * F, w->wt, w->dh, x, p->w1 + l * CF, N, C, F);
 }
 

@@ -9,7 +9,7 @@
  *     lesson's  x·W + b  (not PyTorch's (out, in) weight);
  *   - "_acc" kernels ADD into their outputs (gradients accumulate), the others
  *     overwrite;
- *   - nothing allocates except matmul_backward (one transpose scratch, see below).
+ *   - nothing allocates; matmul_backward takes a caller-owned scratch (see below).
  * No kernel keeps state; all are safe to call from several threads on disjoint data. */
 #ifndef ATTNVIZ_TENSOR_H
 #define ATTNVIZ_TENSOR_H
@@ -21,10 +21,21 @@
 #ifdef _OPENMP
 #define OMP_PARALLEL_FOR   _Pragma("omp parallel for schedule(static)")
 #define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(static)")
+#define OMP_SIMD           _Pragma("omp simd")
+#define OMP_SIMD_SUM       _Pragma("omp simd reduction(+:sum)")   /* accumulates into `sum` */
 #else
+#define OMP_SIMD
+#define OMP_SIMD_SUM
 #define OMP_PARALLEL_FOR
 #define OMP_PARALLEL_FOR2
 #endif
+
+/* Matrix products use OpenBLAS's cblas_sgemm when built with ATTNVIZ_BLAS (the
+ * Makefile's default when libopenblas-dev is present); the plain loops below
+ * (the _ref kernels) are the reference the tests compare it with.
+ * tensor_set_blas(0) switches to the plain loops at run time. */
+void tensor_set_blas(int on);
+int  tensor_blas_enabled(void);   /* 1 when cblas_sgemm is in use */
 
 /* out (N,M) = inp (N,K) · w (K,M) + bias (M); bias may be NULL. */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
@@ -32,15 +43,18 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 
 /* out (N,M) += inp (N,K) · w (K,M).  The core loop (i-k-j order, rows in parallel). */
 void matmul_acc(float *out, const float *inp, const float *w, int N, int K, int M);
+void matmul_acc_ref(float *out, const float *inp, const float *w, int N, int K, int M);
 
 /* dw (K,M) += inpᵀ (K,N) · dout (N,M);  dbias (M) += column sums of dout (may be NULL). */
 void matmul_backward_weights(float *dw, float *dbias, const float *dout, const float *inp,
                              int N, int K, int M);
+void matmul_backward_weights_ref(float *dw, float *dbias, const float *dout, const float *inp,
+                                 int N, int K, int M);
 
 /* Gradients of out = inp·w + b:
  *   dinp (N,K) += dout · wᵀ   (skipped when dinp is NULL)
  *   dw   (K,M) += inpᵀ · dout,  dbias (M) += Σ_rows dout
- * scratch: K*M floats (holds wᵀ) — required when dinp is not NULL. */
+ * scratch: K*M floats (holds wᵀ for the plain loop) — required when dinp is not NULL. */
 void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
                      const float *dout, const float *inp, const float *w,
                      int N, int K, int M);

@@ -362,3 +362,111 @@ TEST(model_backward_accumulates) {
     free(once);
     model_free(&m);
 }
+
+/* ------------------------------------------------------------- kernels */
+#include "tensor.h"
+
+static void fill_test(float *x, size_t n, uint64_t seed, int with_zeros) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 7;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        x[i] = (float)((double)(s >> 11) / 9007199254740992.0 * 2 - 1);
+        if (with_zeros && i % 3 == 0) x[i] = 0.0f;          /* like relu outputs */
+    }
+}
+
+/* matmul_forward / matmul_backward (BLAS when built with it, and the plain loops)
+ * against a double-precision triple loop, on odd sizes. */
+TEST(model_kernels_matmul) {
+    const int sizes[][3] = { { 1, 1, 1 }, { 7, 13, 5 }, { 33, 17, 65 }, { 64, 128, 96 } };
+    for (int use = 0; use < 2; use++) {
+        int saved = tensor_blas_enabled();
+        if (!use) tensor_set_blas(0);
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            int N = sizes[k][0], K = sizes[k][1], M = sizes[k][2];
+            float *x = malloc(sizeof(float) * N * K), *w = malloc(sizeof(float) * K * M), *b = malloc(sizeof(float) * M);
+            float *y = malloc(sizeof(float) * N * M), *want = malloc(sizeof(float) * N * M);
+            float *dy = malloc(sizeof(float) * N * M), *dx = malloc(sizeof(float) * N * K), *dw = malloc(sizeof(float) * K * M);
+            float *db = malloc(sizeof(float) * M), *wdx = malloc(sizeof(float) * N * K), *wdw = malloc(sizeof(float) * K * M);
+            float *wdb = malloc(sizeof(float) * M), *scratch = malloc(sizeof(float) * K * M);
+            fill_test(x, (size_t)N * K, 1 + k, 1); fill_test(w, (size_t)K * M, 2 + k, 0);
+            fill_test(b, (size_t)M, 3 + k, 0); fill_test(dy, (size_t)N * M, 4 + k, 0);
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < M; j++) {
+                    double acc = b[j];
+                    for (int t = 0; t < K; t++) acc += (double)x[i * K + t] * w[t * M + j];
+                    want[i * M + j] = (float)acc;
+                }
+            /* gradients start at 0.5 to check they accumulate */
+            for (int i = 0; i < N * K; i++) { dx[i] = 0.5f; wdx[i] = 0.5f; }
+            for (int i = 0; i < K * M; i++) { dw[i] = 0.5f; wdw[i] = 0.5f; }
+            for (int j = 0; j < M; j++) { db[j] = 0.5f; wdb[j] = 0.5f; }
+            for (int i = 0; i < N; i++)
+                for (int t = 0; t < K; t++) {
+                    double acc = 0;
+                    for (int j = 0; j < M; j++) acc += (double)dy[i * M + j] * w[t * M + j];
+                    wdx[i * K + t] += (float)acc;
+                }
+            for (int t = 0; t < K; t++)
+                for (int j = 0; j < M; j++) {
+                    double acc = 0;
+                    for (int i = 0; i < N; i++) acc += (double)x[i * K + t] * dy[i * M + j];
+                    wdw[t * M + j] += (float)acc;
+                }
+            for (int j = 0; j < M; j++) for (int i = 0; i < N; i++) wdb[j] += dy[i * M + j];
+            matmul_forward(y, x, w, b, N, K, M);
+            matmul_backward(dx, dw, db, scratch, dy, x, w, N, K, M);
+            char what[64];
+            snprintf(what, sizeof what, "%s matmul %dx%dx%d", use ? "blas" : "plain", N, K, M);
+            CHECK_CLOSE(what, y, want, N * M, 1e-5, 1e-5);
+            CHECK_CLOSE("dinp", dx, wdx, N * K, 1e-5, 1e-5);
+            CHECK_CLOSE("dw", dw, wdw, K * M, 1e-5, 1e-5);
+            CHECK_CLOSE("dbias", db, wdb, M, 1e-5, 1e-5);
+            free(x); free(w); free(b); free(y); free(want); free(dy); free(dx); free(dw); free(db);
+            free(wdx); free(wdw); free(wdb); free(scratch);
+        }
+        tensor_set_blas(saved);
+    }
+}
+
+/* layernorm_forward against its formula; layernorm_backward against central
+ * differences of  L = Σ dout ⊙ LN(x). */
+TEST(model_kernels_layernorm) {
+    enum { N = 3, C = 10 };
+    float x[N * C], w[C], b[C], y[N * C], mean[N], rstd[N], dout[N * C];
+    fill_test(x, N * C, 11, 0); fill_test(w, C, 12, 0); fill_test(b, C, 13, 0); fill_test(dout, N * C, 14, 0);
+    for (int i = 0; i < N * C; i++) x[i] = 3 * x[i] + 1;
+    layernorm_forward(y, mean, rstd, x, w, b, N, C);
+    for (int i = 0; i < N; i++) {
+        double m = 0, v = 0;
+        for (int c = 0; c < C; c++) m += x[i * C + c];
+        m /= C;
+        for (int c = 0; c < C; c++) v += (x[i * C + c] - m) * (x[i * C + c] - m);
+        v /= C;
+        for (int c = 0; c < C; c++)
+            CHECK_NEAR(y[i * C + c], (x[i * C + c] - m) / sqrt(v + 1e-5) * w[c] + b[c], 1e-5);
+    }
+    float dx[N * C] = { 0 }, dw[C] = { 0 }, db[C] = { 0 };
+    layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
+    for (int k = 0; k < N * C; k++) {
+        double h = 1e-3, lp = 0, lm = 0;
+        float keep = x[k], yy[N * C], mm[N], rr[N];
+        x[k] = keep + (float)h;
+        layernorm_forward(yy, mm, rr, x, w, b, N, C);
+        for (int i = 0; i < N * C; i++) lp += (double)dout[i] * yy[i];
+        x[k] = keep - (float)h;
+        layernorm_forward(yy, mm, rr, x, w, b, N, C);
+        for (int i = 0; i < N * C; i++) lm += (double)dout[i] * yy[i];
+        x[k] = keep;
+        CHECK_NEAR(dx[k], (lp - lm) / (2 * h), 2e-3);
+    }
+    for (int c = 0; c < C; c++) {
+        double sw = 0, sb = 0;
+        for (int i = 0; i < N; i++) {
+            sw += dout[i * C + c] * (y[i * C + c] - b[c]) / w[c];
+            sb += dout[i * C + c];
+        }
+        CHECK_NEAR(dw[c], sw, 1e-4);
+        CHECK_NEAR(db[c], sb, 1e-5);
+    }
+}
