@@ -27,7 +27,9 @@ static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const floa
                     Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
         return;
     }
+#ifdef _OPENMP
     #pragma omp parallel for num_threads(nt) schedule(static)
+#endif
     for (int t = 0; t < nt; t++) {
         int r0 = (int)((long)Mr * t / nt), r1 = (int)((long)Mr * (t + 1) / nt);
         /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
