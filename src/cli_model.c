@@ -5,6 +5,9 @@
  *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps]
  *                                                (hidden, for tests) every attention
  *                                                map and the logits of a batch
+ *   attnviz forward --model PATH --bench N [--batch B] [--len T]
+ *                                                (hidden) times N forward+backward
+ *                                                steps on random tokens: tokens/s
  * IDS: token ids separated by spaces, batch items separated by ';' ("5 6 7;8 9").
  * Shorter items are padded with id 0 (<pad>) and masked by their length. */
 #include "cli.h"
@@ -17,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
@@ -254,24 +258,84 @@ static cJSON *matrix_json(const float *x, int rows, int cols) {
     return a;
 }
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Times forward and forward+backward on random tokens (lengths T, T-1, T-2, T-3 to
+ * include padding). */
+static int forward_bench(Model *m, int steps, int B, int T) {
+    const ModelConfig *c = &m->config;
+    int V = c->vocab_size, rc = 1;
+    if (T > c->max_len) T = c->max_len;
+    int *src = malloc(sizeof(int) * (size_t)B * T), *tgt = malloc(sizeof(int) * (size_t)B * T);
+    int *y = malloc(sizeof(int) * (size_t)B * T), *sl = malloc(sizeof(int) * (size_t)B);
+    int *tl = malloc(sizeof(int) * (size_t)B);
+    if (!src || !tgt || !y || !sl || !tl) { cli_error("out of memory"); goto done; }
+    uint64_t s = 88172645463325252ULL;
+    for (int i = 0; i < B * T; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17; src[i] = (int)(s % (uint64_t)V);
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17; tgt[i] = (int)(s % (uint64_t)V);
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17; y[i] = (int)(s % (uint64_t)V);
+    }
+    long ntok_src = 0, ntok_tgt = 0;
+    for (int b = 0; b < B; b++) {
+        sl[b] = tl[b] = T - b % 4 > 0 ? T - b % 4 : 1;
+        ntok_src += sl[b];
+        ntok_tgt += tl[b];
+    }
+    if (c->arch == MODEL_ENCODER_ONLY) ntok_tgt = 0;
+    if (c->arch == MODEL_DECODER_ONLY) ntok_src = 0;
+    double tf = 0, tb = 0;
+    for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
+        double t0 = now_seconds();
+        if (model_forward(m, src, sl, T, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
+        double t1 = now_seconds();
+        if (model_zero_grad(m) || isnan(model_backward(m, y, 0.1f))) { cli_error("%s", m->err); goto done; }
+        double t2 = now_seconds();
+        if (it) { tf += t1 - t0; tb += t2 - t1; }
+    }
+    tf /= steps; tb /= steps;
+    printf("model %s d_model %d heads %d layers %d+%d d_ff %d vocab %d (%zu parameters)\n",
+           model_arch_name(c->arch), c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers,
+           c->d_ff, V, m->num_params);
+    printf("batch %d x %d tokens: forward %.1f ms, backward %.1f ms, step %.1f ms\n",
+           B, T, tf * 1e3, tb * 1e3, (tf + tb) * 1e3);
+    printf("training: %.0f tokens/s (source+target), %.0f target tokens/s; forward only: %.0f tokens/s\n",
+           (ntok_src + ntok_tgt) / (tf + tb), (ntok_tgt ? ntok_tgt : ntok_src) / (tf + tb),
+           (ntok_src + ntok_tgt) / tf);
+    rc = 0;
+done:
+    free(src); free(tgt); free(y); free(sl); free(tl);
+    return rc;
+}
+
 int cli_forward(int argc, char **argv) {
     const char *path = NULL, *src_s = NULL, *tgt_s = NULL, *out = NULL;
-    int steps = 0;
+    int steps = 0, bench = 0, bench_b = 32, bench_t = 20;
     for (int i = 1; i < argc; i++) {
         if (is_help(argv[i])) {
             printf("usage: attnviz forward --model PATH [--src IDS] [--tgt IDS] --out FILE.json [--steps]\n\n"
                    "Runs the model on token ids and writes every attention map and the logits\n"
                    "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
-                   "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n");
+                   "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
+                   "  --bench N [--batch B] [--len T]   time N training steps (forward+backward)\n"
+                   "                                    on random tokens instead (default 32 x 20)\n");
             return 0;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--src") && i + 1 < argc) src_s = argv[++i];
         else if (!strcmp(argv[i], "--tgt") && i + 1 < argc) tgt_s = argv[++i];
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--steps")) steps = 1;
+        else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) bench_b = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--len") && i + 1 < argc) bench_t = atoi(argv[++i]);
         else { cli_error("forward: unknown option '%s' (try: attnviz forward --help)", argv[i]); return 2; }
     }
-    if (!path || !out) { cli_error("forward: --model and --out are required"); return 2; }
+    if (!path || (!out && bench <= 0)) { cli_error("forward: --model and --out (or --bench N) are required"); return 2; }
+    if (bench > 0 && (bench_b < 1 || bench_b > 4096 || bench_t < 1)) { cli_error("forward: --batch 1..4096, --len >= 1"); return 2; }
     Model m;
     char **vocab = NULL, err[512];
     int nv = 0, rc = 1;
@@ -279,6 +343,10 @@ int cli_forward(int argc, char **argv) {
     cJSON *root = NULL;
     char *txt = NULL;
     if (checkpoint_load(path, &m, &vocab, &nv, NULL, err, sizeof err)) { cli_error("%s", err); return 1; }
+    if (bench > 0) {
+        rc = forward_bench(&m, bench, bench_b, bench_t);
+        goto done;
+    }
     if (m.config.arch != MODEL_DECODER_ONLY) {
         if (!src_s || parse_ids(src_s, &src, &sl, &B, &S)) { cli_error("forward: --src needs ids like \"5 6 7;8 9\""); goto done; }
     }
