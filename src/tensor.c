@@ -54,6 +54,7 @@ int tensor_blas_enabled(void) { return use_blas; }
 /* Rows of `inp` handled together: each row of w is then loaded once per
  * ROWS output rows instead of once per row (a small register/L1 tile). */
 #define ROWS 4
+#define ICHUNK 64   /* rows of dout per pass in matmul_backward_weights_ref */
 
 /* dbias (M) += Σ_i dout[i][·] */
 static void column_sums(float *dbias, const float *dout, int N, int M) {
@@ -114,18 +115,23 @@ void matmul_backward_weights(float *dw, float *dbias, const float *dout, const f
 
 void matmul_backward_weights_ref(float *dw, float *dbias, const float *dout, const float *inp,
                                  int N, int K, int M) {
-    /* dw[k][j] += Σ_i inp[i][k] · dout[i][j]; threads own blocks of rows k. */
-    OMP_PARALLEL_FOR
-    for (int k0 = 0; k0 < K; k0 += ROWS) {
-        int nk = K - k0 < ROWS ? K - k0 : ROWS;
-        for (int i = 0; i < N; i++) {
-            const float *d = dout + (size_t)i * M;
-            for (int r = 0; r < nk; r++) {
-                float a = inp[(size_t)i * K + k0 + r];
-                if (a == 0.0f) continue;
-                float *g = dw + (size_t)(k0 + r) * M;
-                OMP_SIMD
-                for (int j = 0; j < M; j++) g[j] += a * d[j];
+    /* dw[k][j] += Σ_i inp[i][k] · dout[i][j].  Rows i go in chunks small enough
+     * for their dout rows to stay in cache while every block of dw rows (one
+     * thread each) passes over them. */
+    for (int i0 = 0; i0 < N; i0 += ICHUNK) {
+        int i1 = N - i0 < ICHUNK ? N : i0 + ICHUNK;
+        OMP_PARALLEL_FOR
+        for (int k0 = 0; k0 < K; k0 += ROWS) {
+            int nk = K - k0 < ROWS ? K - k0 : ROWS;
+            for (int i = i0; i < i1; i++) {
+                const float *d = dout + (size_t)i * M;
+                for (int r = 0; r < nk; r++) {
+                    float a = inp[(size_t)i * K + k0 + r];
+                    if (a == 0.0f) continue;
+                    float *g = dw + (size_t)(k0 + r) * M;
+                    OMP_SIMD
+                    for (int j = 0; j < M; j++) g[j] += a * d[j];
+                }
             }
         }
     }
