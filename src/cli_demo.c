@@ -75,13 +75,14 @@ int demo_heatmap(Demo *d, const char *file, const RenderHeatmap *hm, const char 
     return demo_add(d, file, cap_en, cap_vi, cmd);
 }
 
-int demo_strip(Demo *d, const char *file, const char *title, const RenderHeatmap *p, int n, const char *cap_en,
+int demo_strip(Demo *d, const char *file, const char *title, const RenderHeatmap *p, int n, int arrows,
+               const char *cap_en,
                const char *cap_vi, const char *cmd) {
     char path[4200];
     RenderMetaItem it[3];
     RenderMeta meta = meta_of(it, d, title);
     demo_path(d, file, path, sizeof path);
-    if (render_strip(path, title, p, n, &meta, d->err, sizeof d->err) != 0) { cli_error("%s: %s", file, d->err); return -1; }
+    if (render_panels(path, title, p, n, arrows, &meta, d->err, sizeof d->err) != 0) { cli_error("%s: %s", file, d->err); return -1; }
     return demo_add(d, file, cap_en, cap_vi, cmd);
 }
 
@@ -255,7 +256,7 @@ static int part1(Demo *d) {
              "Một query q = [1, 2, 3] với hai key: điểm [%g, %g], chia cho √3, softmax cho %.3f và %.3f — gần như "
              "toàn bộ trọng số dồn vào k₂, key cùng hướng với q — và đầu ra là tổ hợp tương ứng của các hàng V.",
              (double)s1.scores[0], (double)s1.scores[1], (double)s1.weights[0], (double)s1.weights[1]);
-    if (demo_strip(d, "p1-qk-steps.png", "Q = [[1,2,3]], K = [[2,1,0],[1,2,3]], V = [[1,2],[3,4]]", p, 4, cap, capvi,
+    if (demo_strip(d, "p1-qk-steps.png", "Q = [[1,2,3]], K = [[2,1,0],[1,2,3]], V = [[1,2],[3,4]]", p, 4, 1, cap, capvi,
                    "attnviz steps --q '[[1,2,3]]' --k '[[2,1,0],[1,2,3]]' --v '[[1,2],[3,4]]'"))
         goto done;
     html_pre(&d->page, pre);
@@ -289,7 +290,7 @@ static int part1(Demo *d) {
              "Ma trận điểm 3×3 của bài học, chưa có mặt nạ. Mọi hàng có cùng trọng số %s: trong một hàng các điểm "
              "cách nhau 0.1, và softmax chỉ phụ thuộc vào hiệu số (cộng 0.3 hay 0.6 vào cả hàng không đổi gì). Mỗi "
              "hàng đầu ra là tổ hợp tương ứng của các hàng V.", a);
-    if (demo_strip(d, "p1-3x3-steps.png", "scores 3×3 → softmax → · V", p2, 3, cap, capvi,
+    if (demo_strip(d, "p1-3x3-steps.png", "scores 3×3 → softmax → · V", p2, 3, 1, cap, capvi,
                    "attnviz steps --scores '[[0.1,0.2,0.3],[0.4,0.5,0.6],[0.7,0.8,0.9]]' --v '[[1,0],[0,1],[1,1]]' "
                    "--tokens I,am,happy"))
         goto done;
@@ -552,7 +553,7 @@ static int part3_by_hand(Demo *d, Trace *t) {
              "Softmax có mặt nạ trên ma trận điểm 3×3 của bài học: mỗi hàng chuẩn hóa trên các key nó được nhìn, "
              "nên hàng 1 là softmax(0.4, 0.5) = [%.3f, %.3f] và hàng 2 là softmax(0.7, 0.8, 0.9) = %s.",
              (double)s.weights[3], (double)s.weights[4], a);
-    if (demo_strip(d, "p3-masked-softmax.png", "masked softmax: scores + M → softmax", p, 3, cap, capvi,
+    if (demo_strip(d, "p3-masked-softmax.png", "masked softmax: scores + M → softmax", p, 3, 1, cap, capvi,
                    "attnviz steps --scores '[[0.1,0.2,0.3],[0.4,0.5,0.6],[0.7,0.8,0.9]]' --mask causal "
                    "--tokens I,am,happy"))
         goto done;
@@ -644,7 +645,7 @@ static int part3_fill(Demo *d, Trace *t) {
                      "'[[0,0,0],[1,1,0],[1,1,1]]' --mask-fill -1e9   (or -10000, or -inf)");
         }
         if (demo_strip(d, files[c], c ? "a fully masked row: −∞ vs −10000 vs −1e9" : "causal mask: −∞ vs −10000 vs −1e9",
-                       p, 3, cap, capvi, cmd))
+                       p, 3, 0, cap, capvi, cmd))
             goto done;
         trace_add_image(t, files[c]);
         for (int k = 0; k < 3; k++)

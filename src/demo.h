@@ -52,7 +52,7 @@ int  demo_add(Demo *d, const char *file, const char *cap_en, const char *cap_vi,
 int  demo_heatmap(Demo *d, const char *file, const RenderHeatmap *hm, const char *cap_en,
                   const char *cap_vi, const char *cmd);
 int  demo_strip(Demo *d, const char *file, const char *title, const RenderHeatmap *p, int n,
-                const char *cap_en, const char *cap_vi, const char *cmd);
+                int arrows, const char *cap_en, const char *cap_vi, const char *cmd);
 int  demo_grid(Demo *d, const char *file, const char *title, const RenderHeatmap *cells, int rows,
                int cols, const char *const *row_titles, const char *const *col_titles,
                const char *cap_en, const char *cap_vi, const char *cmd);

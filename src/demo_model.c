@@ -198,7 +198,7 @@ int demo_part3_model(Demo *d) {
              "riêng (sai khác lớn nhất %.1e). Các hàng query <pad> vẫn được tính nhưng không bao giờ được dùng.",
              S, e1, b1.S, e2, b2.S, S - b2.S, diff);
     demo_cmd(d, cmd, sizeof cmd, "attnviz run --batch", "\"the cat sat on the mat .\" \"i go to school .\"");
-    if (demo_strip(d, "p3-padding-batch.png", "a padded batch: the mask hides <pad>", pp, 2, cap, capvi, cmd)) goto done;
+    if (demo_strip(d, "p3-padding-batch.png", "a padded batch: the mask hides <pad>", pp, 2, 0, cap, capvi, cmd)) goto done;
     trace_add_image(&tb, "p3-padding-batch.png");
     if (demo_write_trace(d, &tb, "p3-padding.trace.json")) goto done;
     rc = 0;
@@ -359,7 +359,7 @@ int demo_part5(Demo *d) {
              "lai bị gạch chéo. Phải: hình chữ nhật — hàng là vị trí tiếng Pháp (decoder), cột là từ tiếng Anh "
              "(encoder); đây là nơi bản dịch đọc câu nguồn.", s_en, p.translation);
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "\"the cat sat on the mat .\"   (grid.*.png, one per kind)");
-    if (demo_strip(d, "p5-three-kinds.png", title, pn, 3, cap, capvi, cmd)) goto done;
+    if (demo_strip(d, "p5-three-kinds.png", title, pn, 3, 0, cap, capvi, cmd)) goto done;
     trace_add_image(&t, "p5-three-kinds.png");
     rc = demo_write_trace(d, &t, "p5.trace.json");
 done:

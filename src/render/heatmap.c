@@ -326,6 +326,11 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
 
 int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
                  const RenderMeta *meta, char *err, size_t errlen) {
+    return render_panels(path, title, panels, n, 1, meta, err, errlen);
+}
+
+int render_panels(const char *path, const char *title, const RenderHeatmap *panels, int n,
+                  int arrows, const RenderMeta *meta, char *err, size_t errlen) {
     Canvas c = {0};
     HmLayout *L = NULL;
     int status = -1;
@@ -375,7 +380,7 @@ int render_strip(const char *path, const char *title, const RenderHeatmap *panel
     int x = 0;
     for (int p = 0; p < n; p++) {
         hm_draw(&c, &L[p], x, top);
-        if (p + 1 < n) {
+        if (arrows && p + 1 < n) {
             /* arrow from the end of this panel to the start of the next */
             double ay = top + mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
             double x0 = x + L[p].w - margin + 2, x1 = x + L[p].w + gap + margin - 2;

@@ -79,6 +79,10 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
  * with its own colour bar, arrows between panels, an overall title on top. */
 int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
                  const RenderMeta *meta, char *err, size_t errlen);
+/* The same layout for panels that are compared, not steps: arrows = 0 draws
+ * none (render_strip is render_panels with arrows = 1). */
+int render_panels(const char *path, const char *title, const RenderHeatmap *panels, int n,
+                  int arrows, const RenderMeta *meta, char *err, size_t errlen);
 
 /* "Model view": a rows × cols grid of small heatmaps (cells[r*cols+c]) with row
  * titles on the left (e.g. "layer 0") and column titles on top ("head 0"), one
