@@ -58,15 +58,17 @@ static int softmax_and_values(float *out, int ldo, float *w_row, AttnSteps *step
     int empty = attn_softmax_row(row, Tk);
     if (w_row) memcpy(w_row, row, Tk * sizeof(float));
     if (steps) memcpy(steps->weights + (size_t)i * Tk, row, Tk * sizeof(float));
-    if (v) {
-        float *o = out ? out + (size_t)i * ldo : NULL;
-        float *so = steps ? steps->output + (size_t)i * Dv : NULL;
-        for (int d = 0; d < Dv; d++) {
-            double acc = 0.0;
-            for (int j = 0; j < Tk; j++) acc += (double)row[j] * v[(size_t)j * ldv + d];
-            if (o) o[d] = (float)acc;
-            if (so) so[d] = (float)acc;
+    if (v && (out || steps)) {
+        /* output row = Σ_j weights[j] · V[j], walking V row by row (contiguous) */
+        float *o = out ? out + (size_t)i * ldo : steps->output + (size_t)i * Dv;
+        for (int d = 0; d < Dv; d++) o[d] = 0.0f;
+        for (int j = 0; j < Tk; j++) {
+            float w = row[j];
+            if (w == 0.0f) continue;
+            const float *vj = v + (size_t)j * ldv;
+            for (int d = 0; d < Dv; d++) o[d] += w * vj[d];
         }
+        if (out && steps) memcpy(steps->output + (size_t)i * Dv, o, Dv * sizeof(float));
     }
     return empty;
 }

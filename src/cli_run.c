@@ -20,6 +20,9 @@
 #include "tokenizer.h"
 #include "trace.h"
 #include <ctype.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -538,6 +541,11 @@ int cli_run(int argc, char **argv) {
     RunArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
+#ifdef _OPENMP
+    /* One sentence's matrices are tiny: waiting OpenMP threads cost more than
+     * they save (the same measurement as demo's). */
+    omp_set_num_threads(1);
+#endif
 
     Model m = {0};
     Vocab v = {0};
