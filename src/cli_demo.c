@@ -145,27 +145,6 @@ int demo_write_trace(Demo *d, Trace *t, const char *file) {
     return 0;
 }
 
-RenderHeatmap demo_weights_hm(const TraceMap *m, int h, const char *title, const char *subtitle, int highlight_row) {
-    RenderHeatmap hm = {0};
-    hm.title = title;
-    hm.subtitle = subtitle;
-    hm.values = m->heads[h].weights;
-    hm.rows = m->Tq;
-    hm.cols = m->Tk;
-    hm.row_labels = (const char *const *)m->queries;
-    hm.col_labels = (const char *const *)m->keys;
-    hm.row_axis = "query";
-    hm.col_axis = "key";
-    hm.mask = m->mask;
-    hm.mask_label = "0";
-    hm.cmap = RENDER_CMAP_VIRIDIS;
-    hm.vmin = 0;
-    hm.vmax = 1;
-    hm.show_values = -1;
-    hm.highlight_row = highlight_row;
-    return hm;
-}
-
 /* A small matrix panel of a strip: values printed, labels given. */
 static RenderHeatmap panel(const char *title, const char *sub, const float *x, int rows, int cols,
                            const char *const *rl, const char *const *cl, RenderCmap cmap) {

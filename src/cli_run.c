@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "decode.h"
 #include "html.h"
+#include "maps.h"
 #include "model.h"
 #include "render/render.h"
 #include "tokenizer.h"
@@ -87,8 +88,6 @@ static int is_pronoun(const char *w) {
     for (int i = 0; p[i]; i++) if (!strcmp(w, p[i])) return 1;
     return 0;
 }
-
-static int is_special(const char *w) { return w[0] == '<' && w[strlen(w) - 1] == '>'; }
 
 static int parse_args(RunArgs *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -289,41 +288,6 @@ static int write_png_heatmap(PicCtx *c, const char *file, const RenderHeatmap *h
     return trace_add_image(c->trace, file);
 }
 
-static RenderHeatmap heatmap_of(const TraceMap *m, int h, const char *title, const char *subtitle,
-                                int highlight) {
-    RenderHeatmap hm = {0};
-    hm.title = title;
-    hm.subtitle = subtitle;
-    hm.values = m->heads[h].weights;
-    hm.rows = m->Tq;
-    hm.cols = m->Tk;
-    hm.row_labels = (const char *const *)m->queries;
-    hm.col_labels = (const char *const *)m->keys;
-    hm.row_axis = "query";
-    hm.col_axis = "key";
-    hm.mask = m->mask;
-    hm.mask_label = "0";
-    hm.cmap = RENDER_CMAP_VIRIDIS;
-    hm.vmin = 0;
-    hm.vmax = 1;
-    hm.show_values = -1;
-    hm.highlight_row = highlight;
-    return hm;
-}
-
-/* Strongest link of query row q in a head, excluding q itself and <…> keys. */
-static int strongest_link(const TraceMap *m, int h, int q, float *w) {
-    int best = -1;
-    float bw = -1;
-    for (int j = 0; j < m->Tk; j++) {
-        if (j == q || is_special(m->keys[j])) continue;
-        float x = m->heads[h].weights[(size_t)q * m->Tk + j];
-        if (x > bw) { bw = x; best = j; }
-    }
-    *w = bw;
-    return best;
-}
-
 typedef struct { int map, head, key; float weight; } Link;
 
 /* Over every encoder self-attention head: the one whose strongest link from q is strongest. */
@@ -334,7 +298,7 @@ static Link best_link(const Trace *t, int q) {
         if (strcmp(m->kind, "self") || q >= m->Tq) continue;
         for (int h = 0; h < m->n_heads; h++) {
             float w;
-            int k = strongest_link(m, h, q, &w);
+            int k = maps_strongest_link(m, h, q, &w);
             if (k >= 0 && w > best.weight) best = (Link){i, h, k, w};
         }
     }
@@ -418,7 +382,7 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
             snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
             snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
             snprintf(sub, sizeof sub, "row “%s” outlined · %s", w, c->sentence);
-            RenderHeatmap hm = heatmap_of(m, L.head, title, sub, q);
+            RenderHeatmap hm = maps_weights_heatmap(m, L.head, title, sub, q);
             if (write_png_heatmap(c, file, &hm, m->id, L.head)) return -1;
             html_figure(pg, file, "The same head as a heatmap, the pronoun's row outlined.",
                         "Cùng head đó dạng bản đồ nhiệt, hàng của đại từ được viền.", NULL);
@@ -449,7 +413,7 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
             for (int d = 0; d < m->Dv; d++) { dims[d] = dimbuf + d * 8; snprintf(dims[d], 8, "%d", d); }
             for (int i = 0; i < 5; i++) {
                 snprintf(stitle[i], sizeof stitle[i], "%s", names[i]);
-                p[i] = heatmap_of(m, focus_head, stitle[i], i == 1 ? formula : NULL, -1);
+                p[i] = maps_weights_heatmap(m, focus_head, stitle[i], i == 1 ? formula : NULL, -1);
                 p[i].values = x[i];
                 p[i].mask = (i == 2 || i == 3) ? m->mask : NULL;
                 p[i].mask_label = i == 2 ? "−∞" : "0";
@@ -491,7 +455,7 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
             rt[r] = tb + 24 * r;
             snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
             for (int h = 0; h < n_heads; h++)
-                cells[r * n_heads + h] = heatmap_of(&t->maps[idx[r]], h, NULL, NULL, -1);
+                cells[r * n_heads + h] = maps_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
         }
         for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
         snprintf(file, sizeof file, "grid.%s.%s.png", stacks[k], kinds[k]);
@@ -518,7 +482,7 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
         for (int h = 0; h < m->n_heads; h++) {
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
-            RenderHeatmap hm = heatmap_of(m, h, title, c->sentence, -1);
+            RenderHeatmap hm = maps_weights_heatmap(m, h, title, c->sentence, -1);
             if (write_png_heatmap(c, file, &hm, m->id, h)) return -1;
             html_figure(pg, file, title, NULL, NULL);
         }

@@ -18,6 +18,7 @@
 #include "render/render.h"
 #include "tokenizer.h"
 #include "trace.h"
+#include "maps.h"
 
 #define DEMO_MAX_IMAGES 64
 
@@ -61,9 +62,6 @@ int  demo_lines(Demo *d, const char *file, const char *title, const char *const 
                 int focus, const char *cap_en, const char *cap_vi, const char *cmd);
 /* Writes out/file from t (images listed relative to out/).  0 or -1 (printed). */
 int  demo_write_trace(Demo *d, Trace *t, const char *file);
-/* A heatmap of weights (viridis 0..1) for one head of a trace map. */
-RenderHeatmap demo_weights_hm(const TraceMap *m, int h, const char *title, const char *subtitle,
-                              int highlight_row);
 
 /* demo_model.c: the parts that run the model (3c, 3d, 4, 5, 6, 8, 9). */
 int demo_part3_model(Demo *d);

@@ -94,21 +94,6 @@ static int find_tok(const char *const *tok, int n, const char *w) {
     return -1;
 }
 
-static int is_special(const char *w) { return w[0] == '<' && w[strlen(w) - 1] == '>'; }
-
-/* Strongest link of query q in a head, excluding q itself and <…> keys (eval.h's rule). */
-static int strongest(const TraceMap *m, int h, int q, float *w) {
-    int best = -1;
-    float bw = -1;
-    for (int j = 0; j < m->Tk; j++) {
-        if (j == q || is_special(m->keys[j])) continue;
-        float x = m->heads[h].weights[(size_t)q * m->Tk + j];
-        if (x > bw) { bw = x; best = j; }
-    }
-    *w = bw;
-    return best;
-}
-
 /* ------------------------------------------------------------ part 3 (model) */
 
 int demo_part3_model(Demo *d) {
@@ -127,7 +112,7 @@ int demo_part3_model(Demo *d) {
     snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0");
     char sub[600];
     snprintf(sub, sizeof sub, "%s → %s", s_en, p.translation);
-    RenderHeatmap hm = demo_weights_hm(m, 0, title, sub, -1);
+    RenderHeatmap hm = maps_weights_heatmap(m, 0, title, sub, -1);
     hm.show_values = 1;
     snprintf(cap, sizeof cap,
              "The trained model's decoder translating “%s” → “%s”: every query row uses only itself and earlier "
@@ -184,7 +169,7 @@ int demo_part3_model(Demo *d) {
     pp[0].row_labels = rows; pp[0].col_labels = pl;
     pp[0].row_axis = "batch"; pp[0].col_axis = "key position";
     pp[0].cmap = RENDER_CMAP_VIRIDIS; pp[0].vmax = 1; pp[0].show_values = 1; pp[0].highlight_row = -1;
-    pp[1] = demo_weights_hm(mb, 0, "sentence 2 · encoder layer 0 · head 0", "<pad> keys masked", -1);
+    pp[1] = maps_weights_heatmap(mb, 0, "sentence 2 · encoder layer 0 · head 0", "<pad> keys masked", -1);
     pp[1].show_values = 0;
     snprintf(cap, sizeof cap,
              "Two sentences in one batch are padded to the same length (%d): “%s” (%d tokens with <eos>) and “%s” "
@@ -287,7 +272,7 @@ int demo_part4(Demo *d) {
             const TraceMap *m = trace_find_map(&t, id);
             snprintf(rt[l], 24, "layer %d", l);
             rtp[l] = rt[l];
-            for (int h = 0; h < H && m; h++) cellv[l * H + h] = demo_weights_hm(m, h, NULL, NULL, -1);
+            for (int h = 0; h < H && m; h++) cellv[l * H + h] = maps_weights_heatmap(m, h, NULL, NULL, -1);
         }
         for (int h = 0; h < H; h++) { snprintf(rt[E + h], 24, "head %d", h); rtp[E + h] = rt[E + h]; }
         snprintf(title, sizeof title, "encoder self-attention, every layer × head: %s", s_en);
@@ -339,7 +324,7 @@ int demo_part5(Demo *d) {
         const TraceMap *m = trace_find_map(&t, id[k]);
         if (!m) { cli_error("model has no map %s", id[k]); goto done; }
         snprintf(ttl[k], sizeof ttl[k], "%s (layer %d, head 0)", names[k], m->layer);
-        pn[k] = demo_weights_hm(m, 0, ttl[k], sub[k], -1);
+        pn[k] = maps_weights_heatmap(m, 0, ttl[k], sub[k], -1);
         pn[k].show_values = 0;
     }
     html_section(&d->page, "p5", "5. Three kinds of attention",
@@ -427,7 +412,7 @@ int demo_part6(Demo *d) {
                 snprintf(id, sizeof id, "encoder.%d.self", l);
                 float sum = 0, w;
                 for (int k = 0; k < 2; k++) {
-                    strongest(trace_find_map(&t[k], id), h, q[k], &w);
+                    maps_strongest_link(trace_find_map(&t[k], id), h, q[k], &w);
                     sum += w;
                 }
                 if (sum > best) { best = sum; d->coref_layer = l; d->coref_head = h; }
@@ -454,7 +439,7 @@ int demo_part6(Demo *d) {
         right_pron[k] = find_tok(p[k].tgt_tok, p[k].T, pron[k]) >= 0 &&
                         find_tok(p[k].tgt_tok, p[k].T, pron[1 - k]) < 0;
         const TraceMap *m = trace_find_map(&t[k], id);
-        key[k] = strongest(m, d->coref_head, q[k], &kw[k]);
+        key[k] = maps_strongest_link(m, d->coref_head, q[k], &kw[k]);
         right_link[k] = key[k] >= 0 && !strcmp(m->keys[key[k]], gold[k]);
         size_t len = strlen(pre);
         snprintf(pre + len, sizeof pre - len, "%s\n  → fr: %s   (expected pronoun: %s — %s)\n", sent[k], p[k].translation,
@@ -490,7 +475,7 @@ int demo_part6(Demo *d) {
         trace_add_image(&t[k], file);
         char sub[256];
         snprintf(sub, sizeof sub, "row “it” outlined · %s", sent[k]);
-        RenderHeatmap hm = demo_weights_hm(m, d->coref_head, title, sub, q[k]);
+        RenderHeatmap hm = maps_weights_heatmap(m, d->coref_head, title, sub, q[k]);
         snprintf(file, sizeof file, "p6-coref-%s-heatmap.png", tag[k]);
         if (demo_heatmap(d, file, &hm, "The same head as a heatmap; the row of “it” is outlined.",
                          "Cùng head đó dạng bản đồ nhiệt; hàng của “it” được viền.", cmd))
@@ -533,7 +518,7 @@ int demo_part8(Demo *d) {
     snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0 · row “học”");
     char sub[256];
     snprintf(sub, sizeof sub, "%s → %s", s_en, s_vi);
-    RenderHeatmap hm = demo_weights_hm(m, 0, title, sub, row);
+    RenderHeatmap hm = maps_weights_heatmap(m, 0, title, sub, row);
     hm.show_values = 1;
     snprintf(cap, sizeof cap,
              "The row of “học” (outlined) may use %s — itself and what came before — and not %s, which is masked "
