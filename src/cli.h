@@ -31,6 +31,13 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Creates DIR (and parents) if missing and checks it is writable.  0 or -1 (message printed). */
 int cli_prepare_outdir(const char *dir);
 
+/* An option that takes a value: --name VALUE or --name=VALUE. */
+typedef struct { const char *name; const char **dst; } CliOption;
+/* If argv[*i] is one of opts, stores its value (advancing *i past it) and
+ * returns 1; 0 if it is none of them; -1 after printing an error when the
+ * value is missing (a following "--flag" does not count as a value). */
+int cli_take_option(int argc, char **argv, int *i, const CliOption *opts, int n, const char *cmd);
+
 /* 1 if arg is --help or -h. */
 int cli_is_help(const char *arg);
 

@@ -64,3 +64,20 @@ int cli_prepare_outdir(const char *dir) {
 int cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
+
+int cli_take_option(int argc, char **argv, int *i, const CliOption *opts, int n, const char *cmd) {
+    const char *arg = argv[*i];
+    for (int o = 0; o < n; o++) {
+        size_t len = strlen(opts[o].name);
+        if (strncmp(arg, opts[o].name, len) != 0) continue;
+        if (arg[len] == '=') { *opts[o].dst = arg + len + 1; return 1; }
+        if (arg[len] != '\0') continue;
+        if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) {
+            cli_error("%s needs a value (see attnviz %s --help)", opts[o].name, cmd);
+            return -1;
+        }
+        *opts[o].dst = argv[++*i];
+        return 1;
+    }
+    return 0;
+}

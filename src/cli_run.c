@@ -96,22 +96,12 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     a->trace_mode = "weights";
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        struct { const char *name; const char **dst; } opts[] = {
+        const CliOption opts[] = {
             {"--model", &a->model}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}};
-        int matched = 0;
-        for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
-            size_t len = strlen(opts[o].name);
-            if (strncmp(arg, opts[o].name, len) != 0) continue;
-            if (arg[len] == '=') { *opts[o].dst = arg + len + 1; matched = 1; break; }
-            if (arg[len] == '\0') {
-                if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) { cli_error("%s needs a value (see attnviz run --help)", opts[o].name); return -1; }
-                *opts[o].dst = argv[++i];
-                matched = 1;
-                break;
-            }
-        }
-        if (matched) continue;
+        int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
+        if (taken < 0) return -1;
+        if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
         else if (!strcmp(arg, "--quiet")) a->quiet = 1;
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;

@@ -176,23 +176,13 @@ static int parse_args(StepsArgs *a, int argc, char **argv) {
     a->out = "output";
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        struct { const char *name; const char **dst; } opts[] = {
+        const CliOption opts[] = {
             {"--q", &a->q}, {"--k", &a->k}, {"--v", &a->v}, {"--scores", &a->scores},
             {"--mask", &a->mask}, {"--mask-fill", &a->mask_fill}, {"--tokens", &a->tokens},
             {"--query-tokens", &a->query_tokens}, {"--out", &a->out}};
-        int matched = 0;
-        for (size_t o = 0; o < sizeof opts / sizeof opts[0]; o++) {
-            size_t len = strlen(opts[o].name);
-            if (strncmp(arg, opts[o].name, len) != 0) continue;
-            if (arg[len] == '=') { *opts[o].dst = arg + len + 1; matched = 1; break; }
-            if (arg[len] == '\0') {
-                if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) { cli_error("%s needs a value (see attnviz steps --help)", opts[o].name); return -1; }
-                *opts[o].dst = argv[++i];
-                matched = 1;
-                break;
-            }
-        }
-        if (matched) continue;
+        int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "steps");
+        if (taken < 0) return -1;
+        if (taken) continue;
         if (!strcmp(arg, "--no-scale")) a->no_scale = 1;
         else if (!strcmp(arg, "--quiet")) a->quiet = 1;
         else if (cli_is_help(arg)) { steps_usage(stdout); return 1; }
