@@ -75,6 +75,9 @@ static void train_usage(FILE *f) {
         "                        sentences at 6 points into PATH minus .safetensors\n"
         "                        plus .snapshots.json\n"
         "  --checkpoint-every N  also write the checkpoint every N steps\n"
+        "  --supervise-coref W   LAST RESORT, off by default: add W · -log(attention of\n"
+        "                        the pronoun to its gold antecedent) for the last encoder\n"
+        "                        layer's head 0 (gradient to that head's W_q/W_k only)\n"
         "  --quiet               no progress output\n");
 }
 
@@ -96,7 +99,7 @@ int cli_train(int argc, char **argv) {
     const char *corpus = "build/corpus", *out = "output/" ATTNVIZ_MODEL_FILE, *resume = NULL;
     long seed = 1, steps = -1, epochs = -1, batch = 64, warmup = 300, ckpt_every = 0;
     long d_model = 96, heads = 4, enc_layers = 2, dec_layers = 2, d_ff = 256, max_len = 64;
-    double lr = 2e-3, min_lr_frac = 0.05, clip = 1.0, ls = 0.05, dropout = 0;
+    double lr = 2e-3, min_lr_frac = 0.05, clip = 1.0, ls = 0.05, dropout = 0, sup = 0;
     int prenorm = 0, snapshots = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -129,6 +132,7 @@ int cli_train(int argc, char **argv) {
         else if (OPT("--clip")) { r = parse_double(a, val, 0, 1e9, &clip); i++; }
         else if (OPT("--label-smoothing")) { r = parse_double(a, val, 0, 0.99, &ls); i++; }
         else if (OPT("--dropout")) { r = parse_double(a, val, 0, 0.99, &dropout); i++; }
+        else if (OPT("--supervise-coref")) { r = parse_double(a, val, 0, 100, &sup); i++; }
         else if (r == 0) { cli_error("train: unknown option '%s' (try: attnviz train --help)", a); return 2; }
 #undef OPT
         if (r) return 2;
@@ -186,9 +190,9 @@ int cli_train(int argc, char **argv) {
     snprintf(opts, sizeof opts,
              "--seed %ld --steps %ld --batch %ld --lr %g --min-lr-frac %g --warmup %ld --clip %g "
              "--label-smoothing %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
-             "--max-len %d%s", seed, steps, batch, lr, min_lr_frac, warmup, clip, ls,
+             "--max-len %d%s --supervise-coref %g", seed, steps, batch, lr, min_lr_frac, warmup, clip, ls,
              m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
-             m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "");
+             m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "", sup);
     snprintf(sseed, sizeof sseed, "%ld", seed);
     snprintf(ssteps, sizeof ssteps, "%ld", steps);
     snprintf(sdata, sizeof sdata, "%d pairs", set.n);
@@ -200,6 +204,7 @@ int cli_train(int argc, char **argv) {
     o.clip = clip; o.label_smoothing = (float)ls; o.seed = (uint64_t)seed; o.checkpoint_every = ckpt_every;
     o.out_path = out; o.vocab = (const char *const *)v.words; o.n_vocab = v.size; o.extra = extra_run;
     o.progress = quiet ? -1 : isatty(2) ? 1 : 0;
+    o.coref_weight = (float)sup; o.coref_layer = m.config.n_enc_layers - 1; o.coref_head = 0;
 
     long snap_steps[6];
     if (snapshots) {

@@ -63,6 +63,7 @@ int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
     e->lang_tag = lang_tag;
     e->src_len = src_len;
     e->tgt_len = tgt_len;
+    e->coref_p = e->coref_a = -1;
     e->src = s->ids + s->n_ids;
     memcpy(e->src, src, (size_t)src_len * sizeof(int));
     e->tgt = e->src + src_len;
@@ -97,9 +98,9 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
         if (!line[0] || line[0] == '#') continue;
-        char *cols[3] = {0};
+        char *cols[5] = {0};
         char *p = line;
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < 5; c++) {
             cols[c] = p;
             char *tab = p ? strchr(p, '\t') : NULL;
             if (tab) { *tab = '\0'; p = tab + 1; } else p = NULL;
@@ -115,6 +116,11 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
         int nt = encode_words(v, cols[2], tgt, 511, &bad);
         if (nt < 0) { seterr(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
         if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
+        int cp, ca;
+        if (cols[4] && sscanf(cols[4], "%d-%d", &cp, &ca) == 2 && cp >= 0 && cp < ns && ca >= 0 && ca < ns) {
+            s->ex[s->n - 1].coref_p = cp;
+            s->ex[s->n - 1].coref_a = ca;
+        }
     }
     if (s->n == 0) { seterr(err, errlen, "%s has no sentence pairs", path); goto done; }
     rc = 0;
@@ -396,8 +402,11 @@ static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, d
                            char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
     int H = c->n_heads;
-    if (str_printf(s, "%s\n  {\"step\": %ld, \"loss\": %.6g, \"lr\": %.6g, \"sentences\": [",
-                   s->len > 0 && s->buf[s->len - 1] == '}' ? "," : "", step, loss, lr)) goto oom;
+    char ltxt[32];
+    if (isnan(loss)) snprintf(ltxt, sizeof ltxt, "null");   /* no step done yet */
+    else snprintf(ltxt, sizeof ltxt, "%.6g", loss);
+    if (str_printf(s, "%s\n  {\"step\": %ld, \"loss\": %s, \"lr\": %.6g, \"sentences\": [",
+                   s->len > 0 && s->buf[s->len - 1] == '}' ? "," : "", step, ltxt, lr)) goto oom;
     for (int k = 0; k < o->n_snap_sent; k++) {
         int S = o->snap_len[k];
         int tgt = VOCAB_2FR, one = 1;
@@ -461,6 +470,57 @@ static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o
     return 0;
 }
 
+/* ------------------------------------------------- coreference supervision */
+
+/* Adds the gradient of weight · mean_b(-log att[p_b → a_b]) of one encoder head to
+ * that head's W_q, b_q, W_k, b_k (layer input held constant).  Returns the mean
+ * -log att over the supervised items (0 when none). */
+static double coref_supervise(Model *m, const TrainSet *s, const int *idx, int B,
+                              int layer, int head, float weight) {
+    const ModelConfig *c = &m->config;
+    int C = c->d_model, H = c->n_heads, D = C / H, S = m->S;
+    const ModelActs *a = &m->acts;
+    const float *x;   /* (B, S, C) input of the layer's attention */
+    if (c->prenorm) x = a->enc_ln1.out + (size_t)layer * B * S * C;
+    else x = layer == 0 ? a->enc_x : a->enc_ln2.out + (size_t)(layer - 1) * B * S * C;
+    int n = 0;
+    for (int b = 0; b < B; b++) n += s->ex[idx[b]].coref_p >= 0;
+    if (!n) return 0.0;
+    float scale = 1.0f / sqrtf((float)D), w = weight / n;
+    float *dWq = m->grads.enc_self.wq + (size_t)layer * C * C, *dbq = m->grads.enc_self.bq + (size_t)layer * C;
+    float *dWk = m->grads.enc_self.wk + (size_t)layer * C * C, *dbk = m->grads.enc_self.bk + (size_t)layer * C;
+    float dq[256], dk[256];
+    double nll = 0.0;
+    if (D > 256) return 0.0;
+    for (int b = 0; b < B; b++) {
+        const TrainExample *e = &s->ex[idx[b]];
+        if (e->coref_p < 0) continue;
+        int p = e->coref_p, an = e->coref_a;
+        const float *att = a->enc_self.att + ((((size_t)layer * B + b) * H + head) * S + p) * S;
+        const float *qp = a->enc_self.q + (((size_t)layer * B + b) * S + p) * C + (size_t)head * D;
+        const float *xp = x + ((size_t)b * S + p) * C;
+        nll += -log(att[an] + 1e-9);
+        memset(dq, 0, sizeof(float) * D);
+        for (int j = 0; j < e->src_len; j++) {
+            float ds = w * (att[j] - (j == an ? 1.0f : 0.0f)) * scale;
+            const float *kj = a->enc_self.k + (((size_t)layer * B + b) * S + j) * C + (size_t)head * D;
+            const float *xj = x + ((size_t)b * S + j) * C;
+            for (int d = 0; d < D; d++) { dq[d] += ds * kj[d]; dk[d] = ds * qp[d]; }
+            for (int i = 0; i < C; i++) {
+                float *row = dWk + (size_t)i * C + (size_t)head * D;
+                for (int d = 0; d < D; d++) row[d] += xj[i] * dk[d];
+            }
+            for (int d = 0; d < D; d++) dbk[head * D + d] += dk[d];
+        }
+        for (int i = 0; i < C; i++) {
+            float *row = dWq + (size_t)i * C + (size_t)head * D;
+            for (int d = 0; d < D; d++) row[d] += xp[i] * dq[d];
+        }
+        for (int d = 0; d < D; d++) dbq[head * D + d] += dq[d];
+    }
+    return nll / n;
+}
+
 /* ------------------------------------------------------------------ loop */
 
 int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
@@ -495,7 +555,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     Str snaps = {0};
     int next_snap = 0;
     double t0 = now_sec(), last_print = t0;
-    double loss_ema = NAN, first_sum = 0, last_sum = 0;
+    double loss_ema = NAN, coref_ema = NAN, first_sum = 0, last_sum = 0;
     long first_n = 0, last_n = 0;
     long tok = 0;
     int tty = o->progress;
@@ -530,6 +590,10 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         if (model_zero_grad(m)) { seterr(err, errlen, "%s", m->err); goto done; }
         float loss = model_backward(m, b.targets, o->label_smoothing);
         if (isnan(loss)) { seterr(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
+        if (o->coref_weight > 0) {
+            double nll = coref_supervise(m, s, order + starts[pos], B, o->coref_layer, o->coref_head, o->coref_weight);
+            coref_ema = isnan(coref_ema) ? nll : 0.98 * coref_ema + 0.02 * nll;
+        }
         train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
         lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
         adam_update(adam, m->params_memory, m->grads_memory, (float)lr);
@@ -554,8 +618,10 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         } else if (tty == 0 && ((step + 1) % print_every == 0 || step + 1 == o->steps)) {
             char eta[32];
             fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
-            fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s\n",
+            fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
                     step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), el, eta);
+            if (!isnan(coref_ema)) fprintf(stderr, " coref-nll %.3f", coref_ema);
+            fputc('\n', stderr);
             fflush(stderr);
         }
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {

@@ -43,6 +43,7 @@ typedef struct {
     int tgt_len;        /* target tokens (no tag, no <eos>)    */
     int *src;           /* src_len ids (points into TrainSet.ids) */
     int *tgt;           /* tgt_len ids                          */
+    int coref_p, coref_a;  /* first gold pronoun → antecedent (source indices), or -1 */
 } TrainExample;
 
 typedef struct {
@@ -130,6 +131,11 @@ typedef struct {
     const int *const *snap_src; const int *snap_len; /* their ids (+ <eos>)      */
     const char *const *const *snap_tokens;           /* their tokens (+ "<eos>") */
     int progress;            /* 1: \r bar on stderr, 0: plain lines, -1 silent  */
+    /* --supervise-coref (off unless weight > 0; a documented LAST resort): adds
+     * weight · mean(-log att[pronoun → antecedent]) for encoder layer
+     * coref_layer, head coref_head.  Its gradient reaches only that head's
+     * W_q, W_k, b_q, b_k (the layer input is held constant). */
+    float coref_weight; int coref_layer, coref_head;
 } TrainOptions;
 
 typedef struct {
