@@ -1,0 +1,94 @@
+"""`attnviz eval` and the shipped model: the figures of docs/model-card.md are
+reproduced (same corpus seed → same held-out pairs), the JSON has the contract's
+keys, and bad input fails with one clear line."""
+import json, os, re
+from helpers import ROOT, run, run_ok, run_err
+
+MODEL = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi.safetensors")
+CARD = os.path.join(ROOT, "docs", "model-card.md")
+LIMIT = 400
+
+def card_figures():
+    """Rows of the model card's table '| key | full held-out | first 400 |'."""
+    rows = {}
+    with open(CARD, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"\|\s*`([a-z_.]+)`\s*\|\s*([0-9.]+)\s*\|\s*([0-9.]+)\s*\|", line)
+            if m:
+                rows[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return rows
+
+def corpus(tmp):
+    out = os.path.join(tmp, "corpus")
+    run_ok("corpus", "--out", out, cwd=ROOT)
+    return out
+
+def lookup(obj, dotted):
+    for k in dotted.split("."):
+        obj = obj[k]
+    return obj
+
+def test_eval_reproduces_model_card(tmp):
+    figs = card_figures()
+    assert len(figs) >= 6, f"model card table not found or too short: {figs}"
+    d = corpus(tmp)
+    r = run_ok("eval", "--model", MODEL, "--corpus", d, "--json", "--limit", LIMIT, timeout=120)
+    j = json.loads(r.stdout)
+    assert j["pairs"] == LIMIT
+    for key, (full, sub) in figs.items():
+        got = lookup(j, key)
+        # same model, same pairs: only float summation order may differ (BLAS or
+        # not), which can flip an argmax between near-equal weights: allow 1%.
+        assert abs(got - sub) <= 0.01, f"{key}: eval gives {got}, model card says {sub}"
+
+def test_eval_json_contract_and_targets(tmp):
+    d = corpus(tmp)
+    j = json.loads(run_ok("eval", "--model", MODEL, "--corpus", d, "--json", "--limit", 200,
+                          timeout=120).stdout)
+    assert set(j["translation_exact_match"]) == {"fr", "vi"}
+    ch = j["coreference_head"]
+    assert re.fullmatch(r"encoder\.\d+\.self", ch["map"]) and 0 <= ch["head"] < 16
+    assert 0.0 <= ch["accuracy"] <= 1.0
+    a = j["alignment_accuracy"]
+    assert re.fullmatch(r"decoder\.\d+\.cross", a["map"])
+    # the best head is the maximum of the per-head table
+    best = max(max(v) for v in a["heads"].values())
+    assert abs(best - a["accuracy"]) < 1e-4
+    enc = [v for k, v in j["coreference_heads"].items() if k.startswith("encoder.")]
+    assert abs(max(max(v) for v in enc) - ch["accuracy"]) < 1e-4
+    for v in j["translation_exact_match"].values():
+        assert v >= 0.9, j["translation_exact_match"]
+
+def test_eval_plain_table(tmp):
+    d = corpus(tmp)
+    r = run_ok("eval", "--model", MODEL, "--corpus", d, "--limit", 20, timeout=60)
+    assert "translation exact match" in r.stdout and "encoder.0.self" in r.stdout
+    assert "alignment" in r.stdout
+
+def test_eval_bad_input(tmp):
+    run_err("eval", "--model", MODEL, "--corpus", os.path.join(tmp, "nope"))
+    run_err("eval", "--model", MODEL, "--limit", "0")
+    run_err("eval", "--model", MODEL, "--bogus")
+    run_err("eval", "--model", os.path.join(tmp, "missing.safetensors"))
+
+def test_train_bad_input(tmp):
+    run_err("train", "--corpus", os.path.join(tmp, "nope"), "--out", os.path.join(tmp, "m.safetensors"))
+    run_err("train", "--steps", "-3")
+    run_err("train", "--steps", "10", "--epochs", "2")
+    run_err("train", "--dropout", "0.1")
+    run_err("train", "--lr")
+
+def test_train_tiny_and_resume_cli(tmp):
+    """A few steps through the CLI: checkpoint + state, then --resume continues."""
+    d = os.path.join(tmp, "c")
+    run_ok("corpus", "--out", d, "--train", 300, "--heldout", 20, cwd=ROOT)
+    out = os.path.join(tmp, "m.safetensors")
+    common = ["--corpus", d, "--out", out, "--d-model", 16, "--heads", 2, "--layers", 1,
+              "--d-ff", 32, "--batch", 16, "--quiet"]
+    run_ok("train", *common, "--steps", 6, "--checkpoint-every", 3)
+    assert os.path.getsize(out) > 0 and os.path.getsize(out + ".state") > 0
+    run_ok("train", *common, "--steps", 10, "--resume", out)
+    info = json.loads(run_ok("info", "--model", out, "--json").stdout)
+    assert info  # the resumed checkpoint loads
+    r = run("train", *common, "--steps", 10, "--resume", out)
+    assert r.returncode != 0 and "nothing left" in r.stderr
