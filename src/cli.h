@@ -47,5 +47,7 @@ int cli_default_model(char *path, size_t n);
 /* Loads --model PATH (or the default) and its vocabulary; the path used is
  * copied to used_path.  0, or -1 (message printed). */
 int cli_load_model(const char *given, Model *m, Vocab *v, char *used_path, size_t n);
+/* The same, also returning the checkpoint's __metadata__ as JSON text (caller frees). */
+int cli_load_model_meta(const char *given, Model *m, Vocab *v, char *used_path, size_t n, char **metadata);
 
 #endif

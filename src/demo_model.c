@@ -355,30 +355,6 @@ done:
 
 /* ------------------------------------------------------------ part 6 */
 
-/* The eval's best coreference head, if the checkpoint's metadata records it as
- * "coreference_head": "{\"map\": \"encoder.L.self\", \"head\": H, \"accuracy\": A}"
- * (attnviz eval --json's member).  1 if found. */
-static int meta_coref_head(const Demo *d, int *layer, int *head, double *acc) {
-    int found = 0;
-    cJSON *root = d->model_meta ? cJSON_Parse(d->model_meta) : NULL;
-    const cJSON *v = root ? cJSON_GetObjectItemCaseSensitive(root, "coreference_head") : NULL;
-    cJSON *obj = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
-    const cJSON *mp = obj ? cJSON_GetObjectItemCaseSensitive(obj, "map") : NULL;
-    const cJSON *hd = obj ? cJSON_GetObjectItemCaseSensitive(obj, "head") : NULL;
-    const cJSON *ac = obj ? cJSON_GetObjectItemCaseSensitive(obj, "accuracy") : NULL;
-    int l;
-    if (cJSON_IsString(mp) && cJSON_IsNumber(hd) && sscanf(mp->valuestring, "encoder.%d.self", &l) == 1 && l >= 0 &&
-        l < d->m.config.n_enc_layers && hd->valueint >= 0 && hd->valueint < d->m.config.n_heads) {
-        *layer = l;
-        *head = hd->valueint;
-        *acc = cJSON_IsNumber(ac) ? ac->valuedouble : -1;
-        found = 1;
-    }
-    cJSON_Delete(obj);
-    cJSON_Delete(root);
-    return found;
-}
-
 int demo_part6(Demo *d) {
     static const char *const sent[2] = {"the animal didn't cross the street because it was too tired .",
                                         "the animal didn't cross the street because it was too wide ."};
@@ -399,7 +375,7 @@ int demo_part6(Demo *d) {
     /* Which head: the eval's best (metadata), else the strongest on these two sentences. */
     const ModelConfig *c = &d->m.config;
     double acc;
-    if (meta_coref_head(d, &d->coref_layer, &d->coref_head, &acc)) {
+    if (maps_coref_head_from_metadata(d->model_meta, d->m.config.n_enc_layers, d->m.config.n_heads, &d->coref_layer, &d->coref_head, &acc)) {
         snprintf(d->coref_how, sizeof d->coref_how,
                  "encoder layer %d head %d, the best coreference head of attnviz eval on held-out sentences "
                  "(its strongest link from the pronoun is the antecedent %.0f%% of the time)",

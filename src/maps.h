@@ -21,4 +21,12 @@ RenderHeatmap maps_weights_heatmap(const TraceMap *m, int h, const char *title,
  * special token) and its weight in *w; -1 if there is none. */
 int maps_strongest_link(const TraceMap *m, int h, int q, float *w);
 
+/* The eval's best coreference head, when the checkpoint's metadata JSON (the
+ * __metadata__ object) records it as "coreference_head":
+ * "{\"map\": \"encoder.L.self\", \"head\": H, \"accuracy\": A}".  Fills
+ * layer, head and acc (-1 when absent) and returns 1 if it names a head of a
+ * model with n_layers encoder layers and n_heads heads; else 0. */
+int maps_coref_head_from_metadata(const char *metadata_json, int n_layers, int n_heads,
+                                  int *layer, int *head, double *acc);
+
 #endif
