@@ -517,7 +517,12 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
         for (int h = 0; h < m->n_heads; h++) {
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
-            RenderHeatmap hm = maps_weights_heatmap(m, h, title, c->sentence, -1);
+            /* A decoder row is the position that writes the NEXT target word. */
+            if (!strcmp(m->stack, "decoder"))
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", c->sentence);
+            else
+                snprintf(sub, sizeof sub, "%s", c->sentence);
+            RenderHeatmap hm = maps_weights_heatmap(m, h, title, sub, -1);
             if (write_png_heatmap(c, file, &hm, m->id, h)) return -1;
             html_figure(pg, file, title, NULL, NULL);
         }
