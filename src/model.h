@@ -226,6 +226,46 @@ int  model_zero_grad(Model *m);
  * model_zero_grad first).  Returns the loss, or NAN with m->err. */
 float model_backward(Model *m, const int *targets, float label_smoothing);
 
+/* ---- attention supervision (auxiliary loss on attention weights) ----
+ * An optional extra loss on one head's attention weights, backpropagated through
+ * the WHOLE network by model_backward_sup (Garg et al. 2019, "Jointly Learning to
+ * Align and Translate with Transformer Models"; also coreference supervision):
+ *   aux = mean over supervised rows r of  −Σ_j target[r, j] · log att[r, j]
+ * where a row (b, i) is supervised when Σ_j target[b, i, j] > 0.  The caller
+ * gives normalised target distributions: one-hot (query = pronoun, key = gold
+ * antecedent) or uniform over the gold keys (alignment: decoder row t, the row
+ * that predicts y_t, over the source words aligned to y_t).  Total loss =
+ * cross-entropy + weight · aux.  Targets must be >= 0 and 0 on masked keys.
+ * The gradient λ·∂aux/∂att enters the head's attention-weights gradient before
+ * the softmax backward (there written in closed form, weight/rows · (A·Σt − t),
+ * so a tiny attention weight cannot overflow -t/A). */
+typedef enum {
+    MODEL_ATTN_ENC_SELF = 0,   /* "encoder.L.self"         Tq = Tk = S */
+    MODEL_ATTN_DEC_SELF = 1,   /* "decoder.L.masked_self"  Tq = Tk = T */
+    MODEL_ATTN_CROSS    = 2    /* "decoder.L.cross"        Tq = T, Tk = S */
+} ModelAttnKind;
+
+typedef struct {
+    ModelAttnKind kind;
+    int layer, head;
+    float weight;           /* λ (0: the term is computed but adds no gradient)   */
+    const float *target;    /* (B, Tq, Tk) of the last forward, caller-owned       */
+    /* filled by model_attn_sup_loss / model_backward_sup: */
+    float loss;             /* aux (without λ); 0 when no row is supervised        */
+    int rows;               /* supervised rows                                     */
+} ModelAttnSupervision;
+
+/* aux of the last forward for one supervision (also stored in sup->loss, rows in
+ * sup->rows).  NAN with m->err on a bad kind/layer/head, a negative target or
+ * mass on a masked key. */
+float model_attn_sup_loss(Model *m, ModelAttnSupervision *sup);
+
+/* model_backward plus n_sup attention supervisions (sup may be NULL when n_sup is
+ * 0): ADDS ∂(CE + Σ weight·aux)/∂θ to m->grads.  Returns the cross-entropy alone
+ * (each aux in sup[i].loss), or NAN with m->err. */
+float model_backward_sup(Model *m, const int *targets, float label_smoothing,
+                         ModelAttnSupervision *sup, int n_sup);
+
 /* ---- probe ---- */
 /* Adds batch item b's maps of the last forward to the trace: "encoder.L.self",
  * "decoder.L.masked_self", "decoder.L.cross" with every head's weights, the mask,

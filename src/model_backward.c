@@ -1,5 +1,5 @@
-/* model_backward.c — gradients of the mean cross-entropy w.r.t. every parameter
- * (see model.h).  The pass walks the forward in reverse using the activations
+/* model_backward.c — gradients of the mean cross-entropy (plus optional
+ * attention-supervision terms) w.r.t. every parameter (see model.h).  The pass walks the forward in reverse using the activations
  * the forward kept; it needs one layer's worth of scratch (bwd_memory). */
 #include "model.h"
 #include "model_internal.h"
@@ -34,6 +34,8 @@ typedef struct {
     float *denc;    /* (B, S, C) ∂loss/∂(encoder output), summed over cross layers */
     float *dlogits; /* (B, To, V)                                                  */
     float *wt;      /* (max(C·C, C·F, C·V)) transposed weight for matmul_backward  */
+    const ModelAttnSupervision *sup;   /* n_sup auxiliary attention losses (may be NULL) */
+    int n_sup;
 } Bwd;
 
 static int bwd_prepare(Model *m, Bwd *w) {
@@ -64,9 +66,12 @@ static int bwd_prepare(Model *m, Bwd *w) {
 /* Backward of softmax(Q·Kᵀ·scale + M)·V for every (batch, head):
  *   dA = dY·Vᵀ,  dV = Aᵀ·dY,  dS = A ⊙ (dA − rowsum(A ⊙ dA)),
  *   dQ = dS·K·scale,  dK = dSᵀ·Q·scale.   Masked cells have A = 0, so dS = 0.
+ * Supervised head h (sup_t[h] != NULL, (B,Tq,Tk) targets t, coefficient c = λ/rows):
+ * dA gains −c·t/A, whose softmax backward is c·(A·Σt − t), added in that closed form.
  * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten. */
 static void attention_backward(float *dq, float *dk, float *dv, float *datt, const float *datty,
                                const float *q, const float *k, const float *v, const float *att,
+                               const float *const *sup_t, const float *sup_c,
                                int B, int Tq, int Tk, int C, int H) {
     int D = C / H;
     float scale = 1.0f / sqrtf((float)D);
@@ -100,8 +105,14 @@ static void attention_backward(float *dq, float *dk, float *dv, float *datt, con
                         for (int d = 0; d < D; d++) dvj[d] += a * dy[d];
                     }
                 }
+                const float *ti = sup_t && sup_t[h] ? sup_t[h] + ((size_t)b * Tq + i) * Tk : NULL;
+                float tsum = 0.0f;
+                if (ti) for (int j = 0; j < Tk; j++) tsum += ti[j];
+                float cs = ti && tsum > 0.0f ? sup_c[h] : 0.0f;
                 for (int j = 0; j < Tk; j++) {
-                    float dsc = Ai[j] * (dAi[j] - rowdot) * scale;
+                    float dsc = Ai[j] * (dAi[j] - rowdot);
+                    if (cs != 0.0f) dsc += cs * (Ai[j] * tsum - ti[j]);
+                    dsc *= scale;
                     if (dsc == 0.0f) continue;
                     const float *kj = k + ((size_t)b * Tk + j) * C + (size_t)h * D;
                     float *dkj = dk + ((size_t)b * Tk + j) * C + (size_t)h * D;
@@ -115,15 +126,26 @@ static void attention_backward(float *dq, float *dk, float *dv, float *datt, con
 /* Multi-head attention of layer l: dxq (B,Tq,C) += ∂/∂xq, dxkv (B,Tk,C) += ∂/∂xkv
  * (the same buffer for self-attention), gradients of W_q… b_o added to g. */
 static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
-                         const AttnActs *a, const AttnParams *p, AttnParams *g, int l,
+                         const AttnActs *a, const AttnParams *p, AttnParams *g, ModelAttnKind kind, int l,
                          const float *xq, const float *xkv, int B, int Tq, int Tk, int C, int H) {
     size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C, CC = (size_t)C * C, lc = (size_t)l * C;
     const float *att = a->att + (size_t)l * B * H * Tq * Tk;
+    const float *sup_t[MODEL_MAX_HEADS];
+    float sup_c[MODEL_MAX_HEADS];
+    int any = 0;
+    for (int h = 0; h < H; h++) { sup_t[h] = NULL; sup_c[h] = 0.0f; }
+    for (int i = 0; i < w->n_sup; i++) {
+        const ModelAttnSupervision *s = &w->sup[i];
+        if (s->kind != kind || s->layer != l || s->rows <= 0 || s->weight == 0.0f) continue;
+        sup_t[s->head] = s->target;
+        sup_c[s->head] = s->weight / (float)s->rows;
+        any = 1;
+    }
     memset(w->datty, 0, nq * sizeof(float));
     matmul_backward(w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
                     p->wo + l * CC, B * Tq, C, C);
     attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
-                       a->v + l * nk, att, B, Tq, Tk, C, H);
+                       a->v + l * nk, att, any ? sup_t : NULL, sup_c, B, Tq, Tk, C, H);
     matmul_backward(dxq, g->wq + l * CC, g->bq + lc, w->wt, w->dq, xq, p->wq + l * CC, B * Tq, C, C);
     matmul_backward(dxkv, g->wk + l * CC, g->bk + lc, w->wt, w->dk, xkv, p->wk + l * CC, B * Tk, C, C);
     matmul_backward(dxkv, g->wv + l * CC, g->bv + lc, w->wt, w->dv, xkv, p->wv + l * CC, B * Tk, C, C);
@@ -219,14 +241,14 @@ static void decoder_backward(Model *m, Bwd *w) {
         /* cross-attention: queries from the decoder, keys/values from the encoder */
         if (cross) {
             dproj = sub_back_begin(w, pre, a->dec_res2, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
-            mha_backward(w, w->dfin, w->denc, dproj, &a->dec_cross, &p->dec_cross, &g->dec_cross, l,
+            mha_backward(w, w->dfin, w->denc, dproj, &a->dec_cross, &p->dec_cross, &g->dec_cross, MODEL_ATTN_CROSS, l,
                          sub_input(pre, &a->dec_ln2, l, before_cross, nc), enc_out, B, T, S, C, H);
             sub_back_end(w, pre, before_cross, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
         }
         /* masked self-attention */
         dproj = sub_back_begin(w, pre, a->dec_res1, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
         const float *in = sub_input(pre, &a->dec_ln1, l, before_self, nc);
-        mha_backward(w, w->dfin, w->dfin, dproj, &a->dec_self, &p->dec_self, &g->dec_self, l,
+        mha_backward(w, w->dfin, w->dfin, dproj, &a->dec_self, &p->dec_self, &g->dec_self, MODEL_ATTN_DEC_SELF, l,
                      in, in, B, T, T, C, H);
         sub_back_end(w, pre, before_self, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
     }
@@ -251,19 +273,92 @@ static void encoder_backward(Model *m, Bwd *w) {
         sub_back_end(w, pre, before_ffn, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
         dproj = sub_back_begin(w, pre, a->enc_res1, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
         const float *in = sub_input(pre, &a->enc_ln1, l, before_self, nc);
-        mha_backward(w, w->dfin, w->dfin, dproj, &a->enc_self, &p->enc_self, &g->enc_self, l,
+        mha_backward(w, w->dfin, w->dfin, dproj, &a->enc_self, &p->enc_self, &g->enc_self, MODEL_ATTN_ENC_SELF, l,
                      in, in, B, S, S, C, H);
         sub_back_end(w, pre, before_self, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
     }
     embed_backward(g->tok_emb, w->ds, m->src, N, C);
 }
 
+/* The head's weights, mask and sizes in the last forward; -1 with m->err if absent. */
+static int sup_locate(Model *m, const ModelAttnSupervision *s, const float **att,
+                      const unsigned char **mask, int *Tq, int *Tk) {
+    const ModelConfig *c = &m->config;
+    int layers, H = c->n_heads;
+    const AttnActs *a;
+    if (s->kind == MODEL_ATTN_ENC_SELF && c->arch != MODEL_DECODER_ONLY) {
+        layers = c->n_enc_layers; a = &m->acts.enc_self; *Tq = *Tk = m->S; *mask = m->acts.enc_mask;
+    } else if (s->kind == MODEL_ATTN_DEC_SELF && c->arch != MODEL_ENCODER_ONLY) {
+        layers = c->n_dec_layers; a = &m->acts.dec_self; *Tq = *Tk = m->T; *mask = m->acts.dec_mask;
+    } else if (s->kind == MODEL_ATTN_CROSS && c->arch == MODEL_ENC_DEC) {
+        layers = c->n_dec_layers; a = &m->acts.dec_cross; *Tq = m->T; *Tk = m->S; *mask = m->acts.cross_mask;
+    } else {
+        model_seterr(m, "attention supervision: the model has no attention of kind %d", (int)s->kind);
+        return -1;
+    }
+    if (s->layer < 0 || s->layer >= layers || s->head < 0 || s->head >= H) {
+        model_seterr(m, "attention supervision: layer %d head %d out of range (%d layers, %d heads)",
+                     s->layer, s->head, layers, H);
+        return -1;
+    }
+    if (!s->target || !a->att || m->B < 1) { model_seterr(m, "attention supervision: no target or no forward"); return -1; }
+    *att = a->att + (size_t)s->layer * m->B * H * *Tq * *Tk;
+    return 0;
+}
+
+float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
+    const float *att;
+    const unsigned char *mask;
+    int Tq, Tk, H = m->config.n_heads;
+    s->loss = 0.0f;
+    s->rows = 0;
+    if (sup_locate(m, s, &att, &mask, &Tq, &Tk)) return NAN;
+    double sum = 0.0;
+    int rows = 0;
+    for (int b = 0; b < m->B; b++)
+        for (int i = 0; i < Tq; i++) {
+            const float *t = s->target + ((size_t)b * Tq + i) * Tk;
+            const float *A = att + (((size_t)b * H + s->head) * Tq + i) * Tk;
+            const unsigned char *mk = mask + ((size_t)b * Tq + i) * Tk;
+            double row = 0.0, tsum = 0.0;
+            for (int j = 0; j < Tk; j++) {
+                if (!(t[j] >= 0.0f)) { model_seterr(m, "attention supervision: negative or NaN target"); return NAN; }
+                if (t[j] == 0.0f) continue;
+                if (!mk[j]) {
+                    model_seterr(m, "attention supervision: target on a masked key (item %d, query %d, key %d)", b, i, j);
+                    return NAN;
+                }
+                tsum += t[j];
+                row -= t[j] * log(A[j] > 1e-30f ? (double)A[j] : 1e-30);
+            }
+            if (tsum > 0.0) { sum += row; rows++; }
+        }
+    s->rows = rows;
+    s->loss = rows ? (float)(sum / rows) : 0.0f;
+    return s->loss;
+}
+
 float model_backward(Model *m, const int *targets, float eps) {
+    return model_backward_sup(m, targets, eps, NULL, 0);
+}
+
+float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n_sup) {
     float loss = model_loss(m, targets, eps);
     if (isnan(loss)) return NAN;
+    if (n_sup < 0 || (n_sup > 0 && !sup)) { model_seterr(m, "model_backward_sup: bad supervision list"); return NAN; }
+    for (int i = 0; i < n_sup; i++) {
+        if (isnan(model_attn_sup_loss(m, &sup[i]))) return NAN;
+        for (int k = 0; k < i; k++)
+            if (sup[k].kind == sup[i].kind && sup[k].layer == sup[i].layer && sup[k].head == sup[i].head) {
+                model_seterr(m, "attention supervision: the same head is supervised twice");
+                return NAN;
+            }
+    }
     if (!m->grads_memory && model_zero_grad(m)) return NAN;
     Bwd w;
     if (bwd_prepare(m, &w)) return NAN;
+    w.sup = sup;
+    w.n_sup = n_sup;
     const ModelConfig *c = &m->config;
     int B = m->B, To = m->To, V = c->vocab_size, C = c->d_model;
     long count = 0;

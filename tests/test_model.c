@@ -330,6 +330,149 @@ TEST(model_gradcheck_decoder_only) {
     gradcheck(&c, 0.0f, "decoder-only post-norm");
 }
 
+/* ------------------------------------------- attention supervision (aux loss) */
+
+/* Targets of TINY's batch (S 5, T 4): encoder self-attention, one-hot
+ * pronoun → antecedent rows; cross-attention, uniform over gold source words per
+ * decoder row (row t predicts y_t), unaligned rows all zero. */
+static void sup_targets(float *enc_t /* (2,5,5) */, float *cross_t /* (2,4,5) */) {
+    memset(enc_t, 0, sizeof(float) * 2 * 5 * 5);
+    memset(cross_t, 0, sizeof(float) * 2 * 4 * 5);
+    enc_t[(0 * 5 + 3) * 5 + 1] = 1.0f;               /* item 0: query 3 → key 1 */
+    enc_t[(1 * 5 + 2) * 5 + 0] = 1.0f;               /* item 1: query 2 → key 0 */
+    cross_t[(0 * 4 + 0) * 5 + 0] = 0.5f;             /* item 0, row 0 → {0, 1}  */
+    cross_t[(0 * 4 + 0) * 5 + 1] = 0.5f;
+    cross_t[(0 * 4 + 1) * 5 + 2] = 1.0f;             /* row 1 → 2; row 2 none   */
+    cross_t[(0 * 4 + 3) * 5 + 4] = 1.0f;             /* row 3 → <eos>-like 4    */
+    cross_t[(1 * 4 + 0) * 5 + 1] = 1.0f;             /* item 1, row 0 → 1       */
+}
+
+/* CE + Σ λ·aux at the current parameters; aux_only: Σ λ·aux alone. */
+static double sup_loss_at(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n,
+                          int aux_only) {
+    if (model_forward(m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2)) return NAN;
+    double l = aux_only ? 0.0 : model_loss(m, targets, eps);
+    for (int i = 0; i < n; i++) l += sup[i].weight * model_attn_sup_loss(m, &sup[i]);
+    return l;
+}
+
+/* model_backward_sup against central differences of CE + λ·aux, and the aux part
+ * alone (grad with supervision − grad without) against central differences of
+ * λ·aux: it must reach the layers BELOW the supervised heads. */
+static void gradcheck_sup(const ModelConfig *cfg, float eps, const char *label) {
+    Model m;
+    if (model_init_random(&m, cfg, 17)) { check_fail(__FILE__, __LINE__, "%s: init", label); return; }
+    perturb(&m, 9);   /* the plain gradcheck's point: no ReLU kink within ±h of a sample */
+    int targets[2 * 4] = { 5, 6, 7, 3, 9, 3, 0, 0 };
+    float enc_t[50], cross_t[40];
+    sup_targets(enc_t, cross_t);
+    ModelAttnSupervision sup[2] = {
+        { MODEL_ATTN_ENC_SELF, 1, 1, 0.7f, enc_t, 0, 0 },     /* encoder.1.self head 1 */
+        { MODEL_ATTN_CROSS, 0, 0, 0.4f, cross_t, 0, 0 },      /* decoder.0.cross head 0 */
+    };
+    float *g_ce = malloc(m.num_params * sizeof(float));
+    REQUIRE(g_ce);
+    if (model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) || model_zero_grad(&m)) {
+        check_fail(__FILE__, __LINE__, "%s: forward: %s", label, m.err);
+        free(g_ce); model_free(&m);
+        return;
+    }
+    float ce = model_backward(&m, targets, eps);
+    memcpy(g_ce, m.grads_memory, m.num_params * sizeof(float));
+    REQUIRE(model_zero_grad(&m) == 0);
+    float ce2 = model_backward_sup(&m, targets, eps, sup, 2);
+    CHECK_NEAR(ce2, ce, 1e-6);              /* returns the cross-entropy alone */
+    CHECK_INT(sup[0].rows, 2);
+    CHECK_INT(sup[1].rows, 4);
+    CHECK(isfinite(sup[0].loss) && sup[0].loss > 0 && isfinite(sup[1].loss) && sup[1].loss > 0);
+    ModelParam tab[MODEL_MAX_TENSORS], gtab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(cfg, m.params_memory, tab, MODEL_MAX_TENSORS);
+    model_param_table(cfg, m.grads_memory, gtab, MODEL_MAX_TENSORS);
+    /* every tensor that feeds encoder.1.self or decoder.0.cross gets aux gradient;
+     * the output projection does not */
+    static const char *const fed[] = { "tok_emb", "enc.self.wq", "enc.self.wk", "enc.self.wv", "enc.self.wo",
+                                       "enc.ffn.w1", "enc.ln1.w", "dec.self.wq", "dec.self.wv",
+                                       "dec.cross.wq", "dec.cross.wk", "dec.ln1.w" };
+    for (int t = 0; t < nt; t++) {
+        double aux_abs = 0;
+        for (size_t i = 0; i < gtab[t].numel; i++)
+            aux_abs += fabs(gtab[t].ptr[i] - g_ce[gtab[t].offset + i]);
+        int must = 0;
+        for (size_t k = 0; k < sizeof fed / sizeof *fed; k++) must |= !strcmp(tab[t].name, fed[k]);
+        if (must && !(aux_abs > 1e-6))
+            check_fail(__FILE__, __LINE__, "%s: the aux loss gives no gradient to %s", label, tab[t].name);
+        if (!strncmp(tab[t].name, "out.", 4) && aux_abs != 0.0)
+            check_fail(__FILE__, __LINE__, "%s: the aux loss reaches %s (%g)", label, tab[t].name, aux_abs);
+    }
+    const float h = 2e-3f;
+    int checked = 0, bad = 0, nonzero_aux = 0;
+    uint64_t s = 7;
+    for (int t = 0; t < nt; t++)
+        for (int k = 0; k < 6; k++) {
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            size_t i = (size_t)(s % tab[t].numel);
+            if (!strcmp(tab[t].name, "tok_emb")) {
+                static const int used[] = { 4, 5, 6, 9, 2, 10 };
+                i = (size_t)used[k] * cfg->d_model + (size_t)(s >> 20) % cfg->d_model;
+            }
+            for (int aux_only = 0; aux_only < 2; aux_only++) {
+                float keep = tab[t].ptr[i];
+                tab[t].ptr[i] = keep + h;
+                double lp = sup_loss_at(&m, targets, eps, sup, 2, aux_only);
+                tab[t].ptr[i] = keep - h;
+                double lm = sup_loss_at(&m, targets, eps, sup, 2, aux_only);
+                tab[t].ptr[i] = keep;
+                double fd = (lp - lm) / (2.0 * h);
+                double an = aux_only ? gtab[t].ptr[i] - g_ce[gtab[t].offset + i] : gtab[t].ptr[i];
+                checked++;
+                if (aux_only && fabs(an) > 1e-4) nonzero_aux++;
+                if (!(fabs(fd - an) <= 2e-4 + 2e-2 * fmax(fabs(fd), fabs(an)))) {
+                    if (bad++ < 10)
+                        check_fail(__FILE__, __LINE__, "%s: d %s / d %s[%zu]: backward %.6g, central difference %.6g",
+                                   label, aux_only ? "(λ·aux)" : "(CE + λ·aux)", tab[t].name, i, an, fd);
+                }
+            }
+        }
+    if (bad) check_fail(__FILE__, __LINE__, "%s: %d of %d gradient samples differ", label, bad, checked);
+    CHECK(checked == 12 * nt);
+    CHECK(nonzero_aux >= 20);    /* the aux samples were not all trivially zero */
+    free(g_ce);
+    model_free(&m);
+}
+
+TEST(model_gradcheck_attention_supervision_postnorm) {
+    ModelConfig c = TINY;
+    gradcheck_sup(&c, 0.0f, "supervised encoder.1.self h1 + decoder.0.cross h0, post-norm");
+}
+
+TEST(model_gradcheck_attention_supervision_prenorm) {
+    ModelConfig c = TINY;
+    c.prenorm = 1;
+    gradcheck_sup(&c, 0.05f, "supervised encoder.1.self h1 + decoder.0.cross h0, pre-norm");
+}
+
+/* Bad supervision is refused with a message, not a crash. */
+TEST(model_attention_supervision_errors) {
+    Model m;
+    REQUIRE(model_init_random(&m, &TINY, 4) == 0);
+    int targets[8] = { 5, 6, 7, 3, 9, 3, 0, 0 };
+    float enc_t[50], cross_t[40];
+    sup_targets(enc_t, cross_t);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_zero_grad(&m) == 0);
+    ModelAttnSupervision s = { MODEL_ATTN_ENC_SELF, 2, 0, 1.0f, enc_t, 0, 0 };   /* layer 2 of 2 */
+    CHECK(isnan(model_backward_sup(&m, targets, 0, &s, 1)) && strstr(m.err, "out of range"));
+    s.layer = 0;
+    enc_t[(1 * 5 + 2) * 5 + 4] = 0.5f;       /* item 1 has 3 source tokens: key 4 is padding */
+    CHECK(isnan(model_attn_sup_loss(&m, &s)) && strstr(m.err, "masked"));
+    sup_targets(enc_t, cross_t);
+    ModelAttnSupervision two[2] = { s, s };
+    CHECK(isnan(model_backward_sup(&m, targets, 0, two, 2)) && strstr(m.err, "twice"));
+    /* a perfectly matched one-hot target has loss -log(1) = 0 only if att = 1: here > 0 */
+    CHECK(model_attn_sup_loss(&m, &s) > 0.0f);
+    model_free(&m);
+}
+
 /* Gradients accumulate across calls (zero_grad resets) and do not depend on
  * the pad positions' token ids. */
 TEST(model_backward_accumulates) {
