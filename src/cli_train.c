@@ -75,10 +75,32 @@ static void train_usage(FILE *f) {
         "                        sentences at 6 points into PATH minus .safetensors\n"
         "                        plus .snapshots.json\n"
         "  --checkpoint-every N  also write the checkpoint every N steps\n"
-        "  --supervise-coref W   LAST RESORT, off by default: add W · -log(attention of\n"
-        "                        the pronoun to its gold antecedent) for the last encoder\n"
-        "                        layer's head 0 (gradient to that head's W_q/W_k only)\n"
+        "  --supervise-coref W   off by default (the documented fallback when no head\n"
+        "                        learns the link): add W · mean -log(attention of the\n"
+        "                        pronoun to its gold antecedent) on one encoder head,\n"
+        "                        backpropagated through the whole network\n"
+        "  --coref-head encoder.L.self.H   that head (default: last encoder layer, head 0)\n"
+        "  --supervise-align W   off by default: add W · cross-entropy between one\n"
+        "                        cross-attention head's row t and the uniform distribution\n"
+        "                        over the gold source words of target token t (Garg et al. 2019)\n"
+        "  --align-head decoder.L.cross.H  that head (default: last decoder layer, head 0)\n"
+        "  --eval-limit N        after training, evaluate the first N pairs of\n"
+        "                        DIR/heldout.tsv and record the best coreference head\n"
+        "                        in the checkpoint (default 400; 0 = skip)\n"
         "  --quiet               no progress output\n");
+}
+
+/* "encoder.L.self.H" / "decoder.L.cross.H" → layer, head (range checked later). */
+static int parse_head(const char *opt, const char *s, const char *stack, const char *kind, long *layer, long *head) {
+    char fmt[64];
+    int l, h, n = -1;
+    snprintf(fmt, sizeof fmt, "%s.%%d.%s.%%d%%n", stack, kind);
+    if (sscanf(s, fmt, &l, &h, &n) != 2 || n < 0 || s[n] || l < 0 || h < 0) {
+        cli_error("%s expects %s.LAYER.%s.HEAD (e.g. %s.1.%s.0), got '%s'", opt, stack, kind, stack, kind, s);
+        return -1;
+    }
+    *layer = l; *head = h;
+    return 0;
 }
 
 static char *join_args(const char *first, int argc, char **argv) {
@@ -99,7 +121,8 @@ int cli_train(int argc, char **argv) {
     const char *corpus = "build/corpus", *out = "output/" ATTNVIZ_MODEL_FILE, *resume = NULL;
     long seed = 1, steps = -1, epochs = -1, batch = 64, warmup = 300, ckpt_every = 0;
     long d_model = 96, heads = 4, enc_layers = 2, dec_layers = 2, d_ff = 256, max_len = 64;
-    double lr = 2e-3, min_lr_frac = 0.05, clip = 1.0, ls = 0.05, dropout = 0, sup = 0;
+    double lr = 2e-3, min_lr_frac = 0.05, clip = 1.0, ls = 0.05, dropout = 0, sup = 0, sup_align = 0;
+    long coref_layer = -1, coref_head = 0, align_layer = -1, align_head = 0, eval_limit = 400;
     int prenorm = 0, snapshots = 0, quiet = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -133,6 +156,10 @@ int cli_train(int argc, char **argv) {
         else if (OPT("--label-smoothing")) { r = parse_double(a, val, 0, 0.99, &ls); i++; }
         else if (OPT("--dropout")) { r = parse_double(a, val, 0, 0.99, &dropout); i++; }
         else if (OPT("--supervise-coref")) { r = parse_double(a, val, 0, 100, &sup); i++; }
+        else if (OPT("--supervise-align")) { r = parse_double(a, val, 0, 100, &sup_align); i++; }
+        else if (OPT("--coref-head")) { r = parse_head(a, val, "encoder", "self", &coref_layer, &coref_head); i++; }
+        else if (OPT("--align-head")) { r = parse_head(a, val, "decoder", "cross", &align_layer, &align_head); i++; }
+        else if (OPT("--eval-limit")) { r = parse_long(a, val, 0, INT_MAX, &eval_limit); i++; }
         else if (r == 0) { cli_error("train: unknown option '%s' (try: attnviz train --help)", a); return 2; }
 #undef OPT
         if (r) return 2;
@@ -180,31 +207,60 @@ int cli_train(int argc, char **argv) {
         if (model_init_random(&m, &c, (uint64_t)seed)) { cli_error("%s", m.err); goto cleanup; }
         if (adam_init(&adam, m.num_params)) { cli_error("out of memory"); goto cleanup; }
     }
+    if (coref_layer < 0) coref_layer = m.config.n_enc_layers - 1;
+    if (align_layer < 0) align_layer = m.config.n_dec_layers - 1;
+    if (coref_layer >= m.config.n_enc_layers || coref_head >= m.config.n_heads) {
+        cli_error("--coref-head encoder.%ld.self.%ld: the model has %d encoder layers and %d heads (0-based)",
+                  coref_layer, coref_head, m.config.n_enc_layers, m.config.n_heads);
+        goto cleanup;
+    }
+    if (align_layer >= m.config.n_dec_layers || align_head >= m.config.n_heads) {
+        cli_error("--align-head decoder.%ld.cross.%ld: the model has %d decoder layers and %d heads (0-based)",
+                  align_layer, align_head, m.config.n_dec_layers, m.config.n_heads);
+        goto cleanup;
+    }
     long nb = (set.n + batch - 1) / batch;
     if (epochs > 0) steps = epochs * nb;
     if (steps < 0) steps = 6000;
     if (start >= steps) { cli_error("--resume: the checkpoint is at step %ld, nothing left to do for --steps %ld", start, steps); goto cleanup; }
 
     cmd = join_args("attnviz train", argc, argv);
-    char opts[1024], sseed[32], ssteps[32], sdata[64];
+    char opts[1024], sseed[32], ssteps[32], sdata[64], suph[512];
     snprintf(opts, sizeof opts,
              "--seed %ld --steps %ld --batch %ld --lr %g --min-lr-frac %g --warmup %ld --clip %g "
              "--label-smoothing %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
-             "--max-len %d%s --supervise-coref %g", seed, steps, batch, lr, min_lr_frac, warmup, clip, ls,
-             m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
-             m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "", sup);
+             "--max-len %d%s --supervise-coref %g --coref-head encoder.%ld.self.%ld "
+             "--supervise-align %g --align-head decoder.%ld.cross.%ld", seed, steps, batch, lr, min_lr_frac,
+             warmup, clip, ls, m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
+             m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "", sup, coref_layer, coref_head,
+             sup_align, align_layer, align_head);
+    /* supervised_heads: JSON text, [] when nothing was supervised */
+    {
+        int k = snprintf(suph, sizeof suph, "[");
+        if (sup > 0)
+            k += snprintf(suph + k, sizeof suph - k,
+                          "{\"map\":\"encoder.%ld.self\",\"head\":%ld,\"target\":\"coreference\",\"weight\":%g}",
+                          coref_layer, coref_head, sup);
+        if (sup_align > 0)
+            k += snprintf(suph + k, sizeof suph - k,
+                          "%s{\"map\":\"decoder.%ld.cross\",\"head\":%ld,\"target\":\"alignment\",\"weight\":%g}",
+                          sup > 0 ? "," : "", align_layer, align_head, sup_align);
+        snprintf(suph + k, sizeof suph - k, "]");
+    }
     snprintf(sseed, sizeof sseed, "%ld", seed);
     snprintf(ssteps, sizeof ssteps, "%ld", steps);
     snprintf(sdata, sizeof sdata, "%d pairs", set.n);
     const char *extra_run[] = {"train_command", cmd ? cmd : "", "train_options", opts,
-                               "train_seed", sseed, "train_steps", ssteps, "train_data", sdata, NULL};
+                               "train_seed", sseed, "train_steps", ssteps, "train_data", sdata,
+                               "supervised_heads", suph, NULL};
 
     TrainOptions o = {0};
     o.steps = steps; o.batch = (int)batch; o.lr = lr; o.min_lr_frac = min_lr_frac; o.warmup = warmup;
     o.clip = clip; o.label_smoothing = (float)ls; o.seed = (uint64_t)seed; o.checkpoint_every = ckpt_every;
     o.out_path = out; o.vocab = (const char *const *)v.words; o.n_vocab = v.size; o.extra = extra_run;
     o.progress = quiet ? -1 : isatty(2) ? 1 : 0;
-    o.coref_weight = (float)sup; o.coref_layer = m.config.n_enc_layers - 1; o.coref_head = 0;
+    o.coref_weight = (float)sup; o.coref_layer = (int)coref_layer; o.coref_head = (int)coref_head;
+    o.align_weight = (float)sup_align; o.align_layer = (int)align_layer; o.align_head = (int)align_head;
 
     long snap_steps[6];
     if (snapshots) {
@@ -243,14 +299,39 @@ int cli_train(int argc, char **argv) {
                 resume ? " (resumed)" : "");
     TrainResult res;
     if (train_run(&m, &adam, start, &set, &o, &res, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-    char ssec[32], stps[32], sloss[32];
+    char ssec[32], stps[32], sloss[32], saux[128], scoref[256] = "", seval[1024] = "";
     snprintf(ssec, sizeof ssec, "%.1f", res.seconds);
     snprintf(stps, sizeof stps, "%.0f", res.tokens_per_sec);
     snprintf(sloss, sizeof sloss, "%.4f", res.last_loss);
+    snprintf(saux, sizeof saux, "{\"coreference\":%.4f,\"alignment\":%.4f}",
+             isnan(res.coref_aux) ? -1.0 : res.coref_aux, isnan(res.align_aux) ? -1.0 : res.align_aux);
+    if (eval_limit > 0) {
+        /* quick held-out eval: the best coreference head for `run` and `demo` */
+        snprintf(path, sizeof path, "%s/heldout.tsv", corpus);
+        if (access(path, R_OK) == 0) {
+            EvalOptions eo = {(int)eval_limit, 64};
+            EvalReport er;
+            if (eval_run(&m, &v, path, &eo, &er, err, sizeof err)) { cli_error("eval after training: %s", err); goto cleanup; }
+            int cl, ch, al, ah;
+            double cacc = eval_best_head(er.coref_enc, er.n_enc_layers, er.n_heads, &cl, &ch);
+            double aacc = eval_best_head(er.align, er.n_dec_layers, er.n_heads, &al, &ah);
+            EvalCount pron = {er.pronoun[0].hit + er.pronoun[1].hit, er.pronoun[0].total + er.pronoun[1].total};
+            snprintf(scoref, sizeof scoref, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, cacc);
+            snprintf(seval, sizeof seval,
+                     "{\"split\":\"heldout\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
+                     "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
+                     "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
+                     er.n_pairs, eval_rate(er.exact[0]), eval_rate(er.exact[1]), eval_rate(pron), scoref, al, ah, aacc);
+            if (!quiet) fprintf(stderr, "train: quick eval (%s, %ld pairs, %.1f s): %s\n", path, er.n_pairs, er.seconds, seval);
+        } else if (!quiet) {
+            fprintf(stderr, "train: no %s, so no quick eval and no coreference_head metadata\n", path);
+        }
+    }
     const char *extra_final[] = {"train_command", cmd ? cmd : "", "train_options", opts,
                                  "train_seed", sseed, "train_steps", ssteps, "train_data", sdata,
                                  "train_seconds", ssec, "train_tokens_per_second", stps,
-                                 "train_final_loss", sloss, NULL};
+                                 "train_final_loss", sloss, "supervised_heads", suph, "train_final_aux_loss", saux,
+                                 scoref[0] ? "coreference_head" : NULL, scoref, "eval_quick", seval, NULL};
     if (train_save_checkpoint(&m, &adam, res.step_end, &o, extra_final, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
     if (!quiet)
         fprintf(stderr, "train: done in %.1f s, %.0f tokens/s, loss %.4f -> %.4f; wrote %s (+ .state)%s%s\n",

@@ -34,6 +34,7 @@ void train_set_free(TrainSet *s) {
     if (!s) return;
     free(s->ex);
     free(s->ids);
+    free(s->align);
     memset(s, 0, sizeof *s);
 }
 
@@ -64,6 +65,8 @@ int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
     e->src_len = src_len;
     e->tgt_len = tgt_len;
     e->coref_p = e->coref_a = -1;
+    e->n_align = 0;
+    e->align_off = s->n_align;
     e->src = s->ids + s->n_ids;
     memcpy(e->src, src, (size_t)src_len * sizeof(int));
     e->tgt = e->src + src_len;
@@ -116,6 +119,23 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
         int nt = encode_words(v, cols[2], tgt, 511, &bad);
         if (nt < 0) { seterr(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
         if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
+        if (cols[3] && strcmp(cols[3], "-")) {
+            TrainExample *e = &s->ex[s->n - 1];
+            for (char *save = NULL, *w = strtok_r(cols[3], " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+                int at, as;
+                if (sscanf(w, "%d-%d", &at, &as) != 2 || at < 0 || at >= nt || as < 0 || as >= ns) continue;
+                if (s->n_align == s->cap_align) {
+                    size_t c2 = s->cap_align ? 2 * s->cap_align : 65536;
+                    int *al = realloc(s->align, c2 * 2 * sizeof(int));
+                    if (!al) { seterr(err, errlen, "out of memory"); goto done; }
+                    s->align = al; s->cap_align = c2;
+                }
+                s->align[2 * s->n_align] = at;
+                s->align[2 * s->n_align + 1] = as;
+                s->n_align++;
+                e->n_align++;
+            }
+        }
         int cp, ca;
         if (cols[4] && sscanf(cols[4], "%d-%d", &cp, &ca) == 2 && cp >= 0 && cp < ns && ca >= 0 && ca < ns) {
             s->ex[s->n - 1].coref_p = cp;
@@ -470,55 +490,33 @@ static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o
     return 0;
 }
 
-/* ------------------------------------------------- coreference supervision */
+/* ------------------------------------------------- attention supervision */
 
-/* Adds the gradient of weight · mean_b(-log att[p_b → a_b]) of one encoder head to
- * that head's W_q, b_q, W_k, b_k (layer input held constant).  Returns the mean
- * -log att over the supervised items (0 when none). */
-static double coref_supervise(Model *m, const TrainSet *s, const int *idx, int B,
-                              int layer, int head, float weight) {
-    const ModelConfig *c = &m->config;
-    int C = c->d_model, H = c->n_heads, D = C / H, S = m->S;
-    const ModelActs *a = &m->acts;
-    const float *x;   /* (B, S, C) input of the layer's attention */
-    if (c->prenorm) x = a->enc_ln1.out + (size_t)layer * B * S * C;
-    else x = layer == 0 ? a->enc_x : a->enc_ln2.out + (size_t)(layer - 1) * B * S * C;
-    int n = 0;
-    for (int b = 0; b < B; b++) n += s->ex[idx[b]].coref_p >= 0;
-    if (!n) return 0.0;
-    float scale = 1.0f / sqrtf((float)D), w = weight / n;
-    float *dWq = m->grads.enc_self.wq + (size_t)layer * C * C, *dbq = m->grads.enc_self.bq + (size_t)layer * C;
-    float *dWk = m->grads.enc_self.wk + (size_t)layer * C * C, *dbk = m->grads.enc_self.bk + (size_t)layer * C;
-    float dq[256], dk[256];
-    double nll = 0.0;
-    if (D > 256) return 0.0;
-    for (int b = 0; b < B; b++) {
-        const TrainExample *e = &s->ex[idx[b]];
-        if (e->coref_p < 0) continue;
-        int p = e->coref_p, an = e->coref_a;
-        const float *att = a->enc_self.att + ((((size_t)layer * B + b) * H + head) * S + p) * S;
-        const float *qp = a->enc_self.q + (((size_t)layer * B + b) * S + p) * C + (size_t)head * D;
-        const float *xp = x + ((size_t)b * S + p) * C;
-        nll += -log(att[an] + 1e-9);
-        memset(dq, 0, sizeof(float) * D);
-        for (int j = 0; j < e->src_len; j++) {
-            float ds = w * (att[j] - (j == an ? 1.0f : 0.0f)) * scale;
-            const float *kj = a->enc_self.k + (((size_t)layer * B + b) * S + j) * C + (size_t)head * D;
-            const float *xj = x + ((size_t)b * S + j) * C;
-            for (int d = 0; d < D; d++) { dq[d] += ds * kj[d]; dk[d] = ds * qp[d]; }
-            for (int i = 0; i < C; i++) {
-                float *row = dWk + (size_t)i * C + (size_t)head * D;
-                for (int d = 0; d < D; d++) row[d] += xj[i] * dk[d];
-            }
-            for (int d = 0; d < D; d++) dbk[head * D + d] += dk[d];
+void train_attn_targets(const TrainSet *s, const int *idx, const Batch *b, float *coref, float *align,
+                        int *n_coref, int *n_align) {
+    int B = b->B, S = b->S, T = b->T, nc = 0, na = 0;
+    if (coref) memset(coref, 0, sizeof(float) * (size_t)B * S * S);
+    if (align) memset(align, 0, sizeof(float) * (size_t)B * T * S);
+    for (int i = 0; i < B; i++) {
+        const TrainExample *e = &s->ex[idx[i]];
+        if (coref && e->coref_p >= 0 && e->coref_p < S && e->coref_a < S) {
+            coref[((size_t)i * S + e->coref_p) * S + e->coref_a] = 1.0f;
+            nc++;
         }
-        for (int i = 0; i < C; i++) {
-            float *row = dWq + (size_t)i * C + (size_t)head * D;
-            for (int d = 0; d < D; d++) row[d] += xp[i] * dq[d];
+        if (!align) continue;
+        const int *al = s->align + 2 * e->align_off;
+        for (int t = 0; t < e->tgt_len && t < T; t++) {
+            int k = 0;
+            for (int q = 0; q < e->n_align; q++) k += al[2 * q] == t;
+            if (!k) continue;
+            float *row = align + ((size_t)i * T + t) * S;
+            for (int q = 0; q < e->n_align; q++)
+                if (al[2 * q] == t) row[al[2 * q + 1]] += 1.0f / (float)k;
+            na++;
         }
-        for (int d = 0; d < D; d++) dbq[head * D + d] += dq[d];
     }
-    return nll / n;
+    if (n_coref) *n_coref = nc;
+    if (n_align) *n_align = na;
 }
 
 /* ------------------------------------------------------------------ loop */
@@ -555,7 +553,12 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     Str snaps = {0};
     int next_snap = 0;
     double t0 = now_sec(), last_print = t0;
-    double loss_ema = NAN, coref_ema = NAN, first_sum = 0, last_sum = 0;
+    double loss_ema = NAN, coref_ema = NAN, align_ema = NAN, first_sum = 0, last_sum = 0;
+    double coref_last = 0, align_last = 0;
+    long coref_last_n = 0, align_last_n = 0;
+    float *sup_coref = NULL, *sup_align = NULL;
+    size_t sup_cap_c = 0, sup_cap_a = 0;
+    res->coref_aux = res->align_aux = NAN;
     long first_n = 0, last_n = 0;
     long tok = 0;
     int tty = o->progress;
@@ -588,11 +591,44 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         if (batch_make(&b, s, order + starts[pos], B)) { seterr(err, errlen, "out of memory"); goto done; }
         if (model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B)) { seterr(err, errlen, "%s", m->err); goto done; }
         if (model_zero_grad(m)) { seterr(err, errlen, "%s", m->err); goto done; }
-        float loss = model_backward(m, b.targets, o->label_smoothing);
+        ModelAttnSupervision sup[2];
+        int n_sup = 0, ic = -1, ia = -1;
+        if (o->coref_weight > 0 || o->align_weight > 0) {
+            size_t need_c = (size_t)b.B * b.S * b.S, need_a = (size_t)b.B * b.T * b.S;
+            if (o->coref_weight > 0 && need_c > sup_cap_c) {
+                free(sup_coref); sup_cap_c = 0;
+                if (!(sup_coref = malloc(need_c * sizeof(float)))) { seterr(err, errlen, "out of memory"); goto done; }
+                sup_cap_c = need_c;
+            }
+            if (o->align_weight > 0 && need_a > sup_cap_a) {
+                free(sup_align); sup_cap_a = 0;
+                if (!(sup_align = malloc(need_a * sizeof(float)))) { seterr(err, errlen, "out of memory"); goto done; }
+                sup_cap_a = need_a;
+            }
+            train_attn_targets(s, order + starts[pos], &b, o->coref_weight > 0 ? sup_coref : NULL,
+                               o->align_weight > 0 ? sup_align : NULL, NULL, NULL);
+            if (o->coref_weight > 0) {
+                ic = n_sup;
+                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
+                                                       o->coref_weight, sup_coref, 0, 0 };
+            }
+            if (o->align_weight > 0) {
+                ia = n_sup;
+                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
+                                                       o->align_weight, sup_align, 0, 0 };
+            }
+        }
+        float loss = model_backward_sup(m, b.targets, o->label_smoothing, n_sup ? sup : NULL, n_sup);
         if (isnan(loss)) { seterr(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
-        if (o->coref_weight > 0) {
-            double nll = coref_supervise(m, s, order + starts[pos], B, o->coref_layer, o->coref_head, o->coref_weight);
-            coref_ema = isnan(coref_ema) ? nll : 0.98 * coref_ema + 0.02 * nll;
+        if (ic >= 0 && sup[ic].rows > 0) {
+            double x = sup[ic].loss;
+            coref_ema = isnan(coref_ema) ? x : 0.98 * coref_ema + 0.02 * x;
+            if (o->steps - step <= 50) { coref_last += x; coref_last_n++; }
+        }
+        if (ia >= 0 && sup[ia].rows > 0) {
+            double x = sup[ia].loss;
+            align_ema = isnan(align_ema) ? x : 0.98 * align_ema + 0.02 * x;
+            if (o->steps - step <= 50) { align_last += x; align_last_n++; }
         }
         train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
         lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
@@ -620,7 +656,8 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
             fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
             fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
                     step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), el, eta);
-            if (!isnan(coref_ema)) fprintf(stderr, " coref-nll %.3f", coref_ema);
+            if (!isnan(coref_ema)) fprintf(stderr, " coref-aux %.3f", coref_ema);
+            if (!isnan(align_ema)) fprintf(stderr, " align-aux %.3f", align_ema);
             fputc('\n', stderr);
             fflush(stderr);
         }
@@ -635,8 +672,11 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     res->tokens_per_sec = res->seconds > 0 ? tok / res->seconds : 0;
     res->first_loss = first_n ? first_sum / first_n : NAN;
     res->last_loss = last_n ? last_sum / last_n : last_loss;
+    if (coref_last_n) res->coref_aux = coref_last / coref_last_n;
+    if (align_last_n) res->align_aux = align_last / align_last_n;
     rc = 0;
 done:
+    free(sup_coref); free(sup_align);
     batch_free(&b);
     free(order); free(starts); free(snaps.buf);
     return rc;

@@ -44,6 +44,8 @@ typedef struct {
     int *src;           /* src_len ids (points into TrainSet.ids) */
     int *tgt;           /* tgt_len ids                          */
     int coref_p, coref_a;  /* first gold pronoun → antecedent (source indices), or -1 */
+    int n_align;           /* gold alignment pairs (target index, source index) …   */
+    size_t align_off;      /* … at TrainSet.align + 2·align_off                      */
 } TrainExample;
 
 typedef struct {
@@ -51,6 +53,7 @@ typedef struct {
     TrainExample *ex;
     int *ids; size_t n_ids, cap_ids;   /* storage of every src/tgt */
     int max_src, max_tgt;              /* longest src_len, tgt_len */
+    int *align; size_t n_align, cap_align;   /* (n_align, 2) alignment pairs of every example */
 } TrainSet;
 
 void train_set_init(TrainSet *s);
@@ -59,8 +62,9 @@ void train_set_free(TrainSet *s);
 int  train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
                    const int *tgt, int tgt_len, char *err, size_t errlen);
 /* Reads DIR/train.tsv (or another split: "heldout") with the vocabulary v:
- * lang column "fr"/"vi", space-separated source and target tokens.  Unknown
- * tokens are an error (the corpus writes its own vocabulary). */
+ * lang column "fr"/"vi", space-separated source and target tokens, the gold
+ * alignment "t-s …" (pairs out of range are dropped) and the first coreference
+ * "p-a".  Unknown tokens are an error (the corpus writes its own vocabulary). */
 int  train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen);
 
 /* A padded batch (buffers owned by the Batch, reused between calls). */
@@ -78,6 +82,14 @@ typedef struct {
 void batch_free(Batch *b);
 /* Fills b with examples idx[0..B).  0 or -1 (out of memory). */
 int  batch_make(Batch *b, const TrainSet *s, const int *idx, int B);
+
+/* Supervision targets of the batch b made from examples idx[0..b->B): coref
+ * (B, S, S) zero except row coref_p of each item = one-hot on coref_a; align
+ * (B, T, S) zero except, for each target token t with gold alignments, row t =
+ * uniform over its gold source positions.  Either may be NULL.  *n_coref /
+ * *n_align (may be NULL) receive the number of non-zero rows. */
+void train_attn_targets(const TrainSet *s, const int *idx, const Batch *b, float *coref, float *align,
+                        int *n_coref, int *n_align);
 
 /* Order of one epoch: writes n_batches*batch indices… as runs of B (the last run may
  * be shorter); *starts gets n_batches+1 offsets into *order.  malloc'd, caller frees. */
@@ -131,11 +143,16 @@ typedef struct {
     const int *const *snap_src; const int *snap_len; /* their ids (+ <eos>)      */
     const char *const *const *snap_tokens;           /* their tokens (+ "<eos>") */
     int progress;            /* 1: \r bar on stderr, 0: plain lines, -1 silent  */
-    /* --supervise-coref (off unless weight > 0; a documented LAST resort): adds
-     * weight · mean(-log att[pronoun → antecedent]) for encoder layer
-     * coref_layer, head coref_head.  Its gradient reaches only that head's
-     * W_q, W_k, b_q, b_k (the layer input is held constant). */
+    /* Attention supervision (model_backward_sup; each off unless its weight > 0),
+     * gradients through the whole network:
+     * --supervise-coref: coref_weight · mean over items with a gold antecedent of
+     *   −log att[pronoun → antecedent] in encoder.coref_layer.self, head coref_head;
+     * --supervise-align: align_weight · mean over aligned target tokens t of the
+     *   cross-entropy between decoder.align_layer.cross head align_head's row t
+     *   (the row that predicts y_t) and the uniform distribution over the gold
+     *   source words of y_t (Garg et al. 2019); unaligned tokens add nothing. */
     float coref_weight; int coref_layer, coref_head;
+    float align_weight; int align_layer, align_head;
 } TrainOptions;
 
 typedef struct {
@@ -144,6 +161,7 @@ typedef struct {
     double seconds;
     double tokens_per_sec;          /* (source + target tokens) per second       */
     long tokens;
+    double coref_aux, align_aux;    /* mean aux loss of the last 50 steps (NAN: off) */
 } TrainResult;
 
 /* Trains m (initialised or loaded; adam moments in *adam, starting at

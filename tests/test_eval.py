@@ -92,3 +92,40 @@ def test_train_tiny_and_resume_cli(tmp):
     assert info  # the resumed checkpoint loads
     r = run("train", *common, "--steps", 10, "--resume", out)
     assert r.returncode != 0 and "nothing left" in r.stderr
+
+def safetensors_metadata(path):
+    import struct
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        return json.loads(f.read(n))["__metadata__"]
+
+def test_train_supervision_switches(tmp):
+    """--supervise-coref / --supervise-align: bad head specs fail with one line;
+    a tiny supervised run records supervised_heads, and the quick held-out eval
+    records coreference_head in the form `run` and `demo` read."""
+    d = os.path.join(tmp, "c")
+    run_ok("corpus", "--out", d, "--train", 300, "--heldout", 20, cwd=ROOT)
+    out = os.path.join(tmp, "s.safetensors")
+    common = ["--corpus", d, "--out", out, "--d-model", 16, "--heads", 2, "--enc-layers", 2,
+              "--dec-layers", 1, "--d-ff", 32, "--batch", 16, "--quiet", "--steps", 4]
+    for bad in (["--coref-head", "encoder.2.self.0"], ["--coref-head", "decoder.0.cross.0"],
+                ["--align-head", "decoder.0.cross.2"], ["--align-head", "decoder.0.cross"],
+                ["--supervise-align", "-1"], ["--supervise-coref"]):
+        r = run_err("train", *common, *bad)
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    run_ok("train", *common, "--supervise-coref", 1, "--coref-head", "encoder.1.self.1",
+           "--supervise-align", 0.5, "--eval-limit", 10)
+    meta = safetensors_metadata(out)
+    sup = json.loads(meta["supervised_heads"])
+    assert sup == [{"map": "encoder.1.self", "head": 1, "target": "coreference", "weight": 1},
+                   {"map": "decoder.0.cross", "head": 0, "target": "alignment", "weight": 0.5}], sup
+    assert "--supervise-coref 1 --coref-head encoder.1.self.1" in meta["train_options"]
+    assert "--supervise-coref 1" in meta["train_command"]
+    ch = json.loads(meta["coreference_head"])
+    assert re.fullmatch(r"encoder\.[01]\.self", ch["map"]) and 0 <= ch["head"] < 2
+    assert 0.0 <= ch["accuracy"] <= 1.0
+    assert json.loads(meta["eval_quick"])["pairs"] == 10
+    # unsupervised: an empty list, and --eval-limit 0 skips the eval
+    run_ok("train", *common, "--eval-limit", 0)
+    meta = safetensors_metadata(out)
+    assert json.loads(meta["supervised_heads"]) == [] and "coreference_head" not in meta
