@@ -1,7 +1,7 @@
 /* cli_train.c — `attnviz train` and `attnviz eval`: the model's life cycle.
  *
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] …
- *   attnviz eval  [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N]
+ *   attnviz eval  [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]
  *
  * Both only parse, call train.h / eval.h, and print. */
 #include "cli.h"
@@ -10,6 +10,7 @@
 #include "model.h"
 #include "tokenizer.h"
 #include "train.h"
+#include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -354,7 +355,7 @@ cleanup:
 
 static void eval_usage(FILE *f) {
     fprintf(f,
-        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N]\n\n"
+        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n\n"
         "Measures the model on DIR/NAME.tsv (default build/corpus/heldout.tsv):\n"
         "translation exact match per language, pronoun accuracy, for every encoder\n"
         "self-attention and cross-attention head how often the pronoun's strongest link\n"
@@ -364,7 +365,10 @@ static void eval_usage(FILE *f) {
         "  --corpus DIR   corpus folder (default build/corpus)\n"
         "  --split NAME   heldout (default) or train\n"
         "  --limit N      only the first N pairs\n"
-        "  --json         one JSON object on stdout\n");
+        "  --json         one JSON object on stdout\n"
+        "  --write-metadata  store the best encoder coreference head as\n"
+        "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
+        "                 checkpoint's metadata, which `run` and `demo` read; needs --model\n");
 }
 
 static void json_heads(FILE *f, const char *stack, const char *kind, int layers, int heads,
@@ -391,14 +395,49 @@ static void print_table(const char *title, const char *stack, const char *kind, 
     }
 }
 
+/* Rewrites the checkpoint at path (temp file + rename, by checkpoint_save) with
+ * its metadata plus key → value pairs (replacing existing keys).  0 or -1 with err. */
+static int rewrite_metadata(const char *path, const char *const *kv, char *err, size_t errlen) {
+    Model m = {0};
+    char **vocab = NULL, *meta = NULL;
+    int nv = 0, rc = -1, n = 0;
+    const char **extra = NULL;
+    cJSON *root = NULL;
+    if (checkpoint_load(path, &m, &vocab, &nv, &meta, err, errlen)) return -1;
+    root = cJSON_Parse(meta);
+    int cap = cJSON_GetArraySize(root) * 2 + 16;
+    extra = calloc((size_t)cap, sizeof *extra);
+    if (!root || !extra) { snprintf(err, errlen, "%s: cannot read its metadata", path); goto done; }
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !strcmp(it->string, "format") || !strcmp(it->string, "version") ||
+            !strcmp(it->string, "config") || !strcmp(it->string, "vocab")) continue;
+        int replaced = 0;
+        for (int k = 0; kv[k]; k += 2) replaced |= !strcmp(kv[k], it->string);
+        if (replaced) continue;
+        extra[n++] = it->string;
+        extra[n++] = it->valuestring;
+    }
+    for (int k = 0; kv[k] && n + 2 < cap; k += 2) { extra[n++] = kv[k]; extra[n++] = kv[k + 1]; }
+    extra[n] = NULL;
+    rc = checkpoint_save(path, &m, (const char *const *)vocab, nv, extra, err, errlen);
+done:
+    cJSON_Delete(root);
+    free(extra);
+    free(meta);
+    checkpoint_free_vocab(vocab, nv);
+    model_free(&m);
+    return rc;
+}
+
 int cli_eval(int argc, char **argv) {
     const char *model_path = NULL, *corpus = "build/corpus", *split = "heldout";
     long limit = 0;
-    int as_json = 0;
+    int as_json = 0, write_meta = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_is_help(a)) { eval_usage(stdout); return 0; }
         if (!strcmp(a, "--json")) { as_json = 1; continue; }
+        if (!strcmp(a, "--write-metadata")) { write_meta = 1; continue; }
         if (!strcmp(a, "--model") || !strcmp(a, "--corpus") || !strcmp(a, "--split") || !strcmp(a, "--limit")) {
             if (!val) { cli_error("%s needs a value (try: attnviz eval --help)", a); return 2; }
             i++;
@@ -411,6 +450,7 @@ int cli_eval(int argc, char **argv) {
         cli_error("eval: unknown option '%s' (try: attnviz eval --help)", a);
         return 2;
     }
+    if (write_meta && !model_path) { cli_error("--write-metadata needs --model PATH (the checkpoint to update)"); return 2; }
     if (strchr(split, '/')) { cli_error("--split %s: give a split name such as heldout or train", split); return 2; }
     Model m = {0};
     Vocab v = {0};
@@ -434,6 +474,19 @@ int cli_eval(int argc, char **argv) {
     double align_w = eval_best_head(r.align_with_eos, L, H, &wl, &wh);
     EvalCount pron = {r.pronoun[0].hit + r.pronoun[1].hit, r.pronoun[0].total + r.pronoun[1].total};
     long n_coref = r.coref_enc[0][0].total, n_align = r.align[0][0].total;
+    if (write_meta) {
+        char sc[256], se[1024];
+        snprintf(sc, sizeof sc, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, coref);
+        snprintf(se, sizeof se,
+                 "{\"split\":\"%s\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
+                 "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
+                 "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
+                 split, r.n_pairs, eval_rate(r.exact[0]), eval_rate(r.exact[1]), eval_rate(pron), sc, al, ah, align);
+        const char *kv[] = {"coreference_head", sc, "eval_heldout", se, NULL};
+        if (rewrite_metadata(model_path, kv, err, sizeof err)) {
+            cli_error("--write-metadata: %s", err); model_free(&m); vocab_free(&v); return 1;
+        }
+    }
     if (as_json) {
         printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", used, path, r.n_pairs, r.seconds);
         printf(" \"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r.exact[0]), eval_rate(r.exact[1]));

@@ -129,3 +129,11 @@ def test_train_supervision_switches(tmp):
     run_ok("train", *common, "--eval-limit", 0)
     meta = safetensors_metadata(out)
     assert json.loads(meta["supervised_heads"]) == [] and "coreference_head" not in meta
+    # eval --write-metadata stores the best head (temp + rename) and keeps the rest
+    run_ok("eval", "--model", out, "--corpus", d, "--limit", 5, "--write-metadata")
+    meta2 = safetensors_metadata(out)
+    ch = json.loads(meta2["coreference_head"])
+    assert re.fullmatch(r"encoder\.[01]\.self", ch["map"]) and json.loads(meta2["eval_heldout"])["pairs"] == 5
+    assert meta2["train_command"] == meta["train_command"] and meta2["config"] == meta["config"]
+    assert not os.path.exists(out + ".tmp")
+    run_err("eval", "--corpus", d, "--write-metadata")
