@@ -55,13 +55,21 @@ int cli_info(int argc, char **argv) {
             printf("usage: attnviz info --model PATH [--json]\n\n"
                    "Prints a model file's configuration, parameter count and tensors.\n"
                    "  --model PATH   a checkpoint (.safetensors) written by attnviz\n"
+                   "                 (default: the shipped model, as attnviz run finds it)\n"
                    "  --json         print the configuration as one JSON object\n");
             return 0;
         } else if (!strcmp(argv[i], "--model") && i + 1 < argc) path = argv[++i];
         else if (!strcmp(argv[i], "--json")) as_json = 1;
         else { cli_error("info: unknown option '%s' (try: attnviz info --help)", argv[i]); return 2; }
     }
-    if (!path) { cli_error("info: --model PATH is required (try: attnviz info --help)"); return 2; }
+    char default_path[4096];
+    if (!path) {
+        if (cli_default_model(default_path, sizeof default_path) != 0) {
+            cli_error("info: no shipped model found; give --model PATH (try: attnviz info --help)");
+            return 1;
+        }
+        path = default_path;
+    }
     Model m;
     char **vocab = NULL, *meta = NULL, err[512];
     int nv = 0;
