@@ -152,8 +152,11 @@ int cli_default_model(char *path, size_t n) {
         const char *rel[] = {"/../samples/models/" ATTNVIZ_MODEL_FILE, "/../../samples/models/" ATTNVIZ_MODEL_FILE,
                              "/../share/attnviz/models/" ATTNVIZ_MODEL_FILE};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            snprintf(path, n, "%s%s", exe, rel[i]);
-            if (access(path, R_OK) == 0) return 0;
+            char candidate[PATH_MAX + 64], real[PATH_MAX];
+            snprintf(candidate, sizeof candidate, "%s%s", exe, rel[i]);
+            if (access(candidate, R_OK) != 0) continue;
+            snprintf(path, n, "%s", realpath(candidate, real) ? real : candidate);
+            return 0;
         }
     }
     snprintf(path, n, "%s/models/%s", ATTNVIZ_DATADIR, ATTNVIZ_MODEL_FILE);
