@@ -272,6 +272,7 @@ typedef struct {
     int quiet;
     int coref_layer, coref_head; /* the model's coreference head (metadata), or -1 */
     double coref_acc;            /* its held-out accuracy per attnviz eval, or -1 */
+    int coref_supervised;        /* 1 if that head was trained with gold antecedents */
 } PicCtx;
 
 static int write_png_heatmap(PicCtx *c, const char *file, const RenderHeatmap *hm, const char *map_id,
@@ -363,12 +364,16 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
     if (c->coref_layer >= 0) {
         snprintf(how_en, sizeof how_en,
                  "Each pronoun's strongest link (ignoring itself and special tokens) in encoder layer %d head %d: the model's "
-                 "coreference head, which links a pronoun to its true antecedent in %.0f%% of held-out sentences (attnviz eval).",
-                 c->coref_layer, c->coref_head, 100 * c->coref_acc);
+                 "coreference head, which links a pronoun to its true antecedent in %.0f%% of held-out sentences (attnviz eval).%s",
+                 c->coref_layer, c->coref_head, 100 * c->coref_acc,
+                 c->coref_supervised ? " This head was trained with the gold antecedent as a target (train --supervise-coref): "
+                                       "it was taught the link, it did not discover it; see docs/model-card.md." : "");
         snprintf(how_vi, sizeof how_vi,
                  "Liên kết mạnh nhất của mỗi đại từ (bỏ qua chính nó và token đặc biệt) ở encoder lớp %d head %d: head đồng "
-                 "tham chiếu của mô hình, đúng tiền ngữ ở %.0f%% câu kiểm tra (attnviz eval).",
-                 c->coref_layer, c->coref_head, 100 * c->coref_acc);
+                 "tham chiếu của mô hình, đúng tiền ngữ ở %.0f%% câu kiểm tra (attnviz eval).%s",
+                 c->coref_layer, c->coref_head, 100 * c->coref_acc,
+                 c->coref_supervised ? " Head này được huấn luyện với tiền ngữ đúng làm mục tiêu (--supervise-coref): nó được "
+                                       "dạy liên kết này, không tự khám phá ra." : "");
     } else {
         snprintf(how_en, sizeof how_en, "For each pronoun, the encoder head whose strongest link (ignoring the pronoun itself "
                  "and special tokens) is strongest, and where it points. This model records no coreference head, so "
@@ -387,7 +392,9 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
         const TraceMap *m = &t->maps[L.map];
         if (!c->quiet) {
             printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s\n", w, q, m->keys[L.key], L.key,
-                   m->id, L.head, (double)L.weight, c->coref_layer >= 0 ? "  (the model's coreference head)" : "");
+                   m->id, L.head, (double)L.weight,
+                   c->coref_layer < 0 ? "" : c->coref_supervised ? "  (the model's coreference head, trained with gold antecedents)"
+                                                                 : "  (the model's coreference head)");
             Link B = best_link(t, q);
             if (c->coref_layer >= 0 && B.map >= 0 && (B.map != L.map || B.head != L.head))
                 printf("      strongest link of any encoder head: %s (%s head %d, weight %.2f)\n",
@@ -396,8 +403,9 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
         char safe[32];
         safe_name(safe, sizeof safe, w);
         snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
-        snprintf(title, sizeof title, "“%s” → “%s”   (%s, head %d, weight %.2f)", w, m->keys[L.key], m->id, L.head,
-                 (double)L.weight);
+        int taught = c->coref_supervised && L.head == c->coref_head && m->layer == c->coref_layer;
+        snprintf(title, sizeof title, "“%s” → “%s”   (%s, head %d, weight %.2f%s)", w, m->keys[L.key], m->id, L.head,
+                 (double)L.weight, taught ? ", head taught with gold antecedents" : "");
         char path[4096], err[512], headtxt[16];
         snprintf(path, sizeof path, "%s/%s", c->dir, file);
         snprintf(headtxt, sizeof headtxt, "%d", L.head);
@@ -411,15 +419,17 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
                 return -1;
             }
             trace_add_image(t, file);
-            snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).", w,
-                     m->keys[L.key], m->id, L.head, (double)L.weight);
+            snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s", w,
+                     m->keys[L.key], m->id, L.head, (double)L.weight,
+                     taught ? " This head was trained with gold antecedents." : "");
             snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", w,
                      m->keys[L.key], m->id, L.head, (double)L.weight);
             html_figure(pg, file, cap, capvi, NULL);
             /* The heatmap of that head with the pronoun's row outlined. */
             snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
             snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
-            snprintf(sub, sizeof sub, "row “%s” outlined · %s", w, c->sentence);
+            snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", w,
+                     taught ? " · this head was taught with gold antecedents" : "", c->sentence);
             RenderHeatmap hm = maps_weights_heatmap(m, L.head, title, sub, q);
             if (write_png_heatmap(c, file, &hm, m->id, L.head)) return -1;
             html_figure(pg, file, "The same head as a heatmap, the pronoun's row outlined.",
@@ -571,6 +581,9 @@ int cli_run(int argc, char **argv) {
     if (!maps_coref_head_from_metadata(metadata, m.config.n_enc_layers, m.config.n_heads, &coref_layer, &coref_head,
                                        &coref_acc))
         coref_layer = coref_head = -1;
+    char coref_id[64];
+    snprintf(coref_id, sizeof coref_id, "encoder.%d.self", coref_layer);
+    int coref_supervised = coref_layer >= 0 && maps_head_supervised(metadata, coref_id, coref_head);
     if (m.config.arch != MODEL_ENC_DEC) {
         cli_error("run needs an encoder–decoder model; %s is %s", model_path, model_arch_name(m.config.arch));
         goto cleanup;
@@ -698,7 +711,8 @@ int cli_run(int argc, char **argv) {
         html_raw(&pg, "</code> · command: <code>");
         html_text(&pg, cmdline);
         html_raw(&pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
-        PicCtx ctx = {dir, a.sentences[i], model_path, &t, &pg, cmdline, a.quiet, coref_layer, coref_head, coref_acc};
+        PicCtx ctx = {dir, a.sentences[i], model_path, &t, &pg, cmdline, a.quiet, coref_layer, coref_head, coref_acc,
+                      coref_supervised};
         t0 = now_ms();
         int r = draw_sentence(&ctx, s, &a, fmap, fhead);
         t_pics += now_ms() - t0;

@@ -38,7 +38,8 @@ typedef struct {
     char err[512];
     /* chosen in part 6, reused in part 9: the coreference head */
     int coref_layer, coref_head;
-    char coref_how[512];        /* how it was chosen (caption text)              */
+    char coref_how[768];        /* how it was chosen (caption text)              */
+    int coref_taught;           /* 1 if training supervised that head            */
 } Demo;
 
 /* "PATH/file" into buf. */

@@ -376,10 +376,16 @@ int demo_part6(Demo *d) {
     const ModelConfig *c = &d->m.config;
     double acc;
     if (maps_coref_head_from_metadata(d->model_meta, d->m.config.n_enc_layers, d->m.config.n_heads, &d->coref_layer, &d->coref_head, &acc)) {
+        char id[32];
+        snprintf(id, sizeof id, "encoder.%d.self", d->coref_layer);
+        d->coref_taught = maps_head_supervised(d->model_meta, id, d->coref_head);
         snprintf(d->coref_how, sizeof d->coref_how,
                  "encoder layer %d head %d, the best coreference head of attnviz eval on held-out sentences "
-                 "(its strongest link from the pronoun is the antecedent %.0f%% of the time)",
-                 d->coref_layer, d->coref_head, 100 * acc);
+                 "(its strongest link from the pronoun is the antecedent %.0f%% of the time)%s",
+                 d->coref_layer, d->coref_head, 100 * acc,
+                 d->coref_taught ? ". This head was TAUGHT the link: training gave it the gold antecedent as a target "
+                                   "(train --supervise-coref, see docs/model-card.md); no head found it unsupervised"
+                                 : "");
     } else {
         float best = -1;
         for (int l = 0; l < c->n_enc_layers; l++)
@@ -425,7 +431,8 @@ int demo_part6(Demo *d) {
     for (int k = 0; k < 2; k++) {
         const TraceMap *m = trace_find_map(&t[k], id);
         const char *got = key[k] >= 0 ? m->keys[key[k]] : "?";
-        snprintf(title, sizeof title, "encoder layer %d · head %d · “it” (…too %s)", d->coref_layer, d->coref_head, tag[k]);
+        snprintf(title, sizeof title, "encoder layer %d · head %d%s · “it” (…too %s)", d->coref_layer, d->coref_head,
+                 d->coref_taught ? " (taught)" : "", tag[k]);
         snprintf(cap, sizeof cap,
                  "“…because it was too %s”: the strongest link of “it” is “%s” (weight %.2f); the antecedent is "
                  "“%s”, so this head is %s here. The translation “%s” uses %s. Head: %s.",
@@ -438,7 +445,9 @@ int demo_part6(Demo *d) {
                  tag[k], got, (double)kw[k], gold[k], right_link[k] ? "đúng" : "SAI", p[k].translation,
                  right_pron[k] ? (k ? "elle, đúng" : "il, đúng") : "sai đại từ (hoặc không có)", d->coref_layer,
                  d->coref_head,
-                 strstr(d->coref_how, "attnviz eval") ? "head tốt nhất theo attnviz eval"
+                 d->coref_taught ? "head tốt nhất theo attnviz eval; head này được DẠY liên kết với tiền ngữ đúng khi huấn "
+                                   "luyện (--supervise-coref), không tự tìm ra"
+                 : strstr(d->coref_how, "attnviz eval") ? "head tốt nhất theo attnviz eval"
                                                       : "head có liên kết từ “it” mạnh nhất trên hai câu này; chọn theo "
                                                         "độ mạnh, không theo đúng sai");
         char quoted[256];

@@ -63,3 +63,20 @@ int maps_coref_head_from_metadata(const char *metadata_json, int n_layers, int n
     cJSON_Delete(root);
     return found;
 }
+
+int maps_head_supervised(const char *metadata_json, const char *map_id, int head) {
+    int found = 0;
+    cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
+    const cJSON *v = root ? cJSON_GetObjectItemCaseSensitive(root, "supervised_heads") : NULL;
+    cJSON *list = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(it, "map");
+        const cJSON *hd = cJSON_GetObjectItemCaseSensitive(it, "head");
+        if (cJSON_IsString(mp) && cJSON_IsNumber(hd) && !strcmp(mp->valuestring, map_id) && hd->valueint == head)
+            found = 1;
+    }
+    cJSON_Delete(list);
+    cJSON_Delete(root);
+    return found;
+}

@@ -29,4 +29,9 @@ int maps_strongest_link(const TraceMap *m, int h, int q, float *w);
 int maps_coref_head_from_metadata(const char *metadata_json, int n_layers, int n_heads,
                                   int *layer, int *head, double *acc);
 
+/* 1 if the checkpoint's metadata lists (map_id, head) in "supervised_heads"
+ * (JSON text: [{"map": …, "head": H, "target": "coreference"|"alignment", …}]),
+ * i.e. the head was trained with gold targets rather than discovered; else 0. */
+int maps_head_supervised(const char *metadata_json, const char *map_id, int head);
+
 #endif
