@@ -84,13 +84,15 @@ demo: $(BUILD)/attnviz
 # (docs/model-card.md).  One thread: on 2 cores OpenMP's spinning threads and
 # OpenBLAS compete, and one thread was faster.
 MODEL_OUT   ?= samples/models/attnviz-en-fr-vi.safetensors
-MODEL_TRAIN ?= --steps 6000 --batch 64 --lr 1.5e-3 --warmup 400 \
-               --d-model 96 --heads 4 --enc-layers 3 --dec-layers 2 --d-ff 256 --supervise-coref 1.0
+MODEL_TRAIN ?= --steps 10000 --batch 64 --lr 1.5e-3 --warmup 400 \
+               --d-model 96 --heads 4 --enc-layers 3 --dec-layers 2 --d-ff 256 \
+               --supervise-coref 1.0 --coref-head encoder.2.self.0 \
+               --supervise-align 0.5 --align-head decoder.1.cross.0
 model: $(BUILD)/attnviz
 	$(BUILD)/attnviz corpus --out $(BUILD)/corpus
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(BUILD)/attnviz train --corpus $(BUILD)/corpus \
 	  --out $(MODEL_OUT) --snapshots $(MODEL_TRAIN)
-	$(BUILD)/attnviz eval --model $(MODEL_OUT) --corpus $(BUILD)/corpus
+	$(BUILD)/attnviz eval --model $(MODEL_OUT) --corpus $(BUILD)/corpus --write-metadata
 
 # Times `run` on the lesson's sentences: model, pictures, trace, pictures per second.
 BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
