@@ -701,18 +701,22 @@ int demo_part9(Demo *d) {
         rc = part9_skip(d, msg, "Tệp ảnh chụp huấn luyện không có dữ liệu cần thiết; phần này được bỏ qua.");
     } else {
         char title[256], cap[2048], capvi[2048];
-        snprintf(title, sizeof title, "encoder layer %d · head %d during training (row “it” outlined)", d->coref_layer,
-                 d->coref_head);
+        snprintf(title, sizeof title, "encoder layer %d · head %d%s during training (row “it” outlined)", d->coref_layer,
+                 d->coref_head, d->coref_taught ? " (taught)" : "");
         snprintf(cap, sizeof cap,
                  "The coreference head of part 6 (encoder layer %d, head %d) at %d points of training, on the two "
                  "sentences; the row of “it” is outlined. At step 0 the weights are those of a random model. "
-                 "Training loss at those points: %s.",
-                 d->coref_layer, d->coref_head, nc, losses[0] ? losses : "not recorded");
+                 "Training loss at those points: %s.%s",
+                 d->coref_layer, d->coref_head, nc, losses[0] ? losses : "not recorded",
+                 d->coref_taught ? " This head is trained with the gold antecedent as a target, so these pictures show it "
+                                   "being taught, and how fast the link becomes sharp." : "");
         snprintf(capvi, sizeof capvi,
                  "Head đồng tham chiếu của phần 6 (encoder lớp %d, head %d) tại %d thời điểm huấn luyện, trên hai "
                  "câu; hàng của “it” được viền. Ở bước 0 trọng số là của mô hình ngẫu nhiên. Loss huấn luyện tại các "
-                 "thời điểm đó: %s.",
-                 d->coref_layer, d->coref_head, nc, losses[0] ? losses : "không ghi lại");
+                 "thời điểm đó: %s.%s",
+                 d->coref_layer, d->coref_head, nc, losses[0] ? losses : "không ghi lại",
+                 d->coref_taught ? " Head này được huấn luyện với tiền ngữ đúng làm mục tiêu, nên các hình cho thấy nó được "
+                                   "dạy, và liên kết sắc nét nhanh thế nào." : "");
         rc = demo_grid(d, "p9-training-snapshots.png", title, cells, nr, nc, rt, ct, cap, capvi,
                        "attnviz train --snapshots …   (see docs/model-card.md), then attnviz demo");
     }
