@@ -1,5 +1,6 @@
 /* checkpoint.c — safetensors reader/writer for attnviz models (see checkpoint.h). */
 #include "checkpoint.h"
+#include "errmsg.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -10,14 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int host_is_little_endian(void) {
     const uint16_t one = 1;
@@ -52,9 +45,9 @@ static char *vocab_json(const char *const *vocab, int n) {
 int checkpoint_save(const char *path, const Model *m, const char *const *vocab, int n_vocab,
                     const char *const *extra, char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
-    if (!m->params_memory) { seterr(err, errlen, "cannot save: the model has no parameters"); return -1; }
+    if (!m->params_memory) { errmsg_set(err, errlen, "cannot save: the model has no parameters"); return -1; }
     if (n_vocab != c->vocab_size) {
-        seterr(err, errlen, "cannot save: vocabulary has %d tokens but the model's vocab_size is %d",
+        errmsg_set(err, errlen, "cannot save: vocabulary has %d tokens but the model's vocab_size is %d",
                n_vocab, c->vocab_size);
         return -1;
     }
@@ -96,7 +89,7 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     if (!tmp) goto oom;
     snprintf(tmp, plen, "%s.tmp", path);
     f = fopen(tmp, "wb");
-    if (!f) { seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
+    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
     int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
@@ -114,16 +107,16 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     }
     if (fclose(f) != 0) ok = 0;
     f = NULL;
-    if (!ok) { seterr(err, errlen, "cannot write %s (disk full?)", tmp); remove(tmp); goto done; }
+    if (!ok) { errmsg_set(err, errlen, "cannot write %s (disk full?)", tmp); remove(tmp); goto done; }
     if (rename(tmp, path) != 0) {
-        seterr(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        errmsg_set(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         remove(tmp);
         goto done;
     }
     rc = 0;
     goto done;
 oom:
-    seterr(err, errlen, "out of memory while saving the checkpoint");
+    errmsg_set(err, errlen, "out of memory while saving the checkpoint");
 done:
     if (f) fclose(f);
     if (!cJSON_GetObjectItem(root, "__metadata__")) cJSON_Delete(meta);
@@ -166,85 +159,85 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
     char *header = NULL, **vocab = NULL;
     cJSON *root = NULL, *varr = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) { seterr(err, errlen, "cannot open model %s: %s", path, strerror(errno)); return -1; }
+    if (!f) { errmsg_set(err, errlen, "cannot open model %s: %s", path, strerror(errno)); return -1; }
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        seterr(err, errlen, "%s is not a regular file", path);
+        errmsg_set(err, errlen, "%s is not a regular file", path);
         goto done;
     }
     uint64_t fsize = (uint64_t)st.st_size;
     if (fsize < 8) {
-        seterr(err, errlen, "%s is too short (%llu bytes) to be a safetensors model file", path,
+        errmsg_set(err, errlen, "%s is too short (%llu bytes) to be a safetensors model file", path,
                (unsigned long long)fsize);
         goto done;
     }
     unsigned char len8[8];
-    if (fread(len8, 1, 8, f) != 8) { seterr(err, errlen, "cannot read %s", path); goto done; }
+    if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "cannot read %s", path); goto done; }
     uint64_t hlen = 0;
     for (int i = 0; i < 8; i++) hlen |= (uint64_t)len8[i] << (8 * i);
     if (hlen < 2 || hlen > fsize - 8 || hlen > CHECKPOINT_MAX_HEADER) {
-        seterr(err, errlen, "%s: header length %llu is impossible for a %llu-byte file "
+        errmsg_set(err, errlen, "%s: header length %llu is impossible for a %llu-byte file "
                "(not a safetensors file, or truncated)", path, (unsigned long long)hlen,
                (unsigned long long)fsize);
         goto done;
     }
     header = malloc(hlen + 1);
-    if (!header) { seterr(err, errlen, "out of memory reading %s", path); goto done; }
-    if (fread(header, 1, hlen, f) != hlen) { seterr(err, errlen, "cannot read the header of %s", path); goto done; }
+    if (!header) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
+    if (fread(header, 1, hlen, f) != hlen) { errmsg_set(err, errlen, "cannot read the header of %s", path); goto done; }
     header[hlen] = 0;
     uint64_t data_size = fsize - 8 - hlen;
 
     root = cJSON_ParseWithLength(header, hlen);
     if (!cJSON_IsObject(root)) {
-        seterr(err, errlen, "%s: the header is not valid JSON (damaged file?)", path);
+        errmsg_set(err, errlen, "%s: the header is not valid JSON (damaged file?)", path);
         goto done;
     }
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
     if (!cJSON_IsObject(meta)) {
-        seterr(err, errlen, "%s: no __metadata__ in the header: not an attnviz model "
+        errmsg_set(err, errlen, "%s: no __metadata__ in the header: not an attnviz model "
                "(create one with `attnviz train` or `attnviz model-init`)", path);
         goto done;
     }
     for (const cJSON *it = meta->child; it; it = it->next)
         if (!cJSON_IsString(it)) {
-            seterr(err, errlen, "%s: __metadata__ value \"%s\" is not a string", path, it->string ? it->string : "?");
+            errmsg_set(err, errlen, "%s: __metadata__ value \"%s\" is not a string", path, it->string ? it->string : "?");
             goto done;
         }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "version");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CHECKPOINT_FORMAT)) {
-        seterr(err, errlen, "%s: format is \"%s\", expected \"%s\": not an attnviz model "
+        errmsg_set(err, errlen, "%s: format is \"%s\", expected \"%s\": not an attnviz model "
                "(create one with `attnviz train`)", path, cJSON_IsString(fmt) ? fmt->valuestring : "(none)",
                CHECKPOINT_FORMAT);
         goto done;
     }
     if (!cJSON_IsString(ver) || strcmp(ver->valuestring, CHECKPOINT_VERSION)) {
-        seterr(err, errlen, "%s: checkpoint version \"%s\" is not supported (this attnviz reads version %s; "
+        errmsg_set(err, errlen, "%s: checkpoint version \"%s\" is not supported (this attnviz reads version %s; "
                "retrain or convert the model with this version)", path,
                cJSON_IsString(ver) ? ver->valuestring : "(none)", CHECKPOINT_VERSION);
         goto done;
     }
     const cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(meta, "config");
-    if (!cJSON_IsString(cfgj)) { seterr(err, errlen, "%s: __metadata__ has no \"config\"", path); goto done; }
+    if (!cJSON_IsString(cfgj)) { errmsg_set(err, errlen, "%s: __metadata__ has no \"config\"", path); goto done; }
     ModelConfig cfg;
     char cerr[200];
     if (model_config_from_json(&cfg, cfgj->valuestring, cerr, sizeof cerr)) {
-        seterr(err, errlen, "%s: bad model %s", path, cerr);
+        errmsg_set(err, errlen, "%s: bad model %s", path, cerr);
         goto done;
     }
     const cJSON *vj = cJSON_GetObjectItemCaseSensitive(meta, "vocab");
-    if (!cJSON_IsString(vj)) { seterr(err, errlen, "%s: __metadata__ has no \"vocab\"", path); goto done; }
+    if (!cJSON_IsString(vj)) { errmsg_set(err, errlen, "%s: __metadata__ has no \"vocab\"", path); goto done; }
     varr = cJSON_Parse(vj->valuestring);
     if (!cJSON_IsArray(varr) || cJSON_GetArraySize(varr) != cfg.vocab_size) {
-        seterr(err, errlen, "%s: \"vocab\" must be a JSON array of %d strings (vocab_size)", path, cfg.vocab_size);
+        errmsg_set(err, errlen, "%s: \"vocab\" must be a JSON array of %d strings (vocab_size)", path, cfg.vocab_size);
         goto done;
     }
     vocab = calloc((size_t)cfg.vocab_size, sizeof(char *));
-    if (!vocab) { seterr(err, errlen, "out of memory reading %s", path); goto done; }
+    if (!vocab) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
     for (const cJSON *it = varr->child; it; it = it->next) {
-        if (!cJSON_IsString(it)) { seterr(err, errlen, "%s: vocab entry %d is not a string", path, n_vocab); goto done; }
+        if (!cJSON_IsString(it)) { errmsg_set(err, errlen, "%s: vocab entry %d is not a string", path, n_vocab); goto done; }
         vocab[n_vocab] = strdup(it->valuestring);
-        if (!vocab[n_vocab]) { seterr(err, errlen, "out of memory reading %s", path); goto done; }
+        if (!vocab[n_vocab]) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
         n_vocab++;
     }
 
@@ -255,10 +248,10 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
     for (int t = 0; t < nt; t++) {
         const ModelParam *p = &tab[t];
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, p->name);
-        if (!cJSON_IsObject(o)) { seterr(err, errlen, "%s: tensor \"%s\" is missing", path, p->name); goto done; }
+        if (!cJSON_IsObject(o)) { errmsg_set(err, errlen, "%s: tensor \"%s\" is missing", path, p->name); goto done; }
         const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype");
         if (!cJSON_IsString(dt) || strcmp(dt->valuestring, "F32")) {
-            seterr(err, errlen, "%s: tensor \"%s\" has dtype %s, expected F32", path, p->name,
+            errmsg_set(err, errlen, "%s: tensor \"%s\" has dtype %s, expected F32", path, p->name,
                    cJSON_IsString(dt) ? dt->valuestring : "(none)");
             goto done;
         }
@@ -274,7 +267,7 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
             else if (p->ndim == 2) snprintf(want, sizeof want, "[%d,%d]", p->shape[0], p->shape[1]);
             else snprintf(want, sizeof want, "[%d,%d,%d]", p->shape[0], p->shape[1], p->shape[2]);
             char *got = sh ? cJSON_PrintUnformatted(sh) : NULL;
-            seterr(err, errlen, "%s: tensor \"%s\" has shape %s, the config needs %s", path, p->name,
+            errmsg_set(err, errlen, "%s: tensor \"%s\" has shape %s, the config needs %s", path, p->name,
                    got ? got : "(none)", want);
             cJSON_free(got);
             goto done;
@@ -284,17 +277,17 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
         if (!cJSON_IsArray(of) || cJSON_GetArraySize(of) != 2 ||
             json_uint(cJSON_GetArrayItem(of, 0), 9007199254740992.0, &b0) ||
             json_uint(cJSON_GetArrayItem(of, 1), 9007199254740992.0, &b1)) {
-            seterr(err, errlen, "%s: tensor \"%s\" has no valid data_offsets [begin, end]", path, p->name);
+            errmsg_set(err, errlen, "%s: tensor \"%s\" has no valid data_offsets [begin, end]", path, p->name);
             goto done;
         }
         if (b1 < b0 || b1 > data_size) {
-            seterr(err, errlen, "%s: tensor \"%s\" data_offsets [%llu, %llu] lie outside the %llu data bytes "
+            errmsg_set(err, errlen, "%s: tensor \"%s\" data_offsets [%llu, %llu] lie outside the %llu data bytes "
                    "(truncated or damaged file)", path, p->name, (unsigned long long)b0,
                    (unsigned long long)b1, (unsigned long long)data_size);
             goto done;
         }
         if (b1 - b0 != 4 * (uint64_t)p->numel) {
-            seterr(err, errlen, "%s: tensor \"%s\" holds %llu bytes, its shape needs %llu", path, p->name,
+            errmsg_set(err, errlen, "%s: tensor \"%s\" holds %llu bytes, its shape needs %llu", path, p->name,
                    (unsigned long long)(b1 - b0), (unsigned long long)(4 * (uint64_t)p->numel));
             goto done;
         }
@@ -305,7 +298,7 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
         int known = 0;
         for (int t = 0; t < nt && !known; t++) known = !strcmp(it->string, tab[t].name);
         if (!known) {
-            seterr(err, errlen, "%s: unexpected tensor \"%s\" for a %s model (wrong config or damaged file)",
+            errmsg_set(err, errlen, "%s: unexpected tensor \"%s\" for a %s model (wrong config or damaged file)",
                    path, it->string, model_arch_name(cfg.arch));
             goto done;
         }
@@ -313,7 +306,7 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
     qsort(spans, (size_t)nt, sizeof spans[0], cmp_span);
     for (int t = 1; t < nt; t++)
         if (spans[t].begin < spans[t - 1].end && spans[t].end > spans[t].begin) {
-            seterr(err, errlen, "%s: tensors \"%s\" and \"%s\" overlap in the file", path,
+            errmsg_set(err, errlen, "%s: tensors \"%s\" and \"%s\" overlap in the file", path,
                    spans[t - 1].name, spans[t].name);
             goto done;
         }
@@ -322,7 +315,7 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
     char merr[256];
     if (model_alloc(out, &cfg)) {
         snprintf(merr, sizeof merr, "%s", out->err);
-        seterr(err, errlen, "%s: %s", path, merr);
+        errmsg_set(err, errlen, "%s: %s", path, merr);
         goto done;
     }
     model_param_table(&cfg, out->params_memory, tab, MODEL_MAX_TENSORS);
@@ -332,20 +325,20 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
         json_uint(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data_offsets"), 0), 9007199254740992.0, &b0);
         if (fseeko(f, (off_t)(8 + hlen + b0), SEEK_SET) != 0 ||
             fread(tab[t].ptr, sizeof(float), tab[t].numel, f) != tab[t].numel) {
-            seterr(err, errlen, "%s: cannot read tensor \"%s\"", path, tab[t].name);
+            errmsg_set(err, errlen, "%s: cannot read tensor \"%s\"", path, tab[t].name);
             goto done;
         }
         swap_floats_if_big_endian(tab[t].ptr, tab[t].numel);
         for (size_t i = 0; i < tab[t].numel; i++)
             if (!isfinite(tab[t].ptr[i])) {
-                seterr(err, errlen, "%s: tensor \"%s\" holds a non-finite value (NaN or inf) at index %zu "
+                errmsg_set(err, errlen, "%s: tensor \"%s\" holds a non-finite value (NaN or inf) at index %zu "
                        "(training diverged or the file is damaged)", path, tab[t].name, i);
                 goto done;
             }
     }
     if (metadata_json) {
         *metadata_json = cJSON_PrintUnformatted(meta);
-        if (!*metadata_json) { seterr(err, errlen, "out of memory reading %s", path); goto done; }
+        if (!*metadata_json) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
     }
     rc = 0;
 done:

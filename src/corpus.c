@@ -1,6 +1,7 @@
 /* corpus.c — corpus generator and TSV reader (see corpus.h and
  * samples/corpus/README.md for the data format). */
 #include "corpus.h"
+#include "errmsg.h"
 #include "tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -18,18 +19,6 @@ static const char *const lang_name[N_LANG] = { "en", "fr", "vi" };
 #define MAX_KEYS 3
 #define MAX_CODES 12
 #define MAX_LESSONS 32
-
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ------------------------------------------------------------------ PRNG -- */
 
@@ -196,7 +185,7 @@ static int src_err(const Src *s, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return set_err(s->err, s->errlen, "%s:%d: %s", s->path, s->line, msg);
+    return errmsg_set(s->err, s->errlen, "%s:%d: %s", s->path, s->line, msg);
 }
 
 /* Splits a line into whitespace-separated fields (in place); returns the count. */
@@ -276,7 +265,7 @@ static int read_lines(Lexicon *lx, const char *dir, const char *name, LineFn fn,
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *fp = fopen(path, "rb");
-    if (!fp) return set_err(err, errlen, "cannot open %s: %s (is --data the samples/corpus folder?)",
+    if (!fp) return errmsg_set(err, errlen, "cannot open %s: %s (is --data the samples/corpus folder?)",
                             path, strerror(errno));
     Src s = { path, 0, err, errlen };
     char *line = NULL;
@@ -649,7 +638,7 @@ static int check_templates(const Lexicon *lx, const char *dir, char *err, size_t
         const Template *t = &lx->tpls[ls->tpl];
         for (int k = 0; k < ls->n; k++)
             if (find_slot(t, ls->name[k]) < 0)
-                return set_err(err, errlen, "%s/templates.txt: lesson %d names unknown slot %s of %s",
+                return errmsg_set(err, errlen, "%s/templates.txt: lesson %d names unknown slot %s of %s",
                                dir, i + 1, ls->name[k], t->id);
     }
     return 0;
@@ -668,7 +657,7 @@ static int lexicon_load(Lexicon *lx, const char *dir, char *err, size_t errlen) 
     }
     if (!lx->n_nouns || !lx->n_adjs || !lx->n_tpls) {
         lexicon_free(lx);
-        return set_err(err, errlen, "%s: no nouns, adjectives or templates", dir);
+        return errmsg_set(err, errlen, "%s: no nouns, adjectives or templates", dir);
     }
     return 0;
 }
@@ -852,7 +841,7 @@ static int render(const Lexicon *lx, const Template *t, const Bind *b, int lang,
         if (tk->kind == TT_LIT) s = tk->text;
         else if (tk->kind == TT_WORD) {
             s = word_form(find_word(lx, tk->text, lang), code);
-            if (!s) return set_err(err, errlen, "template %s: word %s has no %s form for %s",
+            if (!s) return errmsg_set(err, errlen, "template %s: word %s has no %s form for %s",
                                    t->id, tk->text, lang_name[lang], code);
         } else {
             const Slot *sl = &t->slots[tk->slot];
@@ -880,7 +869,7 @@ static int render(const Lexicon *lx, const Template *t, const Bind *b, int lang,
             }
         }
         if (push(r, s, tk->key, from, tk->kind == TT_WORD ? tk->ctrl : -1))
-            return set_err(err, errlen, "template %s: sentence longer than %d tokens or bad token \"%s\"",
+            return errmsg_set(err, errlen, "template %s: sentence longer than %d tokens or bad token \"%s\"",
                            t->id, MAX_TOKS, s ? s : "");
     }
     return 0;
@@ -1025,7 +1014,7 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
         return -1;
     if (lang == L_FR) fr_orthography(&tgt);
     if (src.n > CORPUS_MAX_LEN || tgt.n > CORPUS_MAX_LEN)
-        return set_err(g->err, g->errlen, "template %s makes a sentence of more than %d tokens", t->id, CORPUS_MAX_LEN);
+        return errmsg_set(g->err, g->errlen, "template %s makes a sentence of more than %d tokens", t->id, CORPUS_MAX_LEN);
     for (int side = 0; side < 2; side++) {
         const Rendered *r = side ? &tgt : &src;
         char line[2048];
@@ -1034,15 +1023,15 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
         Tokens tk;
         char e2[256];
         if (tokenizer_split_max(&tk, line, CORPUS_MAX_LEN, e2, sizeof e2))
-            return set_err(g->err, g->errlen, "template %s: \"%s\" does not tokenize: %s", t->id, line, e2);
+            return errmsg_set(g->err, g->errlen, "template %s: \"%s\" does not tokenize: %s", t->id, line, e2);
         int same = tk.n == r->n;
         for (int i = 0; same && i < r->n; i++) same = !strcmp(tk.tok[i], r->tok[i].s);
         tokens_free(&tk);
         if (!same)
-            return set_err(g->err, g->errlen, "template %s: \"%s\" does not re-tokenize to itself "
+            return errmsg_set(g->err, g->errlen, "template %s: \"%s\" does not re-tokenize to itself "
                            "(lexicon entries must be lowercase words)", t->id, line);
         for (int i = 0; i < r->n; i++)
-            if (set_add(&g->vocab, r->tok[i].s)) return set_err(g->err, g->errlen, "out of memory");
+            if (set_add(&g->vocab, r->tok[i].s)) return errmsg_set(g->err, g->errlen, "out of memory");
     }
     if (buf_str(out, lang == L_FR ? "fr\t" : "vi\t")) goto oom;
     for (int i = 0; i < src.n; i++)
@@ -1068,7 +1057,7 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
             if (p < 0 && src.tok[s].ctrl == t->refs[r].pron) p = s;
             if (a < 0 && src.tok[s].from_slot == b[t->refs[r].pron].ref) a = s;
         }
-        if (p < 0 || a < 0) return set_err(g->err, g->errlen, "template %s: pronoun or antecedent not found", t->id);
+        if (p < 0 || a < 0) return errmsg_set(g->err, g->errlen, "template %s: pronoun or antecedent not found", t->id);
         if (buf_fmt(out, "%s%d-%d", n_co++ ? " " : "", p, a)) goto oom;
     }
     if (!n_co && buf_str(out, "-")) goto oom;
@@ -1084,7 +1073,7 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
     if (tgt.n > st->max_tgt_len) st->max_tgt_len = tgt.n;
     return 0;
 oom:
-    return set_err(g->err, g->errlen, "out of memory");
+    return errmsg_set(g->err, g->errlen, "out of memory");
 }
 
 /* Binds a lesson's SLOT=value list; unbound slots stay for sample() to fill. */
@@ -1109,7 +1098,7 @@ static int lesson_bind(const Lexicon *lx, const Lesson *ls, Bind *b, char *err, 
             for (int i = 0; !found && i < sl->n_codes; i++)
                 if (!strcmp(sl->code[i], v)) { b[si].idx = i; found = 1; }
         }
-        if (!found) return set_err(err, errlen, "lesson for %s: no %s \"%s\" for slot %s", t->id,
+        if (!found) return errmsg_set(err, errlen, "lesson for %s: no %s \"%s\" for slot %s", t->id,
                                    sl->kind == SK_NOUN ? "noun" : sl->kind == SK_ADJ ? "adjective" : sl->kind == SK_VERB ? "verb" : "code",
                                    v, ls->name[k]);
     }
@@ -1130,13 +1119,13 @@ static int write_file(const char *dir, const char *name, const char *data, size_
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
-    if (!f) return set_err(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+    if (!f) return errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
     int bad = fwrite(data, 1, len, f) != len;
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path)) {
         int e = errno;
         remove(tmp);
-        return set_err(err, errlen, "cannot write %s: %s", path, strerror(e));
+        return errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(e));
     }
     return 0;
 }
@@ -1172,7 +1161,7 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
     if (o->n_train < 0 || o->n_heldout < 0 || o->heldout_permille < 1 || o->heldout_permille > 900 || o->lesson_copies < 0)
-        return set_err(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille)");
+        return errmsg_set(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille)");
     Lexicon lx;
     if (lexicon_load(&lx, o->data_dir, err, errlen)) return -1;
     Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen };
@@ -1189,7 +1178,7 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     /* lesson bindings: their coreference combinations are pinned to train */
     Bind lesson_b[MAX_LESSONS][MAX_SLOTS];
     g.pinned = calloc(MAX_LESSONS, sizeof *g.pinned);
-    if (!g.pinned) { set_err(err, errlen, "out of memory"); goto cleanup; }
+    if (!g.pinned) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
     for (int i = 0; i < lx.n_lessons; i++) {
         memset(lesson_b[i], 0, sizeof lesson_b[i]);
         if (lesson_bind(&lx, &lx.lessons[i], lesson_b[i], err, errlen)) goto cleanup;
@@ -1229,9 +1218,9 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     for (int i = n_lesson_pairs; i < o->n_train; i++) {
         Bind b[MAX_SLOTS];
         int ti = pick_template(&lx, &rng, 0);
-        if (ti < 0) { set_err(err, errlen, "all template weights are 0"); goto cleanup; }
+        if (ti < 0) { errmsg_set(err, errlen, "all template weights are 0"); goto cleanup; }
         if (sample(o, &lx, &lx.tpls[ti], 0, g.pinned, g.n_pinned, &rng, b)) {
-            set_err(err, errlen, "template %s: no slot values satisfy its constraints (check its classes)", lx.tpls[ti].id);
+            errmsg_set(err, errlen, "template %s: no slot values satisfy its constraints (check its classes)", lx.tpls[ti].id);
             goto cleanup;
         }
         if (emit_pair(&g, &train, ti, b, (i & 1) ? L_VI : L_FR, 0)) goto cleanup;
@@ -1239,9 +1228,9 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     for (int i = 0; i < o->n_heldout; i++) {
         Bind b[MAX_SLOTS];
         int ti = pick_template(&lx, &rng, 1);
-        if (ti < 0) { set_err(err, errlen, "no coreference template (with a heldout line) to hold out"); goto cleanup; }
+        if (ti < 0) { errmsg_set(err, errlen, "no coreference template (with a heldout line) to hold out"); goto cleanup; }
         if (sample(o, &lx, &lx.tpls[ti], 1, g.pinned, g.n_pinned, &rng, b)) {
-            set_err(err, errlen, "template %s: found no held-out combination (raise --heldout-share)", lx.tpls[ti].id);
+            errmsg_set(err, errlen, "template %s: found no held-out combination (raise --heldout-share)", lx.tpls[ti].id);
             goto cleanup;
         }
         if (emit_pair(&g, &held, ti, b, (i & 1) ? L_VI : L_FR, 1)) goto cleanup;
@@ -1249,15 +1238,15 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
 
     /* vocab.txt: specials, then every token sorted bytewise */
     words = malloc((size_t)(g.vocab.n + 1) * sizeof *words);
-    if (!words) { set_err(err, errlen, "out of memory"); goto cleanup; }
+    if (!words) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
     int nw = 0;
     for (int i = 0; i < g.vocab.cap; i++)
         if (g.vocab.s[i]) words[nw++] = g.vocab.s[i];
     qsort(words, (size_t)nw, sizeof *words, cmp_str);
     for (int i = 0; i < VOCAB_N_SPECIAL; i++)
-        if (buf_str(&voc, vocab_special[i]) || buf_str(&voc, "\n")) { set_err(err, errlen, "out of memory"); goto cleanup; }
+        if (buf_str(&voc, vocab_special[i]) || buf_str(&voc, "\n")) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
     for (int i = 0; i < nw; i++)
-        if (buf_str(&voc, words[i]) || buf_str(&voc, "\n")) { set_err(err, errlen, "out of memory"); goto cleanup; }
+        if (buf_str(&voc, words[i]) || buf_str(&voc, "\n")) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
     stats->vocab_size = nw + VOCAB_N_SPECIAL;
 
     if (write_file(o->out_dir, "train.tsv", train.buf ? train.buf : "", train.len, err, errlen) ||
@@ -1348,7 +1337,7 @@ int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
     c->n = 0;
     c->pairs = NULL;
     FILE *f = fopen(path, "rb");
-    if (!f) return set_err(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path, strerror(errno));
+    if (!f) return errmsg_set(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path, strerror(errno));
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -1357,7 +1346,7 @@ int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
         ln++;
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) continue;
-        if (tokenizer_check_utf8(line, (size_t)len, NULL, 0)) { rc = set_err(err, errlen, "%s:%d: invalid UTF-8", path, ln); break; }
+        if (tokenizer_check_utf8(line, (size_t)len, NULL, 0)) { rc = errmsg_set(err, errlen, "%s:%d: invalid UTF-8", path, ln); break; }
         char *col[7];
         int nc = 0;
         char *p = line;
@@ -1368,29 +1357,29 @@ int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
             *tab = 0;
             p = tab + 1;
         }
-        if (nc != 6) { rc = set_err(err, errlen, "%s:%d: expected 6 tab-separated columns, got %d", path, ln, nc); break; }
+        if (nc != 6) { rc = errmsg_set(err, errlen, "%s:%d: expected 6 tab-separated columns, got %d", path, ln, nc); break; }
         if (c->n == pcap) {
             pcap = pcap ? 2 * pcap : 1024;
             CorpusPair *np = realloc(c->pairs, (size_t)pcap * sizeof *np);
-            if (!np) { rc = set_err(err, errlen, "out of memory"); break; }
+            if (!np) { rc = errmsg_set(err, errlen, "out of memory"); break; }
             c->pairs = np;
         }
         CorpusPair *pr = &c->pairs[c->n++];
         memset(pr, 0, sizeof *pr);
         if (!strcmp(col[0], "fr")) pr->lang = CORPUS_LANG_FR;
         else if (!strcmp(col[0], "vi")) pr->lang = CORPUS_LANG_VI;
-        else { rc = set_err(err, errlen, "%s:%d: language \"%s\" is neither fr nor vi", path, ln, col[0]); break; }
-        if (split_tokens(col[1], &pr->src, &pr->n_src)) { rc = set_err(err, errlen, "%s:%d: bad source column", path, ln); break; }
-        if (split_tokens(col[2], &pr->tgt, &pr->n_tgt)) { rc = set_err(err, errlen, "%s:%d: bad target column", path, ln); break; }
+        else { rc = errmsg_set(err, errlen, "%s:%d: language \"%s\" is neither fr nor vi", path, ln, col[0]); break; }
+        if (split_tokens(col[1], &pr->src, &pr->n_src)) { rc = errmsg_set(err, errlen, "%s:%d: bad source column", path, ln); break; }
+        if (split_tokens(col[2], &pr->tgt, &pr->n_tgt)) { rc = errmsg_set(err, errlen, "%s:%d: bad target column", path, ln); break; }
         if (parse_pairs(col[3], &pr->align, &pr->n_align, pr->n_tgt, pr->n_src)) {
-            rc = set_err(err, errlen, "%s:%d: bad alignment \"%s\" (t-s pairs within the sentences)", path, ln, col[3]);
+            rc = errmsg_set(err, errlen, "%s:%d: bad alignment \"%s\" (t-s pairs within the sentences)", path, ln, col[3]);
             break;
         }
         if (parse_pairs(col[4], &pr->coref, &pr->n_coref, pr->n_src, pr->n_src)) {
-            rc = set_err(err, errlen, "%s:%d: bad coref \"%s\" (p-a pairs of source indices)", path, ln, col[4]);
+            rc = errmsg_set(err, errlen, "%s:%d: bad coref \"%s\" (p-a pairs of source indices)", path, ln, col[4]);
             break;
         }
-        if (!(pr->template_id = strdup(col[5]))) { rc = set_err(err, errlen, "out of memory"); break; }
+        if (!(pr->template_id = strdup(col[5]))) { rc = errmsg_set(err, errlen, "out of memory"); break; }
     }
     free(line);
     fclose(f);

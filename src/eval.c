@@ -1,5 +1,6 @@
 /* eval.c — greedy decoding and the attention metrics of `attnviz eval` (see eval.h). */
 #include "eval.h"
+#include "errmsg.h"
 #include "corpus.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,29 +8,21 @@
 #include <string.h>
 #include <time.h>
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------ decoding */
 
 int eval_greedy_decode_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
                              int B, int max_len, int *out, int *out_len, char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
-    if (c->arch != MODEL_ENC_DEC) { seterr(err, errlen, "greedy decoding needs an encoder-decoder model"); return -1; }
+    if (c->arch != MODEL_ENC_DEC) { errmsg_set(err, errlen, "greedy decoding needs an encoder-decoder model"); return -1; }
     if (max_len < 1 || max_len > c->max_len - 1 || B < 1) {
-        seterr(err, errlen, "greedy decoding: max_len %d must be 1..%d (the model's max_len - 1)",
+        errmsg_set(err, errlen, "greedy decoding: max_len %d must be 1..%d (the model's max_len - 1)",
                max_len, c->max_len - 1);
         return -1;
     }
     int Tcap = max_len + 1, V = c->vocab_size;
     int *dec = malloc((size_t)B * Tcap * sizeof(int)), *tl = malloc((size_t)B * sizeof(int));
     unsigned char *done = calloc((size_t)B, 1);
-    if (!dec || !tl || !done) { free(dec); free(tl); free(done); seterr(err, errlen, "out of memory"); return -1; }
+    if (!dec || !tl || !done) { free(dec); free(tl); free(done); errmsg_set(err, errlen, "out of memory"); return -1; }
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < Tcap; t++) dec[(size_t)b * Tcap + t] = VOCAB_PAD;
         dec[(size_t)b * Tcap] = tags[b];
@@ -40,14 +33,14 @@ int eval_greedy_decode_batch(Model *m, const int *src, const int *src_len, int S
         int T = t + 1;
         /* the forward wants (B, T) contiguous: compact the prefix rows */
         int *in = malloc((size_t)B * T * sizeof(int));
-        if (!in) { seterr(err, errlen, "out of memory"); rc = -1; break; }
+        if (!in) { errmsg_set(err, errlen, "out of memory"); rc = -1; break; }
         for (int b = 0; b < B; b++) {
             memcpy(in + (size_t)b * T, dec + (size_t)b * Tcap, (size_t)T * sizeof(int));
             tl[b] = T;
         }
         int f = model_forward(m, src, src_len, S, in, tl, T, B);
         free(in);
-        if (f) { seterr(err, errlen, "%s", m->err); rc = -1; break; }
+        if (f) { errmsg_set(err, errlen, "%s", m->err); rc = -1; break; }
         for (int b = 0; b < B; b++) {
             if (done[b]) continue;
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;
@@ -184,12 +177,12 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
              EvalReport *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     const ModelConfig *c = &m->config;
-    if (c->arch != MODEL_ENC_DEC) { seterr(err, errlen, "eval needs an encoder-decoder model"); return -1; }
+    if (c->arch != MODEL_ENC_DEC) { errmsg_set(err, errlen, "eval needs an encoder-decoder model"); return -1; }
     if (c->n_enc_layers > EVAL_MAX_LAYERS || c->n_dec_layers > EVAL_MAX_LAYERS || c->n_heads > EVAL_MAX_HEADS) {
-        seterr(err, errlen, "eval handles at most %d layers and %d heads", EVAL_MAX_LAYERS, EVAL_MAX_HEADS);
+        errmsg_set(err, errlen, "eval handles at most %d layers and %d heads", EVAL_MAX_LAYERS, EVAL_MAX_HEADS);
         return -1;
     }
-    if (v->size != c->vocab_size) { seterr(err, errlen, "vocabulary (%d) does not match the model (%d)", v->size, c->vocab_size); return -1; }
+    if (v->size != c->vocab_size) { errmsg_set(err, errlen, "vocabulary (%d) does not match the model (%d)", v->size, c->vocab_size); return -1; }
     r->n_enc_layers = c->n_enc_layers; r->n_dec_layers = c->n_dec_layers; r->n_heads = c->n_heads;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -205,7 +198,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
         if (cp.pairs[i].n_tgt + 1 > maxT) maxT = cp.pairs[i].n_tgt + 1;
     }
     if (maxS > c->max_len || maxT > c->max_len) {
-        seterr(err, errlen, "%s has a sentence longer than the model's max_len %d", path, c->max_len);
+        errmsg_set(err, errlen, "%s has a sentence longer than the model's max_len %d", path, c->max_len);
         corpus_free(&cp);
         return -1;
     }
@@ -218,7 +211,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
     int *tlen = malloc((size_t)BB * sizeof(int));
     unsigned char *skip = malloc((size_t)maxS);
     if (!it || !sbuf || !tbuf || !src || !slen || !tags || !dout || !dlen || !din || !tlen || !skip) {
-        seterr(err, errlen, "out of memory");
+        errmsg_set(err, errlen, "out of memory");
         goto done;
     }
     for (int first = 0; first < n; first += BB) {
@@ -249,7 +242,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
             for (int t = 1; t < T; t++) d[t] = t - 1 < it[b].nt ? it[b].tgt[t - 1] : VOCAB_PAD;
             tlen[b] = it[b].nt + 1;
         }
-        if (model_forward(m, src, slen, S, din, tlen, T, B)) { seterr(err, errlen, "%s", m->err); goto done; }
+        if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip);
     }
     r->n_pairs = n;

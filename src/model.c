@@ -1,6 +1,7 @@
 /* model.c — config, parameters, forward pass and probe (see model.h).
  * The backward pass is in model_backward.c. */
 #include "model.h"
+#include "errmsg.h"
 #include "model_internal.h"
 #include "attention.h"
 #include "tensor.h"
@@ -15,14 +16,6 @@ void model_seterr(Model *m, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(m->err, sizeof m->err, fmt, ap);
-    va_end(ap);
-}
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
 }
 
@@ -145,7 +138,7 @@ void model_point_params(const ModelConfig *c, float *base, ModelParams *p) {
 }
 
 int model_config_validate(const ModelConfig *c, char *err, size_t errlen) {
-#define BAD(...) do { seterr(err, errlen, __VA_ARGS__); return -1; } while (0)
+#define BAD(...) do { errmsg_set(err, errlen, __VA_ARGS__); return -1; } while (0)
     if (c->arch != MODEL_ENC_DEC && c->arch != MODEL_ENCODER_ONLY && c->arch != MODEL_DECODER_ONLY)
         BAD("config: unknown architecture %d", (int)c->arch);
     if (c->vocab_size < 1 || c->vocab_size > MODEL_MAX_VOCAB)
@@ -192,10 +185,10 @@ int model_config_json(const ModelConfig *c, char *buf, size_t n) {
 
 static int json_int(const cJSON *o, const char *key, int *out, char *err, size_t errlen) {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(it)) { seterr(err, errlen, "config: \"%s\" missing or not a number", key); return -1; }
+    if (!cJSON_IsNumber(it)) { errmsg_set(err, errlen, "config: \"%s\" missing or not a number", key); return -1; }
     double v = it->valuedouble;
     if (v != floor(v) || v < -1e9 || v > 1e9) {
-        seterr(err, errlen, "config: \"%s\" is not an integer", key);
+        errmsg_set(err, errlen, "config: \"%s\" is not an integer", key);
         return -1;
     }
     *out = (int)v;
@@ -206,10 +199,10 @@ int model_config_from_json(ModelConfig *c, const char *json, char *err, size_t e
     memset(c, 0, sizeof *c);
     cJSON *o = cJSON_Parse(json);
     int rc = -1;
-    if (!cJSON_IsObject(o)) { seterr(err, errlen, "config: not a JSON object"); goto done; }
+    if (!cJSON_IsObject(o)) { errmsg_set(err, errlen, "config: not a JSON object"); goto done; }
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(o, "arch");
     if (!cJSON_IsString(arch) || model_arch_parse(arch->valuestring, &c->arch)) {
-        seterr(err, errlen, "config: \"arch\" must be \"encoder-decoder\", \"encoder-only\" or \"decoder-only\"");
+        errmsg_set(err, errlen, "config: \"arch\" must be \"encoder-decoder\", \"encoder-only\" or \"decoder-only\"");
         goto done;
     }
     if (json_int(o, "vocab_size", &c->vocab_size, err, errlen) ||
@@ -221,7 +214,7 @@ int model_config_from_json(ModelConfig *c, const char *json, char *err, size_t e
         json_int(o, "max_len", &c->max_len, err, errlen)) goto done;
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(o, "norm");
     if (!cJSON_IsString(norm) || (strcmp(norm->valuestring, "post") && strcmp(norm->valuestring, "pre"))) {
-        seterr(err, errlen, "config: \"norm\" must be \"post\" or \"pre\"");
+        errmsg_set(err, errlen, "config: \"norm\" must be \"post\" or \"pre\"");
         goto done;
     }
     c->prenorm = !strcmp(norm->valuestring, "pre");

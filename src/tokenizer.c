@@ -1,5 +1,6 @@
 /* tokenizer.c — UTF-8 word-level tokenizer and vocabulary (see tokenizer.h). */
 #include "tokenizer.h"
+#include "errmsg.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,18 +11,6 @@
 const char *const vocab_special[VOCAB_N_SPECIAL] = {
     "<pad>", "<unk>", "<bos>", "<eos>", "<2fr>", "<2vi>"
 };
-
-static int set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---------------------------------------------------------------- UTF-8 -- */
 
@@ -80,7 +69,7 @@ int tokenizer_check_utf8(const char *s, size_t n, char *err, size_t errlen) {
         const char *why = "";
         int len = utf8_decode(u, n, i, &cp, &why);
         if (!len)
-            return set_err(err, errlen, "invalid UTF-8 at byte %zu (0x%02X): %s "
+            return errmsg_set(err, errlen, "invalid UTF-8 at byte %zu (0x%02X): %s "
                            "(save the text as UTF-8)", i, u[i], why);
         i += (size_t)len;
     }
@@ -140,13 +129,13 @@ typedef struct {
 
 static int emit(Splitter *sp, const char *s, size_t len) {
     if (len > TOKENIZER_MAX_TOKEN_BYTES)
-        return set_err(sp->err, sp->errlen, "word \"%.20s...\" is longer than %d bytes "
+        return errmsg_set(sp->err, sp->errlen, "word \"%.20s...\" is longer than %d bytes "
                        "(split it)", s, TOKENIZER_MAX_TOKEN_BYTES);
     if (sp->out->n >= sp->max)
-        return set_err(sp->err, sp->errlen, "sentence has more than %d tokens "
+        return errmsg_set(sp->err, sp->errlen, "sentence has more than %d tokens "
                        "(shorten it)", sp->max);
     char *t = malloc(len + 1);
-    if (!t) return set_err(sp->err, sp->errlen, "out of memory");
+    if (!t) return errmsg_set(sp->err, sp->errlen, "out of memory");
     memcpy(t, s, len);
     t[len] = 0;
     sp->out->tok[sp->out->n++] = t;
@@ -193,13 +182,13 @@ static int split_into(Tokens *out, const char *text, int max_tokens, char *err,
                       size_t errlen) {
     out->n = 0;
     out->tok = NULL;
-    if (!text) return set_err(err, errlen, "no sentence given");
+    if (!text) return errmsg_set(err, errlen, "no sentence given");
     if (max_tokens < 1 || max_tokens > 4096)
-        return set_err(err, errlen, "token limit %d out of range 1..4096", max_tokens);
+        return errmsg_set(err, errlen, "token limit %d out of range 1..4096", max_tokens);
     size_t n = strlen(text);
     if (tokenizer_check_utf8(text, n, err, errlen)) return -1;
     out->tok = calloc((size_t)max_tokens, sizeof *out->tok);
-    if (!out->tok) return set_err(err, errlen, "out of memory");
+    if (!out->tok) return errmsg_set(err, errlen, "out of memory");
     Splitter sp = { out, max_tokens, err, errlen };
 
     const unsigned char *u = (const unsigned char *)text;
@@ -223,7 +212,7 @@ static int split_into(Tokens *out, const char *text, int max_tokens, char *err,
             }
         }
         if (cls == CH_CONTROL)
-            return set_err(err, errlen, "control character 0x%02X at byte %zu "
+            return errmsg_set(err, errlen, "control character 0x%02X at byte %zu "
                            "(remove it)", (unsigned)cp, i);
         if (cls == CH_WORD || cls == CH_APOS) {
             if (!wl) word_start = i;
@@ -236,7 +225,7 @@ static int split_into(Tokens *out, const char *text, int max_tokens, char *err,
         }
         if (wl) {
             if (word_too_long)
-                return set_err(err, errlen, "word at byte %zu is longer than %d bytes "
+                return errmsg_set(err, errlen, "word at byte %zu is longer than %d bytes "
                                "(split it)", word_start, TOKENIZER_MAX_TOKEN_BYTES);
             if (emit_word(&sp, word, wl)) return -1;
             wl = 0;
@@ -254,7 +243,7 @@ static int split_into(Tokens *out, const char *text, int max_tokens, char *err,
         i += (size_t)len;
     }
     if (out->n == 0)
-        return set_err(err, errlen, "sentence is empty (give at least one word)");
+        return errmsg_set(err, errlen, "sentence is empty (give at least one word)");
     return 0;
 }
 
@@ -312,7 +301,7 @@ static int is_special(const char *w) {
 
 int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t errlen) {
     memset(v, 0, sizeof *v);
-    if (n < 0) return set_err(err, errlen, "negative word count");
+    if (n < 0) return errmsg_set(err, errlen, "negative word count");
     int have_specials = n >= VOCAB_N_SPECIAL;
     for (int i = 0; have_specials && i < VOCAB_N_SPECIAL; i++)
         if (strcmp(words[i], vocab_special[i])) have_specials = 0;
@@ -321,7 +310,7 @@ int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t err
     while (cap <= 2 * total) cap *= 2;
     v->words = calloc((size_t)total, sizeof *v->words);
     v->slots = malloc((size_t)cap * sizeof *v->slots);
-    if (!v->words || !v->slots) { vocab_free(v); return set_err(err, errlen, "out of memory"); }
+    if (!v->words || !v->slots) { vocab_free(v); return errmsg_set(err, errlen, "out of memory"); }
     v->cap = cap;
     for (int i = 0; i < cap; i++) v->slots[i] = -1;
     for (int i = 0; i < total; i++) {
@@ -329,26 +318,26 @@ int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t err
         const char *w = from < 0 ? vocab_special[i] : words[from];
         if (!w || !*w) {
             vocab_free(v);
-            return set_err(err, errlen, "vocabulary entry %d is empty", i);
+            return errmsg_set(err, errlen, "vocabulary entry %d is empty", i);
         }
         if (i >= VOCAB_N_SPECIAL && is_special(w)) {
             vocab_free(v);
-            return set_err(err, errlen, "special token %s at position %d "
+            return errmsg_set(err, errlen, "special token %s at position %d "
                            "(specials come first, in the order <pad> <unk> <bos> <eos> <2fr> <2vi>)", w, i);
         }
         for (const char *c = w; *c; c++)
             if (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r') {
                 vocab_free(v);
-                return set_err(err, errlen, "vocabulary entry %d (\"%s\") contains whitespace", i, w);
+                return errmsg_set(err, errlen, "vocabulary entry %d (\"%s\") contains whitespace", i, w);
             }
         int s = vocab_slot(v, w);
         if (v->slots[s] >= 0) {
             int prev = v->slots[s];
             vocab_free(v);
-            return set_err(err, errlen, "duplicate vocabulary entry \"%s\" (ids %d and %d)", w, prev, i);
+            return errmsg_set(err, errlen, "duplicate vocabulary entry \"%s\" (ids %d and %d)", w, prev, i);
         }
         v->words[i] = strdup(w);
-        if (!v->words[i]) { vocab_free(v); return set_err(err, errlen, "out of memory"); }
+        if (!v->words[i]) { vocab_free(v); return errmsg_set(err, errlen, "out of memory"); }
         v->size = i + 1;
         v->slots[s] = i;
     }
@@ -358,7 +347,7 @@ int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t err
 int vocab_load(Vocab *v, const char *path, char *err, size_t errlen) {
     memset(v, 0, sizeof *v);
     FILE *f = fopen(path, "rb");
-    if (!f) return set_err(err, errlen, "cannot open vocabulary %s: %s", path, strerror(errno));
+    if (!f) return errmsg_set(err, errlen, "cannot open vocabulary %s: %s", path, strerror(errno));
     char **words = NULL;
     int n = 0, cap = 0, rc = -1;
     char *line = NULL;
@@ -374,18 +363,18 @@ int vocab_load(Vocab *v, const char *path, char *err, size_t errlen) {
         if (n == cap) {
             cap = cap ? 2 * cap : 1024;
             char **nw = realloc(words, (size_t)cap * sizeof *words);
-            if (!nw) { set_err(err, errlen, "out of memory"); goto cleanup; }
+            if (!nw) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
             words = nw;
         }
         words[n] = strdup(line);
-        if (!words[n]) { set_err(err, errlen, "out of memory"); goto cleanup; }
+        if (!words[n]) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
         n++;
     }
-    if (ferror(f)) { set_err(err, errlen, "cannot read %s: %s", path, strerror(errno)); goto cleanup; }
-    if (n < VOCAB_N_SPECIAL) { set_err(err, errlen, "%s has %d lines, fewer than the %d special tokens", path, n, VOCAB_N_SPECIAL); goto cleanup; }
+    if (ferror(f)) { errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)); goto cleanup; }
+    if (n < VOCAB_N_SPECIAL) { errmsg_set(err, errlen, "%s has %d lines, fewer than the %d special tokens", path, n, VOCAB_N_SPECIAL); goto cleanup; }
     for (int i = 0; i < VOCAB_N_SPECIAL; i++)
         if (strcmp(words[i], vocab_special[i])) {
-            set_err(err, errlen, "%s line %d is \"%s\", expected %s (not an attnviz vocabulary?)",
+            errmsg_set(err, errlen, "%s line %d is \"%s\", expected %s (not an attnviz vocabulary?)",
                     path, i + 1, words[i], vocab_special[i]);
             goto cleanup;
         }
@@ -401,11 +390,11 @@ cleanup:
 int vocab_save(const Vocab *v, const char *path, char *err, size_t errlen) {
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 16);
-    if (!tmp) return set_err(err, errlen, "out of memory");
+    if (!tmp) return errmsg_set(err, errlen, "out of memory");
     snprintf(tmp, pl + 16, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        set_err(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         free(tmp);
         return -1;
     }
@@ -413,7 +402,7 @@ int vocab_save(const Vocab *v, const char *path, char *err, size_t errlen) {
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     if (bad || rename(tmp, path)) {
-        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
         remove(tmp);
         free(tmp);
         return -1;
@@ -447,12 +436,12 @@ int vocab_encode(const Vocab *v, const char *const *tokens, int n, int *ids, int
 
 int vocab_decode(const Vocab *v, const int *ids, int n, int flags, char *buf,
                  size_t buflen, char *err, size_t errlen) {
-    if (!buflen) return set_err(err, errlen, "no room to decode into");
+    if (!buflen) return errmsg_set(err, errlen, "no room to decode into");
     size_t len = 0;
     buf[0] = 0;
     for (int i = 0; i < n; i++) {
         const char *w = vocab_word(v, ids[i]);
-        if (!w) return set_err(err, errlen, "token id %d out of range 0..%d", ids[i], v->size - 1);
+        if (!w) return errmsg_set(err, errlen, "token id %d out of range 0..%d", ids[i], v->size - 1);
         if (flags & VOCAB_DECODE_SKIP_SPECIAL) {
             if (ids[i] == VOCAB_EOS) break;
             if (ids[i] == VOCAB_PAD || ids[i] == VOCAB_BOS || ids[i] == VOCAB_2FR || ids[i] == VOCAB_2VI)
@@ -460,7 +449,7 @@ int vocab_decode(const Vocab *v, const int *ids, int n, int flags, char *buf,
         }
         size_t wl = strlen(w);
         if (len + (len ? 1 : 0) + wl + 1 > buflen)
-            return set_err(err, errlen, "decoded text longer than %zu bytes", buflen - 1);
+            return errmsg_set(err, errlen, "decoded text longer than %zu bytes", buflen - 1);
         if (len) buf[len++] = ' ';
         memcpy(buf + len, w, wl + 1);
         len += wl;

@@ -1,6 +1,7 @@
 /* train.c — batches, Adam, schedule, the training loop, checkpoints, resume and
  * snapshots (see train.h). */
 #include "train.h"
+#include "errmsg.h"
 #include "checkpoint.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -11,14 +12,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static double now_sec(void) {
     struct timespec ts;
@@ -40,11 +33,11 @@ void train_set_free(TrainSet *s) {
 
 int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
                   const int *tgt, int tgt_len, char *err, size_t errlen) {
-    if (src_len < 1 || tgt_len < 0) { seterr(err, errlen, "empty sentence pair"); return -1; }
+    if (src_len < 1 || tgt_len < 0) { errmsg_set(err, errlen, "empty sentence pair"); return -1; }
     if (s->n == s->cap) {
         int cap = s->cap ? 2 * s->cap : 1024;
         TrainExample *e = realloc(s->ex, (size_t)cap * sizeof *e);
-        if (!e) { seterr(err, errlen, "out of memory"); return -1; }
+        if (!e) { errmsg_set(err, errlen, "out of memory"); return -1; }
         s->ex = e; s->cap = cap;
     }
     size_t need = s->n_ids + (size_t)src_len + (size_t)tgt_len;
@@ -52,7 +45,7 @@ int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
         size_t cap = s->cap_ids ? 2 * s->cap_ids : 65536;
         while (cap < need) cap *= 2;
         int *ids = realloc(s->ids, cap * sizeof *ids);
-        if (!ids) { seterr(err, errlen, "out of memory"); return -1; }
+        if (!ids) { errmsg_set(err, errlen, "out of memory"); return -1; }
         /* re-point the examples into the moved block */
         for (int i = 0; i < s->n; i++) {
             s->ex[i].src = ids + (s->ex[i].src - s->ids);
@@ -91,7 +84,7 @@ static int encode_words(const Vocab *v, char *text, int *ids, int cap, const cha
 
 int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
-    if (!f) { seterr(err, errlen, "cannot open %s: %s", path, strerror(errno)); return -1; }
+    if (!f) { errmsg_set(err, errlen, "cannot open %s: %s", path, strerror(errno)); return -1; }
     char *line = NULL;
     size_t cap = 0;
     long lineno = 0;
@@ -109,15 +102,15 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
             if (tab) { *tab = '\0'; p = tab + 1; } else p = NULL;
         }
         if (lineno == 1 && !strcmp(cols[0], "lang")) continue;   /* header */
-        if (!cols[1] || !cols[2]) { seterr(err, errlen, "%s:%ld: expected tab-separated lang, source, target", path, lineno); goto done; }
+        if (!cols[1] || !cols[2]) { errmsg_set(err, errlen, "%s:%ld: expected tab-separated lang, source, target", path, lineno); goto done; }
         int tag = !strcmp(cols[0], "fr") ? VOCAB_2FR : !strcmp(cols[0], "vi") ? VOCAB_2VI : -1;
-        if (tag < 0) { seterr(err, errlen, "%s:%ld: unknown language '%s' (fr or vi)", path, lineno, cols[0]); goto done; }
+        if (tag < 0) { errmsg_set(err, errlen, "%s:%ld: unknown language '%s' (fr or vi)", path, lineno, cols[0]); goto done; }
         const char *bad = NULL;
         int ns = encode_words(v, cols[1], src, 511, &bad);
-        if (ns < 0) { seterr(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        if (ns < 0) { errmsg_set(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
         src[ns++] = VOCAB_EOS;
         int nt = encode_words(v, cols[2], tgt, 511, &bad);
-        if (nt < 0) { seterr(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        if (nt < 0) { errmsg_set(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
         if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
         if (cols[3] && strcmp(cols[3], "-")) {
             TrainExample *e = &s->ex[s->n - 1];
@@ -127,7 +120,7 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
                 if (s->n_align == s->cap_align) {
                     size_t c2 = s->cap_align ? 2 * s->cap_align : 65536;
                     int *al = realloc(s->align, c2 * 2 * sizeof(int));
-                    if (!al) { seterr(err, errlen, "out of memory"); goto done; }
+                    if (!al) { errmsg_set(err, errlen, "out of memory"); goto done; }
                     s->align = al; s->cap_align = c2;
                 }
                 s->align[2 * s->n_align] = at;
@@ -142,7 +135,7 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
             s->ex[s->n - 1].coref_a = ca;
         }
     }
-    if (s->n == 0) { seterr(err, errlen, "%s has no sentence pairs", path); goto done; }
+    if (s->n == 0) { errmsg_set(err, errlen, "%s has no sentence pairs", path); goto done; }
     rc = 0;
 done:
     free(line);
@@ -309,12 +302,12 @@ int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, 
         "\"adam.m\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[0,%zu]},"
         "\"adam.v\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}}",
         step, a->n, (unsigned long long)seed, total_steps, a->t, a->n, bytes, a->n, bytes, 2 * bytes);
-    if (n < 0 || (size_t)n + 8 >= sizeof hdr) { seterr(err, errlen, "state header too long"); return -1; }
+    if (n < 0 || (size_t)n + 8 >= sizeof hdr) { errmsg_set(err, errlen, "state header too long"); return -1; }
     while (n % 8) hdr[n++] = ' ';
     hdr[n] = '\0';
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) { seterr(err, errlen, "path too long: %s", path); return -1; }
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long: %s", path); return -1; }
     FILE *f = fopen(tmp, "wb");
-    if (!f) { seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(((uint64_t)n >> (8 * i)) & 0xff);
     /* floats are written in host order; attnviz targets little-endian hosts
@@ -323,7 +316,7 @@ int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, 
               write_all(f, a->m, bytes) || write_all(f, a->v, bytes);
     if (fclose(f) != 0) bad = 1;
     if (bad || rename(tmp, path) != 0) {
-        seterr(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
         remove(tmp);
         return -1;
     }
@@ -341,39 +334,39 @@ static long meta_long(const cJSON *meta, const char *key, int *ok) {
 
 int train_state_load(const char *path, Adam *a, long *step, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
-    if (!f) { seterr(err, errlen, "cannot open training state %s: %s (it is written beside the checkpoint)", path, strerror(errno)); return -1; }
+    if (!f) { errmsg_set(err, errlen, "cannot open training state %s: %s (it is written beside the checkpoint)", path, strerror(errno)); return -1; }
     int rc = -1;
     char *hdr = NULL;
     cJSON *root = NULL;
     unsigned char len8[8];
-    if (fread(len8, 1, 8, f) != 8) { seterr(err, errlen, "%s: truncated", path); goto done; }
+    if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "%s: truncated", path); goto done; }
     uint64_t n = 0;
     for (int i = 0; i < 8; i++) n |= (uint64_t)len8[i] << (8 * i);
-    if (n == 0 || n > 65536) { seterr(err, errlen, "%s: not a training-state file (header length %llu)", path, (unsigned long long)n); goto done; }
+    if (n == 0 || n > 65536) { errmsg_set(err, errlen, "%s: not a training-state file (header length %llu)", path, (unsigned long long)n); goto done; }
     hdr = malloc(n + 1);
-    if (!hdr || fread(hdr, 1, n, f) != n) { seterr(err, errlen, "%s: truncated header", path); goto done; }
+    if (!hdr || fread(hdr, 1, n, f) != n) { errmsg_set(err, errlen, "%s: truncated header", path); goto done; }
     hdr[n] = '\0';
     root = cJSON_Parse(hdr);
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "version");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "attnviz-train-state")) {
-        seterr(err, errlen, "%s: not an attnviz training-state file", path); goto done;
+        errmsg_set(err, errlen, "%s: not an attnviz training-state file", path); goto done;
     }
     if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "1")) {
-        seterr(err, errlen, "%s: training-state version %s, this attnviz reads 1", path,
+        errmsg_set(err, errlen, "%s: training-state version %s, this attnviz reads 1", path,
                cJSON_IsString(ver) ? ver->valuestring : "?"); goto done;
     }
     int ok = 1;
     long st = meta_long(meta, "step", &ok), np = meta_long(meta, "num_params", &ok), t = meta_long(meta, "adam_t", &ok);
-    if (!ok || st < 0 || np < 0 || t < 0) { seterr(err, errlen, "%s: bad metadata", path); goto done; }
+    if (!ok || st < 0 || np < 0 || t < 0) { errmsg_set(err, errlen, "%s: bad metadata", path); goto done; }
     if ((size_t)np != a->n) {
-        seterr(err, errlen, "%s holds %ld optimizer values but the model has %zu parameters (state of another model?)", path, np, a->n);
+        errmsg_set(err, errlen, "%s holds %ld optimizer values but the model has %zu parameters (state of another model?)", path, np, a->n);
         goto done;
     }
     size_t bytes = a->n * sizeof(float);
     if (fread(a->m, 1, bytes, f) != bytes || fread(a->v, 1, bytes, f) != bytes) {
-        seterr(err, errlen, "%s: truncated data", path); goto done;
+        errmsg_set(err, errlen, "%s: truncated data", path); goto done;
     }
     a->t = t;
     *step = st;
@@ -431,7 +424,7 @@ static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, d
         int S = o->snap_len[k];
         int tgt = VOCAB_2FR, one = 1;
         if (model_forward(m, o->snap_src[k], &S, S, &tgt, &one, 1, 1)) {
-            seterr(err, errlen, "snapshot: %s", m->err); return -1;
+            errmsg_set(err, errlen, "snapshot: %s", m->err); return -1;
         }
         if (str_printf(s, "%s\n    {\"maps\": [", k ? "," : "")) goto oom;
         for (int l = 0; l < c->n_enc_layers; l++) {
@@ -455,13 +448,13 @@ static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, d
     if (str_printf(s, "]}")) goto oom;
     return 0;
 oom:
-    seterr(err, errlen, "out of memory");
+    errmsg_set(err, errlen, "out of memory");
     return -1;
 }
 
 static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
     char tmp[4096], cfg[1024];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", o->snapshot_path) >= (int)sizeof tmp) { seterr(err, errlen, "path too long"); return -1; }
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", o->snapshot_path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long"); return -1; }
     model_config_json(&m->config, cfg, sizeof cfg);
     Str s = {0};
     int bad = str_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
@@ -476,14 +469,14 @@ static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o
         bad |= str_printf(&s, "]}");
     }
     bad |= str_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
-    if (bad) { free(s.buf); seterr(err, errlen, "out of memory"); return -1; }
+    if (bad) { free(s.buf); errmsg_set(err, errlen, "out of memory"); return -1; }
     FILE *f = fopen(tmp, "wb");
-    if (!f) { free(s.buf); seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    if (!f) { free(s.buf); errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
     int wbad = fwrite(s.buf, 1, s.len, f) != s.len;
     if (fclose(f) != 0) wbad = 1;
     free(s.buf);
     if (wbad || rename(tmp, o->snapshot_path) != 0) {
-        seterr(err, errlen, "cannot write %s: %s", o->snapshot_path, strerror(errno));
+        errmsg_set(err, errlen, "cannot write %s: %s", o->snapshot_path, strerror(errno));
         remove(tmp);
         return -1;
     }
@@ -541,11 +534,11 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
               TrainResult *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     res->step_begin = res->step_end = start_step;
-    if (o->batch < 1 || o->steps < 0) { seterr(err, errlen, "batch and steps must be positive"); return -1; }
+    if (o->batch < 1 || o->steps < 0) { errmsg_set(err, errlen, "batch and steps must be positive"); return -1; }
     if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len) {
-        seterr(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len); return -1;
+        errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len); return -1;
     }
-    if (model_zero_grad(m)) { seterr(err, errlen, "%s", m->err); return -1; }
+    if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); return -1; }
     int rc = -1;
     Batch b = {0};
     int *order = NULL, *starts = NULL, nb = 0;
@@ -578,31 +571,31 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         /* batches per epoch does not depend on the epoch */
         if (!order || cur_epoch < 0) {
             free(order); free(starts);
-            if (train_epoch_batches(s, o->batch, o->seed, 0, &order, &starts, &nb)) { seterr(err, errlen, "out of memory"); goto done; }
+            if (train_epoch_batches(s, o->batch, o->seed, 0, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
             cur_epoch = 0;
         }
         epoch = step / nb; pos = step % nb;
         if (epoch != cur_epoch) {
             free(order); free(starts); order = starts = NULL;
-            if (train_epoch_batches(s, o->batch, o->seed, epoch, &order, &starts, &nb)) { seterr(err, errlen, "out of memory"); goto done; }
+            if (train_epoch_batches(s, o->batch, o->seed, epoch, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
             cur_epoch = epoch;
         }
         int B = starts[pos + 1] - starts[pos];
-        if (batch_make(&b, s, order + starts[pos], B)) { seterr(err, errlen, "out of memory"); goto done; }
-        if (model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B)) { seterr(err, errlen, "%s", m->err); goto done; }
-        if (model_zero_grad(m)) { seterr(err, errlen, "%s", m->err); goto done; }
+        if (batch_make(&b, s, order + starts[pos], B)) { errmsg_set(err, errlen, "out of memory"); goto done; }
+        if (model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
+        if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         ModelAttnSupervision sup[2];
         int n_sup = 0, ic = -1, ia = -1;
         if (o->coref_weight > 0 || o->align_weight > 0) {
             size_t need_c = (size_t)b.B * b.S * b.S, need_a = (size_t)b.B * b.T * b.S;
             if (o->coref_weight > 0 && need_c > sup_cap_c) {
                 free(sup_coref); sup_cap_c = 0;
-                if (!(sup_coref = malloc(need_c * sizeof(float)))) { seterr(err, errlen, "out of memory"); goto done; }
+                if (!(sup_coref = malloc(need_c * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
                 sup_cap_c = need_c;
             }
             if (o->align_weight > 0 && need_a > sup_cap_a) {
                 free(sup_align); sup_cap_a = 0;
-                if (!(sup_align = malloc(need_a * sizeof(float)))) { seterr(err, errlen, "out of memory"); goto done; }
+                if (!(sup_align = malloc(need_a * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
                 sup_cap_a = need_a;
             }
             train_attn_targets(s, order + starts[pos], &b, o->coref_weight > 0 ? sup_coref : NULL,
@@ -619,7 +612,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
             }
         }
         float loss = model_backward_sup(m, b.targets, o->label_smoothing, n_sup ? sup : NULL, n_sup);
-        if (isnan(loss)) { seterr(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
+        if (isnan(loss)) { errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
         if (ic >= 0 && sup[ic].rows > 0) {
             double x = sup[ic].loss;
             coref_ema = isnan(coref_ema) ? x : 0.98 * coref_ema + 0.02 * x;
