@@ -404,8 +404,8 @@ static int draw_sentence(PicCtx *c, RunSentence *s, const RunArgs *a, int focus_
         safe_name(safe, sizeof safe, w);
         snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
         int taught = c->coref_supervised && L.head == c->coref_head && m->layer == c->coref_layer;
-        snprintf(title, sizeof title, "“%s” → “%s”   (%s, head %d, weight %.2f%s)", w, m->keys[L.key], m->id, L.head,
-                 (double)L.weight, taught ? ", head taught with gold antecedents" : "");
+        snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)", w, m->keys[L.key], m->id, L.head,
+                 (double)L.weight, taught ? ", taught head" : "");
         char path[4096], err[512], headtxt[16];
         snprintf(path, sizeof path, "%s/%s", c->dir, file);
         snprintf(headtxt, sizeof headtxt, "%d", L.head);
