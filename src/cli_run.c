@@ -222,7 +222,8 @@ static int prepare_source(RunSentence *s, const char *text, const Vocab *v, int 
             size_t len = strlen(list);
             snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "", s->words.tok[unknown[i]]);
         }
-        cli_warn("%d word(s) not in the model's vocabulary, read as <unk>: %s", n_unk, list);
+        cli_warn("%d word(s) not in the model's vocabulary, read as <unk>: %s (it knows %d words, those of the "
+                 "lexicon in samples/corpus/; expect a poor translation)", n_unk, list, v->size);
     }
     free(unknown);
     return 0;
