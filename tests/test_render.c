@@ -142,8 +142,14 @@ TEST(render_value_format) {
     char s[64];
     fmt_value(s, sizeof s, 0.0474f);
     CHECK(!strcmp(s, "0.05"));
-    fmt_value(s, sizeof s, 14.0f);
-    CHECK(!strcmp(s, "14.0"));
+    fmt_value(s, sizeof s, 14.0f);        /* whole numbers ≥ 2: no decimals */
+    CHECK(!strcmp(s, "14"));
+    fmt_value(s, sizeof s, 4.0f);
+    CHECK(!strcmp(s, "4"));
+    fmt_value(s, sizeof s, 14.5f);
+    CHECK(!strcmp(s, "14.5"));
+    fmt_value(s, sizeof s, 1.0f);         /* a weight of 1 stays 1.00 */
+    CHECK(!strcmp(s, "1.00"));
     fmt_value(s, sizeof s, -10000.0f);
     CHECK(!strcmp(s, "\xE2\x88\x92" "10000"));
     fmt_value(s, sizeof s, -1e9f);

@@ -37,7 +37,10 @@ void fmt_value(char *out, size_t outlen, float fv) {
     if (isnan(v)) { snprintf(out, outlen, "NaN"); return; }
     if (isinf(v)) { snprintf(out, outlen, v < 0 ? MINUS INFTY : "+" INFTY); return; }
     double a = fabs(v);
-    if (a < 9.995) snprintf(out, outlen, "%.2f", v);
+    /* Whole numbers of 2 and more (the lesson's scores 4 and 14) print as such;
+     * weights (≤ 1) keep two decimals so a row reads evenly. */
+    if (a >= 2 && a < 99999.5 && v == floor(v)) snprintf(out, outlen, "%.0f", v);
+    else if (a < 9.995) snprintf(out, outlen, "%.2f", v);
     else if (a < 99.95) snprintf(out, outlen, "%.1f", v);
     else if (a < 99999.5) snprintf(out, outlen, "%.0f", v);
     else fmt_exp(out, outlen, v);
