@@ -70,7 +70,11 @@ static void train_usage(FILE *f) {
         "                        --enc-layers / --dec-layers set the stacks separately\n"
         "  --max-len N           longest sequence the model accepts (default 64)\n"
         "  --label-smoothing E   (default 0.05)\n"
-        "  --dropout P           only 0 is supported (the model has no dropout)\n"
+        "  --dropout P           dropout rate, 0 <= P < 1 (default 0 = none): during\n"
+        "                        training only, on every sub-layer output before the\n"
+        "                        residual add and on embeddings + positional encoding\n"
+        "                        (inverted: kept units scaled by 1/(1-P)); masks are\n"
+        "                        seeded from --seed and the step\n"
         "  --resume PATH         continue from a checkpoint and PATH.state\n"
         "  --snapshots           record the encoder attention of the coreference\n"
         "                        sentences at 6 points into PATH minus .safetensors\n"
@@ -155,7 +159,7 @@ int cli_train(int argc, char **argv) {
         else if (OPT("--min-lr-frac")) { r = parse_double(a, val, 0, 1, &min_lr_frac); i++; }
         else if (OPT("--clip")) { r = parse_double(a, val, 0, 1e9, &clip); i++; }
         else if (OPT("--label-smoothing")) { r = parse_double(a, val, 0, 0.99, &ls); i++; }
-        else if (OPT("--dropout")) { r = parse_double(a, val, 0, 0.99, &dropout); i++; }
+        else if (OPT("--dropout")) { r = parse_double(a, val, 0, 1, &dropout); i++; }
         else if (OPT("--supervise-coref")) { r = parse_double(a, val, 0, 100, &sup); i++; }
         else if (OPT("--supervise-align")) { r = parse_double(a, val, 0, 100, &sup_align); i++; }
         else if (OPT("--coref-head")) { r = parse_head(a, val, "encoder", "self", &coref_layer, &coref_head); i++; }
@@ -165,7 +169,7 @@ int cli_train(int argc, char **argv) {
 #undef OPT
         if (r) return 2;
     }
-    if (dropout > 0) { cli_error("--dropout %g: this model has no dropout; use --label-smoothing to regularise", dropout); return 2; }
+    if (dropout >= 1) { cli_error("--dropout %g: the rate must be below 1 (e.g. 0.1)", dropout); return 2; }
     if (steps > 0 && epochs > 0) { cli_error("give --steps or --epochs, not both"); return 2; }
 
     int rc = 1;
@@ -229,10 +233,10 @@ int cli_train(int argc, char **argv) {
     char opts[1024], sseed[32], ssteps[32], sdata[64], suph[512];
     snprintf(opts, sizeof opts,
              "--seed %ld --steps %ld --batch %ld --lr %g --min-lr-frac %g --warmup %ld --clip %g "
-             "--label-smoothing %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
+             "--label-smoothing %g --dropout %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
              "--max-len %d%s --supervise-coref %g --coref-head encoder.%ld.self.%ld "
              "--supervise-align %g --align-head decoder.%ld.cross.%ld", seed, steps, batch, lr, min_lr_frac,
-             warmup, clip, ls, m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
+             warmup, clip, ls, dropout, m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
              m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "", sup, coref_layer, coref_head,
              sup_align, align_layer, align_head);
     /* supervised_heads: JSON text, [] when nothing was supervised */
@@ -257,7 +261,7 @@ int cli_train(int argc, char **argv) {
 
     TrainOptions o = {0};
     o.steps = steps; o.batch = (int)batch; o.lr = lr; o.min_lr_frac = min_lr_frac; o.warmup = warmup;
-    o.clip = clip; o.label_smoothing = (float)ls; o.seed = (uint64_t)seed; o.checkpoint_every = ckpt_every;
+    o.clip = clip; o.label_smoothing = (float)ls; o.dropout = (float)dropout; o.seed = (uint64_t)seed; o.checkpoint_every = ckpt_every;
     o.out_path = out; o.vocab = (const char *const *)v.words; o.n_vocab = v.size; o.extra = extra_run;
     o.progress = quiet ? -1 : isatty(2) ? 1 : 0;
     o.coref_weight = (float)sup; o.coref_layer = (int)coref_layer; o.coref_head = (int)coref_head;

@@ -299,8 +299,16 @@ int model_init_random(Model *m, const ModelConfig *c, uint64_t seed) {
 
 /* -------------------------------------------------------------- forward */
 
-/* Lays out the activation block for (B, S, T); grows it when needed. */
-static int acts_prepare(Model *m, int B, int S, int T) {
+void model_dropout_seed(Model *m, uint64_t seed, uint64_t step) {
+    Rng r = { seed * 0x9E3779B97F4A7C15ULL + (step + 1) * 0xD1B54A32D192ED03ULL + 0x5DEECE66DULL };
+    if (!r.s) r.s = 1;
+    for (int i = 0; i < 4; i++) rng_next(&r);
+    m->dropout_rng = r.s;
+}
+
+/* Lays out the activation block for (B, S, T); grows it when needed.  drop: also
+ * lay out the dropout masks (all of them one contiguous run, see dropout_masks). */
+static int acts_prepare(Model *m, int B, int S, int T, int drop) {
     const ModelConfig *c = &m->config;
     size_t C = c->d_model, F = c->d_ff, H = c->n_heads, V = c->vocab_size;
     size_t E = c->arch == MODEL_DECODER_ONLY ? 0 : c->n_enc_layers;
@@ -340,6 +348,18 @@ static int acts_prepare(Model *m, int B, int S, int T) {
         }
         TAKE(a->logits, B * To * V);
         TAKE(a->probs, B * To * V);
+        if (drop) {   /* contiguous from enc_x_drop (or dec_x_drop) to the last one */
+            if (enc) {
+                TAKE(a->enc_x_drop, BS * C);
+                TAKE(a->enc_self.drop, E * BS * C); TAKE(a->enc_ffn.drop, E * BS * C);
+            }
+            if (dec) {
+                TAKE(a->dec_x_drop, BT * C);
+                TAKE(a->dec_self.drop, L * BT * C);
+                if (cross) TAKE(a->dec_cross.drop, L * BT * C);
+                TAKE(a->dec_ffn.drop, L * BT * C);
+            }
+        }
 #undef TAKE
 #undef NORM
 #undef ATTN
@@ -380,6 +400,12 @@ static int acts_prepare(Model *m, int B, int S, int T) {
     m->tgt_len = m->src_len + B;
     m->out_len = m->tgt_len + B;
     return 0;
+}
+
+/* Fills n mask values from r: 0 with probability p, else 1/(1-p). */
+static void dropout_masks(float *mask, size_t n, float p, Rng *r) {
+    float keep = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < n; i++) mask[i] = rng_uniform(r) < p ? 0.0f : keep;
 }
 
 /* x (B,T,C) = tok_emb[tokens]·√C + PE[t] */
@@ -436,11 +462,18 @@ static const float *sub_begin(int prenorm, const NormActs *na, const NormParams 
     return out;
 }
 
-/* Second half: res = stream + f; returns the next stream (post-norm: LayerNorm(res)). */
-static const float *sub_end(int prenorm, float *res_all, const float *f, const NormActs *na,
-                            const NormParams *np, int l, const float *stream, int N, int C) {
+/* Second half: res = stream + f (⊙ drop_all[l] when drop_all); returns the next
+ * stream (post-norm: LayerNorm(res)). */
+static const float *sub_end(int prenorm, float *res_all, const float *f, const float *drop_all,
+                            const NormActs *na, const NormParams *np, int l, const float *stream,
+                            int N, int C) {
     float *res = res_all + (size_t)l * N * C;
-    residual_forward(res, stream, f, (size_t)N * C);
+    if (drop_all) {
+        const float *mask = drop_all + (size_t)l * N * C;
+        for (size_t i = 0; i < (size_t)N * C; i++) res[i] = stream[i] + f[i] * mask[i];
+    } else {
+        residual_forward(res, stream, f, (size_t)N * C);
+    }
     if (prenorm) return res;
     float *out = na->out + (size_t)l * N * C;
     layernorm_forward(out, na->mean + (size_t)l * N, na->rstd + (size_t)l * N, res,
@@ -507,7 +540,12 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
     }
     if (enc && check_tokens(m, "source", src, src_len, B, S)) return -1;
     if (dec && check_tokens(m, "target", tgt, tgt_len, B, T)) return -1;
-    if (acts_prepare(m, B, S, T)) return -1;
+    int drop = m->training && m->dropout > 0.0f;
+    if (drop && !(m->dropout < 1.0f)) {
+        model_seterr(m, "model_forward: dropout %g must be in 0..1 (excluded)", m->dropout);
+        return -1;
+    }
+    if (acts_prepare(m, B, S, T, drop)) return -1;
     m->B = B; m->S = S; m->T = T; m->To = enc && !dec ? S : T;
     if (enc) { memcpy(m->src, src, (size_t)B * S * sizeof(int)); memcpy(m->src_len, src_len, (size_t)B * sizeof(int)); }
     else memset(m->src_len, 0, (size_t)B * sizeof(int));
@@ -533,17 +571,27 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         }
     }
 
+    if (drop) {   /* every mask of this forward, in layout order, from one generator */
+        Rng r = { m->dropout_rng ? m->dropout_rng : 1 };
+        float *first = enc ? a->enc_x_drop : a->dec_x_drop;
+        float *last = dec ? a->dec_ffn.drop + (size_t)c->n_dec_layers * NT * C
+                          : a->enc_ffn.drop + (size_t)c->n_enc_layers * NS * C;
+        dropout_masks(first, (size_t)(last - first), m->dropout, &r);
+        m->dropout_rng = r.s;
+    }
+
     const float *enc_out = NULL;
     if (enc) {
         embed_forward(a->enc_x, m->src, p->tok_emb, m->pe, B, S, C);
+        if (drop) for (size_t i = 0; i < (size_t)NS * C; i++) a->enc_x[i] *= a->enc_x_drop[i];
         const float *s = a->enc_x;
         for (int l = 0; l < c->n_enc_layers; l++) {
             const float *in = sub_begin(pre, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
             mha_forward(&a->enc_self, l, in, in, &p->enc_self, a->enc_mask, B, S, S, C, H);
-            s = sub_end(pre, a->enc_res1, a->enc_self.proj + (size_t)l * NS * C, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
+            s = sub_end(pre, a->enc_res1, a->enc_self.proj + (size_t)l * NS * C, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
             in = sub_begin(pre, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
             ffn_forward(&a->enc_ffn, l, in, &p->enc_ffn, NS, C, F);
-            s = sub_end(pre, a->enc_res2, a->enc_ffn.proj + (size_t)l * NS * C, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
+            s = sub_end(pre, a->enc_res2, a->enc_ffn.proj + (size_t)l * NS * C, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
         }
         if (pre) {
             layernorm_forward(a->enc_lnf.out, a->enc_lnf.mean, a->enc_lnf.rstd, s, p->enc_lnf.w, p->enc_lnf.b, NS, C);
@@ -554,19 +602,20 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
     const float *final = enc_out;
     if (dec) {
         embed_forward(a->dec_x, m->tgt, p->tok_emb, m->pe, B, T, C);
+        if (drop) for (size_t i = 0; i < (size_t)NT * C; i++) a->dec_x[i] *= a->dec_x_drop[i];
         const float *s = a->dec_x;
         for (int l = 0; l < c->n_dec_layers; l++) {
             const float *in = sub_begin(pre, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
             mha_forward(&a->dec_self, l, in, in, &p->dec_self, a->dec_mask, B, T, T, C, H);
-            s = sub_end(pre, a->dec_res1, a->dec_self.proj + (size_t)l * NT * C, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
+            s = sub_end(pre, a->dec_res1, a->dec_self.proj + (size_t)l * NT * C, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
             if (enc) {
                 in = sub_begin(pre, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
                 mha_forward(&a->dec_cross, l, in, enc_out, &p->dec_cross, a->cross_mask, B, T, S, C, H);
-                s = sub_end(pre, a->dec_res2, a->dec_cross.proj + (size_t)l * NT * C, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
+                s = sub_end(pre, a->dec_res2, a->dec_cross.proj + (size_t)l * NT * C, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
             }
             in = sub_begin(pre, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
             ffn_forward(&a->dec_ffn, l, in, &p->dec_ffn, NT, C, F);
-            s = sub_end(pre, a->dec_res3, a->dec_ffn.proj + (size_t)l * NT * C, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
+            s = sub_end(pre, a->dec_res3, a->dec_ffn.proj + (size_t)l * NT * C, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
         }
         if (pre) {
             layernorm_forward(a->dec_lnf.out, a->dec_lnf.mean, a->dec_lnf.rstd, s, p->dec_lnf.w, p->dec_lnf.b, NT, C);

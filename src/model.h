@@ -12,6 +12,13 @@
  *   pre-norm  (prenorm = 1):             x ← x + Sublayer(LayerNorm(x)),
  *                                        plus a final LayerNorm at the end of each stack
  *   logits = h · W_out + b_out   (a separate output projection, NOT tied to tok_emb)
+ * Dropout (training only, off by default): when m->training and m->dropout = P > 0,
+ *   Sublayer(x) above becomes Drop(Sublayer(x)) (attention output projection and FFN
+ *   output, before the residual add) and x = Drop(tok_emb·√d_model + PE), in both
+ *   stacks; Drop(y) = y ⊙ mask, mask = 0 with probability P, else 1/(1-P) (inverted
+ *   dropout).  The masks are drawn from m->dropout_rng (set by model_dropout_seed) and
+ *   kept in ModelActs so model_backward applies the same ones.  With training 0 or
+ *   P = 0 the forward is exactly the one without dropout.
  * Every weight matrix is stored (in, out):  y = x·W + b.
  *
  * Architectures:
@@ -111,6 +118,8 @@ typedef struct {
     float *att;   /* (layers, B, H, Tq, Tk) weights after softmax */
     float *atty;  /* (layers, B, Tq, C) heads' weights·V, concatenated */
     float *proj;  /* (layers, B, Tq, C) atty·W_o + b_o */
+    float *drop;  /* (layers, B, Tq, C) dropout mask of proj: 0 or 1/(1-P); NULL when
+                     the forward did not drop (the residual adds proj⊙drop) */
 } AttnActs;
 typedef struct {
     float *out;   /* (layers, B, T, C) */
@@ -120,11 +129,12 @@ typedef struct {
 typedef struct {
     float *h;     /* (layers, B, T, F) max(0, x·W_1 + b_1) */
     float *proj;  /* (layers, B, T, C) h·W_2 + b_2         */
+    float *drop;  /* (layers, B, T, C) dropout mask of proj, or NULL (as AttnActs) */
 } FfnActs;
 
 /* Every layer's activations of the last forward pass (shapes use its B, S, T). */
 typedef struct {
-    float *enc_x;         /* (B, S, C) tok_emb·√C + PE, the encoder input  */
+    float *enc_x;         /* (B, S, C) tok_emb·√C + PE (⊙ enc_x_drop), the encoder input */
     NormActs enc_ln1;     /* E layers                                      */
     AttnActs enc_self;    /* Tq = Tk = S                                   */
     float *enc_res1;      /* (E, B, S, C) stream + self-attention          */
@@ -145,6 +155,8 @@ typedef struct {
     NormActs dec_lnf;     /* (1, B, T, C) pre-norm only                    */
     float *logits;        /* (B, To, V)  To = T, or S for encoder-only     */
     float *probs;         /* (B, To, V)  softmax, filled by model_loss     */
+    float *enc_x_drop;    /* (B, S, C) dropout mask applied to enc_x, or NULL */
+    float *dec_x_drop;    /* (B, T, C) dropout mask applied to dec_x, or NULL */
     unsigned char *enc_mask;   /* (B, S, S) 1 = may attend                 */
     unsigned char *dec_mask;   /* (B, T, T) causal and padding             */
     unsigned char *cross_mask; /* (B, T, S) padding of the source          */
@@ -168,6 +180,10 @@ typedef struct {
     unsigned char *mask_memory; size_t mask_cap;
     int *tok_memory; size_t tok_cap;
     float *bwd_memory; size_t bwd_cap;       /* backward scratch            */
+    /* dropout (training only): model_forward drops when training && dropout > 0 */
+    int training;             /* 0 (default): inference, never drops        */
+    float dropout;            /* P, 0 <= P < 1                              */
+    uint64_t dropout_rng;     /* xorshift64* state the masks are drawn from */
     char err[256];            /* message of the last failed call            */
 } Model;
 
@@ -212,6 +228,11 @@ void model_positional_encoding(float *out, int T, int C);
  * lengths, sizes > max_len, out of memory). */
 int  model_forward(Model *m, const int *src, const int *src_len, int S,
                    const int *tgt, const int *tgt_len, int T, int B);
+
+/* Sets the dropout generator from (seed, step): the masks of the next forward are a
+ * function of them alone (train calls it before each step's forward; a gradient check
+ * calls it before each evaluation to keep the masks fixed). */
+void model_dropout_seed(Model *m, uint64_t seed, uint64_t step);
 
 /* Mean cross-entropy over non-pad output positions (t < out_len[b]) of the last
  * forward against targets (B, To), with label smoothing eps (0 = none: target

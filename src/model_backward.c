@@ -25,6 +25,7 @@ typedef struct {
     float *ds;      /* (B, Tm, C) ∂loss/∂stream, updated in place layer by layer */
     float *dres;    /* (B, Tm, C) ∂loss/∂(stream + sublayer)                      */
     float *dfin;    /* (B, Tm, C) ∂loss/∂(sub-layer input)                         */
+    float *ddrop;   /* (B, Tm, C) ∂loss/∂(sub-layer output before dropout)          */
     float *dq;      /* (B, Tm, C)                                                  */
     float *dk;      /* (B, Tm, C)                                                  */
     float *dv;      /* (B, Tm, C)                                                  */
@@ -45,10 +46,10 @@ static int bwd_prepare(Model *m, Bwd *w) {
     size_t nwt = C * C;
     if (C * F > nwt) nwt = C * F;
     if (C * V > nwt) nwt = C * V;
-    size_t sizes[12] = { N * C, N * C, N * C, N * C, N * C, N * C, N * C, N * F,
+    size_t sizes[13] = { N * C, N * C, N * C, N * C, N * C, N * C, N * C, N * C, N * F,
                          B * H * Tm * Tm, B * (size_t)m->S * C, B * (size_t)m->To * V, nwt };
     size_t total = 0;
-    for (int i = 0; i < 12; i++) total += sizes[i];
+    for (int i = 0; i < 13; i++) total += sizes[i];
     if (total > m->bwd_cap) {
         free(m->bwd_memory);
         m->bwd_cap = 0;
@@ -56,10 +57,10 @@ static int bwd_prepare(Model *m, Bwd *w) {
         if (!m->bwd_memory) { model_seterr(m, "out of memory for the backward pass"); return -1; }
         m->bwd_cap = total;
     }
-    float **slots[12] = { &w->ds, &w->dres, &w->dfin, &w->dq, &w->dk, &w->dv, &w->datty, &w->dh,
+    float **slots[13] = { &w->ds, &w->dres, &w->dfin, &w->ddrop, &w->dq, &w->dk, &w->dv, &w->datty, &w->dh,
                           &w->datt, &w->denc, &w->dlogits, &w->wt };
     float *p = m->bwd_memory;
-    for (int i = 0; i < 12; i++) { *slots[i] = p; p += sizes[i]; }
+    for (int i = 0; i < 13; i++) { *slots[i] = p; p += sizes[i]; }
     return 0;
 }
 
@@ -167,16 +168,30 @@ static void ffn_backward(Bwd *w, float *dx, const float *dproj, const FfnActs *a
 /* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).
  * Returns ∂loss/∂(sub-layer output) and zeroes w->dfin for the sub-layer to fill.
  *   post-norm: after = LN(res), res = before + f(before)  → dproj = LN'ᵀ·ds
- *   pre-norm:  after = before + f(LN(before))              → dproj = ds */
-static const float *sub_back_begin(Bwd *w, int pre, const float *res_all, const NormActs *na,
-                                   const NormParams *np, NormParams *gn, int l, int N, int C) {
+ *   pre-norm:  after = before + f(LN(before))              → dproj = ds
+ * With dropout (drop_all: the forward's masks) f is proj ⊙ mask, so dproj ⊙ mask
+ * is returned (in w->ddrop; the residual path keeps the unmasked gradient). */
+static const float *sub_back_begin(Bwd *w, int pre, const float *res_all, const float *drop_all,
+                                   const NormActs *na, const NormParams *np, NormParams *gn,
+                                   int l, int N, int C) {
     memset(w->dfin, 0, sizeof(float) * (size_t)N * C);
-    if (pre) return w->ds;
     size_t nc = (size_t)N * C;
-    memset(w->dres, 0, nc * sizeof(float));
-    layernorm_backward(w->dres, gn->w + (size_t)l * C, gn->b + (size_t)l * C, w->ds, res_all + l * nc,
-                       np->w + (size_t)l * C, na->mean + (size_t)l * N, na->rstd + (size_t)l * N, N, C);
-    return w->dres;
+    const float *d = w->ds;
+    if (!pre) {
+        memset(w->dres, 0, nc * sizeof(float));
+        layernorm_backward(w->dres, gn->w + (size_t)l * C, gn->b + (size_t)l * C, w->ds, res_all + l * nc,
+                           np->w + (size_t)l * C, na->mean + (size_t)l * N, na->rstd + (size_t)l * N, N, C);
+        d = w->dres;
+    }
+    if (!drop_all) return d;
+    const float *mask = drop_all + l * nc;
+    for (size_t i = 0; i < nc; i++) w->ddrop[i] = d[i] * mask[i];
+    return w->ddrop;
+}
+
+/* ∂loss/∂(embedding sum) from ∂loss/∂x when x = sum ⊙ mask (mask NULL: no dropout). */
+static void embed_drop_backward(float *dx, const float *mask, size_t n) {
+    if (mask) for (size_t i = 0; i < n; i++) dx[i] *= mask[i];
 }
 
 /* Second half: w->dfin holds ∂loss/∂(sub-layer input); leaves ∂loss/∂(stream before) in w->ds. */
@@ -234,24 +249,25 @@ static void decoder_backward(Model *m, Bwd *w) {
         const float *before_cross = stream_after(pre, &a->dec_ln1, a->dec_res1, l, nc);
         const float *before_ffn = cross ? stream_after(pre, &a->dec_ln2, a->dec_res2, l, nc) : before_cross;
         /* FFN */
-        const float *dproj = sub_back_begin(w, pre, a->dec_res3, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
+        const float *dproj = sub_back_begin(w, pre, a->dec_res3, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
         ffn_backward(w, w->dfin, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l,
                      sub_input(pre, &a->dec_ln3, l, before_ffn, nc), N, C, F);
         sub_back_end(w, pre, before_ffn, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
         /* cross-attention: queries from the decoder, keys/values from the encoder */
         if (cross) {
-            dproj = sub_back_begin(w, pre, a->dec_res2, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
+            dproj = sub_back_begin(w, pre, a->dec_res2, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
             mha_backward(w, w->dfin, w->denc, dproj, &a->dec_cross, &p->dec_cross, &g->dec_cross, MODEL_ATTN_CROSS, l,
                          sub_input(pre, &a->dec_ln2, l, before_cross, nc), enc_out, B, T, S, C, H);
             sub_back_end(w, pre, before_cross, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
         }
         /* masked self-attention */
-        dproj = sub_back_begin(w, pre, a->dec_res1, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
+        dproj = sub_back_begin(w, pre, a->dec_res1, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
         const float *in = sub_input(pre, &a->dec_ln1, l, before_self, nc);
         mha_backward(w, w->dfin, w->dfin, dproj, &a->dec_self, &p->dec_self, &g->dec_self, MODEL_ATTN_DEC_SELF, l,
                      in, in, B, T, T, C, H);
         sub_back_end(w, pre, before_self, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
     }
+    embed_drop_backward(w->ds, a->dec_x_drop, nc);
     embed_backward(g->tok_emb, w->ds, m->tgt, N, C);
 }
 
@@ -267,16 +283,17 @@ static void encoder_backward(Model *m, Bwd *w) {
     for (int l = E - 1; l >= 0; l--) {
         const float *before_self = l == 0 ? a->enc_x : stream_after(pre, &a->enc_ln2, a->enc_res2, l - 1, nc);
         const float *before_ffn = stream_after(pre, &a->enc_ln1, a->enc_res1, l, nc);
-        const float *dproj = sub_back_begin(w, pre, a->enc_res2, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
+        const float *dproj = sub_back_begin(w, pre, a->enc_res2, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
         ffn_backward(w, w->dfin, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l,
                      sub_input(pre, &a->enc_ln2, l, before_ffn, nc), N, C, F);
         sub_back_end(w, pre, before_ffn, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
-        dproj = sub_back_begin(w, pre, a->enc_res1, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
+        dproj = sub_back_begin(w, pre, a->enc_res1, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
         const float *in = sub_input(pre, &a->enc_ln1, l, before_self, nc);
         mha_backward(w, w->dfin, w->dfin, dproj, &a->enc_self, &p->enc_self, &g->enc_self, MODEL_ATTN_ENC_SELF, l,
                      in, in, B, S, S, C, H);
         sub_back_end(w, pre, before_self, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
     }
+    embed_drop_backward(w->ds, a->enc_x_drop, nc);
     embed_backward(g->tok_emb, w->ds, m->src, N, C);
 }
 

@@ -535,6 +535,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     memset(res, 0, sizeof *res);
     res->step_begin = res->step_end = start_step;
     if (o->batch < 1 || o->steps < 0) { errmsg_set(err, errlen, "batch and steps must be positive"); return -1; }
+    if (!(o->dropout >= 0.0f && o->dropout < 1.0f)) { errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", o->dropout); return -1; }
     if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len) {
         errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len); return -1;
     }
@@ -582,7 +583,16 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         }
         int B = starts[pos + 1] - starts[pos];
         if (batch_make(&b, s, order + starts[pos], B)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-        if (model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
+        /* dropout only in this forward (snapshots and evaluation never drop); the
+         * backward applies the masks this forward stored */
+        if (o->dropout > 0.0f) {
+            m->training = 1;
+            m->dropout = o->dropout;
+            model_dropout_seed(m, o->seed, (uint64_t)step);
+        }
+        int frc = model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B);
+        m->training = 0;
+        if (frc) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         ModelAttnSupervision sup[2];
         int n_sup = 0, ic = -1, ia = -1;

@@ -130,6 +130,8 @@ typedef struct {
     long warmup;
     double clip;             /* global gradient-norm clip (0: none)            */
     float label_smoothing;
+    float dropout;           /* P, 0 <= P < 1 (0: none): the model drops during each
+                                step's forward only, masks seeded from (seed, step) */
     uint64_t seed;           /* data order (the model is initialised by the caller) */
     long checkpoint_every;   /* 0: only at the end                              */
     const char *out_path;    /* checkpoint written there (+ .state)             */

@@ -243,17 +243,40 @@ TEST(model_trace_maps) {
 
 /* ------------------------------------------------------- gradient checks */
 
+/* Dropout masks of the gradient checks: the generator is reset to the same state
+ * before every forward, so the +h and -h evaluations use the backward's masks. */
+static void fix_dropout_masks(Model *m) {
+    if (m->training) model_dropout_seed(m, 5, 4);
+}
+
+/* Signature of which FFN units the ReLU passes in the last forward (FNV-1a over the
+ * on/off pattern of every layer of both stacks). */
+static uint64_t relu_pattern(const Model *m) {
+    const ModelConfig *c = &m->config;
+    uint64_t hsh = 1469598103934665603ULL;
+    const float *h[2] = { m->acts.enc_ffn.h, m->acts.dec_ffn.h };
+    size_t n[2] = { (size_t)c->n_enc_layers * m->B * m->S * c->d_ff,
+                    (size_t)c->n_dec_layers * m->B * m->T * c->d_ff };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; h[k] && i < n[k]; i++) { hsh ^= (uint64_t)(h[k][i] > 0.0f); hsh *= 1099511628211ULL; }
+    return hsh;
+}
+
 /* Loss at the current parameters (forward + model_loss). */
 static double loss_at(Model *m, const int *targets, float eps) {
+    fix_dropout_masks(m);
     if (model_forward(m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2)) return NAN;
     return model_loss(m, targets, eps);
 }
 
-/* Compares model_backward with central differences on a sample of every tensor. */
-static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
+/* Compares model_backward with central differences on a sample of every tensor;
+ * dropout > 0: with dropout active and fixed masks (fix_dropout_masks). */
+static void gradcheck_drop(const ModelConfig *cfg, float eps, float dropout, const char *label) {
     Model m;
     if (model_init_random(&m, cfg, 17)) { check_fail(__FILE__, __LINE__, "%s: init", label); return; }
     perturb(&m, 9);
+    if (dropout > 0.0f) { m.training = 1; m.dropout = dropout; }
+    fix_dropout_masks(&m);
     /* targets: next tokens, for the output positions of the architecture */
     int tg_dec[2 * 4] = { 5, 6, 7, 3, 9, 3, 0, 0 };
     int tg_enc[2 * 5] = { 1, 2, 3, 4, 5, 6, 7, 8, 0, 0 };
@@ -265,11 +288,12 @@ static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
     }
     float loss = model_backward(&m, targets, eps);
     CHECK(isfinite(loss) && loss > 0);
+    uint64_t pattern = relu_pattern(&m);
     ModelParam tab[MODEL_MAX_TENSORS], gtab[MODEL_MAX_TENSORS];
     int nt = model_param_table(cfg, m.params_memory, tab, MODEL_MAX_TENSORS);
     model_param_table(cfg, m.grads_memory, gtab, MODEL_MAX_TENSORS);
     const float h = 2e-3f;
-    int checked = 0, bad = 0;
+    int checked = 0, bad = 0, kinks = 0;
     uint64_t s = 99;
     for (int t = 0; t < nt; t++) {
         double gabs = 0;
@@ -292,11 +316,17 @@ static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
             float keep = tab[t].ptr[i];
             tab[t].ptr[i] = keep + h;
             double lp = loss_at(&m, targets, eps);
+            int kink = relu_pattern(&m) != pattern;
             tab[t].ptr[i] = keep - h;
             double lm = loss_at(&m, targets, eps);
+            kink |= relu_pattern(&m) != pattern;
             tab[t].ptr[i] = keep;
             double fd = (lp - lm) / (2.0 * h), an = gtab[t].ptr[i];
             checked++;
+            /* With dropout the point is not the one perturb() chose to lie clear of
+             * ReLU kinks: a sample whose ±h evaluations switch a unit on or off has
+             * no meaningful central difference and is counted apart. */
+            if (dropout > 0.0f && kink) { kinks++; continue; }
             if (!(fabs(fd - an) <= 2e-4 + 2e-2 * fmax(fabs(fd), fabs(an)))) {
                 if (bad++ < 10)
                     check_fail(__FILE__, __LINE__, "%s: d loss / d %s[%zu]: backward %.6g, central difference %.6g",
@@ -306,7 +336,16 @@ static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
     }
     if (bad) check_fail(__FILE__, __LINE__, "%s: %d of %d gradient samples differ", label, bad, checked);
     CHECK(nt >= 15 && checked == 6 * nt);
+    if (kinks > checked / 5)
+        check_fail(__FILE__, __LINE__, "%s: %d of %d samples straddle a ReLU kink", label, kinks, checked);
+    if (dropout > 0.0f) fprintf(stderr, "  %s: %d samples, %d skipped at a ReLU kink\n", label, checked, kinks);
+    if (dropout > 0.0f) CHECK(m.acts.dec_ffn.drop != NULL || m.acts.enc_ffn.drop != NULL);
+    else CHECK(m.acts.enc_x_drop == NULL && m.acts.dec_ffn.drop == NULL);
     model_free(&m);
+}
+
+static void gradcheck(const ModelConfig *cfg, float eps, const char *label) {
+    gradcheck_drop(cfg, eps, 0.0f, label);
 }
 
 TEST(model_gradcheck_encdec_postnorm) {
@@ -328,6 +367,154 @@ TEST(model_gradcheck_encoder_only) {
 TEST(model_gradcheck_decoder_only) {
     ModelConfig c = { MODEL_DECODER_ONLY, 11, 8, 2, 12, 0, 2, 10, 0 };
     gradcheck(&c, 0.0f, "decoder-only post-norm");
+}
+
+/* Dropout 0.3 with the masks held fixed: every sub-layer output, the embeddings
+ * of both stacks, through post-norm and pre-norm residuals. */
+TEST(model_gradcheck_dropout_postnorm) {
+    ModelConfig c = TINY;
+    gradcheck_drop(&c, 0.0f, 0.3f, "encoder-decoder post-norm, dropout 0.3");
+}
+
+TEST(model_gradcheck_dropout_prenorm) {
+    ModelConfig c = TINY;
+    c.prenorm = 1;
+    gradcheck_drop(&c, 0.05f, 0.3f, "encoder-decoder pre-norm, dropout 0.3, label smoothing 0.05");
+}
+
+TEST(model_gradcheck_dropout_decoder_only) {
+    ModelConfig c = { MODEL_DECODER_ONLY, 11, 8, 2, 12, 0, 2, 10, 1 };
+    gradcheck_drop(&c, 0.0f, 0.3f, "decoder-only pre-norm, dropout 0.3");
+}
+
+/* Every mask value of one forward is 0 or 1/(1-P), in the order they are laid out. */
+static void mask_stats(const Model *m, long *zeros, long *total, long *odd, float p) {
+    const ModelActs *a = &m->acts;
+    const ModelConfig *c = &m->config;
+    size_t ns = (size_t)m->B * m->S * c->d_model, nt = (size_t)m->B * m->T * c->d_model;
+    const float *parts[6] = { a->enc_x_drop, a->enc_self.drop, a->enc_ffn.drop,
+                              a->dec_x_drop, a->dec_self.drop, a->dec_cross.drop };
+    size_t sizes[6] = { ns, ns * c->n_enc_layers, ns * c->n_enc_layers,
+                        nt, nt * c->n_dec_layers, nt * c->n_dec_layers };
+    float keep = 1.0f / (1.0f - p);
+    for (int k = 0; k < 7; k++) {
+        const float *x = k < 6 ? parts[k] : a->dec_ffn.drop;
+        size_t n = k < 6 ? sizes[k] : nt * c->n_dec_layers;
+        if (!x) { (*odd)++; continue; }
+        for (size_t i = 0; i < n; i++) {
+            if (x[i] == 0.0f) (*zeros)++;
+            else if (x[i] != keep) (*odd)++;
+            (*total)++;
+        }
+    }
+}
+
+/* At P = 0.3 about 30% of the units are zeroed, the kept ones scaled by 1/(1-P) so
+ * the expectation of the embeddings is preserved; the masks follow the seed. */
+TEST(model_dropout_fraction_and_expectation) {
+    const float p = 0.3f;
+    Model m;
+    REQUIRE(model_init_random(&m, &TINY, 21) == 0);
+    perturb(&m, 4);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    size_t nx = (size_t)2 * 5 * TINY.d_model;
+    float x0[2 * 5 * 8];
+    memcpy(x0, m.acts.enc_x, sizeof x0);
+    double *mean = calloc(nx, sizeof(double));
+    REQUIRE(mean != NULL);
+    m.training = 1;
+    m.dropout = p;
+    long zeros = 0, total = 0, odd = 0, exact_bad = 0;
+    const int runs = 400;
+    for (int r = 0; r < runs; r++) {
+        model_dropout_seed(&m, 1, (uint64_t)r);
+        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        mask_stats(&m, &zeros, &total, &odd, p);
+        for (size_t i = 0; i < nx; i++) {
+            mean[i] += m.acts.enc_x[i] / (double)runs;
+            if (m.acts.enc_x[i] != x0[i] * m.acts.enc_x_drop[i]) exact_bad++;
+        }
+    }
+    CHECK_INT(odd, 0);
+    CHECK_INT(exact_bad, 0);
+    double frac = (double)zeros / (double)total;   /* ~340 000 draws: σ ≈ 0.0008 */
+    if (!(fabs(frac - p) < 0.01))
+        check_fail(__FILE__, __LINE__, "dropped fraction %.4f, expected %.2f", frac, p);
+    /* E[x ⊙ mask] = x: the regression slope of the mean on x0 is 1 */
+    double xy = 0, xx = 0, dev = 0;
+    for (size_t i = 0; i < nx; i++) { xy += mean[i] * x0[i]; xx += (double)x0[i] * x0[i]; }
+    for (size_t i = 0; i < nx; i++) dev += fabs(mean[i] - x0[i]);
+    if (!(fabs(xy / xx - 1.0) < 0.03))
+        check_fail(__FILE__, __LINE__, "mean of dropped embeddings / undropped = %.4f, expected 1", xy / xx);
+    CHECK(dev / nx < 0.15 * sqrt(xx / nx));
+    /* the same (seed, step) gives the same masks; another step other masks */
+    model_dropout_seed(&m, 1, 3);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    size_t nl = (size_t)2 * 4 * TINY.vocab_size;
+    float *l1 = malloc(nl * sizeof(float));
+    REQUIRE(l1 != NULL);
+    memcpy(l1, m.acts.logits, nl * sizeof(float));
+    model_dropout_seed(&m, 1, 3);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    CHECK(memcmp(l1, m.acts.logits, nl * sizeof(float)) == 0);
+    model_dropout_seed(&m, 1, 4);
+    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    CHECK(memcmp(l1, m.acts.logits, nl * sizeof(float)) != 0);
+    free(l1);
+    free(mean);
+    model_free(&m);
+}
+
+/* Inference never drops: with the training flag off a model with P = 0.3 gives the
+ * logits and gradients of P = 0, bit for bit, and keeps no masks; training with
+ * P = 0 is the same too.  Training with P > 0 changes the logits. */
+TEST(model_dropout_off_is_identical) {
+    for (int pre = 0; pre < 2; pre++) {
+        ModelConfig cfg = TINY;
+        cfg.prenorm = pre;
+        Model m;
+        REQUIRE(model_init_random(&m, &cfg, 23) == 0);
+        perturb(&m, 6);
+        int tg[2 * 4] = { 5, 6, 7, 3, 9, 3, 0, 0 };
+        size_t nl = (size_t)2 * 4 * cfg.vocab_size;
+        float *l0 = malloc(nl * sizeof(float)), *g0 = malloc(m.num_params * sizeof(float));
+        REQUIRE(l0 && g0);
+        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_zero_grad(&m) == 0);
+        float loss0 = model_backward(&m, tg, 0.0f);
+        memcpy(l0, m.acts.logits, nl * sizeof(float));
+        memcpy(g0, m.grads_memory, m.num_params * sizeof(float));
+        for (int variant = 0; variant < 2; variant++) {
+            /* 0: P = 0.3, training off;  1: P = 0, training on */
+            m.dropout = variant ? 0.0f : 0.3f;
+            m.training = variant;
+            model_dropout_seed(&m, 9, 1);
+            REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+            CHECK(m.acts.enc_x_drop == NULL && m.acts.dec_x_drop == NULL && m.acts.enc_self.drop == NULL &&
+                  m.acts.dec_cross.drop == NULL && m.acts.dec_ffn.drop == NULL);
+            REQUIRE(model_zero_grad(&m) == 0);
+            float loss = model_backward(&m, tg, 0.0f);
+            CHECK(memcmp(&loss, &loss0, sizeof loss) == 0);
+            CHECK(memcmp(l0, m.acts.logits, nl * sizeof(float)) == 0);
+            CHECK(memcmp(g0, m.grads_memory, m.num_params * sizeof(float)) == 0);
+        }
+        m.dropout = 0.3f;
+        m.training = 1;
+        model_dropout_seed(&m, 9, 1);
+        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        CHECK(memcmp(l0, m.acts.logits, nl * sizeof(float)) != 0);
+        /* back to inference after a dropped forward: the P = 0 logits again */
+        m.training = 0;
+        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        CHECK(memcmp(l0, m.acts.logits, nl * sizeof(float)) == 0);
+        /* a rate of 1 or more is refused */
+        m.training = 1;
+        m.dropout = 1.0f;
+        CHECK(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == -1);
+        CHECK(strstr(m.err, "dropout") != NULL);
+        free(l0); free(g0);
+        model_free(&m);
+    }
 }
 
 /* ------------------------------------------- attention supervision (aux loss) */

@@ -255,6 +255,41 @@ TEST(train_resume_equals_uninterrupted) {
     vocab_free(&v);
 }
 
+/* --dropout: the run is reproducible (masks from seed and step), differs from the
+ * run without dropout, still learns, and leaves the model in inference mode; a
+ * rate of 1 is refused. */
+TEST(train_dropout_reproducible) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024], err[256];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    ModelConfig c = tiny_config(v.size);
+    Model m[3];
+    memset(m, 0, sizeof m);
+    Adam a[3];
+    TrainResult r[3];
+    for (int k = 0; k < 3; k++) {   /* 0, 1: dropout 0.2; 2: none */
+        REQUIRE(model_init_random(&m[k], &c, 5) == 0);
+        REQUIRE(adam_init(&a[k], m[k].num_params) == 0);
+        TrainOptions o = tiny_options(&v, 60);
+        o.dropout = k < 2 ? 0.2f : 0.0f;
+        int rc = train_run(&m[k], &a[k], 0, &s, &o, &r[k], err, sizeof err);
+        if (rc) fprintf(stderr, "%s\n", err);
+        REQUIRE(rc == 0);
+        CHECK_INT(m[k].training, 0);
+        CHECK(r[k].last_loss < r[k].first_loss);
+    }
+    CHECK(memcmp(m[0].params_memory, m[1].params_memory, m[0].num_params * sizeof(float)) == 0);
+    CHECK(memcmp(m[0].params_memory, m[2].params_memory, m[0].num_params * sizeof(float)) != 0);
+    TrainOptions bad = tiny_options(&v, 5);
+    bad.dropout = 1.0f;
+    CHECK(train_run(&m[2], &a[2], 0, &s, &bad, &r[2], err, sizeof err) == -1);
+    CHECK(strstr(err, "dropout") != NULL);
+    for (int k = 0; k < 3; k++) { adam_free(&a[k]); model_free(&m[k]); }
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
 /* Mean attention mass on the gold keys over the supervised rows of the whole set
  * (one batch): encoder.layer.self head h with the coref targets, or
  * decoder.layer.cross head h with the alignment targets. */
