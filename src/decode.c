@@ -1,31 +1,20 @@
-/* decode.c — see decode.h.  Re-runs the whole forward pass per step: sentences
- * are short (≤ 64 tokens), and it keeps one code path for the pictures. */
+/* decode.c — see decode.h.  The search itself is eval's (eval_greedy_decode),
+ * so `run`, `demo` and `eval` translate by one rule; this adds the tag in front
+ * and leaves the activations of exactly the decoder input the pictures show. */
 #include "decode.h"
-#include "tokenizer.h"
-#include <stdio.h>
+#include "errmsg.h"
+#include "eval.h"
 
 int decode_greedy(Model *m, const int *src, int S, int tag, int max_len, int *out, int *T,
                   char *err, size_t errlen) {
-    int V = m->config.vocab_size;
+    /* out holds the tag too, and eval caps its output at the model's max_len - 1 */
     if (max_len > m->config.max_len) max_len = m->config.max_len;
-    if (max_len < 1) { snprintf(err, errlen, "max_len must be at least 1"); return -1; }
+    if (max_len < 2) return errmsg_set(err, errlen, "max_len must be at least 2 (the tag and one word)");
+    int n = 0;
     out[0] = tag;
-    int n = 1;
-    for (;;) {
-        if (model_forward(m, src, &S, S, out, &n, n, 1) != 0) {
-            snprintf(err, errlen, "model: %s", m->err);
-            return -1;
-        }
-        if (n >= max_len) break;
-        const float *logits = m->acts.logits + (size_t)(n - 1) * V;
-        int best = -1;
-        for (int v = 0; v < V; v++) {
-            if (v < VOCAB_N_SPECIAL && v != VOCAB_EOS) continue;
-            if (best < 0 || logits[v] > logits[best]) best = v;
-        }
-        if (best == VOCAB_EOS || best < 0) break;
-        out[n++] = best;
-    }
-    *T = n;
+    if (eval_greedy_decode(m, src, S, tag, max_len - 1, out + 1, &n, err, errlen) != 0) return -1;
+    *T = n + 1;
+    if (model_forward(m, src, &S, S, out, T, *T, 1) != 0)
+        return errmsg_set(err, errlen, "model: %s", m->err);
     return 0;
 }

@@ -3,7 +3,8 @@
  * The decoder input starts with the target-language tag (<2fr> or <2vi>); at
  * each step the model runs on (source, prefix) and the most probable next token
  * is appended, until <eos> or max_len tokens.  Special tokens other than <eos>
- * (<pad>, <unk>, <bos>, the tags) are never chosen. */
+ * (<pad>, <unk>, <bos>, the tags) are never chosen.  The search is
+ * eval_greedy_decode's (eval.h), so `eval` measures what `run` shows. */
 #ifndef ATTNVIZ_DECODE_H
 #define ATTNVIZ_DECODE_H
 #include <stddef.h>
