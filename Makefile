@@ -38,8 +38,9 @@ CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-u
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
 
-SRC      := $(sort $(wildcard src/*.c src/render/*.c))
-LIB_SRC  := $(filter-out src/main.c,$(SRC))
+# Sources by folder (docs/architecture.md): src/<room>/*.c.
+SRC      := $(sort $(wildcard src/*/*.c))
+LIB_SRC  := $(filter-out src/cli/main.c,$(SRC))
 TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -48,7 +49,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
 all: $(BUILD)/attnviz
 
-$(BUILD)/attnviz: $(BUILD)/src/main.o $(LIB_OBJ)
+$(BUILD)/attnviz: $(BUILD)/src/cli/main.o $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)

@@ -1,5 +1,5 @@
 /* test_attention.c — the attention engine against values computed by hand. */
-#include "attention.h"
+#include "core/attention.h"
 #include "check.h"
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* test_checkpoint.c — safetensors round trip and damaged files. */
 #include "check.h"
-#include "checkpoint.h"
-#include "model.h"
+#include "model/checkpoint.h"
+#include "model/model.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * against the lexicon files themselves: determinism, the held-out split, gold
  * alignments and antecedents, the lesson sentences, re-tokenization. */
 #include "check.h"
-#include "corpus.h"
-#include "tokenizer.h"
+#include "lesson/corpus.h"
+#include "model/tokenizer.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

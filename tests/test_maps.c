@@ -1,6 +1,6 @@
 /* test_maps.c — the strongest-link rule and the metadata readers of maps.c. */
 #include "check.h"
-#include "maps.h"
+#include "trace/maps.h"
 #include <string.h>
 
 TEST(maps_strongest_link_skips_self_and_specials) {

@@ -1,8 +1,8 @@
 /* test_model.c — the Transformer: positional encoding, masks, padding, probe,
  * parameter table; gradient checks of the backward pass (central differences). */
 #include "check.h"
-#include "model.h"
-#include "trace.h"
+#include "model/model.h"
+#include "trace/trace.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,7 +694,7 @@ TEST(model_backward_accumulates) {
 }
 
 /* ------------------------------------------------------------- kernels */
-#include "tensor.h"
+#include "core/tensor.h"
 
 static void fill_test(float *x, size_t n, uint64_t seed, int with_zeros) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 7;

@@ -2,11 +2,12 @@
  * the schedule, clipping, batches, the data order, a short run that must lower
  * the loss, exact resume, and the eval metric on hand-made attention rows. */
 #include "check.h"
-#include "checkpoint.h"
-#include "eval.h"
-#include "model.h"
-#include "tokenizer.h"
-#include "train.h"
+#include "model/checkpoint.h"
+#include "lesson/eval.h"
+#include "model/decode.h"
+#include "model/model.h"
+#include "model/tokenizer.h"
+#include "lesson/train.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,7 +197,7 @@ TEST(train_short_run_lowers_loss) {
     batch_free(&b);
     /* and greedy decoding reproduces a training pair */
     int out[16], n = 0;
-    REQUIRE(eval_greedy_decode(&m, s.ex[1].src, s.ex[1].src_len, VOCAB_2FR, 12, out, &n, err, sizeof err) == 0);
+    REQUIRE(decode_greedy_ids(&m, s.ex[1].src, s.ex[1].src_len, VOCAB_2FR, 12, out, &n, err, sizeof err) == 0);
     CHECK_INT(n, s.ex[1].tgt_len);
     for (int i = 0; i < n && i < s.ex[1].tgt_len; i++) CHECK_INT(out[i], s.ex[1].tgt[i]);
     adam_free(&a);

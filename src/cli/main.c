@@ -1,0 +1,40 @@
+/* main.c — attnviz command line: dispatches to the subcommands (cli.h). */
+#include "cli/cli.h"
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "attnviz %s — see how Transformer attention works\n\n"
+        "usage: attnviz COMMAND [options]\n\n"
+        "commands:\n"
+        "  run     the model on your sentences: translation, every attention map, trace\n"
+        "  demo    the whole lesson as pictures, in order, with index.html\n"
+        "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
+        "  info    a model file's configuration and parameters\n"
+        "  model-init  write an untrained (random) model file\n"
+        "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
+        "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"
+        "  eval    measure the model: translation, pronouns, coreference heads, alignment\n"
+        "  help    this text\n\n"
+        "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/).\n",
+        ATTNVIZ_VERSION);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) { printf("attnviz %s\n", ATTNVIZ_VERSION); return 0; }
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
+    if (!strcmp(cmd, "steps")) return cli_steps(argc - 1, argv + 1);
+    if (!strcmp(cmd, "corpus")) return cli_corpus(argc - 1, argv + 1);
+    if (!strcmp(cmd, "train")) return cli_train(argc - 1, argv + 1);
+    if (!strcmp(cmd, "eval")) return cli_eval(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return cli_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "demo")) return cli_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info")) return cli_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);
+    if (!strcmp(cmd, "forward")) return cli_forward(argc - 1, argv + 1);   /* hidden: tests */
+    fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
+    return 2;
+}

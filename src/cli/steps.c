@@ -1,0 +1,467 @@
+/* cli_steps.c — `attnviz steps`: one attention computation, step by step.
+ *
+ *   scores = Q·Kᵀ → scaled = scores / √d_k → masked = scaled + M → weights =
+ *   softmax(masked) → output = weights · V
+ *
+ * Prints each step as an aligned table under its formula, then writes one
+ * picture per step, a strip of all steps, and trace.json into --out.  Every
+ * input is checked before anything is written; if writing fails half-way, the
+ * files already written by this run are removed. */
+#include "core/attention.h"
+#include "cli/cli.h"
+#include "core/jsonmat.h"
+#include "render/render.h"
+#include "trace/trace.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STEPS_MAX_TOKENS 4096
+
+typedef struct {
+    const char *q, *k, *v, *scores, *mask, *mask_fill, *tokens, *query_tokens, *out;
+    int no_scale, quiet;
+} StepsArgs;
+
+static void steps_usage(FILE *f) {
+    fputs(
+        "usage: attnviz steps (--q Q --k K | --scores S) [--v V] [options]\n\n"
+        "One attention computation, step by step:\n"
+        "  softmax(Q·Kᵀ / √d_k + M) · V\n\n"
+        "Matrices are inline JSON rows ('[[1,2,3]]') or a path to a JSON file.\n"
+        "  --q Q             queries, Tq × d_k\n"
+        "  --k K             keys, Tk × d_k\n"
+        "  --v V             values, Tk × d_v (optional: without it the last step is skipped)\n"
+        "  --scores S        already-scaled scores Tq × Tk (instead of --q/--k)\n"
+        "  --mask M          none (default) | causal | a 0/1 JSON matrix Tq × Tk (1 = may attend)\n"
+        "  --mask-fill F     value of masked scores: -inf (default) or a number, e.g. -10000 or -1e9\n"
+        "  --no-scale        skip ÷√d_k (to see why we scale)\n"
+        "  --tokens a,b,c    key labels (also query labels when Tq = Tk)\n"
+        "  --query-tokens .. query labels when Tq ≠ Tk\n"
+        "  --out DIR         where pictures and trace.json go (default output/)\n"
+        "  --quiet           do not print the tables\n\n"
+        "A row whose keys are all masked with -inf has no softmax (0/0): attnviz\n"
+        "defines its weights and output as zeros and warns.\n\n"
+        "Example (the lesson's causal 3×3):\n"
+        "  attnviz steps --scores '[[0.1,0.2,0.3],[0.4,0.5,0.6],[0.7,0.8,0.9]]' --mask causal --tokens I,am,happy\n",
+        f);
+}
+
+/* Number of code points in a UTF-8 string (display width for our tables). */
+static int utf8_width(const char *s) {
+    int n = 0;
+    for (; *s; s++) if (((unsigned char)*s & 0xC0) != 0x80) n++;
+    return n;
+}
+
+/* 1 if s is well-formed UTF-8 (no overlongs, surrogates or values > U+10FFFF). */
+static int utf8_ok(const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p;
+        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!len) return 0;
+        unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+        for (int i = 1; i < len; i++) {
+            if ((p[i] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (p[i] & 0x3F);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        p += len;
+    }
+    return 1;
+}
+
+/* Splits "a,b,c" into n labels (malloc'd array of malloc'd strings). */
+static char **split_tokens(const char *arg, int *n, const char *flag) {
+    *n = 0;
+    if (!utf8_ok(arg)) {
+        cli_error("%s is not valid UTF-8 text (check the terminal's encoding)", flag);
+        return NULL;
+    }
+    int cap = 1;
+    for (const char *p = arg; *p; p++) cap += *p == ',';
+    if (cap > STEPS_MAX_TOKENS) { cli_error("%s has more than %d labels", flag, STEPS_MAX_TOKENS); return NULL; }
+    char **out = calloc((size_t)cap, sizeof *out);
+    if (!out) { cli_error("out of memory"); return NULL; }
+    const char *start = arg;
+    for (int i = 0; i < cap; i++) {
+        const char *end = strchr(start, ',');
+        size_t len = end ? (size_t)(end - start) : strlen(start);
+        out[i] = strndup(start, len);
+        if (!out[i]) { cli_error("out of memory"); *n = i; return out; }
+        start = end ? end + 1 : start + len;
+    }
+    *n = cap;
+    return out;
+}
+
+static void free_tokens(char **t, int n) {
+    if (!t) return;
+    for (int i = 0; i < n; i++) free(t[i]);
+    free(t);
+}
+
+static char **default_labels(const char *prefix, int n) {
+    char **out = calloc((size_t)(n > 0 ? n : 1), sizeof *out);
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%s%d", prefix, i);
+        out[i] = strdup(buf);
+        if (!out[i]) { free_tokens(out, i); return NULL; }
+    }
+    return out;
+}
+
+static void format_value(char *buf, size_t n, float x) {
+    if (isinf(x)) snprintf(buf, n, "%s", x < 0 ? "-inf" : "inf");
+    else if (isnan(x)) snprintf(buf, n, "nan");
+    else {
+        snprintf(buf, n, "%.6g", (double)x);
+        if (strcmp(buf, "-0") == 0) snprintf(buf, n, "0");
+    }
+}
+
+/* Prints one step: its heading, formula and the matrix as an aligned table. */
+static void print_table(const char *heading, const char *formula, const float *x, int rows,
+                        int cols, char *const *row_labels, char *const *col_labels) {
+    char buf[48];
+    int lw = 0, cw = 0;
+    for (int i = 0; i < rows; i++) if (utf8_width(row_labels[i]) > lw) lw = utf8_width(row_labels[i]);
+    for (int j = 0; j < cols; j++) if (utf8_width(col_labels[j]) > cw) cw = utf8_width(col_labels[j]);
+    for (size_t i = 0; i < (size_t)rows * cols; i++) {
+        format_value(buf, sizeof buf, x[i]);
+        if ((int)strlen(buf) > cw) cw = (int)strlen(buf);
+    }
+    printf("%s   %s   (%d×%d)\n", heading, formula, rows, cols);
+    printf("%*s", lw, "");
+    for (int j = 0; j < cols; j++)
+        printf("  %*s%s", cw - utf8_width(col_labels[j]), "", col_labels[j]);
+    putchar('\n');
+    for (int i = 0; i < rows; i++) {
+        printf("%s%*s", row_labels[i], lw - utf8_width(row_labels[i]), "");
+        for (int j = 0; j < cols; j++) {
+            format_value(buf, sizeof buf, x[(size_t)i * cols + j]);
+            printf("  %*s", cw, buf);
+        }
+        putchar('\n');
+    }
+    putchar('\n');
+}
+
+static int parse_fill(const char *s, float *fill) {
+    if (!strcmp(s, "-inf") || !strcmp(s, "-infinity") || !strcmp(s, "-Inf") || !strcmp(s, "-INF")) {
+        *fill = -INFINITY;
+        return 0;
+    }
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(d) || !isfinite((float)d)) {
+        cli_error("--mask-fill '%s' is not -inf or a finite number (e.g. --mask-fill -10000)", s);
+        return -1;
+    }
+    *fill = (float)d;
+    return 0;
+}
+
+static int parse_args(StepsArgs *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->out = "output";
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const CliOption opts[] = {
+            {"--q", &a->q}, {"--k", &a->k}, {"--v", &a->v}, {"--scores", &a->scores},
+            {"--mask", &a->mask}, {"--mask-fill", &a->mask_fill}, {"--tokens", &a->tokens},
+            {"--query-tokens", &a->query_tokens}, {"--out", &a->out}};
+        int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "steps");
+        if (taken < 0) return -1;
+        if (taken) continue;
+        if (!strcmp(arg, "--no-scale")) a->no_scale = 1;
+        else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else if (cli_is_help(arg)) { steps_usage(stdout); return 1; }
+        else {
+            cli_error("unknown option '%s' for steps (see attnviz steps --help)", arg);
+            return -1;
+        }
+    }
+    if (a->scores && (a->q || a->k)) {
+        cli_error("--scores replaces --q and --k; give either --scores or --q with --k");
+        return -1;
+    }
+    if (!a->scores && (!a->q || !a->k)) {
+        cli_error("steps needs --q and --k (or --scores); see attnviz steps --help");
+        return -1;
+    }
+    if (a->scores && a->no_scale) {
+        cli_error("--no-scale has no effect with --scores (the scores are already scaled); drop one of them");
+        return -1;
+    }
+    return 0;
+}
+
+/* Files written by this run, so a failure can remove them. */
+typedef struct { char paths[16][4096]; int n; } Written;
+
+static void written_rollback(Written *w) {
+    for (int i = 0; i < w->n; i++) unlink(w->paths[i]);
+    w->n = 0;
+}
+
+typedef struct {
+    const char *file, *title, *formula;
+    const float *x;
+    int rows, cols;
+    char **col_labels;
+    RenderCmap cmap;
+    int masked_style;
+} StepPanel;
+
+int cli_steps(int argc, char **argv) {
+    StepsArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+
+    char err[512];
+    JsonMat Q = {0}, K = {0}, V = {0}, S = {0}, M = {0};
+    char **qlab = NULL, **klab = NULL, **vlab = NULL;
+    int nq = 0, nk = 0;
+    unsigned char *mask = NULL;
+    AttnSteps st = {0};
+    Trace trace;
+    trace_init(&trace);
+    Written written = {0};
+    int status = 1;
+    float fill = -INFINITY;
+
+    if (a.mask_fill && parse_fill(a.mask_fill, &fill) != 0) goto cleanup;
+    if (a.scores) {
+        if (jsonmat_parse_arg(&S, a.scores, "--scores", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+    } else {
+        if (jsonmat_parse_arg(&Q, a.q, "--q", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+        if (jsonmat_parse_arg(&K, a.k, "--k", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+        if (Q.cols != K.cols) {
+            cli_error("--q rows have %d values but --k rows have %d; queries and keys need the same width d_k",
+                      Q.cols, K.cols);
+            goto cleanup;
+        }
+    }
+    int Tq = a.scores ? S.rows : Q.rows;
+    int Tk = a.scores ? S.cols : K.rows;
+    int D = a.scores ? 0 : Q.cols;
+    if (a.v) {
+        if (jsonmat_parse_arg(&V, a.v, "--v", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+        if (V.rows != Tk) {
+            cli_error("--v has %d rows but there are %d keys; V needs one row per key", V.rows, Tk);
+            goto cleanup;
+        }
+    }
+    int Dv = a.v ? V.cols : 0;
+
+    if (!(mask = malloc((size_t)Tq * Tk))) { cli_error("out of memory"); goto cleanup; }
+    int has_mask = 1;
+    if (!a.mask || !strcmp(a.mask, "none")) {
+        has_mask = 0;
+        memset(mask, 1, (size_t)Tq * Tk);
+        if (a.mask_fill) cli_warn("--mask-fill has no effect without --mask");
+    } else if (!strcmp(a.mask, "causal")) {
+        if (Tq > Tk) {
+            cli_error("--mask causal needs at least as many keys as queries (%d queries, %d keys)", Tq, Tk);
+            goto cleanup;
+        }
+        attn_causal_mask(mask, Tq, Tk);
+    } else {
+        const char *p = a.mask;
+        while (*p == ' ') p++;
+        if (*p != '[' && access(a.mask, F_OK) != 0) {
+            cli_error("--mask '%s' is not none, causal, a JSON 0/1 matrix or an existing file", a.mask);
+            goto cleanup;
+        }
+        if (jsonmat_parse_mask(&M, a.mask, "--mask", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+        if (M.rows != Tq || M.cols != Tk) {
+            cli_error("--mask is %d×%d but the scores are %d×%d (queries × keys)", M.rows, M.cols, Tq, Tk);
+            goto cleanup;
+        }
+        for (size_t i = 0; i < (size_t)Tq * Tk; i++) mask[i] = M.data[i] != 0.0f;
+    }
+
+    if (a.tokens) {
+        if (!(klab = split_tokens(a.tokens, &nk, "--tokens"))) goto cleanup;
+        if (nk != Tk) {
+            cli_error("--tokens has %d labels but there are %d keys (one label per key, comma-separated)", nk, Tk);
+            goto cleanup;
+        }
+    } else if (!(klab = default_labels("k", nk = Tk))) { cli_error("out of memory"); goto cleanup; }
+    if (a.query_tokens) {
+        if (!(qlab = split_tokens(a.query_tokens, &nq, "--query-tokens"))) goto cleanup;
+        if (nq != Tq) {
+            cli_error("--query-tokens has %d labels but there are %d queries", nq, Tq);
+            goto cleanup;
+        }
+    } else if (a.tokens && Tq == Tk) {
+        if (!(qlab = split_tokens(a.tokens, &nq, "--tokens"))) goto cleanup;
+    } else if (!(qlab = default_labels("q", nq = Tq))) { cli_error("out of memory"); goto cleanup; }
+    if (!(vlab = default_labels("d", Dv > 0 ? Dv : 1))) { cli_error("out of memory"); goto cleanup; }
+
+    /* ---- compute ---- */
+    if (attn_steps_alloc(&st, Tq, Tk, Dv)) { cli_error("out of memory"); goto cleanup; }
+    float scale = a.no_scale || a.scores ? 1.0f : 1.0f / sqrtf((float)D);
+    int empty = a.scores
+        ? attention_from_scores(NULL, 0, NULL, &st, S.data, a.v ? V.data : NULL, Dv, has_mask ? mask : NULL,
+                                fill, Tq, Tk, Dv)
+        : attention_forward(NULL, 0, NULL, &st, Q.data, D, K.data, D, a.v ? V.data : NULL, Dv,
+                            has_mask ? mask : NULL, fill, scale, Tq, Tk, D, Dv);
+    if (empty < 0) { cli_error("out of memory"); goto cleanup; }
+    if (empty > 0) {
+        if (isinf(fill))
+            cli_warn("%d query row(s) have every key masked; softmax is undefined there (0/0), so attnviz sets their weights and output to 0",
+                     empty);
+    }
+    for (int i = 0; i < Tq && has_mask && !isinf(fill); i++) {
+        int any = 0;
+        for (int j = 0; j < Tk; j++) any |= mask[(size_t)i * Tk + j];
+        if (!any) {
+            cli_warn("query row %d has every key masked; with a finite --mask-fill its weights are uniform", i);
+            break;
+        }
+    }
+
+    /* ---- print ---- */
+    char scale_formula[128], fill_text[32];
+    if (a.no_scale) snprintf(scale_formula, sizeof scale_formula, "scaled = scores (--no-scale: not divided)");
+    else snprintf(scale_formula, sizeof scale_formula, "scaled = scores / √d_k = scores / √%d = scores × %.6g", D,
+                  (double)scale);
+    char scale_caption[64];
+    if (a.no_scale) snprintf(scale_caption, sizeof scale_caption, "scores used as they are");
+    else snprintf(scale_caption, sizeof scale_caption, "÷ √%d = × %.4g", D, (double)scale);
+    if (isinf(fill)) snprintf(fill_text, sizeof fill_text, "−∞");
+    else format_value(fill_text, sizeof fill_text, fill);
+    char mask_formula[96], mask_caption[64];
+    snprintf(mask_formula, sizeof mask_formula, "masked = scaled + M   (masked cells = %s)", fill_text);
+    snprintf(mask_caption, sizeof mask_caption, "masked cells get %s", fill_text);
+
+    if (!a.quiet) {
+        printf("Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V      Tq=%d Tk=%d d_k=%d%s\n\n", Tq, Tk, D,
+               a.v ? "" : "  (no V given: the last step is skipped)");
+        if (a.scores) {
+            print_table("given", "scores (already scaled)", st.scores, Tq, Tk, qlab, klab);
+        } else {
+            print_table("Step 1", "scores = Q·Kᵀ", st.scores, Tq, Tk, qlab, klab);
+            print_table("Step 2", scale_formula, st.scaled, Tq, Tk, qlab, klab);
+        }
+        if (has_mask) print_table("Step 3", mask_formula, st.masked, Tq, Tk, qlab, klab);
+        else printf("Step 3   no mask (--mask none): masked = scaled\n\n");
+        print_table("Step 4", "weights = softmax(masked), row by row", st.weights, Tq, Tk, qlab, klab);
+        if (a.v) print_table("Step 5", "output = weights · V", st.output, Tq, Dv, qlab, vlab);
+    }
+
+    /* ---- write pictures and trace ---- */
+    if (cli_prepare_outdir(a.out) != 0) goto cleanup;
+    StepPanel panels[5];
+    int np = 0;
+    if (!a.scores) {
+        panels[np++] = (StepPanel){"steps-1-scores.png", "1. scores = Q·Kᵀ", "dot product of each query with each key", st.scores, Tq, Tk, klab,
+                                   RENDER_CMAP_DIVERGING, 0};
+        panels[np++] = (StepPanel){"steps-2-scaled.png", a.no_scale ? "2. not scaled (--no-scale)" : "2. scaled = scores / √d_k",
+                                   scale_caption, st.scaled, Tq, Tk, klab, RENDER_CMAP_DIVERGING, 0};
+    } else {
+        panels[np++] = (StepPanel){"steps-1-scores.png", "scores (given, already scaled)", "from --scores", st.scores, Tq, Tk,
+                                   klab, RENDER_CMAP_DIVERGING, 0};
+    }
+    if (has_mask)
+        panels[np++] = (StepPanel){"steps-3-masked.png", "3. masked = scaled + M", mask_caption, st.masked, Tq, Tk,
+                                   klab, RENDER_CMAP_DIVERGING, 1};
+    panels[np++] = (StepPanel){"steps-4-weights.png", "4. weights = softmax(masked)", "each row sums to 1",
+                               st.weights, Tq, Tk, klab, RENDER_CMAP_VIRIDIS, 0};
+    if (a.v)
+        panels[np++] = (StepPanel){"steps-5-output.png", "5. output = weights · V", "weighted sum of V rows",
+                                   st.output, Tq, Dv, vlab, RENDER_CMAP_DIVERGING, 0};
+
+    RenderHeatmap hms[5];
+    char mask_label[32];
+    snprintf(mask_label, sizeof mask_label, "%s", fill_text);
+    for (int p = 0; p < np; p++) {
+        hms[p] = (RenderHeatmap){0};
+        hms[p].title = panels[p].title;
+        hms[p].subtitle = panels[p].formula;
+        hms[p].values = panels[p].x;
+        hms[p].rows = panels[p].rows;
+        hms[p].cols = panels[p].cols;
+        hms[p].row_labels = (const char *const *)qlab;
+        hms[p].col_labels = (const char *const *)panels[p].col_labels;
+        hms[p].row_axis = "query";
+        hms[p].col_axis = panels[p].col_labels == vlab ? "value dimension" : "key";
+        hms[p].mask = (panels[p].masked_style && has_mask) ? mask : NULL;
+        hms[p].mask_label = mask_label;
+        hms[p].cmap = panels[p].cmap;
+        hms[p].vmin = panels[p].cmap == RENDER_CMAP_VIRIDIS ? 0.0f : 0.0f;
+        hms[p].vmax = panels[p].cmap == RENDER_CMAP_VIRIDIS ? 1.0f : 0.0f;
+        hms[p].show_values = -1;
+        hms[p].highlight_row = -1;
+    }
+    /* In the weights panel, masked cells are exactly 0: draw them as masked too. */
+    for (int p = 0; p < np; p++)
+        if (panels[p].cmap == RENDER_CMAP_VIRIDIS && has_mask) { hms[p].mask = mask; hms[p].mask_label = "0"; }
+
+    char tokens_text[1024] = "";
+    for (int j = 0; j < Tk; j++) {
+        size_t len = strlen(tokens_text);
+        snprintf(tokens_text + len, sizeof tokens_text - len, "%s%s", j ? " " : "", klab[j]);
+    }
+    for (int p = 0; p <= np; p++) {
+        const char *file = p < np ? panels[p].file : "steps-strip.png";
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", a.out, file) >= (int)sizeof path) {
+            cli_error("--out path is too long");
+            goto rollback;
+        }
+        RenderMetaItem items[] = {
+            {"Title", p < np ? panels[p].title : "attention step by step"},
+            {"Formula", "softmax(Q·Kᵀ / √d_k + M) · V"},
+            {"Tokens", tokens_text},
+            {"Mask", has_mask ? (a.mask && !strcmp(a.mask, "causal") ? "causal" : "matrix") : "none"},
+            {"MaskFill", fill_text},
+        };
+        RenderMeta meta = {items, (int)(sizeof items / sizeof items[0])};
+        int r = p < np ? render_heatmap(path, &hms[p], &meta, err, sizeof err)
+                       : render_strip(path, "Attention step by step: softmax(Q·Kᵀ / √d_k + M) · V", hms, np, &meta,
+                                      err, sizeof err);
+        if (r != 0) { cli_error("%s", err); goto rollback; }
+        snprintf(written.paths[written.n++], sizeof written.paths[0], "%s", path);
+        trace_add_image(&trace, file);
+    }
+
+    {
+        TraceMap *m = trace_add_map(&trace, "custom", "custom", 0, "custom", (const char *const *)qlab, Tq,
+                                    (const char *const *)klab, Tk, D, Dv, has_mask ? mask : NULL, fill, 1);
+        if (!m || trace_set_head(m, 0, st.weights, st.scores, st.scaled, st.masked, a.v ? st.output : NULL)) {
+            cli_error("out of memory");
+            goto rollback;
+        }
+        m->scaled_by_sqrt_dk = !(a.no_scale || a.scores);
+        trace_set_source(&trace, (const char *const *)klab, Tk);
+        trace_set_target(&trace, (const char *const *)qlab, Tq);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/trace.json", a.out);
+        if (trace_write_json(&trace, path, err, sizeof err)) { cli_error("%s", err); goto rollback; }
+        if (!a.quiet) printf("wrote %d pictures and trace.json to %s/\n", np + 1, a.out);
+    }
+    status = 0;
+    goto cleanup;
+
+rollback:
+    written_rollback(&written);
+cleanup:
+    jsonmat_free(&Q); jsonmat_free(&K); jsonmat_free(&V); jsonmat_free(&S); jsonmat_free(&M);
+    free_tokens(qlab, nq); free_tokens(klab, nk); free_tokens(vlab, Dv > 0 ? Dv : 1);
+    free(mask);
+    attn_steps_free(&st);
+    trace_free(&trace);
+    return status;
+}

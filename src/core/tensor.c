@@ -1,0 +1,219 @@
+/* tensor.c — see tensor.h.  Plain loops; the inner loops run over contiguous
+ * memory so the compiler vectorizes them, and rows go to OpenMP threads. */
+#include "core/tensor.h"
+#include <math.h>
+#include <string.h>
+#ifdef ATTNVIZ_BLAS
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+static int use_blas = 1;
+
+/* One thread pool: OpenBLAS runs single-threaded and OpenMP threads each take a
+ * block of rows (two pools on 2 cores fight: OpenMP threads spin while
+ * OpenBLAS's own threads want the cores).  sgemm on rows [r0, r0+n) of C. */
+static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
+                      const float *b, int ldb, float *c, int ldc) {
+    static int single = 0;
+    if (!single) { openblas_set_num_threads(1); single = 1; }
+    int nt = 1;
+#ifdef _OPENMP
+    if ((long)Mr * Nc * Kd >= 1L << 18) nt = omp_get_max_threads();
+#endif
+    if (nt > Mr) nt = Mr;
+    if (nt <= 1) {
+        cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                    Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+        return;
+    }
+#ifdef _OPENMP
+    #pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int t = 0; t < nt; t++) {
+        int r0 = (int)((long)Mr * t / nt), r1 = (int)((long)Mr * (t + 1) / nt);
+        /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
+        const float *at = transa ? a + r0 : a + (size_t)r0 * lda;
+        cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                    r1 - r0, Nc, Kd, 1.0f, at, lda, b, ldb, 1.0f, c + (size_t)r0 * ldc, ldc);
+    }
+}
+#else
+static int use_blas = 0;
+#endif
+
+void tensor_set_blas(int on) {
+#ifdef ATTNVIZ_BLAS
+    use_blas = on != 0;
+#else
+    (void)on;
+#endif
+}
+int tensor_blas_enabled(void) { return use_blas; }
+
+/* Rows of `inp` handled together: each row of w is then loaded once per
+ * ROWS output rows instead of once per row (a small register/L1 tile). */
+#define ROWS 4
+#define ICHUNK 64   /* rows of dout per pass in matmul_backward_weights_ref */
+
+/* dbias (M) += Σ_i dout[i][·] */
+static void column_sums(float *dbias, const float *dout, int N, int M) {
+    for (int i = 0; i < N; i++) {
+        const float *d = dout + (size_t)i * M;
+        for (int j = 0; j < M; j++) dbias[j] += d[j];
+    }
+}
+
+void matmul_acc(float *out, const float *inp, const float *w, int N, int K, int M) {
+#ifdef ATTNVIZ_BLAS
+    if (use_blas) {
+        blas_rows(0, 0, N, M, K, inp, K, w, M, out, M);
+        return;
+    }
+#endif
+    matmul_acc_ref(out, inp, w, N, K, M);
+}
+
+void matmul_acc_ref(float *out, const float *inp, const float *w, int N, int K, int M) {
+    OMP_PARALLEL_FOR
+    for (int i0 = 0; i0 < N; i0 += ROWS) {
+        int n = N - i0 < ROWS ? N - i0 : ROWS;
+        for (int k = 0; k < K; k++) {
+            const float *wk = w + (size_t)k * M;
+            for (int r = 0; r < n; r++) {
+                float a = inp[(size_t)(i0 + r) * K + k];
+                if (a == 0.0f) continue;              /* relu zeros are common */
+                float *o = out + (size_t)(i0 + r) * M;
+                OMP_SIMD
+                for (int j = 0; j < M; j++) o[j] += a * wk[j];
+            }
+        }
+    }
+}
+
+void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
+                    int N, int K, int M) {
+    for (int i = 0; i < N; i++) {
+        float *o = out + (size_t)i * M;
+        if (bias) memcpy(o, bias, (size_t)M * sizeof(float));
+        else memset(o, 0, (size_t)M * sizeof(float));
+    }
+    matmul_acc(out, inp, w, N, K, M);
+}
+
+void matmul_backward_weights(float *dw, float *dbias, const float *dout, const float *inp,
+                             int N, int K, int M) {
+#ifdef ATTNVIZ_BLAS
+    if (use_blas) {
+        blas_rows(1, 0, K, M, N, inp, K, dout, M, dw, M);
+        if (dbias) column_sums(dbias, dout, N, M);
+        return;
+    }
+#endif
+    matmul_backward_weights_ref(dw, dbias, dout, inp, N, K, M);
+}
+
+void matmul_backward_weights_ref(float *dw, float *dbias, const float *dout, const float *inp,
+                                 int N, int K, int M) {
+    /* dw[k][j] += Σ_i inp[i][k] · dout[i][j].  Rows i go in chunks small enough
+     * for their dout rows to stay in cache while every block of dw rows (one
+     * thread each) passes over them. */
+    for (int i0 = 0; i0 < N; i0 += ICHUNK) {
+        int i1 = N - i0 < ICHUNK ? N : i0 + ICHUNK;
+        OMP_PARALLEL_FOR
+        for (int k0 = 0; k0 < K; k0 += ROWS) {
+            int nk = K - k0 < ROWS ? K - k0 : ROWS;
+            for (int i = i0; i < i1; i++) {
+                const float *d = dout + (size_t)i * M;
+                for (int r = 0; r < nk; r++) {
+                    float a = inp[(size_t)i * K + k0 + r];
+                    if (a == 0.0f) continue;
+                    float *g = dw + (size_t)(k0 + r) * M;
+                    OMP_SIMD
+                    for (int j = 0; j < M; j++) g[j] += a * d[j];
+                }
+            }
+        }
+    }
+    if (dbias) column_sums(dbias, dout, N, M);
+}
+
+void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
+                     const float *dout, const float *inp, const float *w,
+                     int N, int K, int M) {
+    if (dinp && use_blas) {
+#ifdef ATTNVIZ_BLAS
+        blas_rows(0, 1, N, K, M, dout, M, w, M, dinp, K);
+#endif
+    } else if (dinp) {
+        /* dinp += dout · wᵀ, with wᵀ (M,K) materialized so the same i-k-j loop applies. */
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < M; j++) scratch[(size_t)j * K + k] = w[(size_t)k * M + j];
+        matmul_acc(dinp, dout, scratch, N, M, K);
+    }
+    matmul_backward_weights(dw, dbias, dout, inp, N, K, M);
+}
+
+void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+                       const float *w, const float *b, int N, int C) {
+    OMP_PARALLEL_FOR
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C;
+        float *o = out + (size_t)i * C;
+        double m = 0.0, v = 0.0;
+        for (int c = 0; c < C; c++) m += x[c];
+        m /= C;
+        for (int c = 0; c < C; c++) { double d = x[c] - m; v += d * d; }
+        v /= C;
+        float s = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
+        float mf = (float)m;
+        for (int c = 0; c < C; c++) o[c] = (x[c] - mf) * s * w[c] + b[c];
+        mean[i] = mf;
+        rstd[i] = s;
+    }
+}
+
+void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+                        const float *inp, const float *w, const float *mean,
+                        const float *rstd, int N, int C) {
+    /* With n = (x - mean)·rstd and dn = dout·w:
+     *   dx = rstd · (dn - mean(dn) - n · mean(dn·n)) */
+    OMP_PARALLEL_FOR
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        float *dx = dinp + (size_t)i * C;
+        float m = mean[i], s = rstd[i];
+        double sum_dn = 0.0, sum_dn_n = 0.0;
+        for (int c = 0; c < C; c++) {
+            float n = (x[c] - m) * s, dn = d[c] * w[c];
+            sum_dn += dn;
+            sum_dn_n += dn * n;
+        }
+        float a = (float)(sum_dn / C), bb = (float)(sum_dn_n / C);
+        for (int c = 0; c < C; c++) {
+            float n = (x[c] - m) * s, dn = d[c] * w[c];
+            dx[c] += s * (dn - a - n * bb);
+        }
+    }
+    for (int i = 0; i < N; i++) {
+        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        float m = mean[i], s = rstd[i];
+        for (int c = 0; c < C; c++) {
+            dw[c] += d[c] * (x[c] - m) * s;
+            db[c] += d[c];
+        }
+    }
+}
+
+void relu_forward(float *out, const float *inp, size_t n) {
+    OMP_SIMD
+    for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
+    for (size_t i = 0; i < n; i++) if (out[i] > 0.0f) dinp[i] += dout[i];
+}
+
+void residual_forward(float *out, const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}

@@ -1,0 +1,66 @@
+/* eval.h — measuring the model: greedy translation and what its attention does.
+ *
+ * Metrics on a held-out split (corpus.h's TSV with gold alignments and antecedents):
+ *   translation exact match   greedy output == gold target, per target language;
+ *   pronoun accuracy          for pairs with a coreference annotation p-a: every
+ *                             target token aligned to the source pronoun p (gold
+ *                             alignment) is reproduced at its position by the greedy
+ *                             output (il/elle/ils/elles, the Vietnamese word);
+ *   coreference heads         for every encoder self-attention head (row = the
+ *                             pronoun p) and every cross-attention head (row = the
+ *                             target position aligned to p, teacher-forced with the
+ *                             gold target): the strongest link — argmax over keys,
+ *                             excluding the pronoun itself and special <…> tokens
+ *                             (Clark et al. 2019) — is the gold antecedent a;
+ *   alignment accuracy        per cross-attention head, teacher-forced: for each
+ *                             target token with gold alignment(s), the argmax over the
+ *                             source words (special tokens excluded) is a gold source.
+ * Teacher forcing: decoder input <2xx> y_0 … y_{n-1}; the cross-attention row t is
+ * the one that produces y_t, so rows and gold target indices line up.
+ *
+ * Errors: 0 / -1 with one line in err.  EvalReport is plain data (no pointers). */
+#ifndef ATTNVIZ_EVAL_H
+#define ATTNVIZ_EVAL_H
+#include <stddef.h>
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+#define EVAL_MAX_LAYERS 8
+#define EVAL_MAX_HEADS  16
+
+/* Strongest link of one attention row: argmax over keys 0..n-1 skipping `exclude`
+ * (-1: none) and keys with skip[j] != 0 (skip may be NULL).  Ties: the first.
+ * -1 when no key is left. */
+int eval_argmax_link(const float *row, int n, int exclude, const unsigned char *skip);
+
+typedef struct { long hit, total; } EvalCount;
+
+typedef struct {
+    int n_enc_layers, n_dec_layers, n_heads;
+    long n_pairs;
+    EvalCount exact[2];                 /* [0] fr, [1] vi                          */
+    EvalCount pronoun[2];               /* per language                             */
+    EvalCount coref_enc[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];
+    EvalCount coref_cross[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];
+    EvalCount align[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];          /* specials excluded */
+    EvalCount align_with_eos[EVAL_MAX_LAYERS][EVAL_MAX_HEADS]; /* argmax over every key */
+    double seconds;
+} EvalReport;
+
+typedef struct {
+    int limit;          /* 0: all pairs; else the first `limit` pairs of the file */
+    int batch;          /* sentences decoded together (default 64)                */
+} EvalOptions;
+
+/* Evaluates m (with vocabulary v) on the TSV at path.  0, or -1 with err. */
+int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
+             EvalReport *r, char *err, size_t errlen);
+
+/* Best head of a table: fills *layer, *head; returns its rate (0 when empty). */
+double eval_best_head(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int layers, int heads,
+                      int *layer, int *head);
+/* Average rate over all heads of a table. */
+double eval_mean_heads(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int layers, int heads);
+static inline double eval_rate(EvalCount c) { return c.total ? (double)c.hit / (double)c.total : 0.0; }
+
+#endif

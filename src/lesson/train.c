@@ -1,0 +1,679 @@
+/* train.c — batches, Adam, schedule, the training loop, checkpoints, resume and
+ * snapshots (see train.h). */
+#include "lesson/train.h"
+#include "core/errmsg.h"
+#include "core/rng.h"
+#include "model/checkpoint.h"
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_sec(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ data */
+
+void train_set_init(TrainSet *s) { memset(s, 0, sizeof *s); }
+
+void train_set_free(TrainSet *s) {
+    if (!s) return;
+    free(s->ex);
+    free(s->ids);
+    free(s->align);
+    memset(s, 0, sizeof *s);
+}
+
+int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
+                  const int *tgt, int tgt_len, char *err, size_t errlen) {
+    if (src_len < 1 || tgt_len < 0) { errmsg_set(err, errlen, "empty sentence pair"); return -1; }
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 1024;
+        TrainExample *e = realloc(s->ex, (size_t)cap * sizeof *e);
+        if (!e) { errmsg_set(err, errlen, "out of memory"); return -1; }
+        s->ex = e; s->cap = cap;
+    }
+    size_t need = s->n_ids + (size_t)src_len + (size_t)tgt_len;
+    if (need > s->cap_ids) {
+        size_t cap = s->cap_ids ? 2 * s->cap_ids : 65536;
+        while (cap < need) cap *= 2;
+        int *ids = realloc(s->ids, cap * sizeof *ids);
+        if (!ids) { errmsg_set(err, errlen, "out of memory"); return -1; }
+        /* re-point the examples into the moved block */
+        for (int i = 0; i < s->n; i++) {
+            s->ex[i].src = ids + (s->ex[i].src - s->ids);
+            s->ex[i].tgt = ids + (s->ex[i].tgt - s->ids);
+        }
+        s->ids = ids; s->cap_ids = cap;
+    }
+    TrainExample *e = &s->ex[s->n++];
+    e->lang_tag = lang_tag;
+    e->src_len = src_len;
+    e->tgt_len = tgt_len;
+    e->coref_p = e->coref_a = -1;
+    e->n_align = 0;
+    e->align_off = s->n_align;
+    e->src = s->ids + s->n_ids;
+    memcpy(e->src, src, (size_t)src_len * sizeof(int));
+    e->tgt = e->src + src_len;
+    if (tgt_len) memcpy(e->tgt, tgt, (size_t)tgt_len * sizeof(int));
+    s->n_ids = need;
+    if (src_len > s->max_src) s->max_src = src_len;
+    if (tgt_len > s->max_tgt) s->max_tgt = tgt_len;
+    return 0;
+}
+
+/* Encodes space-separated tokens; returns the count or -1 (unknown / too many). */
+static int encode_words(const Vocab *v, char *text, int *ids, int cap, const char **bad) {
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        int id = vocab_id(v, w);
+        if (id < 0) { *bad = w; return -1; }
+        if (n == cap) { *bad = "(sentence too long)"; return -1; }
+        ids[n++] = id;
+    }
+    return n;
+}
+
+int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f) { errmsg_set(err, errlen, "cannot open %s: %s", path, strerror(errno)); return -1; }
+    char *line = NULL;
+    size_t cap = 0;
+    long lineno = 0;
+    int rc = -1;
+    int src[512], tgt[512];
+    while (getline(&line, &cap, f) > 0) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#') continue;
+        char *cols[5] = {0};
+        char *p = line;
+        for (int c = 0; c < 5; c++) {
+            cols[c] = p;
+            char *tab = p ? strchr(p, '\t') : NULL;
+            if (tab) { *tab = '\0'; p = tab + 1; } else p = NULL;
+        }
+        if (lineno == 1 && !strcmp(cols[0], "lang")) continue;   /* header */
+        if (!cols[1] || !cols[2]) { errmsg_set(err, errlen, "%s:%ld: expected tab-separated lang, source, target", path, lineno); goto done; }
+        int tag = !strcmp(cols[0], "fr") ? VOCAB_2FR : !strcmp(cols[0], "vi") ? VOCAB_2VI : -1;
+        if (tag < 0) { errmsg_set(err, errlen, "%s:%ld: unknown language '%s' (fr or vi)", path, lineno, cols[0]); goto done; }
+        const char *bad = NULL;
+        int ns = encode_words(v, cols[1], src, 511, &bad);
+        if (ns < 0) { errmsg_set(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        src[ns++] = VOCAB_EOS;
+        int nt = encode_words(v, cols[2], tgt, 511, &bad);
+        if (nt < 0) { errmsg_set(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
+        if (cols[3] && strcmp(cols[3], "-")) {
+            TrainExample *e = &s->ex[s->n - 1];
+            for (char *save = NULL, *w = strtok_r(cols[3], " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+                int at, as;
+                if (sscanf(w, "%d-%d", &at, &as) != 2 || at < 0 || at >= nt || as < 0 || as >= ns) continue;
+                if (s->n_align == s->cap_align) {
+                    size_t c2 = s->cap_align ? 2 * s->cap_align : 65536;
+                    int *al = realloc(s->align, c2 * 2 * sizeof(int));
+                    if (!al) { errmsg_set(err, errlen, "out of memory"); goto done; }
+                    s->align = al; s->cap_align = c2;
+                }
+                s->align[2 * s->n_align] = at;
+                s->align[2 * s->n_align + 1] = as;
+                s->n_align++;
+                e->n_align++;
+            }
+        }
+        int cp, ca;
+        if (cols[4] && sscanf(cols[4], "%d-%d", &cp, &ca) == 2 && cp >= 0 && cp < ns && ca >= 0 && ca < ns) {
+            s->ex[s->n - 1].coref_p = cp;
+            s->ex[s->n - 1].coref_a = ca;
+        }
+    }
+    if (s->n == 0) { errmsg_set(err, errlen, "%s has no sentence pairs", path); goto done; }
+    rc = 0;
+done:
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+void batch_free(Batch *b) {
+    if (!b) return;
+    free(b->src); free(b->src_len); free(b->dec_in); free(b->tgt_len); free(b->targets);
+    memset(b, 0, sizeof *b);
+}
+
+int batch_make(Batch *b, const TrainSet *s, const int *idx, int B) {
+    int S = 1, T = 1;
+    for (int i = 0; i < B; i++) {
+        const TrainExample *e = &s->ex[idx[i]];
+        if (e->src_len > S) S = e->src_len;
+        if (e->tgt_len + 1 > T) T = e->tgt_len + 1;
+    }
+    if (B > b->cap_B || (size_t)B * S > (size_t)b->cap_B * b->cap_S || (size_t)B * T > (size_t)b->cap_B * b->cap_T) {
+        int cB = B > b->cap_B ? B : b->cap_B, cS = S > b->cap_S ? S : b->cap_S, cT = T > b->cap_T ? T : b->cap_T;
+        int *a1 = realloc(b->src, (size_t)cB * cS * sizeof(int));
+        if (a1) b->src = a1;
+        int *a2 = realloc(b->src_len, (size_t)cB * sizeof(int));
+        if (a2) b->src_len = a2;
+        int *a3 = realloc(b->dec_in, (size_t)cB * cT * sizeof(int));
+        if (a3) b->dec_in = a3;
+        int *a4 = realloc(b->tgt_len, (size_t)cB * sizeof(int));
+        if (a4) b->tgt_len = a4;
+        int *a5 = realloc(b->targets, (size_t)cB * cT * sizeof(int));
+        if (a5) b->targets = a5;
+        if (!a1 || !a2 || !a3 || !a4 || !a5) return -1;
+        b->cap_B = cB; b->cap_S = cS; b->cap_T = cT;
+    }
+    b->B = B; b->S = S; b->T = T; b->n_tokens = 0;
+    for (int i = 0; i < B; i++) {
+        const TrainExample *e = &s->ex[idx[i]];
+        int *src = b->src + (size_t)i * S, *din = b->dec_in + (size_t)i * T, *tg = b->targets + (size_t)i * T;
+        for (int j = 0; j < S; j++) src[j] = j < e->src_len ? e->src[j] : VOCAB_PAD;
+        din[0] = e->lang_tag;
+        for (int j = 1; j < T; j++) din[j] = j - 1 < e->tgt_len ? e->tgt[j - 1] : VOCAB_PAD;
+        for (int j = 0; j < T; j++) tg[j] = j < e->tgt_len ? e->tgt[j] : j == e->tgt_len ? VOCAB_EOS : VOCAB_PAD;
+        b->src_len[i] = e->src_len;
+        b->tgt_len[i] = e->tgt_len + 1;
+        b->n_tokens += e->src_len + e->tgt_len + 1;
+    }
+    return 0;
+}
+
+typedef struct { int a, b; uint64_t r; int i; } SortKey;
+static int cmp_key(const void *x, const void *y) {
+    const SortKey *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    if (p->b != q->b) return p->b < q->b ? -1 : 1;
+    if (p->r != q->r) return p->r < q->r ? -1 : 1;
+    return p->i < q->i ? -1 : p->i > q->i;
+}
+
+int train_epoch_batches(const TrainSet *s, int B, uint64_t seed, long epoch,
+                        int **order, int **starts, int *n_batches) {
+    *order = NULL; *starts = NULL; *n_batches = 0;
+    if (s->n < 1 || B < 1) return -1;
+    uint64_t st = seed * 0x2545F4914F6CDD1Dull + (uint64_t)epoch * 0x9E3779B97F4A7C15ull + 1;
+    SortKey *k = malloc((size_t)s->n * sizeof *k);
+    int nb = (s->n + B - 1) / B;
+    int *ord = malloc((size_t)s->n * sizeof *ord), *stt = malloc((size_t)(nb + 1) * sizeof *stt);
+    int *perm = malloc((size_t)nb * sizeof *perm);
+    if (!k || !ord || !stt || !perm) { free(k); free(ord); free(stt); free(perm); return -1; }
+    for (int i = 0; i < s->n; i++) {
+        k[i].a = s->ex[i].src_len; k[i].b = s->ex[i].tgt_len; k[i].r = rng_splitmix64(&st); k[i].i = i;
+    }
+    qsort(k, (size_t)s->n, sizeof *k, cmp_key);
+    /* shuffle the runs (Fisher–Yates) */
+    for (int i = 0; i < nb; i++) perm[i] = i;
+    for (int i = nb - 1; i > 0; i--) {
+        int j = (int)(rng_splitmix64(&st) % (uint64_t)(i + 1));
+        int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+    }
+    int pos = 0;
+    for (int r = 0; r < nb; r++) {
+        stt[r] = pos;
+        int begin = perm[r] * B, end = begin + B < s->n ? begin + B : s->n;
+        for (int i = begin; i < end; i++) ord[pos++] = k[i].i;
+    }
+    stt[nb] = pos;
+    free(k); free(perm);
+    *order = ord; *starts = stt; *n_batches = nb;
+    return 0;
+}
+
+/* ------------------------------------------------------------- optimizer */
+
+int adam_init(Adam *a, size_t n) {
+    memset(a, 0, sizeof *a);
+    a->beta1 = 0.9f; a->beta2 = 0.98f; a->eps = 1e-9f;
+    a->n = n;
+    a->m = calloc(n ? n : 1, sizeof(float));
+    a->v = calloc(n ? n : 1, sizeof(float));
+    if (!a->m || !a->v) { adam_free(a); return -1; }
+    return 0;
+}
+
+void adam_free(Adam *a) {
+    if (!a) return;
+    free(a->m); free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+void adam_update(Adam *a, float *params, const float *grads, float lr) {
+    a->t++;
+    double bc1 = 1.0 - pow(a->beta1, (double)a->t), bc2 = 1.0 - pow(a->beta2, (double)a->t);
+    float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
+    float step = (float)(lr / bc1), rbc2 = (float)(1.0 / bc2);
+    #pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < a->n; i++) {
+        float g = grads[i];
+        float m = a->m[i] = b1 * a->m[i] + (1.0f - b1) * g;
+        float v = a->v[i] = b2 * a->v[i] + (1.0f - b2) * g * g;
+        params[i] -= step * m / (sqrtf(v * rbc2) + eps);
+    }
+}
+
+double train_clip_grad_norm(float *g, size_t n, double max_norm) {
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
+    double norm = sqrt(ss);
+    if (max_norm > 0 && norm > max_norm) {
+        float s = (float)(max_norm / (norm + 1e-12));
+        for (size_t i = 0; i < n; i++) g[i] *= s;
+    }
+    return norm;
+}
+
+double train_lr(long step, long total, double lr, long warmup, double min_lr_frac) {
+    if (warmup > 0 && step < warmup) return lr * (double)(step + 1) / (double)warmup;
+    long span = total - warmup;
+    if (span <= 1) return lr;
+    double p = (double)(step - warmup) / (double)(span - 1);
+    if (p > 1) p = 1;
+    double floor = lr * min_lr_frac;
+    return floor + (lr - floor) * 0.5 * (1.0 + cos(M_PI * p));
+}
+
+/* ----------------------------------------------------- training state file */
+
+static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, f) == n ? 0 : -1; }
+
+int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, long total_steps,
+                     char *err, size_t errlen) {
+    char hdr[1024], tmp[4096];
+    size_t bytes = a->n * sizeof(float);
+    int n = snprintf(hdr, sizeof hdr,
+        "{\"__metadata__\":{\"format\":\"attnviz-train-state\",\"version\":\"1\",\"step\":\"%ld\","
+        "\"num_params\":\"%zu\",\"seed\":\"%llu\",\"total_steps\":\"%ld\",\"adam_t\":\"%ld\"},"
+        "\"adam.m\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[0,%zu]},"
+        "\"adam.v\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}}",
+        step, a->n, (unsigned long long)seed, total_steps, a->t, a->n, bytes, a->n, bytes, 2 * bytes);
+    if (n < 0 || (size_t)n + 8 >= sizeof hdr) { errmsg_set(err, errlen, "state header too long"); return -1; }
+    while (n % 8) hdr[n++] = ' ';
+    hdr[n] = '\0';
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long: %s", path); return -1; }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    unsigned char len8[8];
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(((uint64_t)n >> (8 * i)) & 0xff);
+    /* floats are written in host order; attnviz targets little-endian hosts
+     * (the checkpoint module converts; the state file is a local resume aid) */
+    int bad = write_all(f, len8, 8) || write_all(f, hdr, (size_t)n) ||
+              write_all(f, a->m, bytes) || write_all(f, a->v, bytes);
+    if (fclose(f) != 0) bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static long meta_long(const cJSON *meta, const char *key, int *ok) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(meta, key);
+    if (!cJSON_IsString(it)) { *ok = 0; return 0; }
+    char *end;
+    long v = strtol(it->valuestring, &end, 10);
+    if (*end || end == it->valuestring) *ok = 0;
+    return v;
+}
+
+int train_state_load(const char *path, Adam *a, long *step, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { errmsg_set(err, errlen, "cannot open training state %s: %s (it is written beside the checkpoint)", path, strerror(errno)); return -1; }
+    int rc = -1;
+    char *hdr = NULL;
+    cJSON *root = NULL;
+    unsigned char len8[8];
+    if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "%s: truncated", path); goto done; }
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++) n |= (uint64_t)len8[i] << (8 * i);
+    if (n == 0 || n > 65536) { errmsg_set(err, errlen, "%s: not a training-state file (header length %llu)", path, (unsigned long long)n); goto done; }
+    hdr = malloc(n + 1);
+    if (!hdr || fread(hdr, 1, n, f) != n) { errmsg_set(err, errlen, "%s: truncated header", path); goto done; }
+    hdr[n] = '\0';
+    root = cJSON_Parse(hdr);
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "version");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "attnviz-train-state")) {
+        errmsg_set(err, errlen, "%s: not an attnviz training-state file", path); goto done;
+    }
+    if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "1")) {
+        errmsg_set(err, errlen, "%s: training-state version %s, this attnviz reads 1", path,
+               cJSON_IsString(ver) ? ver->valuestring : "?"); goto done;
+    }
+    int ok = 1;
+    long st = meta_long(meta, "step", &ok), np = meta_long(meta, "num_params", &ok), t = meta_long(meta, "adam_t", &ok);
+    if (!ok || st < 0 || np < 0 || t < 0) { errmsg_set(err, errlen, "%s: bad metadata", path); goto done; }
+    if ((size_t)np != a->n) {
+        errmsg_set(err, errlen, "%s holds %ld optimizer values but the model has %zu parameters (state of another model?)", path, np, a->n);
+        goto done;
+    }
+    size_t bytes = a->n * sizeof(float);
+    if (fread(a->m, 1, bytes, f) != bytes || fread(a->v, 1, bytes, f) != bytes) {
+        errmsg_set(err, errlen, "%s: truncated data", path); goto done;
+    }
+    a->t = t;
+    *step = st;
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    free(hdr);
+    fclose(f);
+    return rc;
+}
+
+/* ------------------------------------------------------------- snapshots */
+
+typedef struct { char *buf; size_t len, cap; } Str;
+
+static int str_printf(Str *s, const char *fmt, ...) {
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        size_t room = s->cap - s->len;
+        int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? room : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return -1;
+        if (s->buf && (size_t)n < room) { s->len += (size_t)n; return 0; }
+        size_t cap = s->cap ? s->cap * 2 : 65536;
+        while (cap < s->len + (size_t)n + 1) cap *= 2;
+        char *b = realloc(s->buf, cap);
+        if (!b) return -1;
+        s->buf = b; s->cap = cap;
+    }
+}
+
+static int str_json_string(Str *s, const char *t) {
+    char *q = NULL;
+    cJSON *j = cJSON_CreateString(t);
+    if (j) q = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    if (!q) return -1;
+    int rc = str_printf(s, "%s", q);
+    free(q);
+    return rc;
+}
+
+/* Appends one snapshot object: every encoder layer/head's attention for each sentence. */
+static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, double loss, double lr,
+                           char *err, size_t errlen) {
+    const ModelConfig *c = &m->config;
+    int H = c->n_heads;
+    char ltxt[32];
+    if (isnan(loss)) snprintf(ltxt, sizeof ltxt, "null");   /* no step done yet */
+    else snprintf(ltxt, sizeof ltxt, "%.6g", loss);
+    if (str_printf(s, "%s\n  {\"step\": %ld, \"loss\": %s, \"lr\": %.6g, \"sentences\": [",
+                   s->len > 0 && s->buf[s->len - 1] == '}' ? "," : "", step, ltxt, lr)) goto oom;
+    for (int k = 0; k < o->n_snap_sent; k++) {
+        int S = o->snap_len[k];
+        int tgt = VOCAB_2FR, one = 1;
+        if (model_forward(m, o->snap_src[k], &S, S, &tgt, &one, 1, 1)) {
+            errmsg_set(err, errlen, "snapshot: %s", m->err); return -1;
+        }
+        if (str_printf(s, "%s\n    {\"maps\": [", k ? "," : "")) goto oom;
+        for (int l = 0; l < c->n_enc_layers; l++) {
+            if (str_printf(s, "%s\n      {\"id\": \"encoder.%d.self\", \"stack\": \"encoder\", \"layer\": %d, "
+                           "\"kind\": \"self\", \"d_k\": %d, \"heads\": [", l ? "," : "", l, l, c->d_model / H)) goto oom;
+            for (int h = 0; h < H; h++) {
+                const float *att = m->acts.enc_self.att + ((size_t)l * H + h) * S * S;  /* B = 1 */
+                if (str_printf(s, "%s\n        {\"head\": %d, \"weights\": [", h ? "," : "", h)) goto oom;
+                for (int i = 0; i < S; i++) {
+                    if (str_printf(s, "%s[", i ? "," : "")) goto oom;
+                    for (int j = 0; j < S; j++)
+                        if (str_printf(s, "%s%.5g", j ? "," : "", att[(size_t)i * S + j])) goto oom;
+                    if (str_printf(s, "]")) goto oom;
+                }
+                if (str_printf(s, "]}")) goto oom;
+            }
+            if (str_printf(s, "]}")) goto oom;
+        }
+        if (str_printf(s, "]}")) goto oom;
+    }
+    if (str_printf(s, "]}")) goto oom;
+    return 0;
+oom:
+    errmsg_set(err, errlen, "out of memory");
+    return -1;
+}
+
+static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
+    char tmp[4096], cfg[1024];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", o->snapshot_path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long"); return -1; }
+    model_config_json(&m->config, cfg, sizeof cfg);
+    Str s = {0};
+    int bad = str_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
+    for (int k = 0; k < o->n_snap_sent && !bad; k++) {
+        bad |= str_printf(&s, "%s\n  {\"text\": ", k ? "," : "");
+        bad |= str_json_string(&s, o->snap_text[k]);
+        bad |= str_printf(&s, ", \"source_tokens\": [");
+        for (int j = 0; j < o->snap_len[k]; j++) {
+            bad |= str_printf(&s, "%s", j ? "," : "");
+            bad |= str_json_string(&s, o->snap_tokens[k][j]);
+        }
+        bad |= str_printf(&s, "]}");
+    }
+    bad |= str_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
+    if (bad) { free(s.buf); errmsg_set(err, errlen, "out of memory"); return -1; }
+    FILE *f = fopen(tmp, "wb");
+    if (!f) { free(s.buf); errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    int wbad = fwrite(s.buf, 1, s.len, f) != s.len;
+    if (fclose(f) != 0) wbad = 1;
+    free(s.buf);
+    if (wbad || rename(tmp, o->snapshot_path) != 0) {
+        errmsg_set(err, errlen, "cannot write %s: %s", o->snapshot_path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------- attention supervision */
+
+void train_attn_targets(const TrainSet *s, const int *idx, const Batch *b, float *coref, float *align,
+                        int *n_coref, int *n_align) {
+    int B = b->B, S = b->S, T = b->T, nc = 0, na = 0;
+    if (coref) memset(coref, 0, sizeof(float) * (size_t)B * S * S);
+    if (align) memset(align, 0, sizeof(float) * (size_t)B * T * S);
+    for (int i = 0; i < B; i++) {
+        const TrainExample *e = &s->ex[idx[i]];
+        if (coref && e->coref_p >= 0 && e->coref_p < S && e->coref_a < S) {
+            coref[((size_t)i * S + e->coref_p) * S + e->coref_a] = 1.0f;
+            nc++;
+        }
+        if (!align) continue;
+        const int *al = s->align + 2 * e->align_off;
+        for (int t = 0; t < e->tgt_len && t < T; t++) {
+            int k = 0;
+            for (int q = 0; q < e->n_align; q++) k += al[2 * q] == t;
+            if (!k) continue;
+            float *row = align + ((size_t)i * T + t) * S;
+            for (int q = 0; q < e->n_align; q++)
+                if (al[2 * q] == t) row[al[2 * q + 1]] += 1.0f / (float)k;
+            na++;
+        }
+    }
+    if (n_coref) *n_coref = nc;
+    if (n_align) *n_align = na;
+}
+
+/* ------------------------------------------------------------------ loop */
+
+int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
+                          const char *const *extra, char *err, size_t errlen) {
+    char state[4096];
+    if (!o->out_path) return 0;
+    if (checkpoint_save(o->out_path, m, o->vocab, o->n_vocab, extra, err, errlen)) return -1;
+    snprintf(state, sizeof state, "%s.state", o->out_path);
+    return train_state_save(state, a, step, o->seed, o->steps, err, errlen);
+}
+
+static void fmt_time(char *buf, size_t n, double s) {
+    if (s < 0) s = 0;
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const TrainOptions *o,
+              TrainResult *res, char *err, size_t errlen) {
+    memset(res, 0, sizeof *res);
+    res->step_begin = res->step_end = start_step;
+    if (o->batch < 1 || o->steps < 0) { errmsg_set(err, errlen, "batch and steps must be positive"); return -1; }
+    if (!(o->dropout >= 0.0f && o->dropout < 1.0f)) { errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", o->dropout); return -1; }
+    if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len) {
+        errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len); return -1;
+    }
+    if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); return -1; }
+    int rc = -1;
+    Batch b = {0};
+    int *order = NULL, *starts = NULL, nb = 0;
+    long cur_epoch = -1;
+    Str snaps = {0};
+    int next_snap = 0;
+    double t0 = now_sec(), last_print = t0;
+    double loss_ema = NAN, coref_ema = NAN, align_ema = NAN, first_sum = 0, last_sum = 0;
+    double coref_last = 0, align_last = 0;
+    long coref_last_n = 0, align_last_n = 0;
+    float *sup_coref = NULL, *sup_align = NULL;
+    size_t sup_cap_c = 0, sup_cap_a = 0;
+    res->coref_aux = res->align_aux = NAN;
+    long first_n = 0, last_n = 0;
+    long tok = 0;
+    int tty = o->progress;
+    double last_loss = NAN, lr = 0;
+    long print_every = o->steps / 40 > 0 ? o->steps / 40 : 1;
+    while (next_snap < o->n_snap_steps && o->snap_steps[next_snap] < start_step) next_snap++;
+
+    for (long step = start_step; step <= o->steps; step++) {
+        /* snapshot before the update of `step` (step == steps: the final model) */
+        if (o->snapshot_path && next_snap < o->n_snap_steps && o->snap_steps[next_snap] == step) {
+            if (snapshot_record(&snaps, m, o, step, step == start_step ? NAN : last_loss, lr, err, errlen)) goto done;
+            if (snapshot_write(&snaps, m, o, err, errlen)) goto done;
+            while (next_snap < o->n_snap_steps && o->snap_steps[next_snap] <= step) next_snap++;
+        }
+        if (step == o->steps) break;
+        long epoch = 0, pos = 0;
+        /* batches per epoch does not depend on the epoch */
+        if (!order || cur_epoch < 0) {
+            free(order); free(starts);
+            if (train_epoch_batches(s, o->batch, o->seed, 0, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
+            cur_epoch = 0;
+        }
+        epoch = step / nb; pos = step % nb;
+        if (epoch != cur_epoch) {
+            free(order); free(starts); order = starts = NULL;
+            if (train_epoch_batches(s, o->batch, o->seed, epoch, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
+            cur_epoch = epoch;
+        }
+        int B = starts[pos + 1] - starts[pos];
+        if (batch_make(&b, s, order + starts[pos], B)) { errmsg_set(err, errlen, "out of memory"); goto done; }
+        /* dropout only in this forward (snapshots and evaluation never drop); the
+         * backward applies the masks this forward stored */
+        if (o->dropout > 0.0f) {
+            m->training = 1;
+            m->dropout = o->dropout;
+            model_dropout_seed(m, o->seed, (uint64_t)step);
+        }
+        int frc = model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B);
+        m->training = 0;
+        if (frc) { errmsg_set(err, errlen, "%s", m->err); goto done; }
+        if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
+        ModelAttnSupervision sup[2];
+        int n_sup = 0, ic = -1, ia = -1;
+        if (o->coref_weight > 0 || o->align_weight > 0) {
+            size_t need_c = (size_t)b.B * b.S * b.S, need_a = (size_t)b.B * b.T * b.S;
+            if (o->coref_weight > 0 && need_c > sup_cap_c) {
+                free(sup_coref); sup_cap_c = 0;
+                if (!(sup_coref = malloc(need_c * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
+                sup_cap_c = need_c;
+            }
+            if (o->align_weight > 0 && need_a > sup_cap_a) {
+                free(sup_align); sup_cap_a = 0;
+                if (!(sup_align = malloc(need_a * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
+                sup_cap_a = need_a;
+            }
+            train_attn_targets(s, order + starts[pos], &b, o->coref_weight > 0 ? sup_coref : NULL,
+                               o->align_weight > 0 ? sup_align : NULL, NULL, NULL);
+            if (o->coref_weight > 0) {
+                ic = n_sup;
+                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
+                                                       o->coref_weight, sup_coref, 0, 0 };
+            }
+            if (o->align_weight > 0) {
+                ia = n_sup;
+                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
+                                                       o->align_weight, sup_align, 0, 0 };
+            }
+        }
+        float loss = model_backward_sup(m, b.targets, o->label_smoothing, n_sup ? sup : NULL, n_sup);
+        if (isnan(loss)) { errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
+        if (ic >= 0 && sup[ic].rows > 0) {
+            double x = sup[ic].loss;
+            coref_ema = isnan(coref_ema) ? x : 0.98 * coref_ema + 0.02 * x;
+            if (o->steps - step <= 50) { coref_last += x; coref_last_n++; }
+        }
+        if (ia >= 0 && sup[ia].rows > 0) {
+            double x = sup[ia].loss;
+            align_ema = isnan(align_ema) ? x : 0.98 * align_ema + 0.02 * x;
+            if (o->steps - step <= 50) { align_last += x; align_last_n++; }
+        }
+        train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
+        lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
+        adam_update(adam, m->params_memory, m->grads_memory, (float)lr);
+        tok += b.n_tokens;
+        last_loss = loss;
+        loss_ema = isnan(loss_ema) ? loss : 0.98 * loss_ema + 0.02 * loss;
+        if (step - start_step < 50) { first_sum += loss; first_n++; }
+        if (o->steps - step <= 50) { last_sum += loss; last_n++; }
+        long done_steps = step + 1 - start_step;
+        double t = now_sec(), el = t - t0;
+        if (tty == 1 && (t - last_print > 0.2 || step + 1 == o->steps)) {
+            char eta[32];
+            fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
+            int w = 24, fill = (int)((double)(step + 1) / o->steps * w);
+            char bar[32];
+            for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
+            bar[w] = '\0';
+            fprintf(stderr, "\rtrain [%s] %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  left %s   ",
+                    bar, step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), eta);
+            fflush(stderr);
+            last_print = t;
+        } else if (tty == 0 && ((step + 1) % print_every == 0 || step + 1 == o->steps)) {
+            char eta[32];
+            fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
+            fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
+                    step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), el, eta);
+            if (!isnan(coref_ema)) fprintf(stderr, " coref-aux %.3f", coref_ema);
+            if (!isnan(align_ema)) fprintf(stderr, " align-aux %.3f", align_ema);
+            fputc('\n', stderr);
+            fflush(stderr);
+        }
+        if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
+            if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
+        }
+        res->step_end = step + 1;
+    }
+    if (tty == 1) fputc('\n', stderr);
+    res->seconds = now_sec() - t0;
+    res->tokens = tok;
+    res->tokens_per_sec = res->seconds > 0 ? tok / res->seconds : 0;
+    res->first_loss = first_n ? first_sum / first_n : NAN;
+    res->last_loss = last_n ? last_sum / last_n : last_loss;
+    if (coref_last_n) res->coref_aux = coref_last / coref_last_n;
+    if (align_last_n) res->align_aux = align_last / align_last_n;
+    rc = 0;
+done:
+    free(sup_coref); free(sup_align);
+    batch_free(&b);
+    free(order); free(starts); free(snaps.buf);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/* checkpoint.h — model files in the safetensors format.
+ *
+ * Layout (https://github.com/huggingface/safetensors):
+ *   8 bytes   N, the header length, unsigned little-endian
+ *   N bytes   JSON header (padded with spaces to a multiple of 8):
+ *     { "__metadata__": { "format": "attnviz-model", "version": "1",
+ *                         "config": "<model_config_json text>",
+ *                         "vocab":  "<JSON array of the token strings>",
+ *                         ...extra string pairs given to checkpoint_save },
+ *       "<tensor name>": { "dtype": "F32", "shape": [...], "data_offsets": [begin, end] },
+ *       ... }            (names and shapes: model_param_table)
+ *   raw little-endian float32 data; offsets are relative to the end of the header.
+ *
+ * The loader trusts nothing: sizes, JSON, metadata, config, vocabulary, every
+ * tensor's dtype/shape/offsets (in range, not overlapping, end = begin + 4·numel)
+ * are checked before any data is used; unknown extra tensors are an error.
+ * Errors return -1 with one line in err (never exit, never abort).
+ * Writing goes to PATH.tmp, then rename(2). */
+#ifndef ATTNVIZ_CHECKPOINT_H
+#define ATTNVIZ_CHECKPOINT_H
+#include <stddef.h>
+#include "model/model.h"
+
+#define CHECKPOINT_FORMAT  "attnviz-model"
+#define CHECKPOINT_VERSION "1"
+#define CHECKPOINT_MAX_HEADER (100u * 1024u * 1024u)   /* 100 MB */
+
+/* Writes the model's parameters, config and vocab (n_vocab must equal vocab_size).
+ * extra: NULL or a NULL-terminated list of key, value, key, value, … strings added
+ * to __metadata__ (e.g. "train_command", "…").  0, or -1 with err. */
+int checkpoint_save(const char *path, const Model *m, const char *const *vocab, int n_vocab,
+                    const char *const *extra, char *err, size_t errlen);
+
+/* Reads a checkpoint into *out (zeroed first; model_free it after).  *vocab receives
+ * a malloc'd array of n_vocab malloc'd strings (free with checkpoint_free_vocab).
+ * metadata_json, when not NULL, receives the __metadata__ object as JSON text
+ * (malloc'd, caller frees).  On error everything is released, *out is zeroed,
+ * *vocab is NULL and -1 is returned with err. */
+int checkpoint_load(const char *path, Model *out, char ***vocab, int *n_vocab,
+                    char **metadata_json, char *err, size_t errlen);
+
+void checkpoint_free_vocab(char **vocab, int n_vocab);
+
+#endif

@@ -1,0 +1,72 @@
+/* decode.c — greedy decoding (see decode.h): one search for `run`, `demo` and
+ * `eval`, so eval measures exactly what the pictures show. */
+#include "model/decode.h"
+#include "core/errmsg.h"
+#include "model/tokenizer.h"
+#include <stdlib.h>
+#include <string.h>
+
+int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
+                             int B, int max_len, int *out, int *out_len, char *err, size_t errlen) {
+    const ModelConfig *c = &m->config;
+    if (c->arch != MODEL_ENC_DEC) { errmsg_set(err, errlen, "greedy decoding needs an encoder-decoder model"); return -1; }
+    if (max_len < 1 || max_len > c->max_len - 1 || B < 1) {
+        errmsg_set(err, errlen, "greedy decoding: max_len %d must be 1..%d (the model's max_len - 1)",
+               max_len, c->max_len - 1);
+        return -1;
+    }
+    int Tcap = max_len + 1, V = c->vocab_size;
+    int *dec = malloc((size_t)B * Tcap * sizeof(int)), *tl = malloc((size_t)B * sizeof(int));
+    unsigned char *done = calloc((size_t)B, 1);
+    if (!dec || !tl || !done) { free(dec); free(tl); free(done); errmsg_set(err, errlen, "out of memory"); return -1; }
+    for (int b = 0; b < B; b++) {
+        for (int t = 0; t < Tcap; t++) dec[(size_t)b * Tcap + t] = VOCAB_PAD;
+        dec[(size_t)b * Tcap] = tags[b];
+        out_len[b] = max_len;
+    }
+    int rc = 0, left = B;
+    for (int t = 0; t < max_len && left > 0; t++) {
+        int T = t + 1;
+        /* the forward wants (B, T) contiguous: compact the prefix rows */
+        int *in = malloc((size_t)B * T * sizeof(int));
+        if (!in) { errmsg_set(err, errlen, "out of memory"); rc = -1; break; }
+        for (int b = 0; b < B; b++) {
+            memcpy(in + (size_t)b * T, dec + (size_t)b * Tcap, (size_t)T * sizeof(int));
+            tl[b] = T;
+        }
+        int f = model_forward(m, src, src_len, S, in, tl, T, B);
+        free(in);
+        if (f) { errmsg_set(err, errlen, "%s", m->err); rc = -1; break; }
+        for (int b = 0; b < B; b++) {
+            if (done[b]) continue;
+            const float *z = m->acts.logits + ((size_t)b * T + t) * V;
+            int best = VOCAB_EOS;
+            for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
+            if (best == VOCAB_EOS) { done[b] = 1; out_len[b] = t; left--; continue; }
+            out[(size_t)b * max_len + t] = best;
+            dec[(size_t)b * Tcap + t + 1] = best;
+        }
+    }
+    free(dec); free(tl); free(done);
+    return rc;
+}
+
+int decode_greedy_ids(Model *m, const int *src, int src_len, int lang_tag, int max_len,
+                       int *out, int *out_len, char *err, size_t errlen) {
+    return decode_greedy_batch(m, src, &src_len, src_len, &lang_tag, 1, max_len, out, out_len,
+                                    err, errlen);
+}
+
+int decode_greedy(Model *m, const int *src, int S, int tag, int max_len, int *out, int *T,
+                  char *err, size_t errlen) {
+    /* out holds the tag too, and the search caps its output at the model's max_len - 1 */
+    if (max_len > m->config.max_len) max_len = m->config.max_len;
+    if (max_len < 2) return errmsg_set(err, errlen, "max_len must be at least 2 (the tag and one word)");
+    int n = 0;
+    out[0] = tag;
+    if (decode_greedy_ids(m, src, S, tag, max_len - 1, out + 1, &n, err, errlen) != 0) return -1;
+    *T = n + 1;
+    if (model_forward(m, src, &S, S, out, T, *T, 1) != 0)
+        return errmsg_set(err, errlen, "model: %s", m->err);
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* decode.h — greedy decoding with the encoder–decoder model.
+ *
+ * The decoder input starts with the target-language tag (<2fr> or <2vi>); at
+ * each step the model runs on (source, prefix) and the most probable next token
+ * is appended, until <eos> or max_len tokens.  Special tokens other than <eos>
+ * (<pad>, <unk>, <bos>, the tags) are never chosen.  `run`, `demo` and `eval`
+ * all use this search, so `eval` measures what `run` shows. */
+#ifndef ATTNVIZ_DECODE_H
+#define ATTNVIZ_DECODE_H
+#include <stddef.h>
+#include "model/model.h"
+
+/* src (S) ids ending in <eos>; out receives the decoder input tag, y1 … yn
+ * (without <eos>; capacity max_len + 1), *T = n + 1.  After the call the model's
+ * activations are those of the forward pass on exactly that decoder input.
+ * 0, or -1 with err. */
+int decode_greedy(Model *m, const int *src, int S, int tag, int max_len, int *out, int *T,
+                  char *err, size_t errlen);
+
+/* Greedy decoding of one sentence: src (src_len ids, ending in <eos>), target tag
+ * lang_tag (VOCAB_2FR / VOCAB_2VI).  out receives the target ids without tag and
+ * without <eos> (capacity max_len), *out_len their number.  Only word tokens and
+ * <eos> can be chosen.  0, or -1 with err. */
+int decode_greedy_ids(Model *m, const int *src, int src_len, int lang_tag, int max_len,
+                      int *out, int *out_len, char *err, size_t errlen);
+
+/* The same for B sentences at once (src (B, S) padded, src_len (B), tags (B));
+ * out (B, max_len), out_len (B). */
+int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
+                        int B, int max_len, int *out, int *out_len, char *err, size_t errlen);
+
+#endif

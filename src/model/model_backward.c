@@ -1,0 +1,406 @@
+/* model_backward.c — gradients of the mean cross-entropy (plus optional
+ * attention-supervision terms) w.r.t. every parameter (see model.h).  The pass walks the forward in reverse using the activations
+ * the forward kept; it needs one layer's worth of scratch (bwd_memory). */
+#include "model/model.h"
+#include "model/model_internal.h"
+#include "core/tensor.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int model_zero_grad(Model *m) {
+    if (!m->params_memory) { model_seterr(m, "model_zero_grad: model not initialised"); return -1; }
+    if (!m->grads_memory) {
+        m->grads_memory = calloc(m->num_params, sizeof(float));
+        if (!m->grads_memory) { model_seterr(m, "out of memory for gradients"); return -1; }
+        model_point_params(&m->config, m->grads_memory, &m->grads);
+    } else {
+        memset(m->grads_memory, 0, m->num_params * sizeof(float));
+    }
+    return 0;
+}
+
+/* Scratch of the backward pass, one layer's worth (Tm = max(S, T)). */
+typedef struct {
+    float *ds;      /* (B, Tm, C) ∂loss/∂stream, updated in place layer by layer */
+    float *dres;    /* (B, Tm, C) ∂loss/∂(stream + sublayer)                      */
+    float *dfin;    /* (B, Tm, C) ∂loss/∂(sub-layer input)                         */
+    float *ddrop;   /* (B, Tm, C) ∂loss/∂(sub-layer output before dropout)          */
+    float *dq;      /* (B, Tm, C)                                                  */
+    float *dk;      /* (B, Tm, C)                                                  */
+    float *dv;      /* (B, Tm, C)                                                  */
+    float *datty;   /* (B, Tm, C)                                                  */
+    float *dh;      /* (B, Tm, F)                                                  */
+    float *datt;    /* (B, H, Tm, Tm) ∂loss/∂weights of one head                   */
+    float *denc;    /* (B, S, C) ∂loss/∂(encoder output), summed over cross layers */
+    float *dlogits; /* (B, To, V)                                                  */
+    float *wt;      /* (max(C·C, C·F, C·V)) transposed weight for matmul_backward  */
+    const ModelAttnSupervision *sup;   /* n_sup auxiliary attention losses (may be NULL) */
+    int n_sup;
+} Bwd;
+
+static int bwd_prepare(Model *m, Bwd *w) {
+    const ModelConfig *c = &m->config;
+    size_t B = m->B, Tm = m->S > m->T ? m->S : m->T, C = c->d_model, F = c->d_ff;
+    size_t H = c->n_heads, V = c->vocab_size, N = B * Tm;
+    size_t nwt = C * C;
+    if (C * F > nwt) nwt = C * F;
+    if (C * V > nwt) nwt = C * V;
+    size_t sizes[13] = { N * C, N * C, N * C, N * C, N * C, N * C, N * C, N * C, N * F,
+                         B * H * Tm * Tm, B * (size_t)m->S * C, B * (size_t)m->To * V, nwt };
+    size_t total = 0;
+    for (int i = 0; i < 13; i++) total += sizes[i];
+    if (total > m->bwd_cap) {
+        free(m->bwd_memory);
+        m->bwd_cap = 0;
+        m->bwd_memory = malloc(total * sizeof(float));
+        if (!m->bwd_memory) { model_seterr(m, "out of memory for the backward pass"); return -1; }
+        m->bwd_cap = total;
+    }
+    float **slots[13] = { &w->ds, &w->dres, &w->dfin, &w->ddrop, &w->dq, &w->dk, &w->dv, &w->datty, &w->dh,
+                          &w->datt, &w->denc, &w->dlogits, &w->wt };
+    float *p = m->bwd_memory;
+    for (int i = 0; i < 13; i++) { *slots[i] = p; p += sizes[i]; }
+    return 0;
+}
+
+/* Backward of softmax(Q·Kᵀ·scale + M)·V for every (batch, head):
+ *   dA = dY·Vᵀ,  dV = Aᵀ·dY,  dS = A ⊙ (dA − rowsum(A ⊙ dA)),
+ *   dQ = dS·K·scale,  dK = dSᵀ·Q·scale.   Masked cells have A = 0, so dS = 0.
+ * Supervised head h (sup_t[h] != NULL, (B,Tq,Tk) targets t, coefficient c = λ/rows):
+ * dA gains −c·t/A, whose softmax backward is c·(A·Σt − t), added in that closed form.
+ * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten. */
+static void attention_backward(float *dq, float *dk, float *dv, float *datt, const float *datty,
+                               const float *q, const float *k, const float *v, const float *att,
+                               const float *const *sup_t, const float *sup_c,
+                               int B, int Tq, int Tk, int C, int H) {
+    int D = C / H;
+    float scale = 1.0f / sqrtf((float)D);
+    memset(dq, 0, sizeof(float) * (size_t)B * Tq * C);
+    memset(dk, 0, sizeof(float) * (size_t)B * Tk * C);
+    memset(dv, 0, sizeof(float) * (size_t)B * Tk * C);
+    OMP_PARALLEL_FOR2
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            const float *A = att + ((size_t)b * H + h) * Tq * Tk;
+            float *dA = datt + ((size_t)b * H + h) * Tq * Tk;
+            for (int i = 0; i < Tq; i++) {
+                const float *dy = datty + ((size_t)b * Tq + i) * C + (size_t)h * D;
+                const float *qi = q + ((size_t)b * Tq + i) * C + (size_t)h * D;
+                float *dqi = dq + ((size_t)b * Tq + i) * C + (size_t)h * D;
+                const float *Ai = A + (size_t)i * Tk;
+                float *dAi = dA + (size_t)i * Tk;
+                float rowdot = 0.0f;
+                for (int j = 0; j < Tk; j++) {
+                    const float *vj = v + ((size_t)b * Tk + j) * C + (size_t)h * D;
+                    float *dvj = dv + ((size_t)b * Tk + j) * C + (size_t)h * D;
+                    float sum = 0.0f;
+                    OMP_SIMD_SUM
+                    for (int d = 0; d < D; d++) sum += dy[d] * vj[d];
+                    float da = sum;
+                    dAi[j] = da;
+                    rowdot += Ai[j] * da;
+                    if (Ai[j] != 0.0f) {
+                        float a = Ai[j];
+                        OMP_SIMD
+                        for (int d = 0; d < D; d++) dvj[d] += a * dy[d];
+                    }
+                }
+                const float *ti = sup_t && sup_t[h] ? sup_t[h] + ((size_t)b * Tq + i) * Tk : NULL;
+                float tsum = 0.0f;
+                if (ti) for (int j = 0; j < Tk; j++) tsum += ti[j];
+                float cs = ti && tsum > 0.0f ? sup_c[h] : 0.0f;
+                for (int j = 0; j < Tk; j++) {
+                    float dsc = Ai[j] * (dAi[j] - rowdot);
+                    if (cs != 0.0f) dsc += cs * (Ai[j] * tsum - ti[j]);
+                    dsc *= scale;
+                    if (dsc == 0.0f) continue;
+                    const float *kj = k + ((size_t)b * Tk + j) * C + (size_t)h * D;
+                    float *dkj = dk + ((size_t)b * Tk + j) * C + (size_t)h * D;
+                    OMP_SIMD
+                    for (int d = 0; d < D; d++) { dqi[d] += dsc * kj[d]; dkj[d] += dsc * qi[d]; }
+                }
+            }
+        }
+}
+
+/* Multi-head attention of layer l: dxq (B,Tq,C) += ∂/∂xq, dxkv (B,Tk,C) += ∂/∂xkv
+ * (the same buffer for self-attention), gradients of W_q… b_o added to g. */
+static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
+                         const AttnActs *a, const AttnParams *p, AttnParams *g, ModelAttnKind kind, int l,
+                         const float *xq, const float *xkv, int B, int Tq, int Tk, int C, int H) {
+    size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C, CC = (size_t)C * C, lc = (size_t)l * C;
+    const float *att = a->att + (size_t)l * B * H * Tq * Tk;
+    const float *sup_t[MODEL_MAX_HEADS];
+    float sup_c[MODEL_MAX_HEADS];
+    int any = 0;
+    for (int h = 0; h < H; h++) { sup_t[h] = NULL; sup_c[h] = 0.0f; }
+    for (int i = 0; i < w->n_sup; i++) {
+        const ModelAttnSupervision *s = &w->sup[i];
+        if (s->kind != kind || s->layer != l || s->rows <= 0 || s->weight == 0.0f) continue;
+        sup_t[s->head] = s->target;
+        sup_c[s->head] = s->weight / (float)s->rows;
+        any = 1;
+    }
+    memset(w->datty, 0, nq * sizeof(float));
+    matmul_backward(w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
+                    p->wo + l * CC, B * Tq, C, C);
+    attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
+                       a->v + l * nk, att, any ? sup_t : NULL, sup_c, B, Tq, Tk, C, H);
+    matmul_backward(dxq, g->wq + l * CC, g->bq + lc, w->wt, w->dq, xq, p->wq + l * CC, B * Tq, C, C);
+    matmul_backward(dxkv, g->wk + l * CC, g->bk + lc, w->wt, w->dk, xkv, p->wk + l * CC, B * Tk, C, C);
+    matmul_backward(dxkv, g->wv + l * CC, g->bv + lc, w->wt, w->dv, xkv, p->wv + l * CC, B * Tk, C, C);
+}
+
+/* FFN of layer l: dx (N,C) += ∂/∂x. */
+static void ffn_backward(Bwd *w, float *dx, const float *dproj, const FfnActs *a, const FfnParams *p,
+                         FfnParams *g, int l, const float *x, int N, int C, int F) {
+    size_t nf = (size_t)N * F, CF = (size_t)C * F;
+    const float *h = a->h + l * nf;
+    memset(w->dh, 0, nf * sizeof(float));
+    matmul_backward(w->dh, g->w2 + l * CF, g->b2 + (size_t)l * C, w->wt, dproj, h, p->w2 + l * CF, N, F, C);
+    float *dh = w->dh;
+    OMP_SIMD
+    for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
+    matmul_backward(dx, g->w1 + l * CF, g->b1 + (size_t)l * F, w->wt, w->dh, x, p->w1 + l * CF, N, C, F);
+}
+
+/* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).
+ * Returns ∂loss/∂(sub-layer output) and zeroes w->dfin for the sub-layer to fill.
+ *   post-norm: after = LN(res), res = before + f(before)  → dproj = LN'ᵀ·ds
+ *   pre-norm:  after = before + f(LN(before))              → dproj = ds
+ * With dropout (drop_all: the forward's masks) f is proj ⊙ mask, so dproj ⊙ mask
+ * is returned (in w->ddrop; the residual path keeps the unmasked gradient). */
+static const float *sub_back_begin(Bwd *w, int pre, const float *res_all, const float *drop_all,
+                                   const NormActs *na, const NormParams *np, NormParams *gn,
+                                   int l, int N, int C) {
+    memset(w->dfin, 0, sizeof(float) * (size_t)N * C);
+    size_t nc = (size_t)N * C;
+    const float *d = w->ds;
+    if (!pre) {
+        memset(w->dres, 0, nc * sizeof(float));
+        layernorm_backward(w->dres, gn->w + (size_t)l * C, gn->b + (size_t)l * C, w->ds, res_all + l * nc,
+                           np->w + (size_t)l * C, na->mean + (size_t)l * N, na->rstd + (size_t)l * N, N, C);
+        d = w->dres;
+    }
+    if (!drop_all) return d;
+    const float *mask = drop_all + l * nc;
+    for (size_t i = 0; i < nc; i++) w->ddrop[i] = d[i] * mask[i];
+    return w->ddrop;
+}
+
+/* ∂loss/∂(embedding sum) from ∂loss/∂x when x = sum ⊙ mask (mask NULL: no dropout). */
+static void embed_drop_backward(float *dx, const float *mask, size_t n) {
+    if (mask) for (size_t i = 0; i < n; i++) dx[i] *= mask[i];
+}
+
+/* Second half: w->dfin holds ∂loss/∂(sub-layer input); leaves ∂loss/∂(stream before) in w->ds. */
+static void sub_back_end(Bwd *w, int pre, const float *before, const NormActs *na,
+                         const NormParams *np, NormParams *gn, int l, int N, int C) {
+    size_t nc = (size_t)N * C;
+    if (!pre) {
+        for (size_t i = 0; i < nc; i++) w->ds[i] = w->dres[i] + w->dfin[i];
+        return;
+    }
+    layernorm_backward(w->ds, gn->w + (size_t)l * C, gn->b + (size_t)l * C, w->dfin, before,
+                       np->w + (size_t)l * C, na->mean + (size_t)l * N, na->rstd + (size_t)l * N, N, C);
+}
+
+/* The sub-layer's input: the stream (post-norm) or LayerNorm(stream) (pre-norm). */
+static const float *sub_input(int pre, const NormActs *na, int l, const float *before, size_t nc) {
+    return pre ? na->out + l * nc : before;
+}
+/* The stream after a sub-layer: LN output (post-norm) or the residual sum (pre-norm). */
+static const float *stream_after(int pre, const NormActs *na, const float *res_all, int l, size_t nc) {
+    return pre ? res_all + l * nc : na->out + l * nc;
+}
+
+static void embed_backward(float *dtok, const float *dx, const int *tok, int N, int C) {
+    float scale = sqrtf((float)C);
+    for (int i = 0; i < N; i++) {
+        float *g = dtok + (size_t)tok[i] * C;
+        const float *d = dx + (size_t)i * C;
+        for (int c = 0; c < C; c++) g[c] += d[c] * scale;
+    }
+}
+
+/* Final pre-norm LayerNorm of a stack: ds ← LN'ᵀ·ds (uses dres as scratch). */
+static void lnf_backward(Bwd *w, const NormActs *na, const NormParams *np, NormParams *gn,
+                         const float *inp, int N, int C) {
+    size_t nc = (size_t)N * C;
+    memset(w->dres, 0, nc * sizeof(float));
+    layernorm_backward(w->dres, gn->w, gn->b, w->ds, inp, np->w, na->mean, na->rstd, N, C);
+    memcpy(w->ds, w->dres, nc * sizeof(float));
+}
+
+static void decoder_backward(Model *m, Bwd *w) {
+    const ModelConfig *c = &m->config;
+    const ModelActs *a = &m->acts;
+    const ModelParams *p = &m->params;
+    ModelParams *g = &m->grads;
+    int B = m->B, S = m->S, T = m->T, C = c->d_model, H = c->n_heads, F = c->d_ff, pre = c->prenorm;
+    int N = B * T, L = c->n_dec_layers, cross = c->arch == MODEL_ENC_DEC;
+    size_t nc = (size_t)N * C;
+    if (pre) lnf_backward(w, &a->dec_lnf, &p->dec_lnf, &g->dec_lnf, model_decoder_stream(m), N, C);
+    const float *enc_out = cross ? model_encoder_output(m) : NULL;
+    if (cross) memset(w->denc, 0, sizeof(float) * (size_t)B * S * C);
+    for (int l = L - 1; l >= 0; l--) {
+        const float *before_self = l == 0 ? a->dec_x : stream_after(pre, &a->dec_ln3, a->dec_res3, l - 1, nc);
+        const float *before_cross = stream_after(pre, &a->dec_ln1, a->dec_res1, l, nc);
+        const float *before_ffn = cross ? stream_after(pre, &a->dec_ln2, a->dec_res2, l, nc) : before_cross;
+        /* FFN */
+        const float *dproj = sub_back_begin(w, pre, a->dec_res3, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
+        ffn_backward(w, w->dfin, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l,
+                     sub_input(pre, &a->dec_ln3, l, before_ffn, nc), N, C, F);
+        sub_back_end(w, pre, before_ffn, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
+        /* cross-attention: queries from the decoder, keys/values from the encoder */
+        if (cross) {
+            dproj = sub_back_begin(w, pre, a->dec_res2, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
+            mha_backward(w, w->dfin, w->denc, dproj, &a->dec_cross, &p->dec_cross, &g->dec_cross, MODEL_ATTN_CROSS, l,
+                         sub_input(pre, &a->dec_ln2, l, before_cross, nc), enc_out, B, T, S, C, H);
+            sub_back_end(w, pre, before_cross, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
+        }
+        /* masked self-attention */
+        dproj = sub_back_begin(w, pre, a->dec_res1, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
+        const float *in = sub_input(pre, &a->dec_ln1, l, before_self, nc);
+        mha_backward(w, w->dfin, w->dfin, dproj, &a->dec_self, &p->dec_self, &g->dec_self, MODEL_ATTN_DEC_SELF, l,
+                     in, in, B, T, T, C, H);
+        sub_back_end(w, pre, before_self, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
+    }
+    embed_drop_backward(w->ds, a->dec_x_drop, nc);
+    embed_backward(g->tok_emb, w->ds, m->tgt, N, C);
+}
+
+static void encoder_backward(Model *m, Bwd *w) {
+    const ModelConfig *c = &m->config;
+    const ModelActs *a = &m->acts;
+    const ModelParams *p = &m->params;
+    ModelParams *g = &m->grads;
+    int B = m->B, S = m->S, C = c->d_model, H = c->n_heads, F = c->d_ff, pre = c->prenorm;
+    int N = B * S, E = c->n_enc_layers;
+    size_t nc = (size_t)N * C;
+    if (pre) lnf_backward(w, &a->enc_lnf, &p->enc_lnf, &g->enc_lnf, model_encoder_stream(m), N, C);
+    for (int l = E - 1; l >= 0; l--) {
+        const float *before_self = l == 0 ? a->enc_x : stream_after(pre, &a->enc_ln2, a->enc_res2, l - 1, nc);
+        const float *before_ffn = stream_after(pre, &a->enc_ln1, a->enc_res1, l, nc);
+        const float *dproj = sub_back_begin(w, pre, a->enc_res2, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
+        ffn_backward(w, w->dfin, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l,
+                     sub_input(pre, &a->enc_ln2, l, before_ffn, nc), N, C, F);
+        sub_back_end(w, pre, before_ffn, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
+        dproj = sub_back_begin(w, pre, a->enc_res1, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
+        const float *in = sub_input(pre, &a->enc_ln1, l, before_self, nc);
+        mha_backward(w, w->dfin, w->dfin, dproj, &a->enc_self, &p->enc_self, &g->enc_self, MODEL_ATTN_ENC_SELF, l,
+                     in, in, B, S, S, C, H);
+        sub_back_end(w, pre, before_self, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
+    }
+    embed_drop_backward(w->ds, a->enc_x_drop, nc);
+    embed_backward(g->tok_emb, w->ds, m->src, N, C);
+}
+
+/* The head's weights, mask and sizes in the last forward; -1 with m->err if absent. */
+static int sup_locate(Model *m, const ModelAttnSupervision *s, const float **att,
+                      const unsigned char **mask, int *Tq, int *Tk) {
+    const ModelConfig *c = &m->config;
+    int layers, H = c->n_heads;
+    const AttnActs *a;
+    if (s->kind == MODEL_ATTN_ENC_SELF && c->arch != MODEL_DECODER_ONLY) {
+        layers = c->n_enc_layers; a = &m->acts.enc_self; *Tq = *Tk = m->S; *mask = m->acts.enc_mask;
+    } else if (s->kind == MODEL_ATTN_DEC_SELF && c->arch != MODEL_ENCODER_ONLY) {
+        layers = c->n_dec_layers; a = &m->acts.dec_self; *Tq = *Tk = m->T; *mask = m->acts.dec_mask;
+    } else if (s->kind == MODEL_ATTN_CROSS && c->arch == MODEL_ENC_DEC) {
+        layers = c->n_dec_layers; a = &m->acts.dec_cross; *Tq = m->T; *Tk = m->S; *mask = m->acts.cross_mask;
+    } else {
+        model_seterr(m, "attention supervision: the model has no attention of kind %d", (int)s->kind);
+        return -1;
+    }
+    if (s->layer < 0 || s->layer >= layers || s->head < 0 || s->head >= H) {
+        model_seterr(m, "attention supervision: layer %d head %d out of range (%d layers, %d heads)",
+                     s->layer, s->head, layers, H);
+        return -1;
+    }
+    if (!s->target || !a->att || m->B < 1) { model_seterr(m, "attention supervision: no target or no forward"); return -1; }
+    *att = a->att + (size_t)s->layer * m->B * H * *Tq * *Tk;
+    return 0;
+}
+
+float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
+    const float *att;
+    const unsigned char *mask;
+    int Tq, Tk, H = m->config.n_heads;
+    s->loss = 0.0f;
+    s->rows = 0;
+    if (sup_locate(m, s, &att, &mask, &Tq, &Tk)) return NAN;
+    double sum = 0.0;
+    int rows = 0;
+    for (int b = 0; b < m->B; b++)
+        for (int i = 0; i < Tq; i++) {
+            const float *t = s->target + ((size_t)b * Tq + i) * Tk;
+            const float *A = att + (((size_t)b * H + s->head) * Tq + i) * Tk;
+            const unsigned char *mk = mask + ((size_t)b * Tq + i) * Tk;
+            double row = 0.0, tsum = 0.0;
+            for (int j = 0; j < Tk; j++) {
+                if (!(t[j] >= 0.0f)) { model_seterr(m, "attention supervision: negative or NaN target"); return NAN; }
+                if (t[j] == 0.0f) continue;
+                if (!mk[j]) {
+                    model_seterr(m, "attention supervision: target on a masked key (item %d, query %d, key %d)", b, i, j);
+                    return NAN;
+                }
+                tsum += t[j];
+                row -= t[j] * log(A[j] > 1e-30f ? (double)A[j] : 1e-30);
+            }
+            if (tsum > 0.0) { sum += row; rows++; }
+        }
+    s->rows = rows;
+    s->loss = rows ? (float)(sum / rows) : 0.0f;
+    return s->loss;
+}
+
+float model_backward(Model *m, const int *targets, float eps) {
+    return model_backward_sup(m, targets, eps, NULL, 0);
+}
+
+float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n_sup) {
+    float loss = model_loss(m, targets, eps);
+    if (isnan(loss)) return NAN;
+    if (n_sup < 0 || (n_sup > 0 && !sup)) { model_seterr(m, "model_backward_sup: bad supervision list"); return NAN; }
+    for (int i = 0; i < n_sup; i++) {
+        if (isnan(model_attn_sup_loss(m, &sup[i]))) return NAN;
+        for (int k = 0; k < i; k++)
+            if (sup[k].kind == sup[i].kind && sup[k].layer == sup[i].layer && sup[k].head == sup[i].head) {
+                model_seterr(m, "attention supervision: the same head is supervised twice");
+                return NAN;
+            }
+    }
+    if (!m->grads_memory && model_zero_grad(m)) return NAN;
+    Bwd w;
+    if (bwd_prepare(m, &w)) return NAN;
+    w.sup = sup;
+    w.n_sup = n_sup;
+    const ModelConfig *c = &m->config;
+    int B = m->B, To = m->To, V = c->vocab_size, C = c->d_model;
+    long count = 0;
+    for (int b = 0; b < B; b++) count += m->out_len[b];
+    /* ∂loss/∂logits = (softmax − target distribution) / count at non-pad positions */
+    float inv = count ? 1.0f / (float)count : 0.0f, off = eps / V;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < To; t++) {
+            const float *pr = m->acts.probs + ((size_t)b * To + t) * V;
+            float *d = w.dlogits + ((size_t)b * To + t) * V;
+            if (t >= m->out_len[b]) { memset(d, 0, (size_t)V * sizeof(float)); continue; }
+            int y = targets[(size_t)b * To + t];
+            for (int v = 0; v < V; v++) d[v] = (pr[v] - off - (v == y ? 1.0f - eps : 0.0f)) * inv;
+        }
+    int dec = c->arch != MODEL_ENCODER_ONLY, enc = c->arch != MODEL_DECODER_ONLY;
+    const float *final;
+    if (dec) final = c->prenorm ? m->acts.dec_lnf.out : model_decoder_stream(m);
+    else final = model_encoder_output(m);
+    int N = B * To;
+    memset(w.ds, 0, sizeof(float) * (size_t)N * C);
+    matmul_backward(w.ds, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final, m->params.out_w, N, C, V);
+    if (dec) {
+        decoder_backward(m, &w);
+        if (enc) memcpy(w.ds, w.denc, sizeof(float) * (size_t)B * m->S * C);
+    }
+    if (enc) encoder_backward(m, &w);
+    return loss;
+}

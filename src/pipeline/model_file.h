@@ -1,0 +1,37 @@
+/* model_file.h — finding and loading the model a sentence runs through: the
+ * checkpoint (checkpoint.h), its vocabulary and its metadata in one object.
+ *
+ * The shipped model is looked for in $ATTNVIZ_MODEL, then samples/models/ next
+ * to the binary (build/attnviz or build/x/attnviz in a checkout), then the
+ * installed data folder (ATTNVIZ_DATADIR/models).
+ *
+ * Ownership: model_file_load fills a ModelFile that model_file_free releases
+ * (accepts a zeroed or half-loaded one). */
+#ifndef ATTNVIZ_MODEL_FILE_H
+#define ATTNVIZ_MODEL_FILE_H
+#include <stddef.h>
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+#define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"
+#ifndef ATTNVIZ_DATADIR
+#define ATTNVIZ_DATADIR "/usr/local/share/attnviz"
+#endif
+
+typedef struct {
+    Model m;
+    Vocab v;
+    char path[4096];      /* the file loaded                                */
+    char *metadata;       /* the checkpoint's __metadata__ JSON, or NULL    */
+} ModelFile;
+
+/* Path of the shipped model.  0, or -1 if none exists. */
+int model_file_find_default(char *path, size_t n);
+
+/* Loads `given` (NULL: the shipped model) with its vocabulary and metadata.
+ * 0, or -1 with a one-line message in err (the ModelFile is then freed). */
+int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen);
+
+void model_file_free(ModelFile *f);
+
+#endif

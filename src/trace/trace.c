@@ -1,0 +1,276 @@
+/* trace.c — see trace.h.  The JSON is streamed by hand rather than built as a
+ * cJSON tree: a 64×64×4-head map with every step would otherwise make ~100k
+ * cJSON nodes, and %.9g keeps full float32 precision where cJSON prints %1.15g
+ * of the double.  Strings are escaped per RFC 8259. */
+#include "trace/trace.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void trace_init(Trace *t) { memset(t, 0, sizeof *t); }
+
+static void free_strings(char **s, int n) {
+    if (!s) return;
+    for (int i = 0; i < n; i++) free(s[i]);
+    free(s);
+}
+
+static char **copy_strings(const char *const *s, int n) {
+    char **out = calloc(n > 0 ? n : 1, sizeof(char *));
+    if (!out) return NULL;
+    for (int i = 0; i < n; i++) {
+        out[i] = strdup(s && s[i] ? s[i] : "");
+        if (!out[i]) { free_strings(out, i); return NULL; }
+    }
+    return out;
+}
+
+static float *copy_floats(const float *x, size_t n) {
+    if (!x) return NULL;
+    float *out = malloc(n * sizeof(float) + 1);
+    if (out) memcpy(out, x, n * sizeof(float));
+    return out;
+}
+
+static void free_map(TraceMap *m) {
+    free(m->id); free(m->stack); free(m->kind);
+    free_strings(m->queries, m->Tq);
+    free_strings(m->keys, m->Tk);
+    free(m->mask);
+    for (int h = 0; h < m->n_heads && m->heads; h++) {
+        TraceHead *hd = &m->heads[h];
+        free(hd->weights); free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
+    }
+    free(m->heads);
+}
+
+void trace_free(Trace *t) {
+    if (!t) return;
+    free(t->json_model);
+    free_strings(t->source_tokens, t->n_source);
+    free_strings(t->target_tokens, t->n_target);
+    for (int i = 0; i < t->n_maps; i++) free_map(&t->maps[i]);
+    free(t->maps);
+    free_strings(t->images, t->n_images);
+    memset(t, 0, sizeof *t);
+}
+
+int trace_set_source(Trace *t, const char *const *tokens, int n) {
+    char **c = copy_strings(tokens, n);
+    if (!c) return -1;
+    free_strings(t->source_tokens, t->n_source);
+    t->source_tokens = c; t->n_source = n;
+    return 0;
+}
+
+int trace_set_target(Trace *t, const char *const *tokens, int n) {
+    char **c = copy_strings(tokens, n);
+    if (!c) return -1;
+    free_strings(t->target_tokens, t->n_target);
+    t->target_tokens = c; t->n_target = n;
+    return 0;
+}
+
+int trace_set_model_json(Trace *t, const char *json_object) {
+    char *c = NULL;
+    if (json_object && !(c = strdup(json_object))) return -1;
+    free(t->json_model);
+    t->json_model = c;
+    return 0;
+}
+
+TraceMap *trace_add_map(Trace *t, const char *id, const char *stack, int layer,
+                        const char *kind, const char *const *queries, int Tq,
+                        const char *const *keys, int Tk, int d_k, int Dv,
+                        const unsigned char *mask, float mask_fill, int n_heads) {
+    if (t->n_maps == t->cap_maps) {
+        int cap = t->cap_maps ? 2 * t->cap_maps : 8;
+        TraceMap *m = realloc(t->maps, (size_t)cap * sizeof *m);
+        if (!m) return NULL;
+        t->maps = m; t->cap_maps = cap;
+    }
+    TraceMap *m = &t->maps[t->n_maps];
+    memset(m, 0, sizeof *m);
+    m->layer = layer; m->Tq = Tq; m->Tk = Tk; m->d_k = d_k; m->Dv = Dv;
+    m->mask_fill = mask_fill; m->n_heads = n_heads; m->scaled_by_sqrt_dk = 1;
+    m->id = strdup(id); m->stack = strdup(stack); m->kind = strdup(kind);
+    m->queries = copy_strings(queries, Tq);
+    m->keys = copy_strings(keys, Tk);
+    m->heads = calloc(n_heads > 0 ? n_heads : 1, sizeof(TraceHead));
+    if (mask) {
+        m->mask = malloc((size_t)Tq * Tk + 1);
+        if (m->mask) memcpy(m->mask, mask, (size_t)Tq * Tk);
+    }
+    if (!m->id || !m->stack || !m->kind || !m->queries || !m->keys || !m->heads ||
+        (mask && !m->mask)) {
+        free_map(m);
+        return NULL;
+    }
+    for (int h = 0; h < n_heads; h++) m->heads[h].head = h;
+    t->n_maps++;
+    return m;
+}
+
+int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,
+                   const float *scaled, const float *masked, const float *output) {
+    if (head < 0 || head >= m->n_heads || !weights) return -1;
+    TraceHead *h = &m->heads[head];
+    size_t n = (size_t)m->Tq * m->Tk;
+    free(h->weights); free(h->scores); free(h->scaled); free(h->masked); free(h->output);
+    h->weights = copy_floats(weights, n);
+    h->scores = copy_floats(scores, n);
+    h->scaled = copy_floats(scaled, n);
+    h->masked = copy_floats(masked, n);
+    h->output = copy_floats(output, (size_t)m->Tq * m->Dv);
+    if (!h->weights || (scores && !h->scores) || (scaled && !h->scaled) ||
+        (masked && !h->masked) || (output && !h->output))
+        return -1;
+    return 0;
+}
+
+int trace_add_image(Trace *t, const char *relpath) {
+    if (t->n_images == t->cap_images) {
+        int cap = t->cap_images ? 2 * t->cap_images : 16;
+        char **p = realloc(t->images, (size_t)cap * sizeof *p);
+        if (!p) return -1;
+        t->images = p; t->cap_images = cap;
+    }
+    if (!(t->images[t->n_images] = strdup(relpath))) return -1;
+    t->n_images++;
+    return 0;
+}
+
+TraceMap *trace_find_map(Trace *t, const char *id) {
+    for (int i = 0; i < t->n_maps; i++)
+        if (strcmp(t->maps[i].id, id) == 0) return &t->maps[i];
+    return NULL;
+}
+
+/* ---- JSON writing ---- */
+
+static void put_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"':  fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void put_number(FILE *f, float x) {
+    if (isfinite(x)) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.9g", (double)x);
+        if (strcmp(buf, "-0") == 0) strcpy(buf, "0");
+        fputs(buf, f);
+    } else {
+        fputs("null", f);   /* JSON has no infinity: −∞ (masked) and NaN are null */
+    }
+}
+
+static void put_strings(FILE *f, char *const *s, int n) {
+    fputc('[', f);
+    for (int i = 0; i < n; i++) { if (i) fputs(", ", f); put_string(f, s[i]); }
+    fputc(']', f);
+}
+
+static void put_matrix(FILE *f, const float *x, int rows, int cols, const char *indent) {
+    fputc('[', f);
+    for (int i = 0; i < rows; i++) {
+        fprintf(f, "%s\n%s [", i ? "," : "", indent);
+        for (int j = 0; j < cols; j++) {
+            if (j) fputs(", ", f);
+            put_number(f, x[(size_t)i * cols + j]);
+        }
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void put_mask(FILE *f, const unsigned char *m, int rows, int cols) {
+    if (!m) { fputs("null", f); return; }
+    fputc('[', f);
+    for (int i = 0; i < rows; i++) {
+        if (i) fputs(", ", f);
+        fputc('[', f);
+        for (int j = 0; j < cols; j++) fprintf(f, "%s%d", j ? "," : "", m[(size_t)i * cols + j] ? 1 : 0);
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void put_map(FILE *f, const TraceMap *m) {
+    fputs("    {\"id\": ", f); put_string(f, m->id);
+    fputs(", \"stack\": ", f); put_string(f, m->stack);
+    fprintf(f, ", \"layer\": %d, \"kind\": ", m->layer); put_string(f, m->kind);
+    fputs(",\n     \"queries\": ", f); put_strings(f, m->queries, m->Tq);
+    fputs(",\n     \"keys\": ", f); put_strings(f, m->keys, m->Tk);
+    fprintf(f, ",\n     \"d_k\": %d, \"scaled\": %s", m->d_k, m->scaled_by_sqrt_dk ? "true" : "false");
+    fputs(",\n     \"mask\": ", f); put_mask(f, m->mask, m->Tq, m->Tk);
+    fputs(", \"mask_fill\": ", f);
+    if (isinf(m->mask_fill) && m->mask_fill < 0) fputs("\"-inf\"", f);
+    else put_number(f, m->mask_fill);
+    fputs(",\n     \"heads\": [", f);
+    for (int h = 0; h < m->n_heads; h++) {
+        const TraceHead *hd = &m->heads[h];
+        fprintf(f, "%s\n      {\"head\": %d", h ? "," : "", hd->head);
+        struct { const char *name; const float *x; int cols; } parts[] = {
+            {"weights", hd->weights, m->Tk}, {"scores", hd->scores, m->Tk},
+            {"scaled", hd->scaled, m->Tk}, {"masked", hd->masked, m->Tk},
+            {"output", hd->output, m->Dv}};
+        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+            if (!parts[p].x) continue;
+            fprintf(f, ",\n       \"%s\": ", parts[p].name);
+            put_matrix(f, parts[p].x, m->Tq, parts[p].cols, "       ");
+        }
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
+int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "path too long: %s", path);
+        return -1;
+    }
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    fputs("{\"format\": \"attnviz-trace\", \"version\": 1,\n", f);
+    if (t->json_model) fprintf(f, " \"model\": %s,\n", t->json_model);
+    fputs(" \"source_tokens\": ", f); put_strings(f, t->source_tokens, t->n_source);
+    fputs(",\n \"target_tokens\": ", f); put_strings(f, t->target_tokens, t->n_target);
+    fputs(",\n \"maps\": [\n", f);
+    for (int i = 0; i < t->n_maps; i++) {
+        if (i) fputs(",\n", f);
+        put_map(f, &t->maps[i]);
+    }
+    fputs("],\n \"images\": ", f); put_strings(f, t->images, t->n_images);
+    fputs("}\n", f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
+        unlink(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
