@@ -2,6 +2,7 @@
 #include "pipeline/model_file.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
+#include "trace/maps.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,21 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
         return -1;
     }
     return 0;
+}
+
+int model_file_coref_head(const ModelFile *f, CorefHead *out) {
+    out->layer = out->head = -1;
+    out->accuracy = -1;
+    out->taught = 0;
+    if (!maps_coref_head_from_metadata(f->metadata, f->m.config.n_enc_layers, f->m.config.n_heads, &out->layer,
+                                       &out->head, &out->accuracy)) {
+        out->layer = out->head = -1;
+        return 0;
+    }
+    char id[64];
+    snprintf(id, sizeof id, "encoder.%d.self", out->layer);
+    out->taught = maps_head_supervised(f->metadata, id, out->head);
+    return 1;
 }
 
 void model_file_free(ModelFile *f) {

@@ -25,12 +25,25 @@ typedef struct {
     char *metadata;       /* the checkpoint's __metadata__ JSON, or NULL    */
 } ModelFile;
 
+/* The model's coreference head as `attnviz eval --write-metadata` recorded it
+ * (the encoder self-attention head whose strongest link from a pronoun is most
+ * often its antecedent), and whether training was told to point it there. */
+typedef struct {
+    int layer, head;      /* encoder.LAYER.self head HEAD; layer -1: none recorded */
+    double accuracy;      /* its held-out accuracy (0..1), or -1                   */
+    int taught;           /* 1 if train --supervise-coref taught it the link       */
+} CorefHead;
+
 /* Path of the shipped model.  0, or -1 if none exists. */
 int model_file_find_default(char *path, size_t n);
 
 /* Loads `given` (NULL: the shipped model) with its vocabulary and metadata.
  * 0, or -1 with a one-line message in err (the ModelFile is then freed). */
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen);
+
+/* The coreference head recorded in f's metadata; 1 if there is one, else 0
+ * (and out->layer = out->head = -1). */
+int model_file_coref_head(const ModelFile *f, CorefHead *out);
 
 void model_file_free(ModelFile *f);
 

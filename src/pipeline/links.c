@@ -1,0 +1,67 @@
+/* links.c — see links.h. */
+#include "pipeline/links.h"
+#include "core/errmsg.h"
+#include "trace/maps.h"
+#include <stdio.h>
+#include <string.h>
+
+int links_is_pronoun(const char *w) {
+    static const char *const p[] = {"it", "he", "she", "they", "him", "her", "them", "its", "his", NULL};
+    for (int i = 0; p[i]; i++) if (!strcmp(w, p[i])) return 1;
+    return 0;
+}
+
+HeadLink links_strongest(const Trace *t, int q) {
+    HeadLink best = {-1, -1, -1, -1};
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        if (strcmp(m->kind, "self") || q >= m->Tq) continue;
+        for (int h = 0; h < m->n_heads; h++) {
+            float w;
+            int k = maps_strongest_link(m, h, q, &w);
+            if (k >= 0 && w > best.weight) best = (HeadLink){i, h, k, w};
+        }
+    }
+    return best;
+}
+
+HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
+    if (coref->layer >= 0) {
+        char id[64];
+        snprintf(id, sizeof id, "encoder.%d.self", coref->layer);
+        for (int i = 0; i < t->n_maps; i++) {
+            const TraceMap *m = &t->maps[i];
+            if (strcmp(m->id, id) || q >= m->Tq || coref->head >= m->n_heads) continue;
+            float w;
+            int k = maps_strongest_link(m, coref->head, q, &w);
+            if (k >= 0) return (HeadLink){i, coref->head, k, w};
+        }
+    }
+    return links_strongest(t, q);
+}
+
+int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, char *err, size_t errlen) {
+    char id[128];
+    int l, h;
+    if (sscanf(focus, "%d.%d", &l, &h) == 2 && strchr(focus, '.') == strrchr(focus, '.')) {
+        snprintf(id, sizeof id, "encoder.%d.self", l);
+    } else {
+        const char *dot = strrchr(focus, '.');
+        if (!dot || dot == focus || sscanf(dot + 1, "%d", &h) != 1 || (size_t)(dot - focus) >= sizeof id)
+            return errmsg_set(err, errlen, "--focus '%s' is not L.H or MAP.H (e.g. --focus 1.2 or --focus "
+                              "decoder.0.cross.3)", focus);
+        memcpy(id, focus, (size_t)(dot - focus));
+        id[dot - focus] = '\0';
+    }
+    for (int i = 0; i < t->n_maps; i++) {
+        if (strcmp(t->maps[i].id, id)) continue;
+        if (h < 0 || h >= t->maps[i].n_heads)
+            return errmsg_set(err, errlen, "--focus '%s': head %d does not exist (heads 0..%d)", focus, h,
+                              t->maps[i].n_heads - 1);
+        *map = i;
+        *head = h;
+        return 0;
+    }
+    return errmsg_set(err, errlen, "--focus '%s': this model has no map %s (maps look like encoder.0.self, "
+                      "decoder.1.cross)", focus, id);
+}

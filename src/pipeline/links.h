@@ -1,0 +1,35 @@
+/* links.h — which head links a query token to which key: the answer `run`
+ * prints and draws for each pronoun ("it → animal: encoder.2.self head 0,
+ * weight 0.98"), and the --focus head of the step strip.
+ *
+ * A link is a head's strongest key for one query row, leaving out the query
+ * itself and special <…> tokens (maps_strongest_link, trace/maps.h). */
+#ifndef ATTNVIZ_LINKS_H
+#define ATTNVIZ_LINKS_H
+#include <stddef.h>
+#include "pipeline/model_file.h"
+#include "trace/trace.h"
+
+typedef struct {
+    int map, head;     /* index into the trace's maps, head; map -1: none */
+    int key;           /* the key it points at                            */
+    float weight;      /* its weight                                      */
+} HeadLink;
+
+/* 1 for the English pronouns run looks at (it, he, she, they, him, her, them, its, his). */
+int links_is_pronoun(const char *word);
+
+/* Over every encoder self-attention head: the one whose strongest link from
+ * query q is strongest. */
+HeadLink links_strongest(const Trace *t, int q);
+
+/* The link the pictures show for query q: the model's coreference head when
+ * its metadata names one (that head is what eval measured), else the
+ * strongest (links_strongest). */
+HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
+
+/* --focus L.H (encoder layer L head H) or MAP.H (decoder.1.cross.2) → map
+ * index and head.  0, or -1 with err naming what is wrong. */
+int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, char *err, size_t errlen);
+
+#endif

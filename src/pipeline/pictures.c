@@ -1,0 +1,318 @@
+/* pictures.c — see pictures.h. */
+#include "pipeline/pictures.h"
+#include "core/errmsg.h"
+#include "pipeline/links.h"
+#include "render/mapview.h"
+#include "render/render.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    const PictureSpec *ps;
+    const Sentence *s;
+    Trace *t;
+    HtmlPage *pg;
+    char *err;
+    size_t errlen;
+} Show;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+const char *pictures_kind_title(const char *kind) {
+    if (!strcmp(kind, "self")) return "self-attention";
+    if (!strcmp(kind, "masked_self")) return "masked self-attention";
+    if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
+    return kind;
+}
+
+static const char *kind_title_vi(const char *kind) {
+    if (!strcmp(kind, "self")) return "tự chú ý (self-attention) của encoder";
+    if (!strcmp(kind, "masked_self")) return "tự chú ý có che (masked self-attention) của decoder";
+    if (!strcmp(kind, "cross")) return "chú ý encoder–decoder (cross-attention)";
+    return kind;
+}
+
+/* A token as part of a file name: letters and digits, others '_', at most 24. */
+static void safe_name(char *out, size_t n, const char *tok) {
+    size_t j = 0;
+    for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
+        out[j++] = (char)(isalnum(*p) ? *p : '_');
+    out[j] = '\0';
+}
+
+static void join_path(const Show *w, const char *file, char *path, size_t n) {
+    snprintf(path, n, "%s/%s", w->ps->dir, file);
+}
+
+/* Writes one heatmap of a map's head with its PNG text chunks and lists it. */
+static int write_heatmap(Show *w, const char *file, const RenderHeatmap *hm, const TraceMap *m, int head) {
+    char path[4096], layer[16], headtxt[16];
+    join_path(w, file, path, sizeof path);
+    snprintf(headtxt, sizeof headtxt, "%d", head);
+    snprintf(layer, sizeof layer, "%d", m->layer);
+    RenderMetaItem items[] = {{"Title", hm->title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
+                              {"Map", m->id}, {"Layer", layer}, {"Head", headtxt}};
+    RenderMeta meta = {items, 6};
+    if (render_heatmap(path, hm, &meta, w->err, w->errlen) != 0) return -1;
+    return trace_add_image(w->t, file);
+}
+
+/* ---- which head links the pronoun: the page's explanation ---- */
+
+static void coref_section(Show *w) {
+    const CorefHead *c = &w->ps->coref;
+    char how_en[512], how_vi[512];
+    if (c->layer >= 0) {
+        snprintf(how_en, sizeof how_en,
+                 "Each pronoun's strongest link (ignoring itself and special tokens) in encoder layer %d head %d: the model's "
+                 "coreference head, which links a pronoun to its true antecedent in %.0f%% of held-out sentences (attnviz eval).%s",
+                 c->layer, c->head, 100 * c->accuracy,
+                 c->taught ? " This head was trained with the gold antecedent as a target (train --supervise-coref): "
+                             "it was taught the link, it did not discover it; see docs/model-card.md." : "");
+        snprintf(how_vi, sizeof how_vi,
+                 "Liên kết mạnh nhất của mỗi đại từ (bỏ qua chính nó và token đặc biệt) ở encoder lớp %d head %d: head đồng "
+                 "tham chiếu của mô hình, đúng tiền ngữ ở %.0f%% câu kiểm tra (attnviz eval).%s",
+                 c->layer, c->head, 100 * c->accuracy,
+                 c->taught ? " Head này được huấn luyện với tiền ngữ đúng làm mục tiêu (--supervise-coref): nó được "
+                             "dạy liên kết này, không tự khám phá ra." : "");
+    } else {
+        snprintf(how_en, sizeof how_en, "For each pronoun, the encoder head whose strongest link (ignoring the pronoun itself "
+                 "and special tokens) is strongest, and where it points. This model records no coreference head, so "
+                 "the strongest head is shown; strongest is not the same as right.");
+        snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
+                 "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.");
+    }
+    html_section(w->pg, "coreference", "Which head links the pronoun to its antecedent?", how_en, how_vi);
+}
+
+/* ---- one query token: lines view + its head's heatmap, row outlined ---- */
+
+static int query_views(Show *w, int q, HeadLink L) {
+    const TraceMap *m = &w->t->maps[L.map];
+    const CorefHead *c = &w->ps->coref;
+    const char *word = w->s->words.tok[q];
+    char file[256], title[256], sub[512], cap[512], capvi[512], safe[32];
+    safe_name(safe, sizeof safe, word);
+    snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
+    int taught = c->taught && L.head == c->head && m->layer == c->layer;
+    snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)", word, m->keys[L.key], m->id, L.head,
+             (double)L.weight, taught ? ", taught head" : "");
+    char path[4096], headtxt[16];
+    join_path(w, file, path, sizeof path);
+    snprintf(headtxt, sizeof headtxt, "%d", L.head);
+    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
+                              {"Map", m->id}, {"Head", headtxt}};
+    RenderMeta meta = {items, 5};
+    if (render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+                     m->heads[L.head].weights, m->mask, q, &meta, w->err, w->errlen) != 0)
+        return -1;
+    trace_add_image(w->t, file);
+    snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s", word,
+             m->keys[L.key], m->id, L.head, (double)L.weight, taught ? " This head was trained with gold antecedents." : "");
+    snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", word, m->keys[L.key],
+             m->id, L.head, (double)L.weight);
+    html_figure(w->pg, file, cap, capvi, NULL);
+
+    snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
+    snprintf(title, sizeof title, "%s · %s · head %d", m->id, pictures_kind_title(m->kind), L.head);
+    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
+             w->s->text);
+    RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
+    if (write_heatmap(w, file, &hm, m, L.head)) return -1;
+    html_figure(w->pg, file, "The same head as a heatmap, the pronoun's row outlined.",
+                "Cùng head đó dạng bản đồ nhiệt, hàng của đại từ được viền.", NULL);
+    return 0;
+}
+
+/* The pronouns (or the --query token): a lines view and a heatmap each. */
+static int all_query_views(Show *w) {
+    coref_section(w);
+    int any = 0;
+    for (int q = 0; q < w->s->words.n; q++) {
+        const char *word = w->s->words.tok[q];
+        if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
+        HeadLink L = links_for_query(w->t, q, &w->ps->coref);
+        if (L.map < 0) continue;
+        any = 1;
+        if (!w->ps->no_pictures && query_views(w, q, L)) return -1;
+    }
+    if (!any) {
+        html_raw(w->pg, "<p>");
+        html_text(w->pg, w->ps->query ? "The --query token is not in this sentence." : "No pronoun in this sentence.");
+        html_raw(w->pg, "</p>\n");
+    }
+    return 0;
+}
+
+/* ---- the focus head, step by step ---- */
+
+static int step_strip(Show *w) {
+    if (w->ps->focus_map < 0) return 0;
+    const TraceMap *m = &w->t->maps[w->ps->focus_map];
+    int head = w->ps->focus_head;
+    const TraceHead *hd = &m->heads[head];
+    if (!hd->scores) return 0;
+    char stitle[5][64], formula[64], file[256], title[256];
+    snprintf(formula, sizeof formula, "÷ √d_k = ÷ √%d", m->d_k);
+    RenderHeatmap p[5];
+    const float *x[5] = {hd->scores, hd->scaled, hd->masked, hd->weights, hd->output};
+    const char *names[5] = {"1. scores = Q·Kᵀ", "2. scaled = scores / √d_k", "3. masked = scaled + M",
+                            "4. weights = softmax", "5. output = weights · V"};
+    char **dims = malloc(sizeof(char *) * m->Dv);
+    char *dimbuf = malloc((size_t)m->Dv * 8);
+    if (!dims || !dimbuf) { free(dims); free(dimbuf); return errmsg_set(w->err, w->errlen, "out of memory"); }
+    for (int d = 0; d < m->Dv; d++) { dims[d] = dimbuf + d * 8; snprintf(dims[d], 8, "%d", d); }
+    for (int i = 0; i < 5; i++) {
+        snprintf(stitle[i], sizeof stitle[i], "%s", names[i]);
+        p[i] = mapview_weights_heatmap(m, head, stitle[i], i == 1 ? formula : NULL, -1);
+        p[i].values = x[i];
+        p[i].mask = (i == 2 || i == 3) ? m->mask : NULL;
+        p[i].mask_label = i == 2 ? "−∞" : "0";
+        p[i].show_values = 0;
+        if (i != 3) { p[i].cmap = RENDER_CMAP_DIVERGING; p[i].vmin = p[i].vmax = 0; }
+    }
+    p[4].cols = m->Dv;
+    p[4].col_labels = (const char *const *)dims;
+    p[4].col_axis = "value dimension";
+    snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
+    snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V", m->id, head);
+    char path[4096];
+    join_path(w, file, path, sizeof path);
+    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
+    RenderMeta meta = {items, 3};
+    int r = render_strip(path, title, p, 5, &meta, w->err, w->errlen);
+    free(dims); free(dimbuf);
+    if (r) return -1;
+    trace_add_image(w->t, file);
+    html_section(w->pg, "steps", "One head, step by step", "Q·Kᵀ → ÷√d_k → + mask → softmax → ·V for one head.",
+                 "Từng bước của một head: Q·Kᵀ → ÷√d_k → + mặt nạ → softmax → ·V.");
+    html_figure(w->pg, file, title, NULL, NULL);
+    return 0;
+}
+
+/* ---- one grid per kind of attention ("model view") ---- */
+
+static int kind_grid(Show *w, const char *stack, const char *kind) {
+    const Trace *t = w->t;
+    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+    for (int i = 0; i < t->n_maps && n < 64; i++)
+        if (!strcmp(t->maps[i].kind, kind)) idx[n++] = i;
+    if (n == 0) return 0;
+    RenderHeatmap *cells = calloc((size_t)n * n_heads, sizeof *cells);
+    char **rt = calloc(n, sizeof(char *)), **ct = calloc(n_heads, sizeof(char *));
+    char *tb = calloc((size_t)(n + n_heads), 24);
+    if (!cells || !rt || !ct || !tb) {
+        free(cells); free(rt); free(ct); free(tb);
+        return errmsg_set(w->err, w->errlen, "out of memory");
+    }
+    for (int r = 0; r < n; r++) {
+        rt[r] = tb + 24 * r;
+        snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
+        for (int h = 0; h < n_heads; h++) cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+    }
+    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
+    char file[256], title[256], sub[512], cap[512], path[4096];
+    snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
+    snprintf(title, sizeof title, "%s %s: every layer × head", stack, pictures_kind_title(kind));
+    join_path(w, file, path, sizeof path);
+    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
+    RenderMeta meta = {items, 3};
+    int r = render_grid(path, title, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
+                        w->errlen);
+    free(cells); free(rt); free(ct); free(tb);
+    if (r) return -1;
+    trace_add_image(w->t, file);
+    snprintf(sub, sizeof sub, "%s %s", stack, pictures_kind_title(kind));
+    html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
+    snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
+    html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
+    return 0;
+}
+
+/* ---- every head of every map ---- */
+
+static int every_head(Show *w) {
+    html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
+                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    for (int i = 0; i < w->t->n_maps; i++) {
+        const TraceMap *m = &w->t->maps[i];
+        for (int h = 0; h < m->n_heads; h++) {
+            char file[256], title[256], sub[512];
+            snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, pictures_kind_title(m->kind), h);
+            /* A decoder row is the position that writes the NEXT target word. */
+            if (!strcmp(m->stack, "decoder"))
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", w->s->text);
+            else
+                snprintf(sub, sizeof sub, "%s", w->s->text);
+            RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
+            if (write_heatmap(w, file, &hm, m, h)) return -1;
+            html_figure(w->pg, file, title, NULL, NULL);
+        }
+    }
+    return 0;
+}
+
+/* Removes step matrices from every head but (keep_map, keep_head). */
+static void strip_steps(Trace *t, int keep_map, int keep_head) {
+    for (int i = 0; i < t->n_maps; i++)
+        for (int h = 0; h < t->maps[i].n_heads; h++) {
+            if (i == keep_map && h == keep_head) continue;
+            TraceHead *hd = &t->maps[i].heads[h];
+            free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
+            hd->scores = hd->scaled = hd->masked = hd->output = NULL;
+        }
+}
+
+static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) {
+    char heading[1200];
+    snprintf(heading, sizeof heading, "%s → %s", s->text, s->translation);
+    html_page_begin(pg, heading, NULL);
+    html_raw(pg, "<p>Model: <code>");
+    html_text(pg, ps->model_path);
+    html_raw(pg, "</code> · command: <code>");
+    html_text(pg, ps->command);
+    html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
+}
+
+/* Every picture, in page order. */
+static int draw_all(Show *w) {
+    if (all_query_views(w)) return -1;
+    if (w->ps->no_pictures) return 0;
+    if (step_strip(w)) return -1;
+    static const char *const stacks[3] = {"encoder", "decoder", "decoder"};
+    static const char *const kinds[3] = {"self", "masked_self", "cross"};
+    for (int k = 0; k < 3; k++)
+        if (kind_grid(w, stacks[k], kinds[k])) return -1;
+    return every_head(w);
+}
+
+int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
+                           char *err, size_t errlen) {
+    HtmlPage pg;
+    Show w = {ps, s, t, &pg, err, errlen};
+    if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
+    page_header(&pg, ps, s);
+    double t0 = now_ms();
+    int r = draw_all(&w);
+    rep->ms_pictures = now_ms() - t0;
+    rep->n_pictures = t->n_images;
+    t0 = now_ms();
+    if (!ps->keep_steps) strip_steps(t, -1, -1);
+    char path[4096];
+    if (r == 0) {
+        snprintf(path, sizeof path, "%s/trace.json", ps->dir);
+        r = trace_write_json(t, path, err, errlen);
+    }
+    rep->ms_trace = now_ms() - t0;
+    if (r != 0) { html_page_free(&pg); return -1; }
+    snprintf(path, sizeof path, "%s/index.html", ps->dir);
+    return html_page_write(&pg, path, err, errlen);
+}

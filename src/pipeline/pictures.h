@@ -1,0 +1,49 @@
+/* pictures.h — the second half of the sentence pipeline: one sentence's trace
+ * (model_trace after a forward pass, sentence.h) → every picture, its page and
+ * trace.json, in one folder:
+ *
+ *   {map}.h{H}.png          a heatmap per map and head (encoder.0.self.h2.png …)
+ *   grid.{stack}.{kind}.png every layer × head of one kind ("model view")
+ *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default)
+ *   {map}.h{H}.q{pos}.png   that head as a heatmap with the query row outlined
+ *   steps.{map}.h{H}.png    the step strip of the focus head
+ *   trace.json, index.html
+ *
+ * Every picture is listed in the trace's images and on the page, in order.
+ * Errors: -1 and a one-line message; what was written before stays (the caller
+ * owns the folder). */
+#ifndef ATTNVIZ_PICTURES_H
+#define ATTNVIZ_PICTURES_H
+#include <stddef.h>
+#include "pipeline/model_file.h"
+#include "pipeline/sentence.h"
+#include "render/html.h"
+#include "trace/trace.h"
+
+typedef struct {
+    const char *dir;          /* the sentence's output folder                          */
+    const char *model_path;   /* shown on the page and in PNG text chunks              */
+    const char *command;      /* the command line that made it, shown on the page      */
+    const char *query;        /* lines views for this source token; NULL: the pronouns */
+    int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
+    int keep_steps;           /* 1: trace.json keeps every head's step matrices;
+                                 0: only the weights (the strip's head is drawn first) */
+    int no_pictures;          /* 1: trace.json and index.html only                     */
+    CorefHead coref;          /* the model's coreference head (layer -1: none)         */
+} PictureSpec;
+
+typedef struct {
+    int n_pictures;
+    double ms_pictures, ms_trace;   /* time spent drawing, and writing trace.json */
+} PictureReport;
+
+/* Draws every picture of sentence s from its trace t (which gains the image
+ * list), then writes DIR/trace.json and DIR/index.html.  0, or -1 with err. */
+int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
+                           char *err, size_t errlen);
+
+/* Title of a kind of attention: "self-attention", "masked self-attention",
+ * "cross-attention (encoder–decoder)"; the kind itself when unknown. */
+const char *pictures_kind_title(const char *kind);
+
+#endif

@@ -1,0 +1,121 @@
+/* sentence.c — see sentence.h. */
+#include "pipeline/sentence.h"
+#include "core/errmsg.h"
+#include "model/decode.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "'a', 'b'" for the words at positions idx[0..n) (cut to fit). */
+static void quote_words(char *out, size_t n, char *const *tok, const int *idx, int count) {
+    out[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s'%s'", i ? ", " : "", tok[idx[i]]);
+    }
+}
+
+/* Encodes words into ids (unknown → <unk>) and lists the unknown ones. */
+static int encode_words(const Vocab *v, const Tokens *w, int *ids, char *list, size_t n, char *err, size_t errlen) {
+    int *unknown = malloc(sizeof(int) * (size_t)(w->n > 0 ? w->n : 1));
+    if (!unknown) return errmsg_set(err, errlen, "out of memory");
+    int n_unk = vocab_encode(v, (const char *const *)w->tok, w->n, ids, unknown);
+    quote_words(list, n, w->tok, unknown, n_unk);
+    free(unknown);
+    return n_unk;
+}
+
+int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab *v, char *err, size_t errlen) {
+    memset(s, 0, sizeof *s);
+    s->text = text;
+    if (tokenizer_split(&s->words, text, err, errlen) != 0) return -1;
+    int max_len = m->config.max_len;
+    if (s->words.n + 1 > max_len) {
+        errmsg_set(err, errlen, "\"%s\" has %d tokens; this model reads at most %d", text, s->words.n, max_len - 1);
+        sentence_free(s);
+        return -1;
+    }
+    s->S = s->words.n + 1;
+    s->cap = max_len;
+    s->src = malloc(sizeof(int) * (size_t)s->S);
+    s->src_tok = malloc(sizeof(char *) * (size_t)s->S);
+    s->tgt = malloc(sizeof(int) * (size_t)(s->cap + 1));
+    s->tgt_tok = malloc(sizeof(char *) * (size_t)(s->cap + 1));
+    if (!s->src || !s->src_tok || !s->tgt || !s->tgt_tok) {
+        sentence_free(s);
+        return errmsg_set(err, errlen, "out of memory");
+    }
+    s->n_unknown = encode_words(v, &s->words, s->src, s->unknown, sizeof s->unknown, err, errlen);
+    if (s->n_unknown < 0) { sentence_free(s); return -1; }
+    s->src[s->words.n] = VOCAB_EOS;
+    for (int i = 0; i < s->words.n; i++) s->src_tok[i] = s->words.tok[i];
+    s->src_tok[s->words.n] = vocab_word(v, VOCAB_EOS);
+    return 0;
+}
+
+/* tgt_tok and the translation text from tgt[0..T). */
+static void describe_target(Sentence *s, const Vocab *v) {
+    for (int t = 0; t < s->T; t++) s->tgt_tok[t] = vocab_word(v, s->tgt[t]);
+    char why[128];
+    if (vocab_decode(v, s->tgt, s->T, VOCAB_DECODE_SKIP_SPECIAL, s->translation, sizeof s->translation, why,
+                     sizeof why) < 0)
+        snprintf(s->translation, sizeof s->translation, "(too long to show)");
+}
+
+int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err, size_t errlen) {
+    if (decode_greedy(m, s->src, s->S, tag, s->cap, s->tgt, &s->T, err, errlen) != 0) return -1;
+    describe_target(s, v);
+    return 0;
+}
+
+int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target, char *err, size_t errlen) {
+    Tokens tt = {0};
+    if (tokenizer_split(&tt, target, err, errlen) != 0) return -1;
+    if (tt.n + 1 > s->cap) {
+        errmsg_set(err, errlen, "the target \"%s\" has %d tokens; this model writes at most %d", target, tt.n,
+                   s->cap - 1);
+        tokens_free(&tt);
+        return -1;
+    }
+    s->tgt[0] = tag;
+    s->n_target_unknown = encode_words(v, &tt, s->tgt + 1, s->target_unknown, sizeof s->target_unknown, err, errlen);
+    s->T = tt.n + 1;
+    tokens_free(&tt);
+    if (s->n_target_unknown < 0) return -1;
+    describe_target(s, v);
+    return 0;
+}
+
+int sentence_forward(Sentence *s, Model *m, char *err, size_t errlen) {
+    return sentence_forward_batch(&s, 1, m, err, errlen);
+}
+
+int sentence_forward_batch(Sentence *const *s, int n, Model *m, char *err, size_t errlen) {
+    int S = 0, T = 0;
+    for (int b = 0; b < n; b++) {
+        if (s[b]->S > S) S = s[b]->S;
+        if (s[b]->T > T) T = s[b]->T;
+    }
+    int *src = malloc(sizeof(int) * (size_t)n * S), *tgt = malloc(sizeof(int) * (size_t)n * T);
+    int *sl = malloc(sizeof(int) * (size_t)n), *tl = malloc(sizeof(int) * (size_t)n);
+    int rc = -1;
+    if (!src || !tgt || !sl || !tl) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    for (int b = 0; b < n; b++) {
+        for (int x = 0; x < S; x++) src[b * S + x] = x < s[b]->S ? s[b]->src[x] : VOCAB_PAD;
+        for (int x = 0; x < T; x++) tgt[b * T + x] = x < s[b]->T ? s[b]->tgt[x] : VOCAB_PAD;
+        sl[b] = s[b]->S;
+        tl[b] = s[b]->T;
+    }
+    if (model_forward(m, src, sl, S, tgt, tl, T, n) != 0) { errmsg_set(err, errlen, "model: %s", m->err); goto done; }
+    rc = 0;
+done:
+    free(src); free(tgt); free(sl); free(tl);
+    return rc;
+}
+
+void sentence_free(Sentence *s) {
+    if (!s) return;
+    tokens_free(&s->words);
+    free(s->src); free(s->src_tok); free(s->tgt); free(s->tgt_tok);
+    memset(s, 0, sizeof *s);
+}

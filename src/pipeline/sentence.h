@@ -1,0 +1,66 @@
+/* sentence.h — one sentence through the model: the first half of the sentence
+ * pipeline (sentence → tokens → translation → the forward pass the pictures
+ * show).  `run`, `demo` and everything that shows a sentence prepare it here,
+ * so a sentence is read, capped and translated by one set of rules:
+ *
+ *   sentence_prepare   words (tokenizer.h) → ids + <eos>; unknown words are read
+ *                      as <unk> and listed; at most the model's max_len - 1 words
+ *   sentence_translate greedy decoding (decode.h), tag first: <2fr> or <2vi>;
+ *                      the translation has at most the model's max_len - 1 words
+ *   sentence_set_target  the decoder reads a given translation instead
+ *   sentence_forward   the forward pass of (source, decoder input), B = 1;
+ *   sentence_forward_batch  several sentences padded to one length
+ *
+ * The one cap is the model's own max_len (64 for the shipped model), for the
+ * source and the translation alike: the model cannot read more, and a smaller
+ * fixed cap would cut translations of sentences it can read.
+ *
+ * After sentence_translate, sentence_forward or sentence_forward_batch the
+ * model's activations are those of that forward pass, ready for model_trace.
+ * Ownership: a Sentence owns its arrays; sentence_free releases them (accepts
+ * a zeroed or half-prepared one).  src_tok and tgt_tok borrow their strings
+ * from the words and the vocabulary.  Errors: -1 and a one-line message. */
+#ifndef ATTNVIZ_SENTENCE_H
+#define ATTNVIZ_SENTENCE_H
+#include <stddef.h>
+#include "model/model.h"
+#include "model/tokenizer.h"
+
+typedef struct {
+    const char *text;        /* as given (borrowed)                               */
+    Tokens words;            /* its lowercased words                              */
+    int S;                   /* words + <eos>                                     */
+    int *src;                /* (S) ids                                           */
+    const char **src_tok;    /* (S) the words, then "<eos>"                       */
+    int T;                   /* decoder input length: tag + translation           */
+    int *tgt;                /* (cap + 1) decoder input: tag, y1 … yn             */
+    const char **tgt_tok;    /* (cap + 1) its tokens                              */
+    int cap;                 /* capacity of tgt: the model's max_len              */
+    char translation[1024];  /* y1 … yn as text, special tokens left out          */
+    int n_unknown;           /* source words read as <unk>                        */
+    char unknown[512];       /* them, quoted and comma-separated: 'zebra', 'okapi' */
+    int n_target_unknown;    /* the same for a given target                       */
+    char target_unknown[512];
+} Sentence;
+
+/* Tokenizes and encodes text for model m with vocabulary v.  0, or -1 with err. */
+int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab *v, char *err, size_t errlen);
+
+/* Greedy translation into the language of tag (VOCAB_2FR / VOCAB_2VI).  Fills
+ * tgt, tgt_tok, T and translation.  0, or -1 with err. */
+int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err, size_t errlen);
+
+/* The decoder input becomes tag + the words of target (teacher forcing); the
+ * translation text becomes target's words.  Runs no forward pass.  0, or -1. */
+int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target, char *err, size_t errlen);
+
+/* Forward pass of (src, tgt) alone.  0, or -1 with err. */
+int sentence_forward(Sentence *s, Model *m, char *err, size_t errlen);
+
+/* Forward pass of n sentences as one batch, each padded with <pad> to the
+ * longest source and decoder input; row b of the activations is s[b].  0, or -1. */
+int sentence_forward_batch(Sentence *const *s, int n, Model *m, char *err, size_t errlen);
+
+void sentence_free(Sentence *s);
+
+#endif
