@@ -1,0 +1,163 @@
+"""The layout of src/ (docs/architecture.md): rooms, and which room may include which.
+
+Read from the #include lines, so the rule stays true as code is added:
+  - every source file lives in a known room, src/ROOM/NAME.c|h;
+  - a room includes only itself and the rooms below it (RANK);
+  - inside a room the modules (NAME.c + NAME.h + a private NAME_internal.h) include
+    each other without circles;
+  - a subcommand (src/cli/*.c) is a leaf: nothing outside cli/ includes cli/, and
+    inside cli/ only the shared cli.h is included.
+"""
+import os, re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+
+# Lower numbers sit lower: a room may include rooms with a smaller rank only.
+RANK = {
+    "core": 0,       # float kernels, attention, JSON matrices, errors, files, rng
+    "trace": 1,      # the record of every map and its JSON writer
+    "model": 2,      # config, checkpoint, tokenizer, forward/backward, decoding
+    "render": 2,     # PNG, colour maps, font, layouts, HTML, views of trace maps
+    "pipeline": 3,   # sentence -> model -> maps -> pictures + trace
+    "lesson": 4,     # corpus, training, evaluation, the demo's lesson
+    "cli": 5,        # one leaf file per subcommand, main.c
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+
+
+def scan(src):
+    """{relpath: [included relpaths]} for every .c/.h under src, plus stray files."""
+    files, stray = {}, []
+    for room in sorted(os.listdir(src)):
+        d = os.path.join(src, room)
+        if not os.path.isdir(d):
+            stray.append(room)
+            continue
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".c", ".h")):
+                with open(os.path.join(d, name), encoding="utf-8") as f:
+                    files[f"{room}/{name}"] = INCLUDE.findall(f.read())
+            else:
+                stray.append(f"{room}/{name}")
+    return files, stray
+
+
+def find_cycle(graph):
+    """A list of nodes forming a cycle in {node: set(nodes)}, or None."""
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if state.get(m) == 1:
+                return stack[stack.index(m):] + [m]
+            if m not in state:
+                c = visit(m)
+                if c:
+                    return c
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state:
+            c = visit(n)
+            if c:
+                return c
+    return None
+
+
+def module_of(path):
+    """ROOM/NAME for ROOM/NAME.c, ROOM/NAME.h and NAME's private header ROOM/NAME_internal.h."""
+    mod = path.rsplit(".", 1)[0]
+    return mod[:-len("_internal")] if mod.endswith("_internal") else mod
+
+
+def problems(src, rank=RANK):
+    """Every broken rule of the layout, one line each (empty: all good)."""
+    files, stray = scan(src)
+    out = [f"src/{s}: not a .c/.h file in a room (src/ROOM/NAME.c)" for s in stray]
+    modules = {}
+    for path, incs in files.items():
+        room = path.split("/")[0]
+        mod = module_of(path)
+        if room not in rank:
+            out.append(f"src/{path}: room '{room}' has no rank in tests/test_layout.py and docs/architecture.md")
+            continue
+        modules.setdefault(mod, set())
+        for inc in incs:
+            if "/" not in inc:
+                out.append(f"src/{path}: #include \"{inc}\" must name its room (\"ROOM/{inc}\")")
+                continue
+            if inc not in files:
+                out.append(f"src/{path}: #include \"{inc}\": no such file in src/")
+                continue
+            to = inc.split("/")[0]
+            if to == room:
+                target = module_of(inc)
+                if target != mod:
+                    modules[mod].add(target)
+                if room == "cli" and inc != "cli/cli.h":
+                    out.append(f"src/{path}: includes {inc}; a subcommand is a leaf, share code through a lower room")
+            elif to == "cli":
+                out.append(f"src/{path}: includes {inc}; nothing outside cli/ may include the command line")
+            elif rank.get(to, 99) >= rank[room]:
+                out.append(f"src/{path}: {room} (rank {rank[room]}) includes {inc} ({to}, rank {rank.get(to)}); "
+                           f"imports flow down only")
+    cycle = find_cycle(modules)
+    if cycle:
+        out.append("circle of includes: " + " -> ".join(cycle))
+    return out
+
+
+def test_layout_rooms_and_include_direction():
+    bad = problems(SRC)
+    assert not bad, "layout broken:\n  " + "\n  ".join(bad)
+
+
+def test_layout_top_level_is_exact():
+    names = sorted(n for n in os.listdir(ROOT) if not n.startswith(".") and n != "build")
+    assert names == sorted(["src", "docs", "samples", "tests", "output", "Makefile", "README.md"]), names
+
+
+def write(tmp, rel, text):
+    p = os.path.join(tmp, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def test_layout_checker_catches_circles_and_upward_includes(tmp):
+    """The checker itself, on a small tree that breaks each rule once."""
+    src = os.path.join(tmp, "src")
+    write(tmp, "src/core/a.h", '#include "core/b.h"\n')
+    write(tmp, "src/core/a.c", '#include "core/a.h"\n')
+    write(tmp, "src/core/b.h", "\n")
+    write(tmp, "src/core/b.c", '#include "core/b.h"\n#include "core/a.h"\n')   # a -> b -> a
+    write(tmp, "src/model/m.c", '#include "core/a.h"\n')                        # fine: down
+    write(tmp, "src/core/up.c", '#include "model/m.h"\n')                       # up
+    write(tmp, "src/model/m.h", "\n")
+    write(tmp, "src/render/r.c", '#include "model/m.h"\n')                      # same rank
+    write(tmp, "src/cli/run.c", '#include "cli/cli.h"\n')
+    write(tmp, "src/cli/cli.h", "\n")
+    write(tmp, "src/cli/demo.c", '#include "cli/run.h"\n')                      # cli not a leaf
+    write(tmp, "src/cli/run.h", "\n")
+    write(tmp, "src/lesson/l.c", '#include "cli/cli.h"\n#include "tensor.h"\n')  # into cli; no room
+    write(tmp, "src/stray.c", "\n")
+    bad = problems(src)
+    text = "\n".join(bad)
+    assert "circle of includes: core/a -> core/b -> core/a" in text, text
+    assert "src/core/up.c: core (rank 0) includes model/m.h" in text, text
+    assert "src/render/r.c: render (rank 2) includes model/m.h" in text, text
+    assert "src/cli/demo.c: includes cli/run.h" in text, text
+    assert "src/lesson/l.c: includes cli/cli.h" in text, text
+    assert "must name its room" in text, text
+    assert "src/stray.c" in text, text
+    assert len(bad) == 7, text
+    # and the good parts of that tree raise nothing once the bad files go
+    for rel in ["src/core/b.c", "src/core/up.c", "src/render/r.c", "src/cli/demo.c", "src/lesson/l.c", "src/stray.c"]:
+        os.remove(os.path.join(tmp, rel))
+    assert problems(src) == []
