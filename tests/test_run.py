@@ -137,3 +137,21 @@ def test_run_unknown_words_warn(tmp):
     assert "warning" in r.stderr and "'zebra'" in r.stderr, r.stderr
     t = load_json(os.path.join(tmp, "o", "trace.json"))
     assert t["source_tokens"][1] == "zebra"
+
+def test_run_translation_cap_is_the_models_max_len(tmp):
+    """One sentence preparation for run and demo: a translation may be as long as
+    the model can write (max_len - 1 words after the tag), not a fixed 47."""
+    vocab = SPECIALS + ["the", "cat", "sat", "on", "mat", ".", "le", "chat"]
+    vp = os.path.join(tmp, "vocab.txt")
+    open(vp, "w", encoding="utf-8").write("\n".join(vocab) + "\n")
+    for max_len in (20, 64):
+        cfg = {"arch": "encoder-decoder", "vocab_size": len(vocab), "d_model": 32, "n_heads": 4,
+               "d_ff": 64, "n_enc_layers": 2, "n_dec_layers": 2, "max_len": max_len, "norm": "post"}
+        mp = os.path.join(tmp, f"m{max_len}.safetensors")
+        # seed 3: an untrained model that never chooses <eos> on this sentence
+        run_ok("model-init", "--config", json.dumps(cfg), "--vocab", vp, "--out", mp, "--seed", "3")
+        out = os.path.join(tmp, f"o{max_len}")
+        run_ok("run", "--quiet", "--no-pictures", "--model", mp, "--out", out, "the cat sat .")
+        t = load_json(os.path.join(out, "trace.json"))
+        assert len(t["target_tokens"]) == max_len, (max_len, len(t["target_tokens"]))
+        assert t["target_tokens"][0] == "<2fr>" and "<eos>" not in t["target_tokens"]
