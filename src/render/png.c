@@ -1,15 +1,12 @@
 /* png.c — writes a Canvas as a PNG with libpng: 8-bit RGB, text chunks, no tIME
- * (same input, same bytes), through a temporary file renamed into place so a
- * failure never leaves a partial picture.  See draw.h. */
+ * (same input, same bytes), written atomically (core/fileio.h) so a failure
+ * never leaves a partial picture.  See draw.h. */
 #include "render/draw.h"
-#include <errno.h>
+#include "core/fileio.h"
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define PNG_MAX_TEXT 64
 
@@ -80,9 +77,6 @@ static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, P
 
 int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
                      char *err, size_t errlen) {
-    int status = -1, fd = -1;
-    FILE *fp = NULL;
-    char *tmp = NULL;
     png_text texts[PNG_MAX_TEXT];
     char keys[PNG_MAX_TEXT][80];
     int ntext = 0;
@@ -110,47 +104,14 @@ int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
         ntext++;
     }
 
-    size_t n = strlen(path) + 16;
-    tmp = malloc(n);
-    if (!tmp) { snprintf(err, errlen, "out of memory"); goto cleanup; }
-    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot write %s: %s%s", path, strerror(e),
-                 e == ENOENT ? " (does the folder exist?)" : "");
-        free(tmp);
-        tmp = NULL;
-        goto cleanup;
-    }
-    (void)fchmod(fd, 0644);
-    fp = fdopen(fd, "wb");
-    if (!fp) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
-    fd = -1;
-    if (write_stream(fp, c, texts, ntext, &pe)) {
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
+    if (write_stream(af.f, c, texts, ntext, &pe)) {
         char why[256];
-        snprintf(why, sizeof why, "%s", err);
+        snprintf(why, sizeof why, "%s", err ? err : "");
         snprintf(err, errlen, "cannot write %s: %s", path, why);
-        goto cleanup;
+        atomic_abort(&af);
+        return -1;
     }
-    if (fflush(fp) != 0 || ferror(fp)) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    int rc = fclose(fp);
-    fp = NULL;
-    if (rc != 0) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    free(tmp);
-    tmp = NULL;
-    status = 0;
-
-cleanup:
-    if (fp) fclose(fp);
-    if (fd >= 0) close(fd);
-    if (tmp) { unlink(tmp); free(tmp); }
-    return status;
+    return atomic_commit(&af, err, errlen);
 }
