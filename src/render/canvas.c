@@ -2,6 +2,7 @@
  * need: rectangles, hatching, thick lines, triangles, circles, rounded
  * rectangles, arrows and coverage-mask blits (text).  See draw.h. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +13,7 @@ int canvas_init(Canvas *c, int w, int h, Rgb bg, char *err, size_t errlen) {
     c->px = NULL;
     if (check_canvas_size(w, h, err, errlen)) return -1;
     c->px = malloc((size_t)w * (size_t)h * 3);
-    if (!c->px) {
-        snprintf(err, errlen, "out of memory for a %d x %d picture", w, h);
-        return -1;
-    }
+    if (!c->px) return errmsg_set(err, errlen, "out of memory for a %d x %d picture", w, h);
     c->w = w;
     c->h = h;
     canvas_fill_rect(c, 0, 0, w, h, bg);

@@ -1,6 +1,7 @@
 /* common.c — pieces shared by the layouts: number formatting, tick steps, the
  * colour bar, masked cells, size checks.  See draw.h. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,10 +130,8 @@ void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing) {
 }
 
 int check_canvas_size(long w, long h, char *err, size_t errlen) {
-    if (w < 1 || h < 1 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE || w * h > CANVAS_MAX_PIXELS) {
-        snprintf(err, errlen, "picture would be %ld x %ld pixels, too large to draw "
-                 "(render fewer tokens or fewer panels)", w, h);
-        return -1;
-    }
+    if (w < 1 || h < 1 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE || w * h > CANVAS_MAX_PIXELS)
+        return errmsg_set(err, errlen, "picture would be %ld x %ld pixels, too large to draw "
+                          "(render fewer tokens or fewer panels)", w, h);
     return 0;
 }

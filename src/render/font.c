@@ -3,6 +3,7 @@
  * rotated through FreeType's transform), truncation with "…".  The library,
  * faces and cache live for the process; render_shutdown() releases them. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <ft2build.h>
 #include FT_FREETYPE_H
 #include FT_SYNTHESIS_H
@@ -91,16 +92,16 @@ int font_ensure(char *err, size_t errlen) {
     if (find_fonts() != 0) {
         const char *env = getenv("ATTNVIZ_FONT");
         if (env && *env)
-            snprintf(err, errlen, "font not found: ATTNVIZ_FONT=%s is not a readable file "
-                     "(point it to a .ttf file, or unset it to use DejaVu Sans)", env);
+            errmsg_set(err, errlen, "font not found: ATTNVIZ_FONT=%s is not a readable file "
+                       "(point it to a .ttf file, or unset it to use DejaVu Sans)", env);
         else
-            snprintf(err, errlen, "no font found: install DejaVu Sans (Debian: apt-get install "
-                     "fonts-dejavu-core) or set ATTNVIZ_FONT to a .ttf file");
+            errmsg_set(err, errlen, "no font found: install DejaVu Sans (Debian: apt-get install "
+                       "fonts-dejavu-core) or set ATTNVIZ_FONT to a .ttf file");
         return -1;
     }
-    if (FT_Init_FreeType(&F.lib)) { snprintf(err, errlen, "cannot start FreeType"); return -1; }
+    if (FT_Init_FreeType(&F.lib)) return errmsg_set(err, errlen, "cannot start FreeType");
     if (FT_New_Face(F.lib, F.path[0], 0, &F.face[0])) {
-        snprintf(err, errlen, "cannot load font %s (is it a TrueType/OpenType file?)", F.path[0]);
+        errmsg_set(err, errlen, "cannot load font %s (is it a TrueType/OpenType file?)", F.path[0]);
         FT_Done_FreeType(F.lib);
         F.lib = NULL;
         return -1;

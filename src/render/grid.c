@@ -3,6 +3,7 @@
  * ("head 0"), one shared colour bar, token labels on the outer edges when the
  * thumbnails' cells are large enough to carry them. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,17 +17,13 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
                 char *err, size_t errlen) {
     Canvas c = {0};
     int status = -1;
-    if (!cells || rows < 1 || cols < 1 || (long)rows * cols > 4096) {
-        snprintf(err, errlen, "grid needs at least one cell (got %d x %d)", rows, cols);
-        return -1;
-    }
+    if (!cells || rows < 1 || cols < 1 || (long)rows * cols > 4096)
+        return errmsg_set(err, errlen, "grid needs at least one cell (got %d x %d)", rows, cols);
     int rmax = 0, cmax = 0;
     for (int k = 0; k < rows * cols; k++) {
         const RenderHeatmap *hm = &cells[k];
-        if (!hm->values || hm->rows < 1 || hm->cols < 1 || hm->rows > 4096 || hm->cols > 4096) {
-            snprintf(err, errlen, "grid cell %d (row %d, column %d) has no values", k, k / cols, k % cols);
-            return -1;
-        }
+        if (!hm->values || hm->rows < 1 || hm->cols < 1 || hm->rows > 4096 || hm->cols > 4096)
+            return errmsg_set(err, errlen, "grid cell %d (row %d, column %d) has no values", k, k / cols, k % cols);
         if (hm->rows > rmax) rmax = hm->rows;
         if (hm->cols > cmax) cmax = hm->cols;
     }

@@ -8,6 +8,7 @@
  * masked cells.  Cell size grows with the number of tokens down to 15 px (64
  * tokens → 960 px), then shrinks so the matrix stays about 1000 px. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,14 +283,10 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
 }
 
 static int hm_check(const RenderHeatmap *hm, char *err, size_t errlen) {
-    if (!hm || !hm->values || hm->rows < 1 || hm->cols < 1) {
-        snprintf(err, errlen, "heatmap has no values (rows and cols must be >= 1)");
-        return -1;
-    }
-    if (hm->rows > 4096 || hm->cols > 4096) {
-        snprintf(err, errlen, "heatmap of %d x %d is too large to draw (at most 4096 tokens)", hm->rows, hm->cols);
-        return -1;
-    }
+    if (!hm || !hm->values || hm->rows < 1 || hm->cols < 1)
+        return errmsg_set(err, errlen, "heatmap has no values (rows and cols must be >= 1)");
+    if (hm->rows > 4096 || hm->cols > 4096)
+        return errmsg_set(err, errlen, "heatmap of %d x %d is too large to draw (at most 4096 tokens)", hm->rows, hm->cols);
     return 0;
 }
 
@@ -334,12 +331,12 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
     Canvas c = {0};
     HmLayout *L = NULL;
     int status = -1;
-    if (!panels || n < 1) { snprintf(err, errlen, "step strip has no panels"); return -1; }
+    if (!panels || n < 1) return errmsg_set(err, errlen, "step strip has no panels");
     for (int p = 0; p < n; p++)
         if (hm_check(&panels[p], err, errlen)) return -1;
     if (font_ensure(err, errlen)) return -1;
     L = calloc((size_t)n, sizeof *L);
-    if (!L) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!L) return errmsg_set(err, errlen, "out of memory");
 
     /* One cell size for every panel, so the matrices compare at a glance. */
     int nmax = 0, sum_cols = 0;

@@ -4,6 +4,7 @@
  * its token is highlighted, the keys are shaded by weight, masked keys are
  * greyed out, and the strongest link carries its weight as a label. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,14 +17,10 @@ int render_lines(const char *path, const char *title, const char *const *left,
                  const RenderMeta *meta, char *err, size_t errlen) {
     Canvas c = {0};
     int status = -1;
-    if (!weights || n_left < 1 || n_right < 1 || n_left > 4096 || n_right > 4096) {
-        snprintf(err, errlen, "lines view needs weights and at least one token on each side");
-        return -1;
-    }
-    if (focus_row >= n_left) {
-        snprintf(err, errlen, "focus row %d is out of range (there are %d query tokens)", focus_row, n_left);
-        return -1;
-    }
+    if (!weights || n_left < 1 || n_right < 1 || n_left > 4096 || n_right > 4096)
+        return errmsg_set(err, errlen, "lines view needs weights and at least one token on each side");
+    if (focus_row >= n_left)
+        return errmsg_set(err, errlen, "focus row %d is out of range (there are %d query tokens)", focus_row, n_left);
     if (font_ensure(err, errlen)) return -1;
 
     int nmax = n_left > n_right ? n_left : n_right;

@@ -4,6 +4,7 @@
  * to the right.  Non-finite values, and values <= 0 on a log axis, are skipped
  * and break the curve. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,12 +74,10 @@ int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta
                 char *err, size_t errlen) {
     Canvas c = {0};
     int status = -1;
-    if (!plot || !plot->x || plot->n_points < 1 || !plot->series || plot->n_series < 1) {
-        snprintf(err, errlen, "plot needs x values, at least one point and one series");
-        return -1;
-    }
+    if (!plot || !plot->x || plot->n_points < 1 || !plot->series || plot->n_series < 1)
+        return errmsg_set(err, errlen, "plot needs x values, at least one point and one series");
     for (int s = 0; s < plot->n_series; s++)
-        if (!plot->series[s].y) { snprintf(err, errlen, "plot series %d has no values", s); return -1; }
+        if (!plot->series[s].y) return errmsg_set(err, errlen, "plot series %d has no values", s);
     if (font_ensure(err, errlen)) return -1;
 
     /* Data ranges */

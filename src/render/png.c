@@ -2,6 +2,7 @@
  * (same input, same bytes), written atomically (core/fileio.h) so a failure
  * never leaves a partial picture.  See draw.h. */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include "core/fileio.h"
 #include <png.h>
 #include <setjmp.h>
@@ -17,7 +18,7 @@ typedef struct {
 
 static void on_png_error(png_structp png, png_const_charp msg) {
     PngErr *pe = png_get_error_ptr(png);
-    if (pe && pe->err && pe->errlen) snprintf(pe->err, pe->errlen, "libpng: %s", msg);
+    if (pe) errmsg_set(pe->err, pe->errlen, "libpng: %s", msg);
     png_longjmp(png, 1);
 }
 
@@ -47,12 +48,11 @@ static void clean_keyword(char *out, size_t outlen, const char *key) {
 /* The libpng part, kept apart so that setjmp only sees this frame's locals. */
 static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, PngErr *pe) {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pe, on_png_error, on_png_warning);
-    if (!png) { snprintf(pe->err, pe->errlen, "libpng: cannot create writer"); return -1; }
+    if (!png) return errmsg_set(pe->err, pe->errlen, "libpng: cannot create writer");
     png_infop info = png_create_info_struct(png);
     if (!info) {
         png_destroy_write_struct(&png, NULL);
-        snprintf(pe->err, pe->errlen, "libpng: out of memory");
-        return -1;
+        return errmsg_set(pe->err, pe->errlen, "libpng: out of memory");
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
@@ -82,7 +82,7 @@ int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
     int ntext = 0;
     PngErr pe = {err, errlen};
 
-    if (!path || !*path) { snprintf(err, errlen, "no output path given for the picture"); return -1; }
+    if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
     memset(texts, 0, sizeof texts);
     texts[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
     texts[ntext].key = (png_charp) "Software";
@@ -109,7 +109,7 @@ int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
     if (write_stream(af.f, c, texts, ntext, &pe)) {
         char why[256];
         snprintf(why, sizeof why, "%s", err ? err : "");
-        snprintf(err, errlen, "cannot write %s: %s", path, why);
+        errmsg_set(err, errlen, "cannot write %s: %s", path, why);
         atomic_abort(&af);
         return -1;
     }

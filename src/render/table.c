@@ -2,6 +2,7 @@
  * diagrams): header row bold on a grey band, light rules, numbers
  * right-aligned, text left-aligned, long cells cut with "…". */
 #include "render/draw.h"
+#include "core/errmsg.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,11 @@ int render_table(const char *path, const char *title, const char *const *cells,
     Canvas c = {0};
     int status = -1, *colw = NULL;
     unsigned char *numeric = NULL;
-    if (!cells || rows < 1 || cols < 1 || (long)rows * cols > 100000) {
-        snprintf(err, errlen, "table needs at least one cell (got %d x %d)", rows, cols);
-        return -1;
-    }
+    if (!cells || rows < 1 || cols < 1 || (long)rows * cols > 100000)
+        return errmsg_set(err, errlen, "table needs at least one cell (got %d x %d)", rows, cols);
     if (font_ensure(err, errlen)) return -1;
     colw = calloc((size_t)cols, sizeof *colw);
-    if (!colw) { snprintf(err, errlen, "out of memory"); return -1; }
+    if (!colw) return errmsg_set(err, errlen, "out of memory");
 
     const int M = 28, px = 15, title_px = 20, padx = 14;
     int asc, desc;
@@ -44,7 +43,7 @@ int render_table(const char *path, const char *title, const char *const *cells,
         }
     /* a column whose body cells are all numbers is right-aligned, header too */
     numeric = calloc((size_t)cols, 1);
-    if (!numeric) { snprintf(err, errlen, "out of memory"); goto cleanup; }
+    if (!numeric) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
     for (int j = 0; j < cols; j++) {
         numeric[j] = rows > 1;
         for (int r = 1; r < rows; r++)
