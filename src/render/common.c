@@ -1,5 +1,5 @@
 /* common.c — pieces shared by the layouts: number formatting, tick steps, the
- * colour bar, masked cells, size checks.  See draw.h. */
+ * colour bar, masked cells.  See draw.h. */
 #include "render/draw.h"
 #include "core/errmsg.h"
 #include <math.h>
@@ -127,11 +127,4 @@ void colorbar_draw(Canvas *c, int x, int y, int bar_w, int h, RenderCmap cmap, f
 void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing) {
     canvas_fill_rect(c, x, y, w, h, COL_MASK);
     if (w >= 4 && h >= 4) canvas_hatch_rect(c, x, y, w, h, spacing, COL_HATCH);
-}
-
-int check_canvas_size(long w, long h, char *err, size_t errlen) {
-    if (w < 1 || h < 1 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE || w * h > CANVAS_MAX_PIXELS)
-        return errmsg_set(err, errlen, "picture would be %ld x %ld pixels, too large to draw "
-                          "(render fewer tokens or fewer panels)", w, h);
-    return 0;
 }

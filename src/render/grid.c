@@ -116,8 +116,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     }
     if (title && M + font_width(FONT_BOLD, title_px, title) + M > W) W = M + font_width(FONT_BOLD, title_px, title) + M;
     long H = y0 + (grid_h > cbar_h ? grid_h : cbar_h) + M;
-    if (check_canvas_size(W, H, err, errlen)) return -1;
-    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
+    if (canvas_init(&c, W, H, COL_BG, err, errlen)) goto cleanup;
 
     if (title_base) font_draw(&c, FONT_BOLD, title_px, M, title_base, title, COL_TEXT);
     for (int r = 0; r < rows; r++)

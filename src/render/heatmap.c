@@ -368,8 +368,7 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
     h += top;
     long tw = title ? font_width(FONT_BOLD, top_px, title) + 2 * 28 : 0;
     if (tw > w) w = tw;
-    if (check_canvas_size(w, h, err, errlen)) goto cleanup;
-    if (canvas_init(&c, (int)w, (int)h, COL_BG, err, errlen)) goto cleanup;
+    if (canvas_init(&c, w, h, COL_BG, err, errlen)) goto cleanup;
     if (title && *title) {
         font_vmetrics(FONT_BOLD, top_px, &asc, &desc);
         font_draw(&c, FONT_BOLD, top_px, 28, margin + asc, title, COL_TEXT);

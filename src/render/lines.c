@@ -58,8 +58,7 @@ int render_lines(const char *path, const char *title, const char *const *left,
     y += asc + desc + 10;
     int top = y;
     long H = top + (long)nmax * pitch + M;
-    if (check_canvas_size(W, H, err, errlen)) return -1;
-    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
+    if (canvas_init(&c, W, H, COL_BG, err, errlen)) goto cleanup;
 
     /* Shorter column centred against the longer one. */
     double ly0 = top + (nmax - n_left) * pitch / 2.0 + pitch / 2.0;

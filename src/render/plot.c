@@ -131,8 +131,7 @@ int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta
     long H = py0 + PH + 8 + asc + desc + (plot->x_label ? lab_h + 12 : 0) + M;
     if (plot->title && M + font_width(FONT_BOLD, title_px, plot->title) + M > W)
         W = M + font_width(FONT_BOLD, title_px, plot->title) + M;
-    if (check_canvas_size(W, H, err, errlen)) return -1;
-    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
+    if (canvas_init(&c, W, H, COL_BG, err, errlen)) goto cleanup;
 
     if (title_base) font_draw(&c, FONT_BOLD, title_px, M, title_base, plot->title, COL_TEXT);
     /* grid and ticks */

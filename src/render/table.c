@@ -61,8 +61,7 @@ int render_table(const char *path, const char *title, const char *const *cells,
     }
     long W = M + tw + M, H = y + (long)rows * row_h + M;
     if (title && M + font_width(FONT_BOLD, title_px, title) + M > W) W = M + font_width(FONT_BOLD, title_px, title) + M;
-    if (check_canvas_size(W, H, err, errlen)) goto cleanup;
-    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
+    if (canvas_init(&c, W, H, COL_BG, err, errlen)) goto cleanup;
 
     if (title_base) font_draw(&c, FONT_BOLD, title_px, M, title_base, title, COL_TEXT);
     canvas_fill_rect(&c, M, y, (int)tw, row_h, RGB_HEX(0xECEFF2));
