@@ -1,20 +1,14 @@
 /* draw.h — the rest of the renderer's private toolbox, being split into one
- * header per module (the canvas and palette: canvas.h): text through
- * FreeType, colour maps, number formatting, the colour bar and the PNG writer.
+ * header per module (the canvas and palette: canvas.h; the PNG writer: png.h): text through
+ * FreeType, colour maps, number formatting and the colour bar.
  * Used only by the files of src/render/.  The font library and glyph cache
  * are process-wide, loaded on first use, released by render_shutdown(). */
 #ifndef ATTNVIZ_RENDER_DRAW_H
 #define ATTNVIZ_RENDER_DRAW_H
 #include "render/canvas.h"
+#include "render/png.h"
 #include "render/render.h"
 #include <stddef.h>
-
-/* ---- png.c ------------------------------------------------------------- */
-/* Writes the canvas as an 8-bit RGB PNG with a "Software" tEXt chunk and the
- * meta items (ASCII values as tEXt, others as UTF-8 iTXt), through a temporary
- * file in the same folder renamed into place.  0, or -1 and `err`. */
-int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
-                     char *err, size_t errlen);
 
 /* ---- font.c ------------------------------------------------------------ */
 typedef enum { FONT_REGULAR = 0, FONT_BOLD = 1 } FontStyle;

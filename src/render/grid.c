@@ -155,7 +155,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
                           COL_TEXT);
         }
     colorbar_draw(&c, cbar_x, y0, 16, cbar_h, cells[0].cmap, vmin, vmax, tick_px);
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);

@@ -299,7 +299,7 @@ int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *
     hm_layout(&L, hm, 0, 20, 28, 0);
     if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) goto cleanup;
     hm_draw(&c, &L, 0, 0);
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);
@@ -384,7 +384,7 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
         }
         x += L[p].w + gap;
     }
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);

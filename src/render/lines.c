@@ -139,7 +139,7 @@ int render_lines(const char *path, const char *title, const char *const *left,
         font_draw_center(&c, FONT_BOLD, 14, (int)lround(lxm), font_center_baseline(14, lym), s, COL_TEXT);
     }
 
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);

@@ -198,7 +198,7 @@ int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta
                       COL_TEXT);
     }
 
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);

@@ -1,7 +1,5 @@
-/* png.c — writes a Canvas as a PNG with libpng: 8-bit RGB, text chunks, no tIME
- * (same input, same bytes), written atomically (core/fileio.h) so a failure
- * never leaves a partial picture.  See draw.h. */
-#include "render/draw.h"
+/* png.c — see png.h. */
+#include "render/png.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <png.h>
@@ -75,7 +73,7 @@ static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, P
     return 0;
 }
 
-int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
+int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
                      char *err, size_t errlen) {
     png_text texts[PNG_MAX_TEXT];
     char keys[PNG_MAX_TEXT][80];

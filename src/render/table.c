@@ -83,7 +83,7 @@ int render_table(const char *path, const char *title, const char *const *cells,
     canvas_fill_rect(&c, M, y, (int)tw, 1, RGB_HEX(0x8A8F96));
     canvas_fill_rect(&c, M, y + rows * row_h - 1, (int)tw, 1, RGB_HEX(0x8A8F96));
 
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
+    if (png_write_canvas(path, &c, meta, err, errlen)) goto cleanup;
     status = 0;
 cleanup:
     canvas_free(&c);
