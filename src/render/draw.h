@@ -1,37 +1,13 @@
 /* draw.h — the rest of the renderer's private toolbox, being split into one
- * header per module (the canvas and palette: canvas.h; the PNG writer: png.h): text through
- * FreeType, colour maps, number formatting and the colour bar.
- * Used only by the files of src/render/.  The font library and glyph cache
- * are process-wide, loaded on first use, released by render_shutdown(). */
+ * header per module (canvas.h, png.h, font.h so far): colour maps, number
+ * formatting, the colour bar.  Used only by the files of src/render/. */
 #ifndef ATTNVIZ_RENDER_DRAW_H
 #define ATTNVIZ_RENDER_DRAW_H
 #include "render/canvas.h"
+#include "render/font.h"
 #include "render/png.h"
 #include "render/render.h"
 #include <stddef.h>
-
-/* ---- font.c ------------------------------------------------------------ */
-typedef enum { FONT_REGULAR = 0, FONT_BOLD = 1 } FontStyle;
-
-/* Loads FreeType and the faces on first call.  0, or -1 and `err`. */
-int font_ensure(char *err, size_t errlen);
-/* Advance width of the UTF-8 text in pixels. */
-int font_width(FontStyle st, int px, const char *s);
-/* Ascender (>0) and descender (>0, below the baseline) of the face at px. */
-void font_vmetrics(FontStyle st, int px, int *ascent, int *descent);
-/* Text with its baseline's left end at (x, baseline). */
-void font_draw(Canvas *c, FontStyle st, int px, int x, int baseline, const char *s, Rgb col);
-/* Horizontal helpers: right-aligned at x_right, centred on cx. */
-void font_draw_right(Canvas *c, FontStyle st, int px, int x_right, int baseline, const char *s, Rgb col);
-void font_draw_center(Canvas *c, FontStyle st, int px, int cx, int baseline, const char *s, Rgb col);
-/* Text rotated counter-clockwise by `degrees` about its baseline origin (x, y). */
-void font_draw_rotated(Canvas *c, FontStyle st, int px, double x, double y, double degrees,
-                       const char *s, Rgb col);
-/* Copies s into out, cut at a character boundary and ended with "…" when it is
- * wider than max_w pixels.  Returns the width of the result. */
-int font_fit(FontStyle st, int px, const char *s, int max_w, char *out, size_t outlen);
-/* Baseline that centres lowercase-and-capital text vertically on cy. */
-int font_center_baseline(int px, double cy);
 
 /* ---- colormap.c -------------------------------------------------------- */
 /* Colour of value v on the scale [vmin, vmax] (clamped). */

@@ -1,8 +1,7 @@
-/* font.c — text through FreeType in DejaVu Sans (regular and bold): UTF-8
- * decoding, measuring, anti-aliased drawing (horizontal from a glyph cache,
- * rotated through FreeType's transform), truncation with "…".  The library,
- * faces and cache live for the process; render_shutdown() releases them. */
-#include "render/draw.h"
+/* font.c — see font.h: finding the font files, loading the faces, UTF-8
+ * decoding, the glyph cache, measuring and drawing. */
+#include "render/font.h"
+#include "render/render.h"
 #include "core/errmsg.h"
 #include <ft2build.h>
 #include FT_FREETYPE_H
