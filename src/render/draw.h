@@ -1,22 +1,14 @@
 /* draw.h — the rest of the renderer's private toolbox, being split into one
- * header per module (canvas.h, png.h, font.h so far): colour maps, number
+ * header per module (canvas.h, png.h, font.h, colormap.h so far): number
  * formatting, the colour bar.  Used only by the files of src/render/. */
 #ifndef ATTNVIZ_RENDER_DRAW_H
 #define ATTNVIZ_RENDER_DRAW_H
 #include "render/canvas.h"
+#include "render/colormap.h"
 #include "render/font.h"
 #include "render/png.h"
 #include "render/render.h"
 #include <stddef.h>
-
-/* ---- colormap.c -------------------------------------------------------- */
-/* Colour of value v on the scale [vmin, vmax] (clamped). */
-Rgb cmap_value(RenderCmap cmap, float v, float vmin, float vmax);
-/* Black or white, whichever contrasts more with the background. */
-Rgb cmap_text_on(Rgb bg);
-/* The scale actually used for a heatmap: diverging with vmin == vmax → symmetric
- * ±max|finite unmasked value| (1 if there is none); otherwise as given. */
-void cmap_scale(const RenderHeatmap *hm, float *vmin, float *vmax);
 
 /* ---- common.c ---------------------------------------------------------- */
 /* A cell value: 2 decimals below 10, 3 significant digits above, integers up to

@@ -31,20 +31,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
 
     /* Shared scale: cells[0]'s; a diverging auto scale covers every cell. */
     float vmin, vmax;
-    cmap_scale(&cells[0], &vmin, &vmax);
-    if (cells[0].cmap == RENDER_CMAP_DIVERGING && cells[0].vmin == cells[0].vmax) {
-        float m = 0;
-        for (int k = 0; k < rows * cols; k++) {
-            const RenderHeatmap *hm = &cells[k];
-            for (long q = 0; q < (long)hm->rows * hm->cols; q++) {
-                float v = hm->values[q];
-                if ((!hm->mask || hm->mask[q]) && isfinite(v) && fabsf(v) > m) m = fabsf(v);
-            }
-        }
-        if (!(m > 0)) m = 1;
-        vmin = -m;
-        vmax = m;
-    }
+    cmap_scale(cells, rows * cols, &vmin, &vmax);
 
     int nmax = rmax > cmax ? rmax : cmax;
     int p = 180 / nmax;                 /* pixels per cell in a thumbnail */

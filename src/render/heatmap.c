@@ -84,7 +84,7 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
                       int forced_mat_y) {
     memset(L, 0, sizeof *L);
     L->hm = hm;
-    cmap_scale(hm, &L->vmin, &L->vmax);
+    cmap_scale(hm, 1, &L->vmin, &L->vmax);
     L->margin = margin;
     int n = hm->rows > hm->cols ? hm->rows : hm->cols;
     L->cell = cell > 0 ? cell : auto_cell(n);
