@@ -1,23 +1,17 @@
 /* draw.h — the rest of the renderer's private toolbox, being split into one
- * header per module (canvas.h, png.h, font.h, colormap.h so far): number
- * formatting, the colour bar.  Used only by the files of src/render/. */
+ * header per module (canvas.h, png.h, font.h, colormap.h, fmt.h so far):
+ * the colour bar, masked cells.  Used only by the files of src/render/. */
 #ifndef ATTNVIZ_RENDER_DRAW_H
 #define ATTNVIZ_RENDER_DRAW_H
 #include "render/canvas.h"
 #include "render/colormap.h"
+#include "render/fmt.h"
 #include "render/font.h"
 #include "render/png.h"
 #include "render/render.h"
 #include <stddef.h>
 
 /* ---- common.c ---------------------------------------------------------- */
-/* A cell value: 2 decimals below 10, 3 significant digits above, integers up to
- * 99999, then compact exponent ("-1e9"); "−∞", "+∞", "NaN" for non-finite. */
-void fmt_value(char *out, size_t outlen, float v);
-/* A tick label: shortest form with the decimals the step needs ("0.25", "1", "-10"). */
-void fmt_tick(char *out, size_t outlen, double v, double step);
-/* Nice tick step for the range divided into about `target` intervals. */
-double nice_step(double range, int target);
 /* Colour bar: ticks for the scale; width needed including tick labels. */
 int colorbar_width(RenderCmap cmap, float vmin, float vmax, int bar_w, int h, int font_px);
 void colorbar_draw(Canvas *c, int x, int y, int bar_w, int h, RenderCmap cmap, float vmin,

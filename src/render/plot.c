@@ -47,7 +47,7 @@ static void axis_ticks(Axis *a, double mn, double mx, int target) {
         return;
     }
     if (!(mx > mn)) { mn -= 1; mx += 1; }
-    double step = nice_step(mx - mn, target);
+    double step = fmt_tick_step(mx - mn, target);
     a->lo = floor(mn / step + 1e-9) * step;
     a->hi = ceil(mx / step - 1e-9) * step;
     a->step = step;
