@@ -96,7 +96,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     int y0 = y + col_tok_h;
     int grid_w = cols * tw + (cols - 1) * G, grid_h = rows * th + (rows - 1) * G;
     int cbar_x = x0 + grid_w + 28, cbar_h = grid_h < 120 ? 120 : grid_h > 360 ? 360 : grid_h;
-    long W = cbar_x + colorbar_width(cells[0].cmap, vmin, vmax, 16, cbar_h, tick_px) + M;
+    long W = cbar_x + colorbar_width(vmin, vmax, 16, cbar_h, tick_px) + M;
     if (tokens && angle == 45) {
         long r = x0 + (cols - 1) * (tw + G) + (cells[cols - 1].cols - 1) * p + p / 2 + (long)ceil((col_tok_w + 13) * COS45) + 4;
         if (r + M > W) W = r + M;

@@ -174,7 +174,7 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     L->mat_h = hm->rows * L->cell;
     L->cbar_y = L->mat_y;
     L->cbar_h = L->mat_h < 120 ? 120 : L->mat_h > 480 ? 480 : L->mat_h;
-    right += colorbar_width(hm->cmap, L->vmin, L->vmax, L->cbar_w, L->cbar_h, L->tick_px);
+    right += colorbar_width(L->vmin, L->vmax, L->cbar_w, L->cbar_h, L->tick_px);
     int bottom = L->mat_y + (L->mat_h > L->cbar_h ? L->mat_h : L->cbar_h);
     int legend_right = 0;
     if (L->has_masked) {
