@@ -3,7 +3,9 @@
  * of viridis and the diverging map, masked cells, labels and diacritics, text
  * chunks, same bytes twice, failures that leave no file. */
 #include "check.h"
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/fmt.h"
+#include "render/font.h"
 #include "render/render.h"
 #include <dirent.h>
 #include <png.h>

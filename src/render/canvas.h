@@ -30,6 +30,7 @@ typedef struct { unsigned char r, g, b; } Rgb;
 #define COL_FAINT     RGB_HEX(0xA0A4A8)
 #define COL_AXIS      RGB_HEX(0x3C3C3C)
 #define COL_GRIDLINE  RGB_HEX(0xE4E6E8)
+#define COL_FRAME     RGB_HEX(0x9A9A9A)   /* around a matrix */
 #define COL_MASK      RGB_HEX(0xC4C4C4)   /* masked cell fill  */
 #define COL_HATCH     RGB_HEX(0x7E7E7E)   /* its diagonal hatch */
 #define COL_HILITE    RGB_HEX(0xF0521C)   /* highlighted row on viridis */

@@ -2,7 +2,12 @@
  * thumbnails, row titles on the left ("layer 0"), column titles on top
  * ("head 0"), one shared colour bar, token labels on the outer edges when the
  * thumbnails' cells are large enough to carry them. */
-#include "render/draw.h"
+#include "render/heatmap.h"
+#include "render/colorbar.h"
+#include "render/colormap.h"
+#include "render/font.h"
+#include "render/label.h"
+#include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +45,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     int tw = cmax * p, th = rmax * p;   /* thumbnail slot */
     const int M = 28, G = 18, title_px = 22, head_px = 15, tok_px = 13, tick_px = 13;
     int asc, desc;
-    char buf[512], num[32];
+    char buf[512];
     /* A slot is at least as wide as its column title, so narrow thumbnails
      * (many queries, few keys) don't run the titles together. */
     for (int cc = 0; col_titles && cc < cols; cc++) {
@@ -57,17 +62,17 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
         for (int r = 0; r < rows; r++) {
             const RenderHeatmap *hm = &cells[r * cols];
             for (int i = 0; i < hm->rows; i++) {
-                int w = font_fit(FONT_REGULAR, tok_px, hm_label(hm->row_labels, i, num, sizeof num), 120, buf, sizeof buf);
+                int w = label_fit(FONT_REGULAR, tok_px, hm->row_labels, i, 120, buf, sizeof buf);
                 if (w > row_tok_w) row_tok_w = w;
             }
         }
         for (int j = 0; j < first->cols; j++) {
-            int w = font_fit(FONT_REGULAR, tok_px, hm_label(first->col_labels, j, num, sizeof num), 120, buf, sizeof buf);
+            int w = label_fit(FONT_REGULAR, tok_px, first->col_labels, j, 120, buf, sizeof buf);
             if (w > col_tok_w) col_tok_w = w;
         }
         for (int cc = 1; cc < cols; cc++)
             for (int j = 0; j < cells[cc].cols; j++) {
-                int w = font_fit(FONT_REGULAR, tok_px, hm_label(cells[cc].col_labels, j, num, sizeof num), 120, buf, sizeof buf);
+                int w = label_fit(FONT_REGULAR, tok_px, cells[cc].col_labels, j, 120, buf, sizeof buf);
                 if (w > col_tok_w) col_tok_w = w;
             }
         angle = col_tok_w <= p - 4 ? 0 : p * COS45 >= (asc + desc) * 1.05 ? 45 : 90;
@@ -110,22 +115,17 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
         for (int cc = 0; cc < cols; cc++) {
             const RenderHeatmap *hm = &cells[r * cols + cc];
             int x = x0 + cc * (tw + G) + (tw - hm->cols * p) / 2, ty = y0 + r * (th + G);
-            hm_draw_cells(&c, hm, x, ty, p, p >= 12 ? 1 : 0, vmin, vmax);
-            canvas_stroke_rect(&c, x - 1, ty - 1, hm->cols * p + 2, hm->rows * p + 2, 1, RGB_HEX(0x9A9A9A));
-            if (hm->highlight_row >= 0 && hm->highlight_row < hm->rows) {
-                int t = p >= 8 ? 2 : 1;
-                Rgb hil = hm->cmap == RENDER_CMAP_VIRIDIS ? COL_HILITE : COL_HILITE_DIV;
-                canvas_stroke_rect(&c, x - t, ty + hm->highlight_row * p - t, hm->cols * p + 2 * t, p + 2 * t, t, hil);
-            }
+            heatmap_draw_cells(&c, hm, x, ty, p, p >= 12 ? 1 : 0, vmin, vmax);
+            heatmap_draw_highlight(&c, hm, x, ty, p, p >= 8 ? 2 : 1);
             if (tokens && cc == 0)
                 for (int i = 0; i < hm->rows; i++) {
-                    font_fit(FONT_REGULAR, tok_px, hm_label(hm->row_labels, i, num, sizeof num), 120, buf, sizeof buf);
+                    label_fit(FONT_REGULAR, tok_px, hm->row_labels, i, 120, buf, sizeof buf);
                     font_draw_right(&c, FONT_REGULAR, tok_px, x - 6, font_center_baseline(tok_px, ty + i * p + p / 2.0), buf,
                                     i == hm->highlight_row ? COL_HILITE : COL_TEXT);
                 }
             if (tokens && r == 0)
                 for (int j = 0; j < hm->cols; j++) {
-                    font_fit(FONT_REGULAR, tok_px, hm_label(hm->col_labels, j, num, sizeof num), 120, buf, sizeof buf);
+                    label_fit(FONT_REGULAR, tok_px, hm->col_labels, j, 120, buf, sizeof buf);
                     double cx = x + j * p + p / 2.0;
                     if (angle == 0)
                         font_draw_center(&c, FONT_REGULAR, tok_px, (int)lround(cx), ty - 6 - 3, buf, COL_TEXT);

@@ -7,7 +7,13 @@
  * (horizontal when they fit a column, else at 45°), the matrix, the legend for
  * masked cells.  Cell size grows with the number of tokens down to 15 px (64
  * tokens → 960 px), then shrinks so the matrix stays about 1000 px. */
-#include "render/draw.h"
+#include "render/heatmap.h"
+#include "render/colorbar.h"
+#include "render/colormap.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/label.h"
+#include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
@@ -34,12 +40,6 @@ typedef struct {
     int legend_y;
 } HmLayout;
 
-const char *hm_label(const char *const *labels, int i, char *buf, size_t buflen) {
-    if (labels && labels[i]) return labels[i];
-    snprintf(buf, buflen, "%d", i);
-    return buf;
-}
-
 static int auto_cell(int n) {
     if (n <= 0) return 64;
     if (n <= 68) {
@@ -61,8 +61,15 @@ static const char *cell_text(const RenderHeatmap *hm, long k, char *buf, size_t 
     return buf;
 }
 
-void hm_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
-                   float vmin, float vmax) {
+/* Fills the rectangle of a masked (or non-finite) cell: grey, hatched when
+ * it is big enough to show it. */
+static void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing) {
+    canvas_fill_rect(c, x, y, w, h, COL_MASK);
+    if (w >= 4 && h >= 4) canvas_hatch_rect(c, x, y, w, h, spacing, COL_HATCH);
+}
+
+void heatmap_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
+                        float vmin, float vmax) {
     int spacing = cell >= 24 ? 7 : cell >= 8 ? 5 : 4;
     for (int i = 0; i < hm->rows; i++)
         for (int j = 0; j < hm->cols; j++) {
@@ -76,6 +83,17 @@ void hm_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, i
         for (int j = 1; j < hm->cols; j++) canvas_fill_rect(c, x + j * cell, y, gap, hm->rows * cell, COL_BG);
         for (int i = 1; i < hm->rows; i++) canvas_fill_rect(c, x, y + i * cell, hm->cols * cell, gap, COL_BG);
     }
+    canvas_stroke_rect(c, x - 1, y - 1, hm->cols * cell + 2, hm->rows * cell + 2, 1, COL_FRAME);
+}
+
+static Rgb highlight_colour(RenderCmap cmap) {
+    return cmap == RENDER_CMAP_VIRIDIS ? COL_HILITE : COL_HILITE_DIV;
+}
+
+void heatmap_draw_highlight(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int t) {
+    if (hm->highlight_row < 0 || hm->highlight_row >= hm->rows) return;
+    canvas_stroke_rect(c, x - t, y + hm->highlight_row * cell - t, hm->cols * cell + 2 * t, cell + 2 * t, t,
+                       highlight_colour(hm->cmap));
 }
 
 /* Computes the layout; forced_mat_y > 0 pushes the matrix down to that y (strip
@@ -115,17 +133,17 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     }
 
     int asc, desc;
-    char buf[512], tmp[32];
+    char buf[512];
     /* Row labels */
     for (int i = 0; i < hm->rows; i += L->label_step) {
         FontStyle st = i == hm->highlight_row ? FONT_BOLD : FONT_REGULAR;
-        int w = font_fit(st, L->label_px, hm_label(hm->row_labels, i, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
+        int w = label_fit(st, L->label_px, hm->row_labels, i, LABEL_MAX_W, buf, sizeof buf);
         if (w > L->row_lab_w) L->row_lab_w = w;
     }
     /* Column labels: horizontal if every one fits its column. */
     int col_w = 0;
     for (int j = 0; j < hm->cols; j += L->label_step) {
-        int w = font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W,
+        int w = label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W,
                          buf, sizeof buf);
         if (w > col_w) col_w = w;
     }
@@ -186,7 +204,7 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     }
     if (L->angled == 45) {   /* labels of the last columns reach right of the matrix */
         for (int j = 0; j < hm->cols; j += L->label_step) {
-            int w = font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W,
+            int w = label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W,
                              buf, sizeof buf);
             int r = L->mat_x + j * L->cell + L->cell / 2 + (int)ceil((w + asc) * COS45) + 4;
             if (r > right) right = r;
@@ -204,15 +222,14 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
 static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     const RenderHeatmap *hm = L->hm;
     int mx = ox + L->mat_x, my = oy + L->mat_y, cell = L->cell;
-    char buf[512], tmp[32];
+    char buf[512];
     int asc, desc;
 
     if (L->title_base) font_draw(c, FONT_BOLD, L->title_px, ox + L->margin, oy + L->title_base, hm->title, COL_TEXT);
     if (L->sub_base) font_draw(c, FONT_REGULAR, L->sub_px, ox + L->margin, oy + L->sub_base, hm->subtitle, COL_MUTED);
 
     /* Matrix, frame, values */
-    hm_draw_cells(c, hm, mx, my, cell, L->gap, L->vmin, L->vmax);
-    canvas_stroke_rect(c, mx - 1, my - 1, L->mat_w + 2, L->mat_h + 2, 1, RGB_HEX(0x9A9A9A));
+    heatmap_draw_cells(c, hm, mx, my, cell, L->gap, L->vmin, L->vmax);
     if (L->value_px) {
         for (int i = 0; i < hm->rows; i++)
             for (int j = 0; j < hm->cols; j++) {
@@ -232,19 +249,15 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
                 font_draw_center(c, FONT_REGULAR, L->value_px, cx, base, s, fg);
             }
     }
-    Rgb hil = hm->cmap == RENDER_CMAP_VIRIDIS ? COL_HILITE : COL_HILITE_DIV;
-    if (hm->highlight_row >= 0 && hm->highlight_row < hm->rows) {
-        int t = cell >= 12 ? 3 : 2;
-        canvas_stroke_rect(c, mx - t, my + hm->highlight_row * cell - t, L->mat_w + 2 * t, cell + 2 * t, t, hil);
-    }
+    heatmap_draw_highlight(c, hm, mx, my, cell, cell >= 12 ? 3 : 2);
 
     /* Row labels and caption */
     for (int i = 0; i < hm->rows; i += L->label_step) {
         int hi = i == hm->highlight_row;
         FontStyle st = hi ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, L->label_px, hm_label(hm->row_labels, i, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
+        label_fit(st, L->label_px, hm->row_labels, i, LABEL_MAX_W, buf, sizeof buf);
         font_draw_right(c, st, L->label_px, mx - 10, font_center_baseline(L->label_px, my + i * cell + cell / 2.0),
-                        buf, hi ? hil : COL_TEXT);
+                        buf, hi ? highlight_colour(hm->cmap) : COL_TEXT);
     }
     if (L->row_axis_x) {
         int w = font_width(FONT_REGULAR, L->axis_px, hm->row_axis);
@@ -255,7 +268,7 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     /* Column labels and caption */
     font_vmetrics(FONT_REGULAR, L->label_px, &asc, &desc);
     for (int j = 0; j < hm->cols; j += L->label_step) {
-        font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
+        label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W, buf, sizeof buf);
         double cx = mx + j * cell + cell / 2.0;
         if (L->angled == 45) {
             /* baseline from just above the column, up and to the right; shifted
@@ -276,7 +289,7 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     if (L->legend_y) {
         int ly = oy + L->legend_y;
         draw_masked_cell(c, mx, ly, 18, 18, 6);
-        canvas_stroke_rect(c, mx, ly, 18, 18, 1, RGB_HEX(0x9A9A9A));
+        canvas_stroke_rect(c, mx, ly, 18, 18, 1, COL_FRAME);
         snprintf(buf, sizeof buf, "masked (%s)", hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT);
         font_draw(c, FONT_REGULAR, 14, mx + 26, font_center_baseline(14, ly + 9), buf, COL_MUTED);
     }

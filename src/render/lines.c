@@ -3,7 +3,12 @@
  * width follow the weight.  With a focus row only that query's lines are drawn,
  * its token is highlighted, the keys are shaded by weight, masked keys are
  * greyed out, and the strongest link carries its weight as a label. */
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/label.h"
+#include "render/png.h"
+#include "render/render.h"
 #include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
@@ -28,15 +33,15 @@ int render_lines(const char *path, const char *title, const char *const *left,
     int px = nmax <= 40 ? 16 : 13, pitch = nmax <= 40 ? 32 : px + 7, span = nmax <= 40 ? 300 : 360;
     const int pad = 7;   /* around a token inside its box */
     int asc, desc;
-    char buf[512], num[32];
+    char buf[512];
 
     int lw = 0, rw = 0;
     for (int i = 0; i < n_left; i++) {
-        int w = font_fit(FONT_BOLD, px, hm_label(left, i, num, sizeof num), 200, buf, sizeof buf);
+        int w = label_fit(FONT_BOLD, px, left, i, 200, buf, sizeof buf);
         if (w > lw) lw = w;
     }
     for (int j = 0; j < n_right; j++) {
-        int w = font_fit(FONT_BOLD, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
+        int w = label_fit(FONT_BOLD, px, right, j, 200, buf, sizeof buf);
         if (w > rw) rw = w;
     }
     int lx_right = M + lw + pad;          /* right edge of the left tokens' text */
@@ -77,13 +82,13 @@ int render_lines(const char *path, const char *title, const char *const *left,
             if (isfinite(w[j]) && (best < 0 || w[j] > w[best])) best = j;
         }
         /* Focus token box; key boxes shaded by weight. */
-        int fw = font_fit(FONT_BOLD, px, hm_label(left, focus_row, num, sizeof num), 200, buf, sizeof buf);
+        int fw = label_fit(FONT_BOLD, px, left, focus_row, 200, buf, sizeof buf);
         double fy = ly0 + focus_row * pitch;
         canvas_fill_round_rect(&c, lx_right - fw - pad, fy - pitch / 2.0 + 3, fw + 2 * pad, pitch - 6, 5, strong, 0.22f);
         for (int j = 0; j < n_right; j++) {
             float v = w[j];
             if ((mask && !mask[(long)focus_row * n_right + j]) || !isfinite(v) || v <= 0) continue;
-            int kw = font_fit(FONT_REGULAR, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
+            int kw = label_fit(FONT_REGULAR, px, right, j, 200, buf, sizeof buf);
             double ky = ry0 + j * pitch;
             canvas_fill_round_rect(&c, rx - pad, ky - pitch / 2.0 + 3, kw + 2 * pad, pitch - 6, 5, strong,
                                    0.45f * (v > 1 ? 1 : v));
@@ -116,14 +121,14 @@ int render_lines(const char *path, const char *title, const char *const *left,
     for (int i = 0; i < n_left; i++) {
         int is_focus = i == focus_row;
         FontStyle st = is_focus ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, px, hm_label(left, i, num, sizeof num), 200, buf, sizeof buf);
+        label_fit(st, px, left, i, 200, buf, sizeof buf);
         font_draw_right(&c, st, px, lx_right, font_center_baseline(px, ly0 + i * pitch), buf,
                         focus_row < 0 || is_focus ? COL_TEXT : COL_FAINT);
     }
     for (int j = 0; j < n_right; j++) {
         int masked = focus_row >= 0 && mask && !mask[(long)focus_row * n_right + j];
         FontStyle st = j == best ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
+        label_fit(st, px, right, j, 200, buf, sizeof buf);
         font_draw(&c, st, px, rx, font_center_baseline(px, ry0 + j * pitch), buf, masked ? RGB_HEX(0xC8C8C8) : COL_TEXT);
     }
 

@@ -3,7 +3,11 @@
  * one coloured curve per series with markers when points are few, a legend
  * to the right.  Non-finite values, and values <= 0 on a log axis, are skipped
  * and break the curve. */
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/png.h"
+#include "render/render.h"
 #include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>

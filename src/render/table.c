@@ -1,7 +1,10 @@
 /* table.c — a table of text as a picture (the √d_k table of means, shape
  * diagrams): header row bold on a grey band, light rules, numbers
  * right-aligned, text left-aligned, long cells cut with "…". */
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/font.h"
+#include "render/png.h"
+#include "render/render.h"
 #include "core/errmsg.h"
 #include <stdio.h>
 #include <stdlib.h>
