@@ -73,15 +73,12 @@ static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, P
     return 0;
 }
 
-int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
-                     char *err, size_t errlen) {
-    png_text texts[PNG_MAX_TEXT];
-    char keys[PNG_MAX_TEXT][80];
+/* The text chunks: "Software" = "attnviz", then the meta items with a key
+ * and a value (at most PNG_MAX_TEXT in all).  keys holds the cleaned
+ * keywords the chunks point to.  Returns how many. */
+static int collect_texts(png_text texts[PNG_MAX_TEXT], char keys[PNG_MAX_TEXT][80], const RenderMeta *meta) {
     int ntext = 0;
-    PngErr pe = {err, errlen};
-
-    if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
-    memset(texts, 0, sizeof texts);
+    memset(texts, 0, PNG_MAX_TEXT * sizeof *texts);
     texts[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
     texts[ntext].key = (png_charp) "Software";
     texts[ntext].text = (png_charp) "attnviz";
@@ -101,6 +98,16 @@ int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
         }
         ntext++;
     }
+    return ntext;
+}
+
+int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
+                     char *err, size_t errlen) {
+    png_text texts[PNG_MAX_TEXT];
+    char keys[PNG_MAX_TEXT][80];
+    PngErr pe = {err, errlen};
+    if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
+    int ntext = collect_texts(texts, keys, meta);
 
     AtomicFile af;
     if (atomic_open(&af, path, err, errlen)) return -1;
