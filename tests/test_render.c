@@ -3,7 +3,10 @@
  * of viridis and the diverging map, masked cells, labels and diacritics, text
  * chunks, same bytes twice, failures that leave no file. */
 #include "check.h"
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/html.h"
 #include "render/render.h"
 #include <dirent.h>
 #include <png.h>
@@ -435,6 +438,52 @@ TEST(render_write_failure_leaves_nothing) {
     err[0] = '\0';
     CHECK_INT(render_heatmap(path, &empty, NULL, err, sizeof err), -1);
     CHECK(err[0] != '\0');
+}
+
+/* canvas_init is the one size check: too large or empty pictures are refused
+ * with a message and leave the canvas empty. */
+TEST(render_canvas_refuses_bad_sizes) {
+    char err[256] = "";
+    Canvas c;
+    CHECK_INT(canvas_init(&c, CANVAS_MAX_SIDE + 1L, 10, COL_BG, err, sizeof err), -1);
+    CHECK(strstr(err, "too large to draw") != NULL);
+    CHECK(c.px == NULL && c.w == 0 && c.h == 0);
+    err[0] = '\0';
+    CHECK_INT(canvas_init(&c, 10000, 10000, COL_BG, err, sizeof err), -1);   /* over CANVAS_MAX_PIXELS */
+    CHECK(strstr(err, "10000 x 10000") != NULL);
+    CHECK_INT(canvas_init(&c, 0, 10, COL_BG, err, sizeof err), -1);
+    REQUIRE(canvas_init(&c, 3, 2, RGB_HEX(0x102030), err, sizeof err) == 0);
+    CHECK(c.w == 3 && c.h == 2 && c.px[15] == 0x10 && c.px[16] == 0x20 && c.px[17] == 0x30);
+    canvas_free(&c);
+    canvas_free(&c);   /* twice is fine */
+}
+
+/* html_page_write goes through the atomic writer: the whole page or nothing,
+ * no temporary left behind, "cannot write PATH: …" when the folder is missing. */
+TEST(render_html_page_written_atomically) {
+    char dir[1024], path[1100], err[256] = "";
+    tmp_path(dir, sizeof dir, "html-out");
+    mkdir(dir, 0755);
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    HtmlPage page;
+    html_page_begin(&page, "a <b> & c", NULL);
+    html_figure(&page, "p1.png", "caption", NULL, NULL);
+    REQUIRE(html_page_write(&page, path, err, sizeof err) == 0);
+    unsigned char *buf;
+    long len;
+    REQUIRE(read_file(path, &buf, &len) == 0);
+    buf[len] = '\0';
+    CHECK(!strncmp((char *)buf, "<!DOCTYPE html>", 15));
+    CHECK(strstr((char *)buf, "a &lt;b&gt; &amp; c") != NULL);
+    CHECK(len > 8 && !strcmp((char *)buf + len - 8, "</html>\n"));
+    free(buf);
+    CHECK_INT(leftovers(dir), 0);
+
+    snprintf(path, sizeof path, "%s/no-such-dir/index.html", dir);
+    html_page_begin(&page, "t", NULL);
+    CHECK_INT(html_page_write(&page, path, err, sizeof err), -1);
+    CHECK(strstr(err, "cannot write") != NULL && strstr(err, "no-such-dir") != NULL);
+    CHECK(page.buf == NULL);   /* freed either way */
 }
 
 TEST(render_heatmap_diverging_centred) {

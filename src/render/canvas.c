@@ -1,24 +1,20 @@
-/* canvas.c — an RGB canvas with the few anti-aliased primitives the pictures
- * need: rectangles, hatching, thick lines, triangles, circles, rounded
- * rectangles, arrows and coverage-mask blits (text).  See draw.h. */
-#include "render/draw.h"
+/* canvas.c — see canvas.h. */
+#include "render/canvas.h"
+#include "core/errmsg.h"
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-int canvas_init(Canvas *c, int w, int h, Rgb bg, char *err, size_t errlen) {
+int canvas_init(Canvas *c, long w, long h, Rgb bg, char *err, size_t errlen) {
     c->w = c->h = 0;
     c->px = NULL;
-    if (check_canvas_size(w, h, err, errlen)) return -1;
+    if (w < 1 || h < 1 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE || w * h > CANVAS_MAX_PIXELS)
+        return errmsg_set(err, errlen, "picture would be %ld x %ld pixels, too large to draw "
+                          "(render fewer tokens or fewer panels)", w, h);
     c->px = malloc((size_t)w * (size_t)h * 3);
-    if (!c->px) {
-        snprintf(err, errlen, "out of memory for a %d x %d picture", w, h);
-        return -1;
-    }
-    c->w = w;
-    c->h = h;
-    canvas_fill_rect(c, 0, 0, w, h, bg);
+    if (!c->px) return errmsg_set(err, errlen, "out of memory for a %ld x %ld picture", w, h);
+    c->w = (int)w;
+    c->h = (int)h;
+    canvas_fill_rect(c, 0, 0, c->w, c->h, bg);
     return 0;
 }
 

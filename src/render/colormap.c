@@ -1,12 +1,11 @@
-/* colormap.c — viridis (perceptually uniform, for weights in [0, 1]) and a
- * blue–white–red diverging map centred on 0 (for scores).
+/* colormap.c — see colormap.h.
  *
  * Viridis: the 256-entry table is built on first use by Catmull–Rom
  * interpolation through every 5th entry of the published viridis data
  * (van der Walt, Smith and Firing for matplotlib, CC0); the result stays within
  * 0.2/255 of the published table.  Diverging: linear interpolation through the
  * 11 ColorBrewer RdBu colours, blue for negative, #F7F7F7 at 0, red for positive. */
-#include "render/draw.h"
+#include "render/colormap.h"
 #include <math.h>
 
 /* viridis at t = k·5/255, k = 0..51 (sRGB in [0, 1]) */
@@ -119,16 +118,20 @@ Rgb cmap_text_on(Rgb bg) {
     return L > 0.179 ? RGB_HEX(0x000000) : RGB_HEX(0xFFFFFF);
 }
 
-void cmap_scale(const RenderHeatmap *hm, float *vmin, float *vmax) {
-    *vmin = hm->vmin;
-    *vmax = hm->vmax;
-    if (hm->cmap == RENDER_CMAP_DIVERGING && hm->vmin == hm->vmax) {
+void cmap_scale(const RenderHeatmap *hms, int n, float *vmin, float *vmax) {
+    const RenderHeatmap *first = &hms[0];
+    *vmin = first->vmin;
+    *vmax = first->vmax;
+    if (first->cmap == RENDER_CMAP_DIVERGING && first->vmin == first->vmax) {
         float m = 0;
-        long n = (long)hm->rows * hm->cols;
-        for (long k = 0; hm->values && k < n; k++) {
-            if (hm->mask && !hm->mask[k]) continue;
-            float v = hm->values[k];
-            if (isfinite(v) && fabsf(v) > m) m = fabsf(v);
+        for (int h = 0; h < n; h++) {
+            const RenderHeatmap *hm = &hms[h];
+            long ncell = (long)hm->rows * hm->cols;
+            for (long k = 0; hm->values && k < ncell; k++) {
+                if (hm->mask && !hm->mask[k]) continue;
+                float v = hm->values[k];
+                if (isfinite(v) && fabsf(v) > m) m = fabsf(v);
+            }
         }
         if (!(m > 0)) m = 1;
         *vmin = -m;

@@ -1,8 +1,8 @@
-/* font.c — text through FreeType in DejaVu Sans (regular and bold): UTF-8
- * decoding, measuring, anti-aliased drawing (horizontal from a glyph cache,
- * rotated through FreeType's transform), truncation with "…".  The library,
- * faces and cache live for the process; render_shutdown() releases them. */
-#include "render/draw.h"
+/* font.c — see font.h: finding the font files, loading the faces, UTF-8
+ * decoding, the glyph cache, measuring and drawing. */
+#include "render/font.h"
+#include "render/render.h"
+#include "core/errmsg.h"
 #include <ft2build.h>
 #include FT_FREETYPE_H
 #include FT_SYNTHESIS_H
@@ -91,16 +91,16 @@ int font_ensure(char *err, size_t errlen) {
     if (find_fonts() != 0) {
         const char *env = getenv("ATTNVIZ_FONT");
         if (env && *env)
-            snprintf(err, errlen, "font not found: ATTNVIZ_FONT=%s is not a readable file "
-                     "(point it to a .ttf file, or unset it to use DejaVu Sans)", env);
+            errmsg_set(err, errlen, "font not found: ATTNVIZ_FONT=%s is not a readable file "
+                       "(point it to a .ttf file, or unset it to use DejaVu Sans)", env);
         else
-            snprintf(err, errlen, "no font found: install DejaVu Sans (Debian: apt-get install "
-                     "fonts-dejavu-core) or set ATTNVIZ_FONT to a .ttf file");
+            errmsg_set(err, errlen, "no font found: install DejaVu Sans (Debian: apt-get install "
+                       "fonts-dejavu-core) or set ATTNVIZ_FONT to a .ttf file");
         return -1;
     }
-    if (FT_Init_FreeType(&F.lib)) { snprintf(err, errlen, "cannot start FreeType"); return -1; }
+    if (FT_Init_FreeType(&F.lib)) return errmsg_set(err, errlen, "cannot start FreeType");
     if (FT_New_Face(F.lib, F.path[0], 0, &F.face[0])) {
-        snprintf(err, errlen, "cannot load font %s (is it a TrueType/OpenType file?)", F.path[0]);
+        errmsg_set(err, errlen, "cannot load font %s (is it a TrueType/OpenType file?)", F.path[0]);
         FT_Done_FreeType(F.lib);
         F.lib = NULL;
         return -1;

@@ -7,7 +7,14 @@
  * (horizontal when they fit a column, else at 45°), the matrix, the legend for
  * masked cells.  Cell size grows with the number of tokens down to 15 px (64
  * tokens → 960 px), then shrinks so the matrix stays about 1000 px. */
-#include "render/draw.h"
+#include "render/heatmap.h"
+#include "render/colorbar.h"
+#include "render/colormap.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/label.h"
+#include "render/png.h"
+#include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +23,14 @@
 #define MASK_LABEL_DEFAULT "\xE2\x88\x92\xE2\x88\x9E"   /* −∞ */
 #define LABEL_MAX_W 190
 #define COS45 0.70710678
+#define HEATMAP_MARGIN 28     /* a single heatmap: around it */
+#define HEATMAP_TITLE_PX 20
+#define STRIP_MARGIN 20       /* a strip: around each panel */
+#define STRIP_GAP 40          /* between panels */
+#define STRIP_TITLE_PX 22     /* the strip's own title */
+#define STRIP_TITLE_INSET 28  /* its left inset, and its room on either side */
+#define PANEL_TITLE_PX 16
+#define LEGEND_PX 14
 
 typedef struct {
     const RenderHeatmap *hm;
@@ -33,12 +48,6 @@ typedef struct {
     int legend_y;
 } HmLayout;
 
-const char *hm_label(const char *const *labels, int i, char *buf, size_t buflen) {
-    if (labels && labels[i]) return labels[i];
-    snprintf(buf, buflen, "%d", i);
-    return buf;
-}
-
 static int auto_cell(int n) {
     if (n <= 0) return 64;
     if (n <= 68) {
@@ -53,15 +62,22 @@ static int cell_masked(const RenderHeatmap *hm, long k) {
     return hm->mask && !hm->mask[k];
 }
 
-/* Text drawn in cell k, or NULL for none. */
+/* Text drawn in cell k: the mask label for a masked cell, else its value. */
 static const char *cell_text(const RenderHeatmap *hm, long k, char *buf, size_t buflen) {
     if (cell_masked(hm, k)) return hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT;
     fmt_value(buf, buflen, hm->values[k]);
     return buf;
 }
 
-void hm_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
-                   float vmin, float vmax) {
+/* Fills the rectangle of a masked (or non-finite) cell: grey, hatched when
+ * it is big enough to show it. */
+static void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing) {
+    canvas_fill_rect(c, x, y, w, h, COL_MASK);
+    if (w >= 4 && h >= 4) canvas_hatch_rect(c, x, y, w, h, spacing, COL_HATCH);
+}
+
+void heatmap_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
+                        float vmin, float vmax) {
     int spacing = cell >= 24 ? 7 : cell >= 8 ? 5 : 4;
     for (int i = 0; i < hm->rows; i++)
         for (int j = 0; j < hm->cols; j++) {
@@ -75,69 +91,72 @@ void hm_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, i
         for (int j = 1; j < hm->cols; j++) canvas_fill_rect(c, x + j * cell, y, gap, hm->rows * cell, COL_BG);
         for (int i = 1; i < hm->rows; i++) canvas_fill_rect(c, x, y + i * cell, hm->cols * cell, gap, COL_BG);
     }
+    canvas_stroke_rect(c, x - 1, y - 1, hm->cols * cell + 2, hm->rows * cell + 2, 1, COL_FRAME);
 }
 
-/* Computes the layout; forced_mat_y > 0 pushes the matrix down to that y (strip
- * panels align their matrices). */
-static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_px, int margin,
-                      int forced_mat_y) {
-    memset(L, 0, sizeof *L);
-    L->hm = hm;
-    cmap_scale(hm, &L->vmin, &L->vmax);
-    L->margin = margin;
-    int n = hm->rows > hm->cols ? hm->rows : hm->cols;
-    L->cell = cell > 0 ? cell : auto_cell(n);
-    L->gap = L->cell >= 20 ? 1 : 0;
-    L->label_px = L->cell >= 18 ? 15 : 13;
-    L->label_step = L->cell >= 14 ? 1 : (int)ceil(15.0 / L->cell);
-    L->title_px = title_px;
-    L->sub_px = title_px >= 20 ? 15 : 14;
-    L->axis_px = 14;
-    L->tick_px = 13;
+static Rgb highlight_colour(RenderCmap cmap) {
+    return cmap == RENDER_CMAP_VIRIDIS ? COL_HILITE : COL_HILITE_DIV;
+}
+
+void heatmap_draw_highlight(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int t) {
+    if (hm->highlight_row < 0 || hm->highlight_row >= hm->rows) return;
+    canvas_stroke_rect(c, x - t, y + hm->highlight_row * cell - t, hm->cols * cell + 2 * t, cell + 2 * t, t,
+                       highlight_colour(hm->cmap));
+}
+
+/* "masked (−∞)": the legend under a matrix with masked cells. */
+static void legend_text(const RenderHeatmap *hm, char *out, size_t outlen) {
+    snprintf(out, outlen, "masked (%s)", hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT);
+}
+
+/* Values in cells: the largest font whose widest text fits with a margin,
+ * 0 for no values. */
+static int value_font_px(const HmLayout *L) {
+    const RenderHeatmap *hm = L->hm;
+    if (hm->show_values == 0) return 0;
     long ncell = (long)hm->rows * hm->cols;
-    for (long k = 0; k < ncell; k++)
-        if (cell_masked(hm, k)) { L->has_masked = 1; break; }
-
-    /* Values in cells: the largest font whose widest text fits with a margin. */
-    if (hm->show_values != 0) {
-        int minc = hm->show_values < 0 ? 34 : 22, lowest = hm->show_values < 0 ? 12 : 10;
-        int px = L->cell >= 60 ? 15 : L->cell >= 44 ? 14 : L->cell >= 34 ? 13 : 12;
-        for (; L->cell >= minc && px >= lowest; px--) {
-            int maxw = 0;
-            char buf[64];
-            for (long k = 0; k < ncell; k++) {
-                int w = font_width(FONT_REGULAR, px, cell_text(hm, k, buf, sizeof buf));
-                if (w > maxw) maxw = w;
-            }
-            if (maxw + 6 <= L->cell && px * 1.25 <= L->cell) { L->value_px = px; break; }
+    int minc = hm->show_values < 0 ? 34 : 22, lowest = hm->show_values < 0 ? 12 : 10;
+    int px = L->cell >= 60 ? 15 : L->cell >= 44 ? 14 : L->cell >= 34 ? 13 : 12;
+    for (; L->cell >= minc && px >= lowest; px--) {
+        int maxw = 0;
+        char buf[64];
+        for (long k = 0; k < ncell; k++) {
+            int w = font_width(FONT_REGULAR, px, cell_text(hm, k, buf, sizeof buf));
+            if (w > maxw) maxw = w;
         }
+        if (maxw + 6 <= L->cell && px * 1.25 <= L->cell) return px;
     }
+    return 0;
+}
 
-    int asc, desc;
-    char buf[512], tmp[32];
-    /* Row labels */
+/* Widths of the query labels and orientation of the key labels: horizontal
+ * if every one fits its column; 45° reads best, but neighbours overlap when
+ * columns are narrower than about 1.5 line heights, then they stand upright
+ * (90°).  Returns the height the key labels take. */
+static int hm_measure_labels(HmLayout *L) {
+    const RenderHeatmap *hm = L->hm;
+    char buf[512];
     for (int i = 0; i < hm->rows; i += L->label_step) {
         FontStyle st = i == hm->highlight_row ? FONT_BOLD : FONT_REGULAR;
-        int w = font_fit(st, L->label_px, hm_label(hm->row_labels, i, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
+        int w = label_fit(st, L->label_px, hm->row_labels, i, LABEL_MAX_W, buf, sizeof buf);
         if (w > L->row_lab_w) L->row_lab_w = w;
     }
-    /* Column labels: horizontal if every one fits its column. */
-    int col_w = 0;
+    int col_w = 0, asc, desc;
     for (int j = 0; j < hm->cols; j += L->label_step) {
-        int w = font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W,
-                         buf, sizeof buf);
+        int w = label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W, buf, sizeof buf);
         if (w > col_w) col_w = w;
     }
     font_vmetrics(FONT_REGULAR, L->label_px, &asc, &desc);
-    /* 45° reads best, but neighbours overlap when columns are narrower than
-     * about 1.5 line heights; then the labels stand upright (90°). */
     int pitch = L->cell * L->label_step;
     L->angled = col_w <= L->cell - 6 ? 0 : pitch * COS45 >= (asc + desc) * 1.05 ? 45 : 90;
-    int col_lab_h = L->angled == 45 ? (int)ceil((col_w + asc) * COS45) + 12
-                  : L->angled == 90 ? col_w + 12 : asc + desc + 8;
+    return L->angled == 45 ? (int)ceil((col_w + asc) * COS45) + 12 : L->angled == 90 ? col_w + 12 : asc + desc + 8;
+}
 
-    /* Horizontal */
-    int x = margin;
+/* Left to right: margin, row-axis caption, query labels, the matrix, the
+ * colour bar. */
+static void hm_layout_across(HmLayout *L) {
+    const RenderHeatmap *hm = L->hm;
+    int x = L->margin;
     if (hm->row_axis) {
         int a, d;
         font_vmetrics(FONT_REGULAR, L->axis_px, &a, &d);
@@ -148,12 +167,16 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     L->mat_w = hm->cols * L->cell;
     L->cbar_w = 18;
     L->cbar_x = L->mat_x + L->mat_w + 24;
-    int right = L->cbar_x;   /* colour bar width added once its height is known */
+}
 
-    /* Vertical */
-    int y = margin;
+/* Top to bottom: margin, title, subtitle, key-axis caption, key labels
+ * (col_lab_h), the matrix (at forced_mat_y if that is lower) beside its
+ * colour bar, the legend, margin. */
+static void hm_layout_down(HmLayout *L, int col_lab_h, int forced_mat_y) {
+    const RenderHeatmap *hm = L->hm;
+    int asc, desc, y = L->margin;
     if (hm->title && *hm->title) {
-        font_vmetrics(FONT_BOLD, title_px, &asc, &desc);
+        font_vmetrics(FONT_BOLD, L->title_px, &asc, &desc);
         L->title_base = y + asc;
         y += asc + desc + 4;
     }
@@ -173,89 +196,134 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     L->mat_h = hm->rows * L->cell;
     L->cbar_y = L->mat_y;
     L->cbar_h = L->mat_h < 120 ? 120 : L->mat_h > 480 ? 480 : L->mat_h;
-    right += colorbar_width(hm->cmap, L->vmin, L->vmax, L->cbar_w, L->cbar_h, L->tick_px);
     int bottom = L->mat_y + (L->mat_h > L->cbar_h ? L->mat_h : L->cbar_h);
-    int legend_right = 0;
     if (L->has_masked) {
         L->legend_y = L->mat_y + L->mat_h + 16;
         if (L->legend_y + 18 > bottom) bottom = L->legend_y + 18;
-        char lab[256];
-        snprintf(lab, sizeof lab, "masked (%s)", hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT);
-        legend_right = L->mat_x + 26 + font_width(FONT_REGULAR, 14, lab);
     }
+    L->h = bottom + L->margin;
+}
+
+/* The ascender with which the reach of 45° key labels is estimated: that of
+ * the last line stacked above them (key-axis caption, else subtitle, else
+ * title, else the labels' own), as the layout has always measured it. */
+static int reach_ascender(const HmLayout *L) {
+    const RenderHeatmap *hm = L->hm;
+    int asc, desc;
+    if (hm->col_axis && *hm->col_axis) font_vmetrics(FONT_REGULAR, L->axis_px, &asc, &desc);
+    else if (hm->subtitle && *hm->subtitle) font_vmetrics(FONT_REGULAR, L->sub_px, &asc, &desc);
+    else if (hm->title && *hm->title) font_vmetrics(FONT_BOLD, L->title_px, &asc, &desc);
+    else font_vmetrics(FONT_REGULAR, L->label_px, &asc, &desc);
+    return asc;
+}
+
+/* Right edge of the content: the colour bar with its ticks, or further right
+ * 45° key labels, the legend, the title or the subtitle. */
+static int hm_right_edge(const HmLayout *L) {
+    const RenderHeatmap *hm = L->hm;
+    char buf[512];
+    int right = L->cbar_x + colorbar_width(L->vmin, L->vmax, L->cbar_w, L->cbar_h, L->tick_px);
     if (L->angled == 45) {   /* labels of the last columns reach right of the matrix */
+        int asc = reach_ascender(L);
         for (int j = 0; j < hm->cols; j += L->label_step) {
-            int w = font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W,
-                             buf, sizeof buf);
+            int w = label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W, buf, sizeof buf);
             int r = L->mat_x + j * L->cell + L->cell / 2 + (int)ceil((w + asc) * COS45) + 4;
             if (r > right) right = r;
         }
     }
-    if (legend_right > right) right = legend_right;
-    int tw = hm->title ? font_width(FONT_BOLD, title_px, hm->title) : 0;
+    if (L->has_masked) {
+        char lab[256];
+        legend_text(hm, lab, sizeof lab);
+        int legend_right = L->mat_x + 26 + font_width(FONT_REGULAR, LEGEND_PX, lab);
+        if (legend_right > right) right = legend_right;
+    }
+    int tw = hm->title ? font_width(FONT_BOLD, L->title_px, hm->title) : 0;
     int sw = hm->subtitle ? font_width(FONT_REGULAR, L->sub_px, hm->subtitle) : 0;
-    if (margin + tw > right) right = margin + tw;
-    if (margin + sw > right) right = margin + sw;
-    L->w = right + margin;
-    L->h = bottom + margin;
+    if (L->margin + tw > right) right = L->margin + tw;
+    if (L->margin + sw > right) right = L->margin + sw;
+    return right;
 }
 
-static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
+/* Computes the layout; forced_mat_y > 0 pushes the matrix down to that y (strip
+ * panels align their matrices). */
+static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_px, int margin,
+                      int forced_mat_y) {
+    memset(L, 0, sizeof *L);
+    L->hm = hm;
+    cmap_scale(hm, 1, &L->vmin, &L->vmax);
+    L->margin = margin;
+    int n = hm->rows > hm->cols ? hm->rows : hm->cols;
+    L->cell = cell > 0 ? cell : auto_cell(n);
+    L->gap = L->cell >= 20 ? 1 : 0;
+    L->label_px = L->cell >= 18 ? 15 : 13;
+    L->label_step = L->cell >= 14 ? 1 : (int)ceil(15.0 / L->cell);
+    L->title_px = title_px;
+    L->sub_px = title_px >= 20 ? 15 : 14;
+    L->axis_px = 14;
+    L->tick_px = 13;
+    for (long k = 0; k < (long)hm->rows * hm->cols; k++)
+        if (cell_masked(hm, k)) { L->has_masked = 1; break; }
+    L->value_px = value_font_px(L);
+    int col_lab_h = hm_measure_labels(L);
+    hm_layout_across(L);
+    hm_layout_down(L, col_lab_h, forced_mat_y);
+    L->w = hm_right_edge(L) + margin;
+}
+
+/* Values in the cells, in a text colour that contrasts with each; masked and
+ * non-finite cells get their label on a grey pill. */
+static void hm_draw_values(Canvas *c, const HmLayout *L, int mx, int my) {
     const RenderHeatmap *hm = L->hm;
-    int mx = ox + L->mat_x, my = oy + L->mat_y, cell = L->cell;
-    char buf[512], tmp[32];
-    int asc, desc;
-
-    if (L->title_base) font_draw(c, FONT_BOLD, L->title_px, ox + L->margin, oy + L->title_base, hm->title, COL_TEXT);
-    if (L->sub_base) font_draw(c, FONT_REGULAR, L->sub_px, ox + L->margin, oy + L->sub_base, hm->subtitle, COL_MUTED);
-
-    /* Matrix, frame, values */
-    hm_draw_cells(c, hm, mx, my, cell, L->gap, L->vmin, L->vmax);
-    canvas_stroke_rect(c, mx - 1, my - 1, L->mat_w + 2, L->mat_h + 2, 1, RGB_HEX(0x9A9A9A));
-    if (L->value_px) {
-        for (int i = 0; i < hm->rows; i++)
-            for (int j = 0; j < hm->cols; j++) {
-                long k = (long)i * hm->cols + j;
-                float v = hm->values[k];
-                const char *s = cell_text(hm, k, buf, sizeof buf);
-                int cx = mx + j * cell + cell / 2, base = font_center_baseline(L->value_px, my + i * cell + cell / 2.0);
-                Rgb fg;
-                if (cell_masked(hm, k) || !isfinite(v)) {
-                    int w = font_width(FONT_REGULAR, L->value_px, s);
-                    canvas_fill_round_rect(c, cx - w / 2.0 - 4, my + i * cell + cell / 2.0 - L->value_px * 0.62,
-                                           w + 8, L->value_px * 1.24, 3, COL_MASK, 1.0f);
-                    fg = RGB_HEX(0x303030);
-                } else {
-                    fg = cmap_text_on(cmap_value(hm->cmap, v, L->vmin, L->vmax));
-                }
-                font_draw_center(c, FONT_REGULAR, L->value_px, cx, base, s, fg);
+    int cell = L->cell;
+    char buf[512];
+    for (int i = 0; i < hm->rows; i++)
+        for (int j = 0; j < hm->cols; j++) {
+            long k = (long)i * hm->cols + j;
+            float v = hm->values[k];
+            const char *s = cell_text(hm, k, buf, sizeof buf);
+            int cx = mx + j * cell + cell / 2, base = font_center_baseline(L->value_px, my + i * cell + cell / 2.0);
+            Rgb fg;
+            if (cell_masked(hm, k) || !isfinite(v)) {
+                int w = font_width(FONT_REGULAR, L->value_px, s);
+                canvas_fill_round_rect(c, cx - w / 2.0 - 4, my + i * cell + cell / 2.0 - L->value_px * 0.62,
+                                       w + 8, L->value_px * 1.24, 3, COL_MASK, 1.0f);
+                fg = RGB_HEX(0x303030);
+            } else {
+                fg = cmap_text_on(cmap_value(hm->cmap, v, L->vmin, L->vmax));
             }
-    }
-    Rgb hil = hm->cmap == RENDER_CMAP_VIRIDIS ? COL_HILITE : COL_HILITE_DIV;
-    if (hm->highlight_row >= 0 && hm->highlight_row < hm->rows) {
-        int t = cell >= 12 ? 3 : 2;
-        canvas_stroke_rect(c, mx - t, my + hm->highlight_row * cell - t, L->mat_w + 2 * t, cell + 2 * t, t, hil);
-    }
+            font_draw_center(c, FONT_REGULAR, L->value_px, cx, base, s, fg);
+        }
+}
 
-    /* Row labels and caption */
+/* Query labels right-aligned left of the matrix (the highlighted one bold, in
+ * the highlight colour) and the row-axis caption. */
+static void hm_draw_row_labels(Canvas *c, const HmLayout *L, int ox, int mx, int my) {
+    const RenderHeatmap *hm = L->hm;
+    int cell = L->cell;
+    char buf[512];
     for (int i = 0; i < hm->rows; i += L->label_step) {
         int hi = i == hm->highlight_row;
         FontStyle st = hi ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, L->label_px, hm_label(hm->row_labels, i, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
+        label_fit(st, L->label_px, hm->row_labels, i, LABEL_MAX_W, buf, sizeof buf);
         font_draw_right(c, st, L->label_px, mx - 10, font_center_baseline(L->label_px, my + i * cell + cell / 2.0),
-                        buf, hi ? hil : COL_TEXT);
+                        buf, hi ? highlight_colour(hm->cmap) : COL_TEXT);
     }
     if (L->row_axis_x) {
         int w = font_width(FONT_REGULAR, L->axis_px, hm->row_axis);
         font_draw_rotated(c, FONT_REGULAR, L->axis_px, ox + L->row_axis_x, my + L->mat_h / 2.0 + w / 2.0, 90,
                           hm->row_axis, COL_MUTED);
     }
+}
 
-    /* Column labels and caption */
+/* Key labels above the matrix at the layout's angle, and the key-axis caption. */
+static void hm_draw_col_labels(Canvas *c, const HmLayout *L, int oy, int mx, int my) {
+    const RenderHeatmap *hm = L->hm;
+    char buf[512];
+    int asc, desc;
     font_vmetrics(FONT_REGULAR, L->label_px, &asc, &desc);
     for (int j = 0; j < hm->cols; j += L->label_step) {
-        font_fit(FONT_REGULAR, L->label_px, hm_label(hm->col_labels, j, tmp, sizeof tmp), LABEL_MAX_W, buf, sizeof buf);
-        double cx = mx + j * cell + cell / 2.0;
+        label_fit(FONT_REGULAR, L->label_px, hm->col_labels, j, LABEL_MAX_W, buf, sizeof buf);
+        double cx = mx + j * L->cell + L->cell / 2.0;
         if (L->angled == 45) {
             /* baseline from just above the column, up and to the right; shifted
              * so the text's middle line passes over the column's centre */
@@ -269,42 +337,50 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     }
     if (L->col_axis_base)
         font_draw_center(c, FONT_REGULAR, L->axis_px, mx + L->mat_w / 2, oy + L->col_axis_base, hm->col_axis, COL_MUTED);
+}
 
+/* A hatched sample cell and "masked (…)" under the matrix. */
+static void hm_draw_legend(Canvas *c, const HmLayout *L, int oy, int mx) {
+    char buf[512];
+    int ly = oy + L->legend_y;
+    draw_masked_cell(c, mx, ly, 18, 18, 6);
+    canvas_stroke_rect(c, mx, ly, 18, 18, 1, COL_FRAME);
+    legend_text(L->hm, buf, sizeof buf);
+    font_draw(c, FONT_REGULAR, LEGEND_PX, mx + 26, font_center_baseline(LEGEND_PX, ly + 9), buf, COL_MUTED);
+}
+
+/* The heatmap laid out by L, with its top-left corner at (ox, oy). */
+static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
+    const RenderHeatmap *hm = L->hm;
+    int mx = ox + L->mat_x, my = oy + L->mat_y;
+    if (L->title_base) font_draw(c, FONT_BOLD, L->title_px, ox + L->margin, oy + L->title_base, hm->title, COL_TEXT);
+    if (L->sub_base) font_draw(c, FONT_REGULAR, L->sub_px, ox + L->margin, oy + L->sub_base, hm->subtitle, COL_MUTED);
+    heatmap_draw_cells(c, hm, mx, my, L->cell, L->gap, L->vmin, L->vmax);
+    if (L->value_px) hm_draw_values(c, L, mx, my);
+    heatmap_draw_highlight(c, hm, mx, my, L->cell, L->cell >= 12 ? 3 : 2);
+    hm_draw_row_labels(c, L, ox, mx, my);
+    hm_draw_col_labels(c, L, oy, mx, my);
     colorbar_draw(c, ox + L->cbar_x, oy + L->cbar_y, L->cbar_w, L->cbar_h, hm->cmap, L->vmin, L->vmax, L->tick_px);
-
-    if (L->legend_y) {
-        int ly = oy + L->legend_y;
-        draw_masked_cell(c, mx, ly, 18, 18, 6);
-        canvas_stroke_rect(c, mx, ly, 18, 18, 1, RGB_HEX(0x9A9A9A));
-        snprintf(buf, sizeof buf, "masked (%s)", hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT);
-        font_draw(c, FONT_REGULAR, 14, mx + 26, font_center_baseline(14, ly + 9), buf, COL_MUTED);
-    }
+    if (L->legend_y) hm_draw_legend(c, L, oy, mx);
 }
 
 static int hm_check(const RenderHeatmap *hm, char *err, size_t errlen) {
-    if (!hm || !hm->values || hm->rows < 1 || hm->cols < 1) {
-        snprintf(err, errlen, "heatmap has no values (rows and cols must be >= 1)");
-        return -1;
-    }
-    if (hm->rows > 4096 || hm->cols > 4096) {
-        snprintf(err, errlen, "heatmap of %d x %d is too large to draw (at most 4096 tokens)", hm->rows, hm->cols);
-        return -1;
-    }
+    if (!hm || !hm->values || hm->rows < 1 || hm->cols < 1)
+        return errmsg_set(err, errlen, "heatmap has no values (rows and cols must be >= 1)");
+    if (hm->rows > 4096 || hm->cols > 4096)
+        return errmsg_set(err, errlen, "heatmap of %d x %d is too large to draw (at most 4096 tokens)", hm->rows, hm->cols);
     return 0;
 }
 
 int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *meta,
                    char *err, size_t errlen) {
-    Canvas c = {0};
     HmLayout L;
-    int status = -1;
     if (hm_check(hm, err, errlen) || font_ensure(err, errlen)) return -1;
-    hm_layout(&L, hm, 0, 20, 28, 0);
-    if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) goto cleanup;
+    hm_layout(&L, hm, 0, HEATMAP_TITLE_PX, HEATMAP_MARGIN, 0);
+    Canvas c;
+    if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
     hm_draw(&c, &L, 0, 0);
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
-    status = 0;
-cleanup:
+    int status = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);
     return status;
 }
@@ -313,7 +389,7 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
                             char *err, size_t errlen) {
     HmLayout L;
     if (hm_check(hm, err, errlen) || font_ensure(err, errlen)) return -1;
-    hm_layout(&L, hm, 0, 20, 28, 0);
+    hm_layout(&L, hm, 0, HEATMAP_TITLE_PX, HEATMAP_MARGIN, 0);
     geo->width = L.w;
     geo->height = L.h;
     geo->matrix = (RenderRect){L.mat_x, L.mat_y, L.mat_w, L.mat_h};
@@ -324,24 +400,26 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
     return 0;
 }
 
-int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
-                 const RenderMeta *meta, char *err, size_t errlen) {
-    return render_panels(path, title, panels, n, 1, meta, err, errlen);
-}
+/* Panels side by side, their matrices at one height (mat_y); the strip's
+ * title above them all (top = where the panels start). */
+typedef struct {
+    HmLayout *panel;          /* n layouts (owned) */
+    int n;
+    int top, mat_y;
+    long w, h;
+} StripLayout;
 
-int render_panels(const char *path, const char *title, const RenderHeatmap *panels, int n,
-                  int arrows, const RenderMeta *meta, char *err, size_t errlen) {
-    Canvas c = {0};
-    HmLayout *L = NULL;
-    int status = -1;
-    if (!panels || n < 1) { snprintf(err, errlen, "step strip has no panels"); return -1; }
+static int strip_check(const RenderHeatmap *panels, int n, char *err, size_t errlen) {
+    if (!panels || n < 1) return errmsg_set(err, errlen, "step strip has no panels");
     for (int p = 0; p < n; p++)
         if (hm_check(&panels[p], err, errlen)) return -1;
-    if (font_ensure(err, errlen)) return -1;
-    L = calloc((size_t)n, sizeof *L);
-    if (!L) { snprintf(err, errlen, "out of memory"); return -1; }
+    return 0;
+}
 
-    /* One cell size for every panel, so the matrices compare at a glance. */
+/* One cell size for every panel, so the matrices compare at a glance: the
+ * single heatmap's size for the most tokens, at most 56 px, shrunk so that
+ * all columns together stay about 1600 px (not below 15 px unless needed). */
+static int strip_cell(const RenderHeatmap *panels, int n) {
     int nmax = 0, sum_cols = 0;
     for (int p = 0; p < n; p++) {
         int m = panels[p].rows > panels[p].cols ? panels[p].rows : panels[p].cols;
@@ -351,47 +429,71 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
     int cell = auto_cell(nmax), budget = 1600 / (sum_cols > 0 ? sum_cols : 1);
     if (cell > 56) cell = 56;
     if (cell > budget) cell = budget < 15 ? (auto_cell(nmax) < 15 ? auto_cell(nmax) : 15) : budget;
+    return cell;
+}
 
-    const int margin = 20, gap = 40, top_px = 22;
-    int asc, desc, top = margin, mat_y = 0;
+static void strip_layout(StripLayout *S, const RenderHeatmap *panels, const char *title) {
+    int cell = strip_cell(panels, S->n), asc, desc;
+    S->top = STRIP_MARGIN;
     if (title && *title) {
-        font_vmetrics(FONT_BOLD, top_px, &asc, &desc);
-        top += asc + desc + 10;
+        font_vmetrics(FONT_BOLD, STRIP_TITLE_PX, &asc, &desc);
+        S->top += asc + desc + 10;
     }
-    for (int p = 0; p < n; p++) {
-        hm_layout(&L[p], &panels[p], cell, 16, margin, 0);
-        if (L[p].mat_y > mat_y) mat_y = L[p].mat_y;
+    S->mat_y = 0;
+    for (int p = 0; p < S->n; p++) {
+        hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, 0);
+        if (S->panel[p].mat_y > S->mat_y) S->mat_y = S->panel[p].mat_y;
     }
-    long w = 0, h = 0;
-    for (int p = 0; p < n; p++) {
-        hm_layout(&L[p], &panels[p], cell, 16, margin, mat_y);
-        w += L[p].w + (p ? gap : 0);
-        if (L[p].h > h) h = L[p].h;
+    S->w = S->h = 0;
+    for (int p = 0; p < S->n; p++) {
+        hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, S->mat_y);
+        S->w += S->panel[p].w + (p ? STRIP_GAP : 0);
+        if (S->panel[p].h > S->h) S->h = S->panel[p].h;
     }
-    h += top;
-    long tw = title ? font_width(FONT_BOLD, top_px, title) + 2 * 28 : 0;
-    if (tw > w) w = tw;
-    if (check_canvas_size(w, h, err, errlen)) goto cleanup;
-    if (canvas_init(&c, (int)w, (int)h, COL_BG, err, errlen)) goto cleanup;
+    S->h += S->top;
+    long tw = title ? font_width(FONT_BOLD, STRIP_TITLE_PX, title) + 2 * STRIP_TITLE_INSET : 0;
+    if (tw > S->w) S->w = tw;
+}
+
+/* The title, then each panel followed by the arrow from its end to the start
+ * of the next (when `arrows`). */
+static void strip_draw(Canvas *c, const StripLayout *S, const char *title, int arrows) {
+    const HmLayout *L = S->panel;
     if (title && *title) {
-        font_vmetrics(FONT_BOLD, top_px, &asc, &desc);
-        font_draw(&c, FONT_BOLD, top_px, 28, margin + asc, title, COL_TEXT);
+        int asc, desc;
+        font_vmetrics(FONT_BOLD, STRIP_TITLE_PX, &asc, &desc);
+        font_draw(c, FONT_BOLD, STRIP_TITLE_PX, STRIP_TITLE_INSET, STRIP_MARGIN + asc, title, COL_TEXT);
     }
     int x = 0;
-    for (int p = 0; p < n; p++) {
-        hm_draw(&c, &L[p], x, top);
-        if (arrows && p + 1 < n) {
-            /* arrow from the end of this panel to the start of the next */
-            double ay = top + mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
-            double x0 = x + L[p].w - margin + 2, x1 = x + L[p].w + gap + margin - 2;
-            canvas_arrow(&c, x0, ay, x1, ay, 3.0, 13.0, RGB_HEX(0x707070));
+    for (int p = 0; p < S->n; p++) {
+        hm_draw(c, &L[p], x, S->top);
+        if (arrows && p + 1 < S->n) {
+            double ay = S->top + S->mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
+            double x0 = x + L[p].w - STRIP_MARGIN + 2, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 2;
+            canvas_arrow(c, x0, ay, x1, ay, 3.0, 13.0, RGB_HEX(0x707070));
         }
-        x += L[p].w + gap;
+        x += L[p].w + STRIP_GAP;
     }
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
-    status = 0;
-cleanup:
-    canvas_free(&c);
-    free(L);
+}
+
+int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
+                 const RenderMeta *meta, char *err, size_t errlen) {
+    return render_panels(path, title, panels, n, 1, meta, err, errlen);
+}
+
+int render_panels(const char *path, const char *title, const RenderHeatmap *panels, int n,
+                  int arrows, const RenderMeta *meta, char *err, size_t errlen) {
+    if (strip_check(panels, n, err, errlen) || font_ensure(err, errlen)) return -1;
+    StripLayout S = {.panel = calloc((size_t)n, sizeof *S.panel), .n = n};
+    if (!S.panel) return errmsg_set(err, errlen, "out of memory");
+    strip_layout(&S, panels, title);
+    Canvas c;
+    int status = canvas_init(&c, S.w, S.h, COL_BG, err, errlen);
+    if (status == 0) {
+        strip_draw(&c, &S, title, arrows);
+        status = png_write_canvas(path, &c, meta, err, errlen);
+        canvas_free(&c);
+    }
+    free(S.panel);
     return status;
 }

@@ -1,10 +1,9 @@
 /* html.c — see html.h. */
 #include "render/html.h"
-#include <errno.h>
-#include <stdio.h>
+#include "core/errmsg.h"
+#include "core/fileio.h"
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void put(HtmlPage *p, const char *s, size_t n) {
     if (p->oom) return;
@@ -103,25 +102,8 @@ void html_page_free(HtmlPage *p) {
 
 int html_page_write(HtmlPage *p, const char *path, char *err, size_t errlen) {
     html_raw(p, "<footer><p><small>Made by attnviz, offline.</small></p></footer>\n</body>\n</html>\n");
-    int rc = -1;
-    char tmp[4200];
-    if (p->oom) { snprintf(err, errlen, "out of memory building %s", path); goto done; }
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto done; }
-    size_t n = fwrite(p->buf, 1, p->len, f);
-    if (fclose(f) != 0 || n != p->len) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        goto done;
-    }
-    rc = 0;
-done:
+    int rc = p->oom ? errmsg_set(err, errlen, "out of memory building %s", path)
+                    : file_write_atomic(path, p->buf, p->len, err, errlen);
     html_page_free(p);
     return rc;
 }

@@ -1,7 +1,8 @@
 /* html.h — static, offline HTML pages (index.html) that show pictures in order.
  *
- * A page is built in memory, then written with html_page_write (temp file +
- * rename).  Everything given as text is escaped; no script, no network, no CDN.
+ * A page is built in memory, then written atomically by html_page_write (a
+ * temporary file renamed into place, core/fileio.h).  Everything given as text
+ * is escaped; no script, no network, no CDN.
  * Each figure has an image (relative path), a caption in English, an optional
  * Vietnamese caption, and optionally the exact command that makes it. */
 #ifndef ATTNVIZ_HTML_H

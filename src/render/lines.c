@@ -3,149 +3,203 @@
  * width follow the weight.  With a focus row only that query's lines are drawn,
  * its token is highlighted, the keys are shaded by weight, masked keys are
  * greyed out, and the strongest link carries its weight as a label. */
-#include "render/draw.h"
+#include "render/canvas.h"
+#include "render/fmt.h"
+#include "render/font.h"
+#include "render/label.h"
+#include "render/png.h"
+#include "render/render.h"
+#include "core/errmsg.h"
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 
-#define COL_LINE_ALL RGB_HEX(0x2F6DB5)
+#define COL_LINE_ALL RGB_HEX(0x2F6DB5)   /* lines when no row is in focus */
+#define COL_KEY_MASKED RGB_HEX(0xC8C8C8)
+#define MARGIN 28
+#define TITLE_PX 20
+#define HEAD_PX 14        /* the "query" and "key" captions */
+#define PAD 7             /* around a token inside its box */
+#define TOKEN_MAX_W 200
+
+typedef struct {
+    const char *const *left, *const *right;   /* query and key tokens */
+    int n_left, n_right;
+    const float *weights;                     /* (n_left, n_right) */
+    const unsigned char *mask;                /* (n_left, n_right), NULL = none */
+    int focus_row;                            /* -1: every query */
+    int best;                                 /* key of the focus row's strongest link, -1 none */
+    Rgb strong;                               /* colour of the lines */
+    int px, pitch;                            /* token font size, row pitch */
+    int lx_right;                             /* right edge of the left tokens' text */
+    int x_a, x_b;                             /* where the lines start and end */
+    int rx;                                   /* left edge of the right tokens' text */
+    int title_base, head_base;
+    double ly0, ry0;                          /* centre y of the first left / right token */
+    long w, h;
+} LinesView;
+
+static int lines_check(int n_left, int n_right, const float *weights, int focus_row, char *err, size_t errlen) {
+    if (!weights || n_left < 1 || n_right < 1 || n_left > 4096 || n_right > 4096)
+        return errmsg_set(err, errlen, "lines view needs weights and at least one token on each side");
+    if (focus_row >= n_left)
+        return errmsg_set(err, errlen, "focus row %d is out of range (there are %d query tokens)", focus_row, n_left);
+    return 0;
+}
+
+static int is_masked(const LinesView *V, int i, int j) {
+    return V->mask && !V->mask[(long)i * V->n_right + j];
+}
+
+static int widest_token(const char *const *labels, int n, int px) {
+    char buf[512];
+    int widest = 0;
+    for (int i = 0; i < n; i++) {
+        int w = label_fit(FONT_BOLD, px, labels, i, TOKEN_MAX_W, buf, sizeof buf);
+        if (w > widest) widest = w;
+    }
+    return widest;
+}
+
+/* The focus row's strongest unmasked finite weight, -1 when there is none. */
+static int strongest_key(const LinesView *V) {
+    int best = -1;
+    if (V->focus_row < 0) return best;
+    const float *w = V->weights + (long)V->focus_row * V->n_right;
+    for (int j = 0; j < V->n_right; j++) {
+        if (is_masked(V, V->focus_row, j)) continue;
+        if (isfinite(w[j]) && (best < 0 || w[j] > w[best])) best = j;
+    }
+    return best;
+}
+
+static void lines_layout(LinesView *V, const char *title) {
+    int nmax = V->n_left > V->n_right ? V->n_left : V->n_right;
+    V->px = nmax <= 40 ? 16 : 13;
+    V->pitch = nmax <= 40 ? 32 : V->px + 7;
+    int span = nmax <= 40 ? 300 : 360;
+
+    /* Horizontal: left tokens, the lines, right tokens */
+    int lw = widest_token(V->left, V->n_left, V->px), rw = widest_token(V->right, V->n_right, V->px);
+    V->lx_right = MARGIN + lw + PAD;
+    V->x_a = V->lx_right + PAD + 8;
+    V->x_b = V->x_a + span;
+    V->rx = V->x_b + 8 + PAD;
+    V->w = V->rx + rw + PAD + MARGIN;
+
+    /* Vertical: title, captions, the token rows */
+    int asc, desc, y = MARGIN;
+    if (title && *title) {
+        font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
+        V->title_base = y + asc;
+        y += asc + desc + 12;
+        int tw = MARGIN + font_width(FONT_BOLD, TITLE_PX, title) + MARGIN;
+        if (tw > V->w) V->w = tw;
+    }
+    font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
+    V->head_base = y + asc;
+    y += asc + desc + 10;
+    int top = y;
+    V->h = top + (long)nmax * V->pitch + MARGIN;
+    /* Shorter column centred against the longer one. */
+    V->ly0 = top + (nmax - V->n_left) * V->pitch / 2.0 + V->pitch / 2.0;
+    V->ry0 = top + (nmax - V->n_right) * V->pitch / 2.0 + V->pitch / 2.0;
+}
+
+/* Focus token box; key boxes shaded by weight. */
+static void draw_focus_boxes(Canvas *c, const LinesView *V) {
+    char buf[512];
+    int px = V->px, pitch = V->pitch;
+    int fw = label_fit(FONT_BOLD, px, V->left, V->focus_row, TOKEN_MAX_W, buf, sizeof buf);
+    double fy = V->ly0 + V->focus_row * pitch;
+    canvas_fill_round_rect(c, V->lx_right - fw - PAD, fy - pitch / 2.0 + 3, fw + 2 * PAD, pitch - 6, 5, V->strong, 0.22f);
+    const float *w = V->weights + (long)V->focus_row * V->n_right;
+    for (int j = 0; j < V->n_right; j++) {
+        float v = w[j];
+        if (is_masked(V, V->focus_row, j) || !isfinite(v) || v <= 0) continue;
+        int kw = label_fit(FONT_REGULAR, px, V->right, j, TOKEN_MAX_W, buf, sizeof buf);
+        double ky = V->ry0 + j * pitch;
+        canvas_fill_round_rect(c, V->rx - PAD, ky - pitch / 2.0 + 3, kw + 2 * PAD, pitch - 6, 5, V->strong,
+                               0.45f * (v > 1 ? 1 : v));
+    }
+}
+
+/* Lines: faint first so strong ones end on top; a dot at each end. */
+static void draw_links(Canvas *c, const LinesView *V) {
+    int focus = V->focus_row;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < V->n_left; i++) {
+            if (focus >= 0 && i != focus) continue;
+            for (int j = 0; j < V->n_right; j++) {
+                float v = V->weights[(long)i * V->n_right + j];
+                if (is_masked(V, i, j) || !isfinite(v) || v < 0.005f) continue;
+                if (v > 1) v = 1;
+                if ((pass == 0) != (v < 0.3f)) continue;
+                double y1 = V->ly0 + i * V->pitch, y2 = V->ry0 + j * V->pitch;
+                /* focus: sqrt keeps the order of the weights but lets 0.1
+                 * stay visible next to 0.5 */
+                float alpha = focus >= 0 ? sqrtf(v) : 0.9f * v;
+                double width = focus >= 0 ? 1.5 + 6.0 * v : 1.0 + 4.0 * v;
+                canvas_line(c, V->x_a, y1, V->x_b, y2, width, V->strong, alpha);
+            }
+        }
+    for (int i = 0; i < V->n_left; i++)
+        canvas_fill_circle(c, V->x_a, V->ly0 + i * V->pitch, 3.0, focus < 0 || i == focus ? COL_AXIS : COL_FAINT, 1.0f);
+    for (int j = 0; j < V->n_right; j++) canvas_fill_circle(c, V->x_b, V->ry0 + j * V->pitch, 3.0, COL_AXIS, 1.0f);
+}
+
+/* Query tokens (the focus bold, the others faint), key tokens (the strongest
+ * bold, masked ones grey). */
+static void draw_tokens(Canvas *c, const LinesView *V) {
+    char buf[512];
+    int px = V->px, focus = V->focus_row;
+    for (int i = 0; i < V->n_left; i++) {
+        int is_focus = i == focus;
+        FontStyle st = is_focus ? FONT_BOLD : FONT_REGULAR;
+        label_fit(st, px, V->left, i, TOKEN_MAX_W, buf, sizeof buf);
+        font_draw_right(c, st, px, V->lx_right, font_center_baseline(px, V->ly0 + i * V->pitch), buf,
+                        focus < 0 || is_focus ? COL_TEXT : COL_FAINT);
+    }
+    for (int j = 0; j < V->n_right; j++) {
+        int masked = focus >= 0 && is_masked(V, focus, j);
+        FontStyle st = j == V->best ? FONT_BOLD : FONT_REGULAR;
+        label_fit(st, px, V->right, j, TOKEN_MAX_W, buf, sizeof buf);
+        font_draw(c, st, px, V->rx, font_center_baseline(px, V->ry0 + j * V->pitch), buf,
+                  masked ? COL_KEY_MASKED : COL_TEXT);
+    }
+}
+
+/* The weight of the strongest link, on the line near its key end. */
+static void draw_best_weight(Canvas *c, const LinesView *V) {
+    double y1 = V->ly0 + V->focus_row * V->pitch, y2 = V->ry0 + V->best * V->pitch, t = 0.74;
+    double lxm = V->x_a + t * (V->x_b - V->x_a), lym = y1 + t * (y2 - y1);
+    char s[32];
+    fmt_value(s, sizeof s, V->weights[(long)V->focus_row * V->n_right + V->best]);
+    int sw = font_width(FONT_BOLD, 14, s);
+    canvas_fill_round_rect(c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, COL_BG, 1.0f);
+    canvas_fill_round_rect(c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, V->strong, 0.15f);
+    font_draw_center(c, FONT_BOLD, 14, (int)lround(lxm), font_center_baseline(14, lym), s, COL_TEXT);
+}
 
 int render_lines(const char *path, const char *title, const char *const *left,
                  int n_left, const char *const *right, int n_right,
                  const float *weights, const unsigned char *mask, int focus_row,
                  const RenderMeta *meta, char *err, size_t errlen) {
-    Canvas c = {0};
-    int status = -1;
-    if (!weights || n_left < 1 || n_right < 1 || n_left > 4096 || n_right > 4096) {
-        snprintf(err, errlen, "lines view needs weights and at least one token on each side");
-        return -1;
-    }
-    if (focus_row >= n_left) {
-        snprintf(err, errlen, "focus row %d is out of range (there are %d query tokens)", focus_row, n_left);
-        return -1;
-    }
-    if (font_ensure(err, errlen)) return -1;
+    if (lines_check(n_left, n_right, weights, focus_row, err, errlen) || font_ensure(err, errlen)) return -1;
+    LinesView V = {.left = left, .right = right, .n_left = n_left, .n_right = n_right, .weights = weights,
+                   .mask = mask, .focus_row = focus_row};
+    V.strong = focus_row >= 0 ? COL_HILITE : COL_LINE_ALL;
+    V.best = strongest_key(&V);
+    lines_layout(&V, title);
 
-    int nmax = n_left > n_right ? n_left : n_right;
-    const int M = 28, title_px = 20, head_px = 14;
-    int px = nmax <= 40 ? 16 : 13, pitch = nmax <= 40 ? 32 : px + 7, span = nmax <= 40 ? 300 : 360;
-    const int pad = 7;   /* around a token inside its box */
-    int asc, desc;
-    char buf[512], num[32];
-
-    int lw = 0, rw = 0;
-    for (int i = 0; i < n_left; i++) {
-        int w = font_fit(FONT_BOLD, px, hm_label(left, i, num, sizeof num), 200, buf, sizeof buf);
-        if (w > lw) lw = w;
-    }
-    for (int j = 0; j < n_right; j++) {
-        int w = font_fit(FONT_BOLD, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
-        if (w > rw) rw = w;
-    }
-    int lx_right = M + lw + pad;          /* right edge of the left tokens' text */
-    int x_a = lx_right + pad + 8;         /* lines start */
-    int x_b = x_a + span;                 /* lines end   */
-    int rx = x_b + 8 + pad;               /* left edge of the right tokens' text */
-    long W = rx + rw + pad + M;
-
-    int y = M, title_base = 0;
-    if (title && *title) {
-        font_vmetrics(FONT_BOLD, title_px, &asc, &desc);
-        title_base = y + asc;
-        y += asc + desc + 12;
-        int tw = M + font_width(FONT_BOLD, title_px, title) + M;
-        if (tw > W) W = tw;
-    }
-    font_vmetrics(FONT_BOLD, head_px, &asc, &desc);
-    int head_base = y + asc;
-    y += asc + desc + 10;
-    int top = y;
-    long H = top + (long)nmax * pitch + M;
-    if (check_canvas_size(W, H, err, errlen)) return -1;
-    if (canvas_init(&c, (int)W, (int)H, COL_BG, err, errlen)) goto cleanup;
-
-    /* Shorter column centred against the longer one. */
-    double ly0 = top + (nmax - n_left) * pitch / 2.0 + pitch / 2.0;
-    double ry0 = top + (nmax - n_right) * pitch / 2.0 + pitch / 2.0;
-    Rgb strong = focus_row >= 0 ? COL_HILITE : COL_LINE_ALL;
-
-    if (title_base) font_draw(&c, FONT_BOLD, title_px, M, title_base, title, COL_TEXT);
-    font_draw_right(&c, FONT_BOLD, head_px, lx_right, head_base, "query", COL_MUTED);
-    font_draw(&c, FONT_BOLD, head_px, rx, head_base, "key", COL_MUTED);
-
-    int best = -1;
-    if (focus_row >= 0) {
-        const float *w = weights + (long)focus_row * n_right;
-        for (int j = 0; j < n_right; j++) {
-            if (mask && !mask[(long)focus_row * n_right + j]) continue;
-            if (isfinite(w[j]) && (best < 0 || w[j] > w[best])) best = j;
-        }
-        /* Focus token box; key boxes shaded by weight. */
-        int fw = font_fit(FONT_BOLD, px, hm_label(left, focus_row, num, sizeof num), 200, buf, sizeof buf);
-        double fy = ly0 + focus_row * pitch;
-        canvas_fill_round_rect(&c, lx_right - fw - pad, fy - pitch / 2.0 + 3, fw + 2 * pad, pitch - 6, 5, strong, 0.22f);
-        for (int j = 0; j < n_right; j++) {
-            float v = w[j];
-            if ((mask && !mask[(long)focus_row * n_right + j]) || !isfinite(v) || v <= 0) continue;
-            int kw = font_fit(FONT_REGULAR, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
-            double ky = ry0 + j * pitch;
-            canvas_fill_round_rect(&c, rx - pad, ky - pitch / 2.0 + 3, kw + 2 * pad, pitch - 6, 5, strong,
-                                   0.45f * (v > 1 ? 1 : v));
-        }
-    }
-
-    /* Lines: faint first so strong ones end on top. */
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n_left; i++) {
-            if (focus_row >= 0 && i != focus_row) continue;
-            for (int j = 0; j < n_right; j++) {
-                long k = (long)i * n_right + j;
-                float v = weights[k];
-                if ((mask && !mask[k]) || !isfinite(v) || v < 0.005f) continue;
-                if (v > 1) v = 1;
-                if ((pass == 0) != (v < 0.3f)) continue;
-                double y1 = ly0 + i * pitch, y2 = ry0 + j * pitch;
-                /* focus: sqrt keeps the order of the weights but lets 0.1
-                 * stay visible next to 0.5 */
-                float alpha = focus_row >= 0 ? sqrtf(v) : 0.9f * v;
-                double width = focus_row >= 0 ? 1.5 + 6.0 * v : 1.0 + 4.0 * v;
-                canvas_line(&c, x_a, y1, x_b, y2, width, strong, alpha);
-            }
-        }
-    /* Line ends: a dot per token. */
-    for (int i = 0; i < n_left; i++)
-        canvas_fill_circle(&c, x_a, ly0 + i * pitch, 3.0, focus_row < 0 || i == focus_row ? COL_AXIS : COL_FAINT, 1.0f);
-    for (int j = 0; j < n_right; j++) canvas_fill_circle(&c, x_b, ry0 + j * pitch, 3.0, COL_AXIS, 1.0f);
-
-    for (int i = 0; i < n_left; i++) {
-        int is_focus = i == focus_row;
-        FontStyle st = is_focus ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, px, hm_label(left, i, num, sizeof num), 200, buf, sizeof buf);
-        font_draw_right(&c, st, px, lx_right, font_center_baseline(px, ly0 + i * pitch), buf,
-                        focus_row < 0 || is_focus ? COL_TEXT : COL_FAINT);
-    }
-    for (int j = 0; j < n_right; j++) {
-        int masked = focus_row >= 0 && mask && !mask[(long)focus_row * n_right + j];
-        FontStyle st = j == best ? FONT_BOLD : FONT_REGULAR;
-        font_fit(st, px, hm_label(right, j, num, sizeof num), 200, buf, sizeof buf);
-        font_draw(&c, st, px, rx, font_center_baseline(px, ry0 + j * pitch), buf, masked ? RGB_HEX(0xC8C8C8) : COL_TEXT);
-    }
-
-    if (best >= 0) {
-        /* the weight of the strongest link, on the line near its key end */
-        double y1 = ly0 + focus_row * pitch, y2 = ry0 + best * pitch, t = 0.74;
-        double lxm = x_a + t * (x_b - x_a), lym = y1 + t * (y2 - y1);
-        char s[32];
-        fmt_value(s, sizeof s, weights[(long)focus_row * n_right + best]);
-        int sw = font_width(FONT_BOLD, 14, s);
-        canvas_fill_round_rect(&c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, COL_BG, 1.0f);
-        canvas_fill_round_rect(&c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, strong, 0.15f);
-        font_draw_center(&c, FONT_BOLD, 14, (int)lround(lxm), font_center_baseline(14, lym), s, COL_TEXT);
-    }
-
-    if (canvas_write_png(&c, path, meta, err, errlen)) goto cleanup;
-    status = 0;
-cleanup:
+    Canvas c;
+    if (canvas_init(&c, V.w, V.h, COL_BG, err, errlen)) return -1;
+    if (V.title_base) font_draw(&c, FONT_BOLD, TITLE_PX, MARGIN, V.title_base, title, COL_TEXT);
+    font_draw_right(&c, FONT_BOLD, HEAD_PX, V.lx_right, V.head_base, "query", COL_MUTED);
+    font_draw(&c, FONT_BOLD, HEAD_PX, V.rx, V.head_base, "key", COL_MUTED);
+    if (focus_row >= 0) draw_focus_boxes(&c, &V);
+    draw_links(&c, &V);
+    draw_tokens(&c, &V);
+    if (V.best >= 0) draw_best_weight(&c, &V);
+    int status = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);
     return status;
 }

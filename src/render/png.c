@@ -1,15 +1,11 @@
-/* png.c — writes a Canvas as a PNG with libpng: 8-bit RGB, text chunks, no tIME
- * (same input, same bytes), through a temporary file renamed into place so a
- * failure never leaves a partial picture.  See draw.h. */
-#include "render/draw.h"
-#include <errno.h>
+/* png.c — see png.h. */
+#include "render/png.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define PNG_MAX_TEXT 64
 
@@ -20,7 +16,7 @@ typedef struct {
 
 static void on_png_error(png_structp png, png_const_charp msg) {
     PngErr *pe = png_get_error_ptr(png);
-    if (pe && pe->err && pe->errlen) snprintf(pe->err, pe->errlen, "libpng: %s", msg);
+    if (pe) errmsg_set(pe->err, pe->errlen, "libpng: %s", msg);
     png_longjmp(png, 1);
 }
 
@@ -50,12 +46,11 @@ static void clean_keyword(char *out, size_t outlen, const char *key) {
 /* The libpng part, kept apart so that setjmp only sees this frame's locals. */
 static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, PngErr *pe) {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, pe, on_png_error, on_png_warning);
-    if (!png) { snprintf(pe->err, pe->errlen, "libpng: cannot create writer"); return -1; }
+    if (!png) return errmsg_set(pe->err, pe->errlen, "libpng: cannot create writer");
     png_infop info = png_create_info_struct(png);
     if (!info) {
         png_destroy_write_struct(&png, NULL);
-        snprintf(pe->err, pe->errlen, "libpng: out of memory");
-        return -1;
+        return errmsg_set(pe->err, pe->errlen, "libpng: out of memory");
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
@@ -78,18 +73,12 @@ static int write_stream(FILE *fp, const Canvas *c, png_text *texts, int ntext, P
     return 0;
 }
 
-int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
-                     char *err, size_t errlen) {
-    int status = -1, fd = -1;
-    FILE *fp = NULL;
-    char *tmp = NULL;
-    png_text texts[PNG_MAX_TEXT];
-    char keys[PNG_MAX_TEXT][80];
+/* The text chunks: "Software" = "attnviz", then the meta items with a key
+ * and a value (at most PNG_MAX_TEXT in all).  keys holds the cleaned
+ * keywords the chunks point to.  Returns how many. */
+static int collect_texts(png_text texts[PNG_MAX_TEXT], char keys[PNG_MAX_TEXT][80], const RenderMeta *meta) {
     int ntext = 0;
-    PngErr pe = {err, errlen};
-
-    if (!path || !*path) { snprintf(err, errlen, "no output path given for the picture"); return -1; }
-    memset(texts, 0, sizeof texts);
+    memset(texts, 0, PNG_MAX_TEXT * sizeof *texts);
     texts[ntext].compression = PNG_TEXT_COMPRESSION_NONE;
     texts[ntext].key = (png_charp) "Software";
     texts[ntext].text = (png_charp) "attnviz";
@@ -109,48 +98,25 @@ int canvas_write_png(const Canvas *c, const char *path, const RenderMeta *meta,
         }
         ntext++;
     }
+    return ntext;
+}
 
-    size_t n = strlen(path) + 16;
-    tmp = malloc(n);
-    if (!tmp) { snprintf(err, errlen, "out of memory"); goto cleanup; }
-    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, errlen, "cannot write %s: %s%s", path, strerror(e),
-                 e == ENOENT ? " (does the folder exist?)" : "");
-        free(tmp);
-        tmp = NULL;
-        goto cleanup;
-    }
-    (void)fchmod(fd, 0644);
-    fp = fdopen(fd, "wb");
-    if (!fp) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
-    fd = -1;
-    if (write_stream(fp, c, texts, ntext, &pe)) {
+int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
+                     char *err, size_t errlen) {
+    png_text texts[PNG_MAX_TEXT];
+    char keys[PNG_MAX_TEXT][80];
+    PngErr pe = {err, errlen};
+    if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
+    int ntext = collect_texts(texts, keys, meta);
+
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
+    if (write_stream(af.f, c, texts, ntext, &pe)) {
         char why[256];
-        snprintf(why, sizeof why, "%s", err);
-        snprintf(err, errlen, "cannot write %s: %s", path, why);
-        goto cleanup;
+        snprintf(why, sizeof why, "%s", err ? err : "");
+        errmsg_set(err, errlen, "cannot write %s: %s", path, why);
+        atomic_abort(&af);
+        return -1;
     }
-    if (fflush(fp) != 0 || ferror(fp)) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    int rc = fclose(fp);
-    fp = NULL;
-    if (rc != 0) { snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno)); goto cleanup; }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        goto cleanup;
-    }
-    free(tmp);
-    tmp = NULL;
-    status = 0;
-
-cleanup:
-    if (fp) fclose(fp);
-    if (fd >= 0) close(fd);
-    if (tmp) { unlink(tmp); free(tmp); }
-    return status;
+    return atomic_commit(&af, err, errlen);
 }
