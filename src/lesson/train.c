@@ -2,6 +2,7 @@
  * snapshots (see train.h). */
 #include "lesson/train.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static double now_sec(void) {
     struct timespec ts;
@@ -287,7 +287,7 @@ static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, 
 
 int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, long total_steps,
                      char *err, size_t errlen) {
-    char hdr[1024], tmp[4096];
+    char hdr[1024];
     size_t bytes = a->n * sizeof(float);
     int n = snprintf(hdr, sizeof hdr,
         "{\"__metadata__\":{\"format\":\"attnviz-train-state\",\"version\":\"1\",\"step\":\"%ld\","
@@ -298,22 +298,20 @@ int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, 
     if (n < 0 || (size_t)n + 8 >= sizeof hdr) { errmsg_set(err, errlen, "state header too long"); return -1; }
     while (n % 8) hdr[n++] = ' ';
     hdr[n] = '\0';
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long: %s", path); return -1; }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(((uint64_t)n >> (8 * i)) & 0xff);
     /* floats are written in host order; attnviz targets little-endian hosts
      * (the checkpoint module converts; the state file is a local resume aid) */
-    int bad = write_all(f, len8, 8) || write_all(f, hdr, (size_t)n) ||
-              write_all(f, a->m, bytes) || write_all(f, a->v, bytes);
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
+    int bad = write_all(af.f, len8, 8) || write_all(af.f, hdr, (size_t)n) ||
+              write_all(af.f, a->m, bytes) || write_all(af.f, a->v, bytes);
+    if (bad) {
         errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
+        atomic_abort(&af);
         return -1;
     }
-    return 0;
+    return atomic_commit(&af, err, errlen);
 }
 
 static long meta_long(const cJSON *meta, const char *key, int *ok) {
@@ -446,8 +444,7 @@ oom:
 }
 
 static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
-    char tmp[4096], cfg[1024];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", o->snapshot_path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long"); return -1; }
+    char cfg[1024];
     model_config_json(&m->config, cfg, sizeof cfg);
     Str s = {0};
     int bad = str_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
@@ -463,17 +460,9 @@ static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o
     }
     bad |= str_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
     if (bad) { free(s.buf); errmsg_set(err, errlen, "out of memory"); return -1; }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) { free(s.buf); errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
-    int wbad = fwrite(s.buf, 1, s.len, f) != s.len;
-    if (fclose(f) != 0) wbad = 1;
+    int rc = file_write_atomic(o->snapshot_path, s.buf, s.len, err, errlen);
     free(s.buf);
-    if (wbad || rename(tmp, o->snapshot_path) != 0) {
-        errmsg_set(err, errlen, "cannot write %s: %s", o->snapshot_path, strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------- attention supervision */

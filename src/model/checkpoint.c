@@ -1,6 +1,7 @@
 /* checkpoint.c — safetensors reader/writer for attnviz models (see checkpoint.h). */
 #include "model/checkpoint.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -53,9 +54,8 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     }
     int rc = -1;
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject();
-    char *vtxt = vocab_json(vocab, n_vocab), *header = NULL, *tmp = NULL;
+    char *vtxt = vocab_json(vocab, n_vocab), *header = NULL;
     float *buf = NULL;
-    FILE *f = NULL;
     char cfg[1024];
     model_config_json(c, cfg, sizeof cfg);
     if (!root || !meta || !vtxt) goto oom;
@@ -84,45 +84,34 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     if (!header) goto oom;
     size_t hlen = strlen(header), padded = (hlen + 7) / 8 * 8;
 
-    size_t plen = strlen(path) + 5;
-    tmp = malloc(plen);
-    if (!tmp) goto oom;
-    snprintf(tmp, plen, "%s.tmp", path);
-    f = fopen(tmp, "wb");
-    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) goto done;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
-    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', f) != EOF;
+    int ok = fwrite(len8, 1, 8, af.f) == 8 && fwrite(header, 1, hlen, af.f) == hlen;
+    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', af.f) != EOF;
     if (ok) {
         if (host_is_little_endian()) {
-            ok = fwrite(m->params_memory, sizeof(float), m->num_params, f) == m->num_params;
+            ok = fwrite(m->params_memory, sizeof(float), m->num_params, af.f) == m->num_params;
         } else {
             buf = malloc(m->num_params * sizeof(float));
-            if (!buf) { fclose(f); f = NULL; remove(tmp); goto oom; }
+            if (!buf) { atomic_abort(&af); goto oom; }
             memcpy(buf, m->params_memory, m->num_params * sizeof(float));
             swap_floats_if_big_endian(buf, m->num_params);
-            ok = fwrite(buf, sizeof(float), m->num_params, f) == m->num_params;
+            ok = fwrite(buf, sizeof(float), m->num_params, af.f) == m->num_params;
         }
     }
-    if (fclose(f) != 0) ok = 0;
-    f = NULL;
-    if (!ok) { errmsg_set(err, errlen, "cannot write %s (disk full?)", tmp); remove(tmp); goto done; }
-    if (rename(tmp, path) != 0) {
-        errmsg_set(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
-        goto done;
-    }
+    if (!ok) { errmsg_set(err, errlen, "cannot write %s (disk full?)", path); atomic_abort(&af); goto done; }
+    if (atomic_commit(&af, err, errlen)) goto done;
     rc = 0;
     goto done;
 oom:
     errmsg_set(err, errlen, "out of memory while saving the checkpoint");
 done:
-    if (f) fclose(f);
     if (!cJSON_GetObjectItem(root, "__metadata__")) cJSON_Delete(meta);
     cJSON_Delete(root);
     cJSON_free(vtxt); cJSON_free(header);
-    free(tmp); free(buf);
+    free(buf);
     return rc;
 }
 
