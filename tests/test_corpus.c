@@ -2,6 +2,7 @@
  * against the lexicon files themselves: determinism, the held-out split, gold
  * alignments and antecedents, the lesson sentences, re-tokenization. */
 #include "check.h"
+#include "core/fileio.h"
 #include "lesson/corpus.h"
 #include "model/tokenizer.h"
 #include <dirent.h>
@@ -98,17 +99,8 @@ static int gen(const char *sub, uint64_t seed, int n_train, int n_held, char *di
 static char *slurp(const char *dir, const char *name, size_t *len) {
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-    if (b) b[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    *len = 0;
+    return file_read_all(p, 256u << 20, len, NULL, 0);   /* a generated corpus file */
 }
 
 /* Shared corpus for the read-only tests (generated once). */

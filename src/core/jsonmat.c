@@ -1,5 +1,7 @@
 /* jsonmat.c — see jsonmat.h.  Parsing by cJSON; the checks are ours. */
 #include "core/jsonmat.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -19,37 +21,29 @@ void jsonmat_free(JsonMat *m) {
 }
 
 char *jsonmat_read_file(const char *path, size_t max_bytes, const char *what, char *err, size_t errlen) {
+    /* the argument was not inline JSON: say so when it is not a usable file either */
     struct stat st;
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot read '%s': %s (give inline JSON like [[1,2],[3,4]] or an existing file)",
-                 what, path, strerror(errno));
+        errmsg_set(err, errlen, "%s: cannot read '%s': %s (give inline JSON like [[1,2],[3,4]] or an existing file)",
+                   what, path, strerror(errno));
         return NULL;
     }
     if (S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: '%s' is a folder, not a JSON file", what, path);
+        errmsg_set(err, errlen, "%s: '%s' is a folder, not a JSON file", what, path);
         return NULL;
     }
     if ((size_t)st.st_size > max_bytes) {
-        snprintf(err, errlen, "%s: '%s' is too large (%lld bytes; at most %zu)", what, path,
-                 (long long)st.st_size, max_bytes);
+        errmsg_set(err, errlen, "%s: '%s' is too large (%lld bytes; at most %zu)", what, path,
+                   (long long)st.st_size, max_bytes);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read '%s': %s", what, path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) { fclose(f); snprintf(err, errlen, "%s: out of memory", what); return NULL; }
-    n = fread(buf, 1, cap - 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); snprintf(err, errlen, "%s: error reading '%s'", what, path); return NULL; }
-    buf[n] = '\0';
+    char why[512];
+    size_t n = 0;
+    char *buf = file_read_all(path, max_bytes, &n, why, sizeof why);
+    if (!buf) { errmsg_set(err, errlen, "%s: %s", what, why); return NULL; }
     if (memchr(buf, '\0', n)) {
         free(buf);
-        snprintf(err, errlen, "%s: '%s' is a binary file, not JSON text", what, path);
+        errmsg_set(err, errlen, "%s: '%s' is a binary file, not JSON text", what, path);
         return NULL;
     }
     return buf;
