@@ -301,10 +301,8 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
         }
 
     /* Trusted now: allocate and read. */
-    char merr[256];
     if (model_alloc(out, &cfg)) {
-        snprintf(merr, sizeof merr, "%s", out->err);
-        errmsg_set(err, errlen, "%s: %s", path, merr);
+        errmsg_set(err, errlen, "%s: %s", path, out->err);
         goto done;
     }
     model_param_table(&cfg, out->params_memory, tab, MODEL_MAX_TENSORS);

@@ -355,9 +355,9 @@ int vocab_load(Vocab *v, const char *path, char *err, size_t errlen) {
     ssize_t len;
     while ((len = getline(&line, &lcap, f)) >= 0) {
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (tokenizer_check_utf8(line, (size_t)len, err, errlen)) {
-            size_t m = strlen(err ? err : "");
-            if (err && m < errlen) snprintf(err + m, errlen - m, " in %s line %d", path, n + 1);
+        char why[200];
+        if (tokenizer_check_utf8(line, (size_t)len, why, sizeof why)) {
+            errmsg_set(err, errlen, "%s in %s line %d", why, path, n + 1);
             goto cleanup;
         }
         if (n == cap) {
