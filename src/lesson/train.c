@@ -512,9 +512,11 @@ static void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
 }
 
-/* The loss the progress line shows is an exponential moving average,
- * ema = LOSS_EMA_DECAY·ema + LOSS_EMA_WEIGHT·loss (LOSS_EMA_WEIGHT = 1 − LOSS_EMA_DECAY,
- * written out so the sums stay those of the first version: ~50 steps of memory). */
+/* The loss the progress line shows is an exponential moving average over
+ * about 1/(1 − LOSS_EMA_DECAY) = 50 steps:
+ *     ema = LOSS_EMA_DECAY·ema + LOSS_EMA_WEIGHT·loss
+ * LOSS_EMA_WEIGHT is 1 − LOSS_EMA_DECAY written out as 0.02: in double,
+ * 1 − 0.98 is 0.020000000000000018, and the averages stay as they always were. */
 #define LOSS_EMA_DECAY  0.98
 #define LOSS_EMA_WEIGHT 0.02
 /* TrainResult's first_loss, last_loss and aux losses are means over this many
