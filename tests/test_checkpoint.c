@@ -1,5 +1,6 @@
 /* test_checkpoint.c — safetensors round trip and damaged files. */
 #include "check.h"
+#include "core/fileio.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include <stdint.h>
@@ -20,16 +21,8 @@ static const char *tmp_path(const char *name) {
 }
 
 static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) { free(b); b = NULL; }
-    fclose(f);
-    *n = (size_t)len;
-    return b;
+    *n = 0;
+    return (unsigned char *)file_read_all(path, 64u << 20, n, NULL, 0);   /* test checkpoints are tiny */
 }
 
 static void spit(const char *path, const void *data, size_t n) {

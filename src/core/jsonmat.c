@@ -1,5 +1,7 @@
 /* jsonmat.c — see jsonmat.h.  Parsing by cJSON; the checks are ours. */
 #include "core/jsonmat.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -19,37 +21,29 @@ void jsonmat_free(JsonMat *m) {
 }
 
 char *jsonmat_read_file(const char *path, size_t max_bytes, const char *what, char *err, size_t errlen) {
+    /* the argument was not inline JSON: say so when it is not a usable file either */
     struct stat st;
     if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: cannot read '%s': %s (give inline JSON like [[1,2],[3,4]] or an existing file)",
-                 what, path, strerror(errno));
+        errmsg_set(err, errlen, "%s: cannot read '%s': %s (give inline JSON like [[1,2],[3,4]] or an existing file)",
+                   what, path, strerror(errno));
         return NULL;
     }
     if (S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: '%s' is a folder, not a JSON file", what, path);
+        errmsg_set(err, errlen, "%s: '%s' is a folder, not a JSON file", what, path);
         return NULL;
     }
     if ((size_t)st.st_size > max_bytes) {
-        snprintf(err, errlen, "%s: '%s' is too large (%lld bytes; at most %zu)", what, path,
-                 (long long)st.st_size, max_bytes);
+        errmsg_set(err, errlen, "%s: '%s' is too large (%lld bytes; at most %zu)", what, path,
+                   (long long)st.st_size, max_bytes);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read '%s': %s", what, path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *buf = malloc(cap);
-    if (!buf) { fclose(f); snprintf(err, errlen, "%s: out of memory", what); return NULL; }
-    n = fread(buf, 1, cap - 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { free(buf); snprintf(err, errlen, "%s: error reading '%s'", what, path); return NULL; }
-    buf[n] = '\0';
+    char why[512];
+    size_t n = 0;
+    char *buf = file_read_all(path, max_bytes, &n, why, sizeof why);
+    if (!buf) { errmsg_set(err, errlen, "%s: %s", what, why); return NULL; }
     if (memchr(buf, '\0', n)) {
         free(buf);
-        snprintf(err, errlen, "%s: '%s' is a binary file, not JSON text", what, path);
+        errmsg_set(err, errlen, "%s: '%s' is a binary file, not JSON text", what, path);
         return NULL;
     }
     return buf;
@@ -74,20 +68,20 @@ static int parse_values(JsonMat *out, const char *text, const char *what, int ma
         const char *p = text;
         while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
         if (!*p)
-            snprintf(err, errlen, "%s is empty (expected rows of numbers like [[1,2],[3,4]])", what);
+            errmsg_set(err, errlen, "%s is empty (expected rows of numbers like [[1,2],[3,4]])", what);
         else
-            snprintf(err, errlen, "%s is not valid JSON (line %d, column %d); expected rows of numbers like [[1,2],[3,4]]",
-                     what, line, col);
+            errmsg_set(err, errlen, "%s is not valid JSON (line %d, column %d); expected rows of numbers like [[1,2],[3,4]]",
+                       what, line, col);
         return -1;
     }
     int rc = -1;
     if (!cJSON_IsArray(root)) {
-        snprintf(err, errlen, "%s must be a JSON array of rows, like [[1,2],[3,4]]", what);
+        errmsg_set(err, errlen, "%s must be a JSON array of rows, like [[1,2],[3,4]]", what);
         goto cleanup;
     }
     int rows = cJSON_GetArraySize(root);
     if (rows == 0) {
-        snprintf(err, errlen, "%s is an empty matrix (give at least one row with one number)", what);
+        errmsg_set(err, errlen, "%s is an empty matrix (give at least one row with one number)", what);
         goto cleanup;
     }
     /* A flat array of numbers is one row. */
@@ -95,43 +89,43 @@ static int parse_values(JsonMat *out, const char *text, const char *what, int ma
     int cols = flat ? rows : cJSON_GetArraySize(cJSON_GetArrayItem(root, 0));
     if (flat) rows = 1;
     if (cols == 0) {
-        snprintf(err, errlen, "%s: row 0 is empty (every row needs at least one number)", what);
+        errmsg_set(err, errlen, "%s: row 0 is empty (every row needs at least one number)", what);
         goto cleanup;
     }
     if (rows > JSONMAT_MAX_DIM || cols > JSONMAT_MAX_DIM) {
-        snprintf(err, errlen, "%s is %d×%d; at most %d rows and columns", what, rows, cols, JSONMAT_MAX_DIM);
+        errmsg_set(err, errlen, "%s is %d×%d; at most %d rows and columns", what, rows, cols, JSONMAT_MAX_DIM);
         goto cleanup;
     }
     out->data = malloc((size_t)rows * cols * sizeof(float));
-    if (!out->data) { snprintf(err, errlen, "%s: out of memory", what); goto cleanup; }
+    if (!out->data) { errmsg_set(err, errlen, "%s: out of memory", what); goto cleanup; }
     out->rows = rows; out->cols = cols;
     for (int i = 0; i < rows; i++) {
         const cJSON *row = flat ? root : cJSON_GetArrayItem(root, i);
         if (!cJSON_IsArray(row)) {
-            snprintf(err, errlen, "%s: row %d is not an array (mix of rows and numbers?)", what, i);
+            errmsg_set(err, errlen, "%s: row %d is not an array (mix of rows and numbers?)", what, i);
             goto cleanup;
         }
         if (cJSON_GetArraySize(row) != cols) {
-            snprintf(err, errlen, "%s: row %d has %d values but row 0 has %d (rows must all be the same length)",
-                     what, i, cJSON_GetArraySize(row), cols);
+            errmsg_set(err, errlen, "%s: row %d has %d values but row 0 has %d (rows must all be the same length)",
+                       what, i, cJSON_GetArraySize(row), cols);
             goto cleanup;
         }
         for (int j = 0; j < cols; j++) {
             const cJSON *x = cJSON_GetArrayItem(row, j);
             if (!cJSON_IsNumber(x)) {
-                snprintf(err, errlen, "%s: value at row %d, column %d is not a number", what, i, j);
+                errmsg_set(err, errlen, "%s: value at row %d, column %d is not a number", what, i, j);
                 goto cleanup;
             }
             double d = x->valuedouble;
             float fv = (float)d;
             if (!isfinite(d) || !isfinite(fv)) {
-                snprintf(err, errlen, "%s: value at row %d, column %d is too large for float32 (|x| must be below 3.4e38)",
-                         what, i, j);
+                errmsg_set(err, errlen, "%s: value at row %d, column %d is too large for float32 (|x| must be below 3.4e38)",
+                           what, i, j);
                 goto cleanup;
             }
             if (mask && !(d == 0.0 || d == 1.0)) {
-                snprintf(err, errlen, "%s: value at row %d, column %d is %g; a mask holds only 0 (masked) and 1 (may attend)",
-                         what, i, j, d);
+                errmsg_set(err, errlen, "%s: value at row %d, column %d is %g; a mask holds only 0 (masked) and 1 (may attend)",
+                           what, i, j, d);
                 goto cleanup;
             }
             out->data[(size_t)i * cols + j] = fv;

@@ -2,6 +2,7 @@
  * samples/corpus/README.md for the data format). */
 #include "lesson/corpus.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/rng.h"
 #include "model/tokenizer.h"
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { L_EN = 0, L_FR = 1, L_VI = 2, N_LANG = 3 };
 static const char *const lang_name[N_LANG] = { "en", "fr", "vi" };
@@ -1103,19 +1103,9 @@ static int lesson_bind(const Lexicon *lx, const Lesson *ls, Bind *b, char *err, 
 }
 
 static int write_file(const char *dir, const char *name, const char *data, size_t len, char *err, size_t errlen) {
-    char path[1024], tmp[1100];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    int bad = fwrite(data, 1, len, f) != len;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        int e = errno;
-        remove(tmp);
-        return errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(e));
-    }
-    return 0;
+    return file_write_atomic(path, data, len, err, errlen);
 }
 
 void corpus_options_default(CorpusOptions *o) {

@@ -3,8 +3,8 @@
  * corpus_generate expands the lexicon and sentence templates of
  * samples/corpus/ (nouns.txt, adjectives.txt, verbs.txt, words.txt,
  * templates.txt; format in samples/corpus/README.md) into English→French and
- * English→Vietnamese pairs, deterministically from a seed (own splitmix64
- * PRNG), and writes into the output folder (each file via a temp name + rename):
+ * English→Vietnamese pairs, deterministically from a seed (splitmix64 of
+ * core/rng.h), and writes into the output folder (each file atomically, core/fileio.h):
  *   train.tsv, heldout.tsv   one pair a line, 6 TAB-separated columns:
  *       lang    "fr" or "vi"
  *       source  English tokens, space-separated (tokenized, lowercased)

@@ -2,6 +2,7 @@
  * snapshots (see train.h). */
 #include "lesson/train.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 static double now_sec(void) {
     struct timespec ts;
@@ -287,7 +287,7 @@ static int write_all(FILE *f, const void *p, size_t n) { return fwrite(p, 1, n, 
 
 int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, long total_steps,
                      char *err, size_t errlen) {
-    char hdr[1024], tmp[4096];
+    char hdr[1024];
     size_t bytes = a->n * sizeof(float);
     int n = snprintf(hdr, sizeof hdr,
         "{\"__metadata__\":{\"format\":\"attnviz-train-state\",\"version\":\"1\",\"step\":\"%ld\","
@@ -298,22 +298,20 @@ int train_state_save(const char *path, const Adam *a, long step, uint64_t seed, 
     if (n < 0 || (size_t)n + 8 >= sizeof hdr) { errmsg_set(err, errlen, "state header too long"); return -1; }
     while (n % 8) hdr[n++] = ' ';
     hdr[n] = '\0';
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long: %s", path); return -1; }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)(((uint64_t)n >> (8 * i)) & 0xff);
     /* floats are written in host order; attnviz targets little-endian hosts
      * (the checkpoint module converts; the state file is a local resume aid) */
-    int bad = write_all(f, len8, 8) || write_all(f, hdr, (size_t)n) ||
-              write_all(f, a->m, bytes) || write_all(f, a->v, bytes);
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
+    int bad = write_all(af.f, len8, 8) || write_all(af.f, hdr, (size_t)n) ||
+              write_all(af.f, a->m, bytes) || write_all(af.f, a->v, bytes);
+    if (bad) {
         errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
+        atomic_abort(&af);
         return -1;
     }
-    return 0;
+    return atomic_commit(&af, err, errlen);
 }
 
 static long meta_long(const cJSON *meta, const char *key, int *ok) {
@@ -446,8 +444,7 @@ oom:
 }
 
 static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
-    char tmp[4096], cfg[1024];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", o->snapshot_path) >= (int)sizeof tmp) { errmsg_set(err, errlen, "path too long"); return -1; }
+    char cfg[1024];
     model_config_json(&m->config, cfg, sizeof cfg);
     Str s = {0};
     int bad = str_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
@@ -463,17 +460,9 @@ static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o
     }
     bad |= str_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
     if (bad) { free(s.buf); errmsg_set(err, errlen, "out of memory"); return -1; }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) { free(s.buf); errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); return -1; }
-    int wbad = fwrite(s.buf, 1, s.len, f) != s.len;
-    if (fclose(f) != 0) wbad = 1;
+    int rc = file_write_atomic(o->snapshot_path, s.buf, s.len, err, errlen);
     free(s.buf);
-    if (wbad || rename(tmp, o->snapshot_path) != 0) {
-        errmsg_set(err, errlen, "cannot write %s: %s", o->snapshot_path, strerror(errno));
-        remove(tmp);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* ------------------------------------------------- attention supervision */
@@ -523,157 +512,251 @@ static void fmt_time(char *buf, size_t n, double s) {
     else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
 }
 
+/* The loss the progress line shows is an exponential moving average over
+ * about 1/(1 − LOSS_EMA_DECAY) = 50 steps:
+ *     ema = LOSS_EMA_DECAY·ema + LOSS_EMA_WEIGHT·loss
+ * LOSS_EMA_WEIGHT is 1 − LOSS_EMA_DECAY written out as 0.02: in double,
+ * 1 − 0.98 is 0.020000000000000018, and the averages stay as they always were. */
+#define LOSS_EMA_DECAY  0.98
+#define LOSS_EMA_WEIGHT 0.02
+/* TrainResult's first_loss, last_loss and aux losses are means over this many
+ * steps at the start and at the end of the run (train.h). */
+#define LOSS_WINDOW_STEPS 50
+/* Progress (o->progress): the bar is redrawn at most every PROGRESS_REDRAW_SEC
+ * seconds; plain mode prints about PROGRESS_LINES lines per run. */
+#define PROGRESS_REDRAW_SEC 0.2
+#define PROGRESS_LINES 40
+#define PROGRESS_BAR_WIDTH 24
+
+/* One loss as the progress line and TrainResult see it. */
+typedef struct {
+    double ema;                  /* NAN until the first value            */
+    double first_sum, last_sum;  /* over the first / last LOSS_WINDOW_STEPS */
+    long first_n, last_n;
+} LossStats;
+
+static void loss_stats_add(LossStats *r, double x, long step, long start_step, long steps) {
+    r->ema = isnan(r->ema) ? x : LOSS_EMA_DECAY * r->ema + LOSS_EMA_WEIGHT * x;
+    if (step - start_step < LOSS_WINDOW_STEPS) { r->first_sum += x; r->first_n++; }
+    if (steps - step <= LOSS_WINDOW_STEPS) { r->last_sum += x; r->last_n++; }
+}
+
+/* What the loop keeps from one step to the next. */
+typedef struct {
+    Batch batch;                       /* reused buffers                              */
+    int *order, *starts, n_batches;    /* this epoch's batches (train_epoch_batches)  */
+    long epoch;                        /* the epoch of order; -1 before the first     */
+    Str snapshots;                     /* the snapshot objects recorded so far        */
+    int next_snap;                     /* next index into o->snap_steps               */
+    float *coref_target, *align_target;   /* supervision targets (B,S,S) and (B,T,S)  */
+    size_t coref_cap, align_cap;       /* their capacities in floats                  */
+    double t0, last_print;             /* seconds (now_sec)                           */
+    long tokens;                       /* source + target tokens seen                 */
+    double lr, last_loss;              /* of the last step done                       */
+    LossStats loss, coref_aux, align_aux;
+} TrainLoop;
+
+static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
+    memset(L, 0, sizeof *L);
+    L->epoch = -1;
+    L->t0 = L->last_print = now_sec();
+    L->last_loss = NAN;
+    L->loss.ema = L->coref_aux.ema = L->align_aux.ema = NAN;
+    while (L->next_snap < o->n_snap_steps && o->snap_steps[L->next_snap] < start_step) L->next_snap++;
+}
+
+static void loop_free(TrainLoop *L) {
+    free(L->coref_target); free(L->align_target);
+    batch_free(&L->batch);
+    free(L->order); free(L->starts); free(L->snapshots.buf);
+}
+
+/* The options train_run cannot work with.  0, or -1 with err. */
+static int check_run_options(const Model *m, const TrainSet *s, const TrainOptions *o, char *err, size_t errlen) {
+    if (o->batch < 1 || o->steps < 0) return errmsg_set(err, errlen, "batch and steps must be positive");
+    if (!(o->dropout >= 0.0f && o->dropout < 1.0f))
+        return errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", o->dropout);
+    if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len)
+        return errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len);
+    return 0;
+}
+
+/* At the snapshot steps, records the model as it is before the update of
+ * `step` (step == steps: the final model) and rewrites the snapshot file.
+ * 0, or -1 with err. */
+static int snapshot_if_due(TrainLoop *L, Model *m, const TrainOptions *o, long step, long start_step,
+                           char *err, size_t errlen) {
+    if (!o->snapshot_path || L->next_snap >= o->n_snap_steps || o->snap_steps[L->next_snap] != step) return 0;
+    double loss = step == start_step ? NAN : L->last_loss;
+    if (snapshot_record(&L->snapshots, m, o, step, loss, L->lr, err, errlen)) return -1;
+    if (snapshot_write(&L->snapshots, m, o, err, errlen)) return -1;
+    while (L->next_snap < o->n_snap_steps && o->snap_steps[L->next_snap] <= step) L->next_snap++;
+    return 0;
+}
+
+/* Makes L->batch the batch of `step` (its epoch's order computed when the
+ * epoch changes).  Returns the indices of its examples, or NULL with err. */
+static const int *next_batch(TrainLoop *L, const TrainSet *s, const TrainOptions *o, long step,
+                             char *err, size_t errlen) {
+    if (!L->order || L->epoch < 0) {   /* batches per epoch does not depend on the epoch */
+        free(L->order); free(L->starts);
+        if (train_epoch_batches(s, o->batch, o->seed, 0, &L->order, &L->starts, &L->n_batches)) goto oom;
+        L->epoch = 0;
+    }
+    long epoch = step / L->n_batches, pos = step % L->n_batches;
+    if (epoch != L->epoch) {
+        free(L->order); free(L->starts); L->order = L->starts = NULL;
+        if (train_epoch_batches(s, o->batch, o->seed, epoch, &L->order, &L->starts, &L->n_batches)) goto oom;
+        L->epoch = epoch;
+    }
+    const int *idx = L->order + L->starts[pos];
+    if (batch_make(&L->batch, s, idx, L->starts[pos + 1] - L->starts[pos])) goto oom;
+    return idx;
+oom:
+    errmsg_set(err, errlen, "out of memory");
+    return NULL;
+}
+
+/* Makes *buf hold at least need floats (contents not kept).  0 or -1. */
+static int reserve_floats(float **buf, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    free(*buf);
+    *cap = 0;
+    if (!(*buf = malloc(need * sizeof(float)))) return -1;
+    *cap = need;
+    return 0;
+}
+
+/* The attention supervisions asked for (each on when its weight > 0) with
+ * their targets for the current batch, made of examples idx.  Fills sup and
+ * the positions of the coreference and alignment terms in it (-1: off).
+ * Returns how many, or -1 out of memory. */
+static int batch_supervisions(TrainLoop *L, const TrainSet *s, const TrainOptions *o, const int *idx,
+                              ModelAttnSupervision sup[2], int *coref_i, int *align_i) {
+    const Batch *b = &L->batch;
+    int n = 0;
+    *coref_i = *align_i = -1;
+    if (!(o->coref_weight > 0 || o->align_weight > 0)) return 0;
+    if (o->coref_weight > 0 && reserve_floats(&L->coref_target, &L->coref_cap, (size_t)b->B * b->S * b->S)) return -1;
+    if (o->align_weight > 0 && reserve_floats(&L->align_target, &L->align_cap, (size_t)b->B * b->T * b->S)) return -1;
+    train_attn_targets(s, idx, b, o->coref_weight > 0 ? L->coref_target : NULL,
+                       o->align_weight > 0 ? L->align_target : NULL, NULL, NULL);
+    if (o->coref_weight > 0) {
+        *coref_i = n;
+        sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
+                                           o->coref_weight, L->coref_target, 0, 0 };
+    }
+    if (o->align_weight > 0) {
+        *align_i = n;
+        sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
+                                           o->align_weight, L->align_target, 0, 0 };
+    }
+    return n;
+}
+
+/* One optimizer step on L->batch (examples idx): forward, zero the gradients,
+ * backward with the supervisions, clip, Adam; then the loss statistics.
+ * 0, or -1 with err. */
+static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, const TrainOptions *o,
+                      const int *idx, long step, long start_step, char *err, size_t errlen) {
+    const Batch *b = &L->batch;
+    /* dropout only in this forward (snapshots and evaluation never drop); the
+     * backward applies the masks this forward stored */
+    if (o->dropout > 0.0f) {
+        m->training = 1;
+        m->dropout = o->dropout;
+        model_dropout_seed(m, o->seed, (uint64_t)step);
+    }
+    int frc = model_forward(m, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B);
+    m->training = 0;
+    if (frc) return errmsg_set(err, errlen, "%s", m->err);
+    if (model_zero_grad(m)) return errmsg_set(err, errlen, "%s", m->err);
+
+    ModelAttnSupervision supervisions[2];
+    int coref_i, align_i;
+    int n_sup = batch_supervisions(L, s, o, idx, supervisions, &coref_i, &align_i);
+    if (n_sup < 0) return errmsg_set(err, errlen, "out of memory");
+    float loss = model_backward_sup(m, b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
+    if (isnan(loss))
+        return errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)");
+
+    train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
+    L->lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
+    adam_update(adam, m->params_memory, m->grads_memory, (float)L->lr);
+
+    if (coref_i >= 0 && supervisions[coref_i].rows > 0)
+        loss_stats_add(&L->coref_aux, supervisions[coref_i].loss, step, start_step, o->steps);
+    if (align_i >= 0 && supervisions[align_i].rows > 0)
+        loss_stats_add(&L->align_aux, supervisions[align_i].loss, step, start_step, o->steps);
+    loss_stats_add(&L->loss, loss, step, start_step, o->steps);
+    L->tokens += b->n_tokens;
+    L->last_loss = loss;
+    return 0;
+}
+
+/* The progress on stderr after `step` (o->progress: 1 a redrawn bar, 0 plain
+ * lines, -1 nothing). */
+static void print_progress(TrainLoop *L, const TrainOptions *o, long step, long start_step) {
+    long done_steps = step + 1 - start_step;
+    long print_every = o->steps / PROGRESS_LINES > 0 ? o->steps / PROGRESS_LINES : 1;
+    double t = now_sec(), el = t - L->t0;
+    double tok_per_sec = L->tokens / (el > 0 ? el : 1e-9);
+    char eta[32];
+    if (o->progress == 1 && (t - L->last_print > PROGRESS_REDRAW_SEC || step + 1 == o->steps)) {
+        fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
+        int w = PROGRESS_BAR_WIDTH, fill = (int)((double)(step + 1) / o->steps * w);
+        char bar[PROGRESS_BAR_WIDTH + 1];
+        for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
+        bar[w] = '\0';
+        fprintf(stderr, "\rtrain [%s] %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  left %s   ",
+                bar, step + 1, o->steps, L->loss.ema, L->lr, tok_per_sec, eta);
+        fflush(stderr);
+        L->last_print = t;
+    } else if (o->progress == 0 && ((step + 1) % print_every == 0 || step + 1 == o->steps)) {
+        fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
+        fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
+                step + 1, o->steps, L->loss.ema, L->lr, tok_per_sec, el, eta);
+        if (!isnan(L->coref_aux.ema)) fprintf(stderr, " coref-aux %.3f", L->coref_aux.ema);
+        if (!isnan(L->align_aux.ema)) fprintf(stderr, " align-aux %.3f", L->align_aux.ema);
+        fputc('\n', stderr);
+        fflush(stderr);
+    }
+}
+
 int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const TrainOptions *o,
               TrainResult *res, char *err, size_t errlen) {
     memset(res, 0, sizeof *res);
     res->step_begin = res->step_end = start_step;
-    if (o->batch < 1 || o->steps < 0) { errmsg_set(err, errlen, "batch and steps must be positive"); return -1; }
-    if (!(o->dropout >= 0.0f && o->dropout < 1.0f)) { errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", o->dropout); return -1; }
-    if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len) {
-        errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len); return -1;
-    }
-    if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); return -1; }
-    int rc = -1;
-    Batch b = {0};
-    int *order = NULL, *starts = NULL, nb = 0;
-    long cur_epoch = -1;
-    Str snaps = {0};
-    int next_snap = 0;
-    double t0 = now_sec(), last_print = t0;
-    double loss_ema = NAN, coref_ema = NAN, align_ema = NAN, first_sum = 0, last_sum = 0;
-    double coref_last = 0, align_last = 0;
-    long coref_last_n = 0, align_last_n = 0;
-    float *sup_coref = NULL, *sup_align = NULL;
-    size_t sup_cap_c = 0, sup_cap_a = 0;
     res->coref_aux = res->align_aux = NAN;
-    long first_n = 0, last_n = 0;
-    long tok = 0;
-    int tty = o->progress;
-    double last_loss = NAN, lr = 0;
-    long print_every = o->steps / 40 > 0 ? o->steps / 40 : 1;
-    while (next_snap < o->n_snap_steps && o->snap_steps[next_snap] < start_step) next_snap++;
-
+    if (check_run_options(m, s, o, err, errlen)) return -1;
+    if (model_zero_grad(m)) return errmsg_set(err, errlen, "%s", m->err);
+    TrainLoop L;
+    loop_init(&L, o, start_step);
+    int rc = -1;
     for (long step = start_step; step <= o->steps; step++) {
-        /* snapshot before the update of `step` (step == steps: the final model) */
-        if (o->snapshot_path && next_snap < o->n_snap_steps && o->snap_steps[next_snap] == step) {
-            if (snapshot_record(&snaps, m, o, step, step == start_step ? NAN : last_loss, lr, err, errlen)) goto done;
-            if (snapshot_write(&snaps, m, o, err, errlen)) goto done;
-            while (next_snap < o->n_snap_steps && o->snap_steps[next_snap] <= step) next_snap++;
-        }
+        if (snapshot_if_due(&L, m, o, step, start_step, err, errlen)) goto done;
         if (step == o->steps) break;
-        long epoch = 0, pos = 0;
-        /* batches per epoch does not depend on the epoch */
-        if (!order || cur_epoch < 0) {
-            free(order); free(starts);
-            if (train_epoch_batches(s, o->batch, o->seed, 0, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-            cur_epoch = 0;
-        }
-        epoch = step / nb; pos = step % nb;
-        if (epoch != cur_epoch) {
-            free(order); free(starts); order = starts = NULL;
-            if (train_epoch_batches(s, o->batch, o->seed, epoch, &order, &starts, &nb)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-            cur_epoch = epoch;
-        }
-        int B = starts[pos + 1] - starts[pos];
-        if (batch_make(&b, s, order + starts[pos], B)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-        /* dropout only in this forward (snapshots and evaluation never drop); the
-         * backward applies the masks this forward stored */
-        if (o->dropout > 0.0f) {
-            m->training = 1;
-            m->dropout = o->dropout;
-            model_dropout_seed(m, o->seed, (uint64_t)step);
-        }
-        int frc = model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B);
-        m->training = 0;
-        if (frc) { errmsg_set(err, errlen, "%s", m->err); goto done; }
-        if (model_zero_grad(m)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
-        ModelAttnSupervision sup[2];
-        int n_sup = 0, ic = -1, ia = -1;
-        if (o->coref_weight > 0 || o->align_weight > 0) {
-            size_t need_c = (size_t)b.B * b.S * b.S, need_a = (size_t)b.B * b.T * b.S;
-            if (o->coref_weight > 0 && need_c > sup_cap_c) {
-                free(sup_coref); sup_cap_c = 0;
-                if (!(sup_coref = malloc(need_c * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
-                sup_cap_c = need_c;
-            }
-            if (o->align_weight > 0 && need_a > sup_cap_a) {
-                free(sup_align); sup_cap_a = 0;
-                if (!(sup_align = malloc(need_a * sizeof(float)))) { errmsg_set(err, errlen, "out of memory"); goto done; }
-                sup_cap_a = need_a;
-            }
-            train_attn_targets(s, order + starts[pos], &b, o->coref_weight > 0 ? sup_coref : NULL,
-                               o->align_weight > 0 ? sup_align : NULL, NULL, NULL);
-            if (o->coref_weight > 0) {
-                ic = n_sup;
-                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
-                                                       o->coref_weight, sup_coref, 0, 0 };
-            }
-            if (o->align_weight > 0) {
-                ia = n_sup;
-                sup[n_sup++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
-                                                       o->align_weight, sup_align, 0, 0 };
-            }
-        }
-        float loss = model_backward_sup(m, b.targets, o->label_smoothing, n_sup ? sup : NULL, n_sup);
-        if (isnan(loss)) { errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)"); goto done; }
-        if (ic >= 0 && sup[ic].rows > 0) {
-            double x = sup[ic].loss;
-            coref_ema = isnan(coref_ema) ? x : 0.98 * coref_ema + 0.02 * x;
-            if (o->steps - step <= 50) { coref_last += x; coref_last_n++; }
-        }
-        if (ia >= 0 && sup[ia].rows > 0) {
-            double x = sup[ia].loss;
-            align_ema = isnan(align_ema) ? x : 0.98 * align_ema + 0.02 * x;
-            if (o->steps - step <= 50) { align_last += x; align_last_n++; }
-        }
-        train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
-        lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
-        adam_update(adam, m->params_memory, m->grads_memory, (float)lr);
-        tok += b.n_tokens;
-        last_loss = loss;
-        loss_ema = isnan(loss_ema) ? loss : 0.98 * loss_ema + 0.02 * loss;
-        if (step - start_step < 50) { first_sum += loss; first_n++; }
-        if (o->steps - step <= 50) { last_sum += loss; last_n++; }
-        long done_steps = step + 1 - start_step;
-        double t = now_sec(), el = t - t0;
-        if (tty == 1 && (t - last_print > 0.2 || step + 1 == o->steps)) {
-            char eta[32];
-            fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
-            int w = 24, fill = (int)((double)(step + 1) / o->steps * w);
-            char bar[32];
-            for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
-            bar[w] = '\0';
-            fprintf(stderr, "\rtrain [%s] %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  left %s   ",
-                    bar, step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), eta);
-            fflush(stderr);
-            last_print = t;
-        } else if (tty == 0 && ((step + 1) % print_every == 0 || step + 1 == o->steps)) {
-            char eta[32];
-            fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
-            fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
-                    step + 1, o->steps, loss_ema, lr, tok / (el > 0 ? el : 1e-9), el, eta);
-            if (!isnan(coref_ema)) fprintf(stderr, " coref-aux %.3f", coref_ema);
-            if (!isnan(align_ema)) fprintf(stderr, " align-aux %.3f", align_ema);
-            fputc('\n', stderr);
-            fflush(stderr);
-        }
+        const int *idx = next_batch(&L, s, o, step, err, errlen);
+        if (!idx) goto done;
+        if (train_step(&L, m, adam, s, o, idx, step, start_step, err, errlen)) goto done;
+        print_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
             if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
         }
         res->step_end = step + 1;
     }
-    if (tty == 1) fputc('\n', stderr);
-    res->seconds = now_sec() - t0;
-    res->tokens = tok;
-    res->tokens_per_sec = res->seconds > 0 ? tok / res->seconds : 0;
-    res->first_loss = first_n ? first_sum / first_n : NAN;
-    res->last_loss = last_n ? last_sum / last_n : last_loss;
-    if (coref_last_n) res->coref_aux = coref_last / coref_last_n;
-    if (align_last_n) res->align_aux = align_last / align_last_n;
+    if (o->progress == 1) fputc('\n', stderr);
+
+    /* the result */
+    res->seconds = now_sec() - L.t0;
+    res->tokens = L.tokens;
+    res->tokens_per_sec = res->seconds > 0 ? L.tokens / res->seconds : 0;
+    res->first_loss = L.loss.first_n ? L.loss.first_sum / L.loss.first_n : NAN;
+    res->last_loss = L.loss.last_n ? L.loss.last_sum / L.loss.last_n : L.last_loss;
+    if (L.coref_aux.last_n) res->coref_aux = L.coref_aux.last_sum / L.coref_aux.last_n;
+    if (L.align_aux.last_n) res->align_aux = L.align_aux.last_sum / L.align_aux.last_n;
     rc = 0;
 done:
-    free(sup_coref); free(sup_align);
-    batch_free(&b);
-    free(order); free(starts); free(snaps.buf);
+    loop_free(&L);
     return rc;
 }

@@ -20,7 +20,7 @@
  * then cosine decay to lr·min_lr_frac at the last step.
  *
  * Training state (for --resume): a safetensors file PATH.state beside the
- * checkpoint PATH, written at the same moments (temp file + rename):
+ * checkpoint PATH, written at the same moments, atomically (core/fileio.h):
  *   __metadata__ { "format": "attnviz-train-state", "version": "1",
  *                  "step": "N", "num_params": "P", "seed": "…", "total_steps": "…" }
  *   "adam.m" F32 (P)   first moments, in the layout of model_param_table

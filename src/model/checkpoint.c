@@ -1,6 +1,7 @@
 /* checkpoint.c — safetensors reader/writer for attnviz models (see checkpoint.h). */
 #include "model/checkpoint.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -53,9 +54,8 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     }
     int rc = -1;
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_CreateObject();
-    char *vtxt = vocab_json(vocab, n_vocab), *header = NULL, *tmp = NULL;
+    char *vtxt = vocab_json(vocab, n_vocab), *header = NULL;
     float *buf = NULL;
-    FILE *f = NULL;
     char cfg[1024];
     model_config_json(c, cfg, sizeof cfg);
     if (!root || !meta || !vtxt) goto oom;
@@ -84,45 +84,34 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     if (!header) goto oom;
     size_t hlen = strlen(header), padded = (hlen + 7) / 8 * 8;
 
-    size_t plen = strlen(path) + 5;
-    tmp = malloc(plen);
-    if (!tmp) goto oom;
-    snprintf(tmp, plen, "%s.tmp", path);
-    f = fopen(tmp, "wb");
-    if (!f) { errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno)); goto done; }
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) goto done;
     unsigned char len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-    int ok = fwrite(len8, 1, 8, f) == 8 && fwrite(header, 1, hlen, f) == hlen;
-    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', f) != EOF;
+    int ok = fwrite(len8, 1, 8, af.f) == 8 && fwrite(header, 1, hlen, af.f) == hlen;
+    for (size_t i = hlen; ok && i < padded; i++) ok = fputc(' ', af.f) != EOF;
     if (ok) {
         if (host_is_little_endian()) {
-            ok = fwrite(m->params_memory, sizeof(float), m->num_params, f) == m->num_params;
+            ok = fwrite(m->params_memory, sizeof(float), m->num_params, af.f) == m->num_params;
         } else {
             buf = malloc(m->num_params * sizeof(float));
-            if (!buf) { fclose(f); f = NULL; remove(tmp); goto oom; }
+            if (!buf) { atomic_abort(&af); goto oom; }
             memcpy(buf, m->params_memory, m->num_params * sizeof(float));
             swap_floats_if_big_endian(buf, m->num_params);
-            ok = fwrite(buf, sizeof(float), m->num_params, f) == m->num_params;
+            ok = fwrite(buf, sizeof(float), m->num_params, af.f) == m->num_params;
         }
     }
-    if (fclose(f) != 0) ok = 0;
-    f = NULL;
-    if (!ok) { errmsg_set(err, errlen, "cannot write %s (disk full?)", tmp); remove(tmp); goto done; }
-    if (rename(tmp, path) != 0) {
-        errmsg_set(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
-        goto done;
-    }
+    if (!ok) { errmsg_set(err, errlen, "cannot write %s (disk full?)", path); atomic_abort(&af); goto done; }
+    if (atomic_commit(&af, err, errlen)) goto done;
     rc = 0;
     goto done;
 oom:
     errmsg_set(err, errlen, "out of memory while saving the checkpoint");
 done:
-    if (f) fclose(f);
     if (!cJSON_GetObjectItem(root, "__metadata__")) cJSON_Delete(meta);
     cJSON_Delete(root);
     cJSON_free(vtxt); cJSON_free(header);
-    free(tmp); free(buf);
+    free(buf);
     return rc;
 }
 
@@ -143,10 +132,205 @@ static int json_uint(const cJSON *it, double max, uint64_t *out) {
     return 0;
 }
 
+/* Largest integer a JSON double holds exactly (2^53): the bound of data_offsets. */
+#define JSON_MAX_OFFSET 9007199254740992.0
+
 typedef struct { uint64_t begin, end; const char *name; } Span;
 static int cmp_span(const void *a, const void *b) {
     const Span *x = a, *y = b;
     return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end < y->end ? -1 : x->end > y->end);
+}
+
+/* Opens path and reads its length-prefixed JSON header: *f stays open for the
+ * data, *hlen and *data_size give the header's and the data's byte counts.
+ * Returns the header (NUL-terminated, malloc'd), or NULL with err. */
+static char *read_header(const char *path, FILE **f_out, uint64_t *hlen_out, uint64_t *data_size,
+                         char *err, size_t errlen) {
+    *f_out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) { errmsg_set(err, errlen, "cannot open model %s: %s", path, strerror(errno)); return NULL; }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        errmsg_set(err, errlen, "%s is not a regular file", path);
+        goto fail;
+    }
+    uint64_t fsize = (uint64_t)st.st_size;
+    if (fsize < 8) {
+        errmsg_set(err, errlen, "%s is too short (%llu bytes) to be a safetensors model file", path,
+                   (unsigned long long)fsize);
+        goto fail;
+    }
+    unsigned char len8[8];
+    if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "cannot read %s", path); goto fail; }
+    uint64_t hlen = 0;
+    for (int i = 0; i < 8; i++) hlen |= (uint64_t)len8[i] << (8 * i);
+    if (hlen < 2 || hlen > fsize - 8 || hlen > CHECKPOINT_MAX_HEADER) {
+        errmsg_set(err, errlen, "%s: header length %llu is impossible for a %llu-byte file "
+                   "(not a safetensors file, or truncated)", path, (unsigned long long)hlen,
+                   (unsigned long long)fsize);
+        goto fail;
+    }
+    char *header = malloc(hlen + 1);
+    if (!header) { errmsg_set(err, errlen, "out of memory reading %s", path); goto fail; }
+    if (fread(header, 1, hlen, f) != hlen) {
+        errmsg_set(err, errlen, "cannot read the header of %s", path);
+        free(header);
+        goto fail;
+    }
+    header[hlen] = 0;
+    *f_out = f;
+    *hlen_out = hlen;
+    *data_size = fsize - 8 - hlen;
+    return header;
+fail:
+    fclose(f);
+    return NULL;
+}
+
+/* __metadata__: every value a string, format and version ours, a valid config
+ * and a vocabulary of vocab_size strings.  On success *meta_out points into
+ * root and *vocab_out / *n_vocab_out hold the copied tokens.  0, or -1 with err
+ * (then *vocab_out holds the n_vocab_out tokens copied so far, for the caller
+ * to free). */
+static int read_metadata(const cJSON *root, const char *path, const cJSON **meta_out, ModelConfig *cfg,
+                         char ***vocab_out, int *n_vocab_out, char *err, size_t errlen) {
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
+    if (!cJSON_IsObject(meta))
+        return errmsg_set(err, errlen, "%s: no __metadata__ in the header: not an attnviz model "
+                          "(create one with `attnviz train` or `attnviz model-init`)", path);
+    for (const cJSON *it = meta->child; it; it = it->next)
+        if (!cJSON_IsString(it))
+            return errmsg_set(err, errlen, "%s: __metadata__ value \"%s\" is not a string", path,
+                              it->string ? it->string : "?");
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "version");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CHECKPOINT_FORMAT))
+        return errmsg_set(err, errlen, "%s: format is \"%s\", expected \"%s\": not an attnviz model "
+                          "(create one with `attnviz train`)", path, cJSON_IsString(fmt) ? fmt->valuestring : "(none)",
+                          CHECKPOINT_FORMAT);
+    if (!cJSON_IsString(ver) || strcmp(ver->valuestring, CHECKPOINT_VERSION))
+        return errmsg_set(err, errlen, "%s: checkpoint version \"%s\" is not supported (this attnviz reads version %s; "
+                          "retrain or convert the model with this version)", path,
+                          cJSON_IsString(ver) ? ver->valuestring : "(none)", CHECKPOINT_VERSION);
+    const cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(meta, "config");
+    if (!cJSON_IsString(cfgj)) return errmsg_set(err, errlen, "%s: __metadata__ has no \"config\"", path);
+    char cerr[200];
+    if (model_config_from_json(cfg, cfgj->valuestring, cerr, sizeof cerr))
+        return errmsg_set(err, errlen, "%s: bad model %s", path, cerr);
+
+    const cJSON *vj = cJSON_GetObjectItemCaseSensitive(meta, "vocab");
+    if (!cJSON_IsString(vj)) return errmsg_set(err, errlen, "%s: __metadata__ has no \"vocab\"", path);
+    int rc = -1;
+    cJSON *varr = cJSON_Parse(vj->valuestring);
+    if (!cJSON_IsArray(varr) || cJSON_GetArraySize(varr) != cfg->vocab_size) {
+        errmsg_set(err, errlen, "%s: \"vocab\" must be a JSON array of %d strings (vocab_size)", path, cfg->vocab_size);
+        goto done;
+    }
+    char **vocab = *vocab_out = calloc((size_t)cfg->vocab_size, sizeof(char *));
+    if (!vocab) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
+    for (const cJSON *it = varr->child; it; it = it->next) {
+        int i = *n_vocab_out;
+        if (!cJSON_IsString(it)) { errmsg_set(err, errlen, "%s: vocab entry %d is not a string", path, i); goto done; }
+        vocab[i] = strdup(it->valuestring);
+        if (!vocab[i]) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
+        (*n_vocab_out)++;
+    }
+    *meta_out = meta;
+    rc = 0;
+done:
+    cJSON_Delete(varr);
+    return rc;
+}
+
+/* One tensor entry of the header: dtype F32, the shape the config needs and
+ * data_offsets inside the data_size bytes that hold exactly its floats. */
+static int check_tensor_entry(const cJSON *root, const ModelParam *p, uint64_t data_size, const char *path,
+                              Span *span, char *err, size_t errlen) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, p->name);
+    if (!cJSON_IsObject(o)) return errmsg_set(err, errlen, "%s: tensor \"%s\" is missing", path, p->name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+    if (!cJSON_IsString(dt) || strcmp(dt->valuestring, "F32"))
+        return errmsg_set(err, errlen, "%s: tensor \"%s\" has dtype %s, expected F32", path, p->name,
+                          cJSON_IsString(dt) ? dt->valuestring : "(none)");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shape");
+    int shape_ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == p->ndim;
+    for (int d = 0; shape_ok && d < p->ndim; d++) {
+        uint64_t v;
+        shape_ok = !json_uint(cJSON_GetArrayItem(sh, d), 1e12, &v) && v == (uint64_t)p->shape[d];
+    }
+    if (!shape_ok) {
+        char want[64];
+        if (p->ndim == 1) snprintf(want, sizeof want, "[%d]", p->shape[0]);
+        else if (p->ndim == 2) snprintf(want, sizeof want, "[%d,%d]", p->shape[0], p->shape[1]);
+        else snprintf(want, sizeof want, "[%d,%d,%d]", p->shape[0], p->shape[1], p->shape[2]);
+        char *got = sh ? cJSON_PrintUnformatted(sh) : NULL;
+        errmsg_set(err, errlen, "%s: tensor \"%s\" has shape %s, the config needs %s", path, p->name,
+                   got ? got : "(none)", want);
+        cJSON_free(got);
+        return -1;
+    }
+    const cJSON *of = cJSON_GetObjectItemCaseSensitive(o, "data_offsets");
+    uint64_t b0, b1;
+    if (!cJSON_IsArray(of) || cJSON_GetArraySize(of) != 2 ||
+        json_uint(cJSON_GetArrayItem(of, 0), JSON_MAX_OFFSET, &b0) ||
+        json_uint(cJSON_GetArrayItem(of, 1), JSON_MAX_OFFSET, &b1))
+        return errmsg_set(err, errlen, "%s: tensor \"%s\" has no valid data_offsets [begin, end]", path, p->name);
+    if (b1 < b0 || b1 > data_size)
+        return errmsg_set(err, errlen, "%s: tensor \"%s\" data_offsets [%llu, %llu] lie outside the %llu data bytes "
+                          "(truncated or damaged file)", path, p->name, (unsigned long long)b0,
+                          (unsigned long long)b1, (unsigned long long)data_size);
+    if (b1 - b0 != 4 * (uint64_t)p->numel)
+        return errmsg_set(err, errlen, "%s: tensor \"%s\" holds %llu bytes, its shape needs %llu", path, p->name,
+                          (unsigned long long)(b1 - b0), (unsigned long long)(4 * (uint64_t)p->numel));
+    span->begin = b0; span->end = b1; span->name = p->name;
+    return 0;
+}
+
+/* Every tensor the config needs is described correctly, no other tensor is
+ * there, and no two overlap.  0, or -1 with err. */
+static int check_tensor_table(const cJSON *root, const ModelConfig *cfg, uint64_t data_size, const char *path,
+                              char *err, size_t errlen) {
+    ModelParam tab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(cfg, NULL, tab, MODEL_MAX_TENSORS);
+    Span spans[MODEL_MAX_TENSORS];
+    for (int t = 0; t < nt; t++)
+        if (check_tensor_entry(root, &tab[t], data_size, path, &spans[t], err, errlen)) return -1;
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (!it->string || !strcmp(it->string, "__metadata__")) continue;
+        int known = 0;
+        for (int t = 0; t < nt && !known; t++) known = !strcmp(it->string, tab[t].name);
+        if (!known)
+            return errmsg_set(err, errlen, "%s: unexpected tensor \"%s\" for a %s model (wrong config or damaged file)",
+                              path, it->string, model_arch_name(cfg->arch));
+    }
+    qsort(spans, (size_t)nt, sizeof spans[0], cmp_span);
+    for (int t = 1; t < nt; t++)
+        if (spans[t].begin < spans[t - 1].end && spans[t].end > spans[t].begin)
+            return errmsg_set(err, errlen, "%s: tensors \"%s\" and \"%s\" overlap in the file", path,
+                              spans[t - 1].name, spans[t].name);
+    return 0;
+}
+
+/* Reads every tensor of the checked header into the allocated model m; each
+ * value must be finite.  0, or -1 with err. */
+static int read_tensor_data(FILE *f, uint64_t hlen, const cJSON *root, Model *m, const char *path,
+                            char *err, size_t errlen) {
+    ModelParam tab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(&m->config, m->params_memory, tab, MODEL_MAX_TENSORS);
+    for (int t = 0; t < nt; t++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, tab[t].name);
+        uint64_t b0 = 0;   /* checked by check_tensor_entry */
+        json_uint(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data_offsets"), 0), JSON_MAX_OFFSET, &b0);
+        if (fseeko(f, (off_t)(8 + hlen + b0), SEEK_SET) != 0 ||
+            fread(tab[t].ptr, sizeof(float), tab[t].numel, f) != tab[t].numel)
+            return errmsg_set(err, errlen, "%s: cannot read tensor \"%s\"", path, tab[t].name);
+        swap_floats_if_big_endian(tab[t].ptr, tab[t].numel);
+        for (size_t i = 0; i < tab[t].numel; i++)
+            if (!isfinite(tab[t].ptr[i]))
+                return errmsg_set(err, errlen, "%s: tensor \"%s\" holds a non-finite value (NaN or inf) at index %zu "
+                                  "(training diverged or the file is damaged)", path, tab[t].name, i);
+    }
+    return 0;
 }
 
 int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_vocab_out,
@@ -156,195 +340,38 @@ int checkpoint_load(const char *path, Model *out, char ***vocab_out, int *n_voca
     *n_vocab_out = 0;
     if (metadata_json) *metadata_json = NULL;
     int rc = -1, n_vocab = 0;
-    char *header = NULL, **vocab = NULL;
-    cJSON *root = NULL, *varr = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) { errmsg_set(err, errlen, "cannot open model %s: %s", path, strerror(errno)); return -1; }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        errmsg_set(err, errlen, "%s is not a regular file", path);
-        goto done;
-    }
-    uint64_t fsize = (uint64_t)st.st_size;
-    if (fsize < 8) {
-        errmsg_set(err, errlen, "%s is too short (%llu bytes) to be a safetensors model file", path,
-               (unsigned long long)fsize);
-        goto done;
-    }
-    unsigned char len8[8];
-    if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "cannot read %s", path); goto done; }
-    uint64_t hlen = 0;
-    for (int i = 0; i < 8; i++) hlen |= (uint64_t)len8[i] << (8 * i);
-    if (hlen < 2 || hlen > fsize - 8 || hlen > CHECKPOINT_MAX_HEADER) {
-        errmsg_set(err, errlen, "%s: header length %llu is impossible for a %llu-byte file "
-               "(not a safetensors file, or truncated)", path, (unsigned long long)hlen,
-               (unsigned long long)fsize);
-        goto done;
-    }
-    header = malloc(hlen + 1);
-    if (!header) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
-    if (fread(header, 1, hlen, f) != hlen) { errmsg_set(err, errlen, "cannot read the header of %s", path); goto done; }
-    header[hlen] = 0;
-    uint64_t data_size = fsize - 8 - hlen;
+    char **vocab = NULL;
+    cJSON *root = NULL;
+    FILE *f = NULL;
+    uint64_t hlen = 0, data_size = 0;
 
+    /* The header: length, JSON, metadata and config, tensor table. */
+    char *header = read_header(path, &f, &hlen, &data_size, err, errlen);
+    if (!header) return -1;
     root = cJSON_ParseWithLength(header, hlen);
     if (!cJSON_IsObject(root)) {
         errmsg_set(err, errlen, "%s: the header is not valid JSON (damaged file?)", path);
         goto done;
     }
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "__metadata__");
-    if (!cJSON_IsObject(meta)) {
-        errmsg_set(err, errlen, "%s: no __metadata__ in the header: not an attnviz model "
-               "(create one with `attnviz train` or `attnviz model-init`)", path);
-        goto done;
-    }
-    for (const cJSON *it = meta->child; it; it = it->next)
-        if (!cJSON_IsString(it)) {
-            errmsg_set(err, errlen, "%s: __metadata__ value \"%s\" is not a string", path, it->string ? it->string : "?");
-            goto done;
-        }
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(meta, "format");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(meta, "version");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CHECKPOINT_FORMAT)) {
-        errmsg_set(err, errlen, "%s: format is \"%s\", expected \"%s\": not an attnviz model "
-               "(create one with `attnviz train`)", path, cJSON_IsString(fmt) ? fmt->valuestring : "(none)",
-               CHECKPOINT_FORMAT);
-        goto done;
-    }
-    if (!cJSON_IsString(ver) || strcmp(ver->valuestring, CHECKPOINT_VERSION)) {
-        errmsg_set(err, errlen, "%s: checkpoint version \"%s\" is not supported (this attnviz reads version %s; "
-               "retrain or convert the model with this version)", path,
-               cJSON_IsString(ver) ? ver->valuestring : "(none)", CHECKPOINT_VERSION);
-        goto done;
-    }
-    const cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(meta, "config");
-    if (!cJSON_IsString(cfgj)) { errmsg_set(err, errlen, "%s: __metadata__ has no \"config\"", path); goto done; }
+    const cJSON *meta = NULL;
     ModelConfig cfg;
-    char cerr[200];
-    if (model_config_from_json(&cfg, cfgj->valuestring, cerr, sizeof cerr)) {
-        errmsg_set(err, errlen, "%s: bad model %s", path, cerr);
-        goto done;
-    }
-    const cJSON *vj = cJSON_GetObjectItemCaseSensitive(meta, "vocab");
-    if (!cJSON_IsString(vj)) { errmsg_set(err, errlen, "%s: __metadata__ has no \"vocab\"", path); goto done; }
-    varr = cJSON_Parse(vj->valuestring);
-    if (!cJSON_IsArray(varr) || cJSON_GetArraySize(varr) != cfg.vocab_size) {
-        errmsg_set(err, errlen, "%s: \"vocab\" must be a JSON array of %d strings (vocab_size)", path, cfg.vocab_size);
-        goto done;
-    }
-    vocab = calloc((size_t)cfg.vocab_size, sizeof(char *));
-    if (!vocab) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
-    for (const cJSON *it = varr->child; it; it = it->next) {
-        if (!cJSON_IsString(it)) { errmsg_set(err, errlen, "%s: vocab entry %d is not a string", path, n_vocab); goto done; }
-        vocab[n_vocab] = strdup(it->valuestring);
-        if (!vocab[n_vocab]) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
-        n_vocab++;
-    }
-
-    /* Every expected tensor: dtype, shape, offsets. */
-    ModelParam tab[MODEL_MAX_TENSORS];
-    int nt = model_param_table(&cfg, NULL, tab, MODEL_MAX_TENSORS);
-    Span spans[MODEL_MAX_TENSORS];
-    for (int t = 0; t < nt; t++) {
-        const ModelParam *p = &tab[t];
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, p->name);
-        if (!cJSON_IsObject(o)) { errmsg_set(err, errlen, "%s: tensor \"%s\" is missing", path, p->name); goto done; }
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype");
-        if (!cJSON_IsString(dt) || strcmp(dt->valuestring, "F32")) {
-            errmsg_set(err, errlen, "%s: tensor \"%s\" has dtype %s, expected F32", path, p->name,
-                   cJSON_IsString(dt) ? dt->valuestring : "(none)");
-            goto done;
-        }
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(o, "shape");
-        int shape_ok = cJSON_IsArray(sh) && cJSON_GetArraySize(sh) == p->ndim;
-        for (int d = 0; shape_ok && d < p->ndim; d++) {
-            uint64_t v;
-            shape_ok = !json_uint(cJSON_GetArrayItem(sh, d), 1e12, &v) && v == (uint64_t)p->shape[d];
-        }
-        if (!shape_ok) {
-            char want[64];
-            if (p->ndim == 1) snprintf(want, sizeof want, "[%d]", p->shape[0]);
-            else if (p->ndim == 2) snprintf(want, sizeof want, "[%d,%d]", p->shape[0], p->shape[1]);
-            else snprintf(want, sizeof want, "[%d,%d,%d]", p->shape[0], p->shape[1], p->shape[2]);
-            char *got = sh ? cJSON_PrintUnformatted(sh) : NULL;
-            errmsg_set(err, errlen, "%s: tensor \"%s\" has shape %s, the config needs %s", path, p->name,
-                   got ? got : "(none)", want);
-            cJSON_free(got);
-            goto done;
-        }
-        const cJSON *of = cJSON_GetObjectItemCaseSensitive(o, "data_offsets");
-        uint64_t b0, b1;
-        if (!cJSON_IsArray(of) || cJSON_GetArraySize(of) != 2 ||
-            json_uint(cJSON_GetArrayItem(of, 0), 9007199254740992.0, &b0) ||
-            json_uint(cJSON_GetArrayItem(of, 1), 9007199254740992.0, &b1)) {
-            errmsg_set(err, errlen, "%s: tensor \"%s\" has no valid data_offsets [begin, end]", path, p->name);
-            goto done;
-        }
-        if (b1 < b0 || b1 > data_size) {
-            errmsg_set(err, errlen, "%s: tensor \"%s\" data_offsets [%llu, %llu] lie outside the %llu data bytes "
-                   "(truncated or damaged file)", path, p->name, (unsigned long long)b0,
-                   (unsigned long long)b1, (unsigned long long)data_size);
-            goto done;
-        }
-        if (b1 - b0 != 4 * (uint64_t)p->numel) {
-            errmsg_set(err, errlen, "%s: tensor \"%s\" holds %llu bytes, its shape needs %llu", path, p->name,
-                   (unsigned long long)(b1 - b0), (unsigned long long)(4 * (uint64_t)p->numel));
-            goto done;
-        }
-        spans[t].begin = b0; spans[t].end = b1; spans[t].name = p->name;
-    }
-    for (const cJSON *it = root->child; it; it = it->next) {
-        if (!it->string || !strcmp(it->string, "__metadata__")) continue;
-        int known = 0;
-        for (int t = 0; t < nt && !known; t++) known = !strcmp(it->string, tab[t].name);
-        if (!known) {
-            errmsg_set(err, errlen, "%s: unexpected tensor \"%s\" for a %s model (wrong config or damaged file)",
-                   path, it->string, model_arch_name(cfg.arch));
-            goto done;
-        }
-    }
-    qsort(spans, (size_t)nt, sizeof spans[0], cmp_span);
-    for (int t = 1; t < nt; t++)
-        if (spans[t].begin < spans[t - 1].end && spans[t].end > spans[t].begin) {
-            errmsg_set(err, errlen, "%s: tensors \"%s\" and \"%s\" overlap in the file", path,
-                   spans[t - 1].name, spans[t].name);
-            goto done;
-        }
+    if (read_metadata(root, path, &meta, &cfg, &vocab, &n_vocab, err, errlen)) goto done;
+    if (check_tensor_table(root, &cfg, data_size, path, err, errlen)) goto done;
 
     /* Trusted now: allocate and read. */
-    char merr[256];
     if (model_alloc(out, &cfg)) {
-        snprintf(merr, sizeof merr, "%s", out->err);
-        errmsg_set(err, errlen, "%s: %s", path, merr);
+        errmsg_set(err, errlen, "%s: %s", path, out->err);
         goto done;
     }
-    model_param_table(&cfg, out->params_memory, tab, MODEL_MAX_TENSORS);
-    for (int t = 0; t < nt; t++) {
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, tab[t].name);
-        uint64_t b0;
-        json_uint(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(o, "data_offsets"), 0), 9007199254740992.0, &b0);
-        if (fseeko(f, (off_t)(8 + hlen + b0), SEEK_SET) != 0 ||
-            fread(tab[t].ptr, sizeof(float), tab[t].numel, f) != tab[t].numel) {
-            errmsg_set(err, errlen, "%s: cannot read tensor \"%s\"", path, tab[t].name);
-            goto done;
-        }
-        swap_floats_if_big_endian(tab[t].ptr, tab[t].numel);
-        for (size_t i = 0; i < tab[t].numel; i++)
-            if (!isfinite(tab[t].ptr[i])) {
-                errmsg_set(err, errlen, "%s: tensor \"%s\" holds a non-finite value (NaN or inf) at index %zu "
-                       "(training diverged or the file is damaged)", path, tab[t].name, i);
-                goto done;
-            }
-    }
+    if (read_tensor_data(f, hlen, root, out, path, err, errlen)) goto done;
     if (metadata_json) {
         *metadata_json = cJSON_PrintUnformatted(meta);
         if (!*metadata_json) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
     }
     rc = 0;
 done:
-    if (f) fclose(f);
+    fclose(f);
     cJSON_Delete(root);
-    cJSON_Delete(varr);
     free(header);
     if (rc) {
         model_free(out);

@@ -15,7 +15,7 @@
  * tensor's dtype/shape/offsets (in range, not overlapping, end = begin + 4·numel)
  * are checked before any data is used; unknown extra tensors are an error.
  * Errors return -1 with one line in err (never exit, never abort).
- * Writing goes to PATH.tmp, then rename(2). */
+ * Writing is atomic (core/fileio.h): a temporary beside PATH, renamed onto it. */
 #ifndef ATTNVIZ_CHECKPOINT_H
 #define ATTNVIZ_CHECKPOINT_H
 #include <stddef.h>

@@ -8,17 +8,9 @@
 #include "core/tensor.h"
 #include <cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void model_seterr(Model *m, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(m->err, sizeof m->err, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------------ config */
 
@@ -244,12 +236,9 @@ int model_alloc(Model *m, const ModelConfig *c) {
     m->params_memory = calloc(m->num_params, sizeof(float));
     m->pe = malloc((size_t)c->max_len * c->d_model * sizeof(float));
     if (!m->params_memory || !m->pe) {
-        char keep[sizeof m->err];
         free(m->params_memory); free(m->pe);
         memset(m, 0, sizeof *m);
-        snprintf(keep, sizeof keep, "out of memory for %zu parameters", model_num_params(c));
-        memcpy(m->err, keep, sizeof keep);
-        return -1;
+        return errmsg_set(m->err, sizeof m->err, "out of memory for %zu parameters", model_num_params(c));
     }
     model_point_params(c, m->params_memory, &m->params);
     model_positional_encoding(m->pe, c->max_len, c->d_model);
@@ -361,7 +350,7 @@ static int acts_prepare(Model *m, int B, int S, int T, int drop) {
             m->acts_cap = 0;
             m->acts_memory = malloc(off * sizeof(float));
             if (!m->acts_memory) {
-                model_seterr(m, "out of memory for activations (%zu floats)", off);
+                errmsg_set(m->err, sizeof m->err, "out of memory for activations (%zu floats)", off);
                 return -1;
             }
             m->acts_cap = off;
@@ -372,7 +361,7 @@ static int acts_prepare(Model *m, int B, int S, int T, int drop) {
         free(m->mask_memory);
         m->mask_cap = 0;
         m->mask_memory = malloc(nmask ? nmask : 1);
-        if (!m->mask_memory) { model_seterr(m, "out of memory for masks"); return -1; }
+        if (!m->mask_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for masks");
         m->mask_cap = nmask;
     }
     a->enc_mask = m->mask_memory;
@@ -383,7 +372,7 @@ static int acts_prepare(Model *m, int B, int S, int T, int drop) {
         free(m->tok_memory);
         m->tok_cap = 0;
         m->tok_memory = malloc(ntok * sizeof(int));
-        if (!m->tok_memory) { model_seterr(m, "out of memory for tokens"); return -1; }
+        if (!m->tok_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for tokens");
         m->tok_cap = ntok;
     }
     m->src = m->tok_memory;
@@ -500,16 +489,17 @@ const float *model_encoder_stream(const Model *m) {
 
 static int check_tokens(Model *m, const char *what, const int *tok, const int *len, int B, int T) {
     int V = m->config.vocab_size;
-    if (!tok || !len) { model_seterr(m, "model_forward: %s tokens or lengths missing", what); return -1; }
+    if (!tok || !len) return errmsg_set(m->err, sizeof m->err, "model_forward: %s tokens or lengths missing", what);
     for (int b = 0; b < B; b++) {
         if (len[b] < 0 || len[b] > T) {
-            model_seterr(m, "model_forward: %s length %d of item %d is outside 0..%d", what, len[b], b, T);
+            errmsg_set(m->err, sizeof m->err, "model_forward: %s length %d of item %d is outside 0..%d", what, len[b], b, T);
             return -1;
         }
         for (int t = 0; t < T; t++) {
             int id = tok[(size_t)b * T + t];
             if (id < 0 || id >= V) {
-                model_seterr(m, "model_forward: %s token id %d at (%d,%d) is outside 0..%d", what, id, b, t, V - 1);
+                errmsg_set(m->err, sizeof m->err, "model_forward: %s token id %d at (%d,%d) is outside 0..%d",
+                           what, id, b, t, V - 1);
                 return -1;
             }
         }
@@ -520,21 +510,21 @@ static int check_tokens(Model *m, const char *what, const int *tok, const int *l
 int model_forward(Model *m, const int *src, const int *src_len, int S,
                   const int *tgt, const int *tgt_len, int T, int B) {
     const ModelConfig *c = &m->config;
-    if (!m->params_memory) { model_seterr(m, "model_forward: model not initialised"); return -1; }
+    if (!m->params_memory) return errmsg_set(m->err, sizeof m->err, "model_forward: model not initialised");
     int enc = c->arch != MODEL_DECODER_ONLY, dec = c->arch != MODEL_ENCODER_ONLY;
     if (!enc) S = 0;
     if (!dec) T = 0;
-    if (B < 1) { model_seterr(m, "model_forward: batch size %d < 1", B); return -1; }
+    if (B < 1) return errmsg_set(m->err, sizeof m->err, "model_forward: batch size %d < 1", B);
     if ((enc && (S < 1 || S > c->max_len)) || (dec && (T < 1 || T > c->max_len))) {
-        model_seterr(m, "model_forward: sequence length (source %d, target %d) must be 1..%d (max_len)",
-                     S, T, c->max_len);
+        errmsg_set(m->err, sizeof m->err, "model_forward: sequence length (source %d, target %d) must be 1..%d (max_len)",
+                   S, T, c->max_len);
         return -1;
     }
     if (enc && check_tokens(m, "source", src, src_len, B, S)) return -1;
     if (dec && check_tokens(m, "target", tgt, tgt_len, B, T)) return -1;
     int drop = m->training && m->dropout > 0.0f;
     if (drop && !(m->dropout < 1.0f)) {
-        model_seterr(m, "model_forward: dropout %g must be in 0..1 (excluded)", m->dropout);
+        errmsg_set(m->err, sizeof m->err, "model_forward: dropout %g must be in 0..1 (excluded)", m->dropout);
         return -1;
     }
     if (acts_prepare(m, B, S, T, drop)) return -1;
@@ -620,7 +610,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
 }
 
 float model_loss(Model *m, const int *targets, float eps) {
-    if (!m->acts.logits || m->B < 1) { model_seterr(m, "model_loss: no forward pass yet"); return NAN; }
+    if (!m->acts.logits || m->B < 1) { errmsg_set(m->err, sizeof m->err, "model_loss: no forward pass yet"); return NAN; }
     int V = m->config.vocab_size, To = m->To;
     double total = 0.0;
     long count = 0;
@@ -628,7 +618,7 @@ float model_loss(Model *m, const int *targets, float eps) {
         for (int t = 0; t < m->out_len[b]; t++) {
             int y = targets[(size_t)b * To + t];
             if (y < 0 || y >= V) {
-                model_seterr(m, "model_loss: target id %d at (%d,%d) is outside 0..%d", y, b, t, V - 1);
+                errmsg_set(m->err, sizeof m->err, "model_loss: target id %d at (%d,%d) is outside 0..%d", y, b, t, V - 1);
                 return NAN;
             }
         }
@@ -707,8 +697,8 @@ static int trace_layer(Model *m, Trace *tr, int b, const char *stack, const char
 int model_trace(Model *m, int b, Trace *tr, const char *const *src_tokens,
                 const char *const *tgt_tokens, int with_steps) {
     const ModelConfig *c = &m->config;
-    if (m->B < 1 || !m->acts.logits) { model_seterr(m, "model_trace: no forward pass yet"); return -1; }
-    if (b < 0 || b >= m->B) { model_seterr(m, "model_trace: batch item %d outside 0..%d", b, m->B - 1); return -1; }
+    if (m->B < 1 || !m->acts.logits) return errmsg_set(m->err, sizeof m->err, "model_trace: no forward pass yet");
+    if (b < 0 || b >= m->B) return errmsg_set(m->err, sizeof m->err, "model_trace: batch item %d outside 0..%d", b, m->B - 1);
     int S = m->S, T = m->T, rc = -1;
     size_t cap = (size_t)(S + T + 2) * 32;
     char *storage = malloc(cap);
@@ -718,13 +708,13 @@ int model_trace(Model *m, int b, Trace *tr, const char *const *src_tokens,
     char mj[1024];
     if (!storage || trace_tokens(&stok, storage, cap / 2, src_tokens, m->src + (size_t)b * S, m->src_len[b], S) ||
         trace_tokens(&ttok, storage + cap / 2, cap / 2, tgt_tokens, m->tgt + (size_t)b * T, m->tgt_len[b], T)) {
-        model_seterr(m, "out of memory (trace)");
+        errmsg_set(m->err, sizeof m->err, "out of memory (trace)");
         goto done;
     }
     model_config_json(c, mj, sizeof mj);
     if (trace_set_model_json(tr, mj) || trace_set_source(tr, (const char *const *)stok, S) ||
         trace_set_target(tr, (const char *const *)ttok, T)) {
-        model_seterr(m, "out of memory (trace)");
+        errmsg_set(m->err, sizeof m->err, "out of memory (trace)");
         goto done;
     }
     const ModelActs *a = &m->acts;
@@ -749,7 +739,7 @@ int model_trace(Model *m, int b, Trace *tr, const char *const *src_tokens,
     rc = 0;
     goto done;
 oom:
-    model_seterr(m, "out of memory (trace)");
+    errmsg_set(m->err, sizeof m->err, "out of memory (trace)");
 done:
     attn_steps_free(&st_enc); attn_steps_free(&st_dec); attn_steps_free(&st_cross);
     free(stok); free(ttok); free(storage);

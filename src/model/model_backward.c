@@ -2,6 +2,7 @@
  * attention-supervision terms) w.r.t. every parameter (see model.h).  The pass walks the forward in reverse using the activations
  * the forward kept; it needs one layer's worth of scratch (bwd_memory). */
 #include "model/model.h"
+#include "core/errmsg.h"
 #include "model/model_internal.h"
 #include "core/tensor.h"
 #include <math.h>
@@ -9,10 +10,10 @@
 #include <string.h>
 
 int model_zero_grad(Model *m) {
-    if (!m->params_memory) { model_seterr(m, "model_zero_grad: model not initialised"); return -1; }
+    if (!m->params_memory) return errmsg_set(m->err, sizeof m->err, "model_zero_grad: model not initialised");
     if (!m->grads_memory) {
         m->grads_memory = calloc(m->num_params, sizeof(float));
-        if (!m->grads_memory) { model_seterr(m, "out of memory for gradients"); return -1; }
+        if (!m->grads_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for gradients");
         model_point_params(&m->config, m->grads_memory, &m->grads);
     } else {
         memset(m->grads_memory, 0, m->num_params * sizeof(float));
@@ -54,7 +55,7 @@ static int bwd_prepare(Model *m, Bwd *w) {
         free(m->bwd_memory);
         m->bwd_cap = 0;
         m->bwd_memory = malloc(total * sizeof(float));
-        if (!m->bwd_memory) { model_seterr(m, "out of memory for the backward pass"); return -1; }
+        if (!m->bwd_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for the backward pass");
         m->bwd_cap = total;
     }
     float **slots[13] = { &w->ds, &w->dres, &w->dfin, &w->ddrop, &w->dq, &w->dk, &w->dv, &w->datty, &w->dh,
@@ -310,15 +311,19 @@ static int sup_locate(Model *m, const ModelAttnSupervision *s, const float **att
     } else if (s->kind == MODEL_ATTN_CROSS && c->arch == MODEL_ENC_DEC) {
         layers = c->n_dec_layers; a = &m->acts.dec_cross; *Tq = m->T; *Tk = m->S; *mask = m->acts.cross_mask;
     } else {
-        model_seterr(m, "attention supervision: the model has no attention of kind %d", (int)s->kind);
+        errmsg_set(m->err, sizeof m->err, "attention supervision: the model has no attention of kind %d",
+                   (int)s->kind);
         return -1;
     }
     if (s->layer < 0 || s->layer >= layers || s->head < 0 || s->head >= H) {
-        model_seterr(m, "attention supervision: layer %d head %d out of range (%d layers, %d heads)",
-                     s->layer, s->head, layers, H);
+        errmsg_set(m->err, sizeof m->err, "attention supervision: layer %d head %d out of range (%d layers, %d heads)",
+                   s->layer, s->head, layers, H);
         return -1;
     }
-    if (!s->target || !a->att || m->B < 1) { model_seterr(m, "attention supervision: no target or no forward"); return -1; }
+    if (!s->target || !a->att || m->B < 1) {
+        errmsg_set(m->err, sizeof m->err, "attention supervision: no target or no forward");
+        return -1;
+    }
     *att = a->att + (size_t)s->layer * m->B * H * *Tq * *Tk;
     return 0;
 }
@@ -339,10 +344,14 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
             const unsigned char *mk = mask + ((size_t)b * Tq + i) * Tk;
             double row = 0.0, tsum = 0.0;
             for (int j = 0; j < Tk; j++) {
-                if (!(t[j] >= 0.0f)) { model_seterr(m, "attention supervision: negative or NaN target"); return NAN; }
+                if (!(t[j] >= 0.0f)) {
+                    errmsg_set(m->err, sizeof m->err, "attention supervision: negative or NaN target");
+                    return NAN;
+                }
                 if (t[j] == 0.0f) continue;
                 if (!mk[j]) {
-                    model_seterr(m, "attention supervision: target on a masked key (item %d, query %d, key %d)", b, i, j);
+                    errmsg_set(m->err, sizeof m->err,
+                               "attention supervision: target on a masked key (item %d, query %d, key %d)", b, i, j);
                     return NAN;
                 }
                 tsum += t[j];
@@ -362,12 +371,15 @@ float model_backward(Model *m, const int *targets, float eps) {
 float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n_sup) {
     float loss = model_loss(m, targets, eps);
     if (isnan(loss)) return NAN;
-    if (n_sup < 0 || (n_sup > 0 && !sup)) { model_seterr(m, "model_backward_sup: bad supervision list"); return NAN; }
+    if (n_sup < 0 || (n_sup > 0 && !sup)) {
+        errmsg_set(m->err, sizeof m->err, "model_backward_sup: bad supervision list");
+        return NAN;
+    }
     for (int i = 0; i < n_sup; i++) {
         if (isnan(model_attn_sup_loss(m, &sup[i]))) return NAN;
         for (int k = 0; k < i; k++)
             if (sup[k].kind == sup[i].kind && sup[k].layer == sup[i].layer && sup[k].head == sup[i].head) {
-                model_seterr(m, "attention supervision: the same head is supervised twice");
+                errmsg_set(m->err, sizeof m->err, "attention supervision: the same head is supervised twice");
                 return NAN;
             }
     }

@@ -3,7 +3,6 @@
 #define ATTNVIZ_MODEL_INTERNAL_H
 #include "model/model.h"
 
-void model_seterr(Model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Points p's fields into base following the layout of model_param_table. */
 void model_point_params(const ModelConfig *c, float *base, ModelParams *p);
 /* Streams of the last forward: the last encoder layer's output (before the final

@@ -1,12 +1,12 @@
 /* tokenizer.c — UTF-8 word-level tokenizer and vocabulary (see tokenizer.h). */
 #include "model/tokenizer.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 const char *const vocab_special[VOCAB_N_SPECIAL] = {
     "<pad>", "<unk>", "<bos>", "<eos>", "<2fr>", "<2vi>"
@@ -355,9 +355,9 @@ int vocab_load(Vocab *v, const char *path, char *err, size_t errlen) {
     ssize_t len;
     while ((len = getline(&line, &lcap, f)) >= 0) {
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (tokenizer_check_utf8(line, (size_t)len, err, errlen)) {
-            size_t m = strlen(err ? err : "");
-            if (err && m < errlen) snprintf(err + m, errlen - m, " in %s line %d", path, n + 1);
+        char why[200];
+        if (tokenizer_check_utf8(line, (size_t)len, why, sizeof why)) {
+            errmsg_set(err, errlen, "%s in %s line %d", why, path, n + 1);
             goto cleanup;
         }
         if (n == cap) {
@@ -388,27 +388,10 @@ cleanup:
 }
 
 int vocab_save(const Vocab *v, const char *path, char *err, size_t errlen) {
-    size_t pl = strlen(path);
-    char *tmp = malloc(pl + 16);
-    if (!tmp) return errmsg_set(err, errlen, "out of memory");
-    snprintf(tmp, pl + 16, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        errmsg_set(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
-    }
-    for (int i = 0; i < v->size; i++) fprintf(f, "%s\n", v->words[i]);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) {
-        errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
-    return 0;
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
+    for (int i = 0; i < v->size; i++) fprintf(af.f, "%s\n", v->words[i]);
+    return atomic_commit(&af, err, errlen);
 }
 
 int vocab_id(const Vocab *v, const char *word) {

@@ -80,7 +80,7 @@ typedef struct {
 int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t errlen);
 /* Reads one token per line (vocab.txt as written by `attnviz corpus`). */
 int vocab_load(Vocab *v, const char *path, char *err, size_t errlen);
-/* Writes one token per line (temp file + rename). */
+/* Writes one token per line, atomically (core/fileio.h). */
 int vocab_save(const Vocab *v, const char *path, char *err, size_t errlen);
 void vocab_free(Vocab *v);
 

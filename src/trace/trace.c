@@ -3,12 +3,11 @@
  * cJSON nodes, and %.9g keeps full float32 precision where cJSON prints %1.15g
  * of the double.  Strings are escaped per RFC 8259. */
 #include "trace/trace.h"
-#include <errno.h>
+#include "core/fileio.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void trace_init(Trace *t) { memset(t, 0, sizeof *t); }
 
@@ -240,16 +239,9 @@ static void put_map(FILE *f, const TraceMap *m) {
 }
 
 int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen) {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "path too long: %s", path);
-        return -1;
-    }
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        return -1;
-    }
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) return -1;
+    FILE *f = af.f;
     fputs("{\"format\": \"attnviz-trace\", \"version\": 1,\n", f);
     if (t->json_model) fprintf(f, " \"model\": %s,\n", t->json_model);
     fputs(" \"source_tokens\": ", f); put_strings(f, t->source_tokens, t->n_source);
@@ -261,16 +253,5 @@ int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen)
     }
     fputs("],\n \"images\": ", f); put_strings(f, t->images, t->n_images);
     fputs("}\n", f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    return atomic_commit(&af, err, errlen);
 }

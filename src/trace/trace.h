@@ -69,7 +69,7 @@ int trace_add_image(Trace *t, const char *relpath);
 /* Finds a map by id, or NULL. */
 TraceMap *trace_find_map(Trace *t, const char *id);
 
-/* Writes JSON (temp file + rename).  0, or -1 with a message in err. */
+/* Writes JSON atomically (core/fileio.h).  0, or -1 with a message in err. */
 int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen);
 
 #endif
