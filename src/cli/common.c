@@ -1,4 +1,4 @@
-/* cli_common.c — error printing and output folders shared by the subcommands. */
+/* common.c — what every subcommand shares: error lines, output folders, options (cli.h). */
 #include "cli/cli.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -80,4 +80,56 @@ int cli_take_option(int argc, char **argv, int *i, const CliOption *opts, int n,
         return 1;
     }
     return 0;
+}
+
+int cli_parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        cli_error("%s expects an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
+        cli_error("%s expects a number in %g..%g, got '%s'", opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_take_long(int argc, char **argv, int *i, const CliLong *opts, int n, const char *cmd) {
+    for (int o = 0; o < n; o++) {
+        const char *val = NULL;
+        CliOption one = {opts[o].name, &val};
+        int taken = cli_take_option(argc, argv, i, &one, 1, cmd);
+        if (taken <= 0) { if (taken < 0) return -1; continue; }
+        return cli_parse_long(opts[o].name, val, opts[o].lo, opts[o].hi, opts[o].dst) ? -1 : 1;
+    }
+    return 0;
+}
+
+int cli_take_double(int argc, char **argv, int *i, const CliDouble *opts, int n, const char *cmd) {
+    for (int o = 0; o < n; o++) {
+        const char *val = NULL;
+        CliOption one = {opts[o].name, &val};
+        int taken = cli_take_option(argc, argv, i, &one, 1, cmd);
+        if (taken <= 0) { if (taken < 0) return -1; continue; }
+        return cli_parse_double(opts[o].name, val, opts[o].lo, opts[o].hi, opts[o].dst) ? -1 : 1;
+    }
+    return 0;
+}
+
+int cli_unknown_option(const char *cmd, const char *arg) {
+    if (arg[0] == '-') cli_error("unknown option '%s' for %s (see attnviz %s --help)", arg, cmd, cmd);
+    else cli_error("unexpected argument '%s' for %s (see attnviz %s --help)", arg, cmd, cmd);
+    return 2;
 }

@@ -1,18 +1,17 @@
-/* cli_train.c — `attnviz train` and `attnviz eval`: the model's life cycle.
+/* train.c — `attnviz train`: trains the encoder–decoder model on a corpus
+ * (lesson/train.h) and writes the checkpoint, its .state and, with
+ * --snapshots, the coreference sentences' attention at a few points.  Reads
+ * like its steps: parse, load the corpus, start or resume the model, describe
+ * the run for the checkpoint's metadata, train, a quick held-out eval, save.
  *
- *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] …
- *   attnviz eval  [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]
- *
- * Both only parse, call train.h / eval.h, and print. */
+ *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
-#include "model/checkpoint.h"
 #include "lesson/eval.h"
+#include "lesson/train.h"
+#include "model/checkpoint.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
-#include "lesson/train.h"
 #include "pipeline/model_file.h"
-#include <cJSON.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,30 +25,35 @@ static const char *const SNAP_SENTENCES[] = {
     "the animal didn't cross the street because it was too wide .",
 };
 #define N_SNAP_SENTENCES 2
+#define N_SNAP_STEPS 6
 
-static int parse_long(const char *opt, const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        cli_error("%s expects an integer in %ld..%ld, got '%s'", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+typedef struct {
+    const char *corpus, *out, *resume, *coref_head_arg, *align_head_arg;
+    long seed, steps, epochs, batch, warmup, ckpt_every;
+    long d_model, heads, layers, enc_layers, dec_layers, d_ff, max_len, eval_limit;
+    double lr, min_lr_frac, clip, label_smoothing, dropout, coref_weight, align_weight;
+    long coref_layer, coref_head, align_layer, align_head;
+    int prenorm, snapshots, quiet;
+} TrainArgs;
 
-static int parse_double(const char *opt, const char *s, double lo, double hi, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        cli_error("%s expects a number in %g..%g, got '%s'", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+/* What training works on and keeps, released in one place. */
+typedef struct {
+    Vocab v;
+    TrainSet set;
+    Model m;
+    Adam adam;
+    long start;                                  /* first step (after --resume)    */
+    char *cmd, *snap_path;
+    Tokens snap_tok[N_SNAP_SENTENCES];
+    int *snap_ids[N_SNAP_SENTENCES];
+    const char **snap_words[N_SNAP_SENTENCES];
+    int snap_len[N_SNAP_SENTENCES];
+    long snap_steps[N_SNAP_STEPS];
+    /* metadata text */
+    char opts[1024], seed[32], steps[32], data[64], supervised[512];
+    char seconds[32], tokens_per_sec[32], loss[32], aux[128], coref[256], eval[1024];
+    char err[1024];
+} Training;
 
 static void train_usage(FILE *f) {
     fprintf(f,
@@ -109,6 +113,56 @@ static int parse_head(const char *opt, const char *s, const char *stack, const c
     return 0;
 }
 
+/* 0 to go on, 1 after --help, 2 after a usage error (printed). */
+static int parse_args(TrainArgs *a, int argc, char **argv) {
+    *a = (TrainArgs){.corpus = "build/corpus", .out = "output/" MODEL_FILE_DEFAULT_NAME, .seed = 1, .steps = -1,
+                     .epochs = -1, .batch = 64, .warmup = 300, .d_model = 96, .heads = 4, .layers = -1,
+                     .enc_layers = 2, .dec_layers = 2, .d_ff = 256, .max_len = 64, .eval_limit = 400, .lr = 2e-3,
+                     .min_lr_frac = 0.05, .clip = 1.0, .label_smoothing = 0.05, .coref_layer = -1, .align_layer = -1};
+    const CliOption strs[] = {{"--corpus", &a->corpus}, {"--out", &a->out}, {"--resume", &a->resume},
+                              {"--coref-head", &a->coref_head_arg}, {"--align-head", &a->align_head_arg}};
+    const CliLong longs[] = {
+        {"--seed", &a->seed, 0, LONG_MAX}, {"--steps", &a->steps, 1, 100000000}, {"--epochs", &a->epochs, 1, 100000},
+        {"--batch", &a->batch, 1, 4096}, {"--warmup", &a->warmup, 0, 100000000},
+        {"--checkpoint-every", &a->ckpt_every, 1, 100000000}, {"--d-model", &a->d_model, 1, MODEL_MAX_DIM},
+        {"--heads", &a->heads, 1, MODEL_MAX_HEADS}, {"--layers", &a->layers, 1, MODEL_MAX_LAYERS},
+        {"--enc-layers", &a->enc_layers, 1, MODEL_MAX_LAYERS}, {"--dec-layers", &a->dec_layers, 1, MODEL_MAX_LAYERS},
+        {"--d-ff", &a->d_ff, 1, MODEL_MAX_DIM}, {"--max-len", &a->max_len, 2, MODEL_MAX_LEN},
+        {"--eval-limit", &a->eval_limit, 0, INT_MAX}};
+    const CliDouble doubles[] = {
+        {"--lr", &a->lr, 1e-8, 10}, {"--min-lr-frac", &a->min_lr_frac, 0, 1}, {"--clip", &a->clip, 0, 1e9},
+        {"--label-smoothing", &a->label_smoothing, 0, 0.99}, {"--dropout", &a->dropout, 0, 1},
+        {"--supervise-coref", &a->coref_weight, 0, 100}, {"--supervise-align", &a->align_weight, 0, 100}};
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        int taken = cli_take_option(argc, argv, &i, strs, (int)(sizeof strs / sizeof strs[0]), "train");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, (int)(sizeof longs / sizeof longs[0]), "train");
+        if (!taken) taken = cli_take_double(argc, argv, &i, doubles, (int)(sizeof doubles / sizeof doubles[0]), "train");
+        if (taken < 0) return 2;
+        if (taken) {
+            /* --layers sets both stacks where it stands; a later --enc-layers / --dec-layers overrides one */
+            if (!strncmp(arg, "--layers", 8)) a->enc_layers = a->dec_layers = a->layers;
+            continue;
+        }
+        if (cli_is_help(arg)) { train_usage(stdout); return 1; }
+        if (!strcmp(arg, "--prenorm")) a->prenorm = 1;
+        else if (!strcmp(arg, "--postnorm")) a->prenorm = 0;
+        else if (!strcmp(arg, "--snapshots")) a->snapshots = 1;
+        else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else return cli_unknown_option("train", arg);
+    }
+    if (a->coref_head_arg &&
+        parse_head("--coref-head", a->coref_head_arg, "encoder", "self", &a->coref_layer, &a->coref_head))
+        return 2;
+    if (a->align_head_arg &&
+        parse_head("--align-head", a->align_head_arg, "decoder", "cross", &a->align_layer, &a->align_head))
+        return 2;
+    if (a->dropout >= 1) { cli_error("--dropout %g: the rate must be below 1 (e.g. 0.1)", a->dropout); return 2; }
+    if (a->steps > 0 && a->epochs > 0) { cli_error("give --steps or --epochs, not both"); return 2; }
+    return 0;
+}
+
+/* "attnviz train ARGS…", arguments with spaces in single quotes. */
 static char *join_args(const char *first, int argc, char **argv) {
     size_t n = strlen(first) + 1;
     for (int i = 1; i < argc; i++) n += strlen(argv[i]) + 3;
@@ -123,414 +177,244 @@ static char *join_args(const char *first, int argc, char **argv) {
     return s;
 }
 
-int cli_train(int argc, char **argv) {
-    const char *corpus = "build/corpus", *out = "output/" MODEL_FILE_DEFAULT_NAME, *resume = NULL;
-    long seed = 1, steps = -1, epochs = -1, batch = 64, warmup = 300, ckpt_every = 0;
-    long d_model = 96, heads = 4, enc_layers = 2, dec_layers = 2, d_ff = 256, max_len = 64;
-    double lr = 2e-3, min_lr_frac = 0.05, clip = 1.0, ls = 0.05, dropout = 0, sup = 0, sup_align = 0;
-    long coref_layer = -1, coref_head = 0, align_layer = -1, align_head = 0, eval_limit = 400;
-    int prenorm = 0, snapshots = 0, quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int r = 0;
-        if (cli_is_help(a)) { train_usage(stdout); return 0; }
-#define OPT(name) (!strcmp(a, name) && (val ? 1 : (cli_error("%s needs a value (try: attnviz train --help)", name), r = -1, 0)))
-        if (!strcmp(a, "--prenorm")) prenorm = 1;
-        else if (!strcmp(a, "--postnorm")) prenorm = 0;
-        else if (!strcmp(a, "--snapshots")) snapshots = 1;
-        else if (!strcmp(a, "--quiet")) quiet = 1;
-        else if (OPT("--corpus")) { corpus = val; i++; }
-        else if (OPT("--out")) { out = val; i++; }
-        else if (OPT("--resume")) { resume = val; i++; }
-        else if (OPT("--seed")) { r = parse_long(a, val, 0, LONG_MAX, &seed); i++; }
-        else if (OPT("--steps")) { r = parse_long(a, val, 1, 100000000, &steps); i++; }
-        else if (OPT("--epochs")) { r = parse_long(a, val, 1, 100000, &epochs); i++; }
-        else if (OPT("--batch")) { r = parse_long(a, val, 1, 4096, &batch); i++; }
-        else if (OPT("--warmup")) { r = parse_long(a, val, 0, 100000000, &warmup); i++; }
-        else if (OPT("--checkpoint-every")) { r = parse_long(a, val, 1, 100000000, &ckpt_every); i++; }
-        else if (OPT("--d-model")) { r = parse_long(a, val, 1, MODEL_MAX_DIM, &d_model); i++; }
-        else if (OPT("--heads")) { r = parse_long(a, val, 1, MODEL_MAX_HEADS, &heads); i++; }
-        else if (OPT("--layers")) { r = parse_long(a, val, 1, MODEL_MAX_LAYERS, &enc_layers); dec_layers = enc_layers; i++; }
-        else if (OPT("--enc-layers")) { r = parse_long(a, val, 1, MODEL_MAX_LAYERS, &enc_layers); i++; }
-        else if (OPT("--dec-layers")) { r = parse_long(a, val, 1, MODEL_MAX_LAYERS, &dec_layers); i++; }
-        else if (OPT("--d-ff")) { r = parse_long(a, val, 1, MODEL_MAX_DIM, &d_ff); i++; }
-        else if (OPT("--max-len")) { r = parse_long(a, val, 2, MODEL_MAX_LEN, &max_len); i++; }
-        else if (OPT("--lr")) { r = parse_double(a, val, 1e-8, 10, &lr); i++; }
-        else if (OPT("--min-lr-frac")) { r = parse_double(a, val, 0, 1, &min_lr_frac); i++; }
-        else if (OPT("--clip")) { r = parse_double(a, val, 0, 1e9, &clip); i++; }
-        else if (OPT("--label-smoothing")) { r = parse_double(a, val, 0, 0.99, &ls); i++; }
-        else if (OPT("--dropout")) { r = parse_double(a, val, 0, 1, &dropout); i++; }
-        else if (OPT("--supervise-coref")) { r = parse_double(a, val, 0, 100, &sup); i++; }
-        else if (OPT("--supervise-align")) { r = parse_double(a, val, 0, 100, &sup_align); i++; }
-        else if (OPT("--coref-head")) { r = parse_head(a, val, "encoder", "self", &coref_layer, &coref_head); i++; }
-        else if (OPT("--align-head")) { r = parse_head(a, val, "decoder", "cross", &align_layer, &align_head); i++; }
-        else if (OPT("--eval-limit")) { r = parse_long(a, val, 0, INT_MAX, &eval_limit); i++; }
-        else if (r == 0) { cli_error("train: unknown option '%s' (try: attnviz train --help)", a); return 2; }
-#undef OPT
-        if (r) return 2;
+static int load_corpus(Training *tr, const TrainArgs *a) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/vocab.txt", a->corpus);
+    if (vocab_load(&tr->v, path, tr->err, sizeof tr->err)) {
+        cli_error("%s (run `attnviz corpus --out %s` first)", tr->err, a->corpus);
+        return -1;
     }
-    if (dropout >= 1) { cli_error("--dropout %g: the rate must be below 1 (e.g. 0.1)", dropout); return 2; }
-    if (steps > 0 && epochs > 0) { cli_error("give --steps or --epochs, not both"); return 2; }
+    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
+    if (train_set_load_tsv(&tr->set, path, &tr->v, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
+    return 0;
+}
 
-    int rc = 1;
-    char err[1024], path[4096];
-    Vocab v = {0};
-    TrainSet set;
-    train_set_init(&set);
-    Model m = {0};
-    Adam adam = {0};
-    char *cmd = NULL, *snap_path = NULL;
-    char **ck_vocab = NULL;
-    int ck_nvocab = 0;
-    Tokens snap_tok[N_SNAP_SENTENCES] = {{0}};
-    int *snap_ids[N_SNAP_SENTENCES] = {0};
-    const char **snap_words[N_SNAP_SENTENCES] = {0};
-    int snap_len[N_SNAP_SENTENCES] = {0};
-
-    snprintf(path, sizeof path, "%s/vocab.txt", corpus);
-    if (vocab_load(&v, path, err, sizeof err)) { cli_error("%s (run `attnviz corpus --out %s` first)", err, corpus); goto cleanup; }
-    snprintf(path, sizeof path, "%s/train.tsv", corpus);
-    if (train_set_load_tsv(&set, path, &v, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-
-    long start = 0;
-    if (resume) {
-        char *meta = NULL;
-        if (checkpoint_load(resume, &m, &ck_vocab, &ck_nvocab, &meta, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        free(meta);
-        int same = ck_nvocab == v.size;
-        for (int i = 0; same && i < v.size; i++) same = !strcmp(ck_vocab[i], v.words[i]);
-        if (!same) { cli_error("--resume %s: its vocabulary differs from %s/vocab.txt (resume with the same corpus)", resume, corpus); goto cleanup; }
-        if (adam_init(&adam, m.num_params)) { cli_error("out of memory"); goto cleanup; }
-        snprintf(path, sizeof path, "%s.state", resume);
-        if (train_state_load(path, &adam, &start, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-    } else {
-        ModelConfig c = {0};
-        c.arch = MODEL_ENC_DEC; c.vocab_size = v.size; c.d_model = (int)d_model; c.n_heads = (int)heads;
-        c.d_ff = (int)d_ff; c.n_enc_layers = (int)enc_layers; c.n_dec_layers = (int)dec_layers;
-        c.max_len = (int)max_len; c.prenorm = prenorm;
-        if (model_config_validate(&c, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        if (model_init_random(&m, &c, (uint64_t)seed)) { cli_error("%s", m.err); goto cleanup; }
-        if (adam_init(&adam, m.num_params)) { cli_error("out of memory"); goto cleanup; }
+/* --resume: the checkpoint, its vocabulary (must be the corpus's) and its Adam state. */
+static int resume_model(Training *tr, const TrainArgs *a) {
+    char **ck_vocab = NULL, *meta = NULL, path[4096];
+    int ck_nvocab = 0, rc = -1;
+    if (checkpoint_load(a->resume, &tr->m, &ck_vocab, &ck_nvocab, &meta, tr->err, sizeof tr->err)) {
+        cli_error("%s", tr->err);
+        return -1;
     }
-    if (coref_layer < 0) coref_layer = m.config.n_enc_layers - 1;
-    if (align_layer < 0) align_layer = m.config.n_dec_layers - 1;
-    if (coref_layer >= m.config.n_enc_layers || coref_head >= m.config.n_heads) {
+    free(meta);
+    int same = ck_nvocab == tr->v.size;
+    for (int i = 0; same && i < tr->v.size; i++) same = !strcmp(ck_vocab[i], tr->v.words[i]);
+    if (!same) {
+        cli_error("--resume %s: its vocabulary differs from %s/vocab.txt (resume with the same corpus)", a->resume,
+                  a->corpus);
+        goto done;
+    }
+    if (adam_init(&tr->adam, tr->m.num_params)) { cli_error("out of memory"); goto done; }
+    snprintf(path, sizeof path, "%s.state", a->resume);
+    if (train_state_load(path, &tr->adam, &tr->start, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); goto done; }
+    rc = 0;
+done:
+    checkpoint_free_vocab(ck_vocab, ck_nvocab);
+    return rc;
+}
+
+/* A new model of the asked size, randomly initialised from --seed. */
+static int new_model(Training *tr, const TrainArgs *a) {
+    ModelConfig c = {0};
+    c.arch = MODEL_ENC_DEC; c.vocab_size = tr->v.size; c.d_model = (int)a->d_model; c.n_heads = (int)a->heads;
+    c.d_ff = (int)a->d_ff; c.n_enc_layers = (int)a->enc_layers; c.n_dec_layers = (int)a->dec_layers;
+    c.max_len = (int)a->max_len; c.prenorm = a->prenorm;
+    if (model_config_validate(&c, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
+    if (model_init_random(&tr->m, &c, (uint64_t)a->seed)) { cli_error("%s", tr->m.err); return -1; }
+    if (adam_init(&tr->adam, tr->m.num_params)) { cli_error("out of memory"); return -1; }
+    return 0;
+}
+
+/* The supervised heads default to the last layer and must exist; the length in steps. */
+static int check_plan(Training *tr, TrainArgs *a) {
+    const ModelConfig *c = &tr->m.config;
+    if (a->coref_layer < 0) a->coref_layer = c->n_enc_layers - 1;
+    if (a->align_layer < 0) a->align_layer = c->n_dec_layers - 1;
+    if (a->coref_layer >= c->n_enc_layers || a->coref_head >= c->n_heads) {
         cli_error("--coref-head encoder.%ld.self.%ld: the model has %d encoder layers and %d heads (0-based)",
-                  coref_layer, coref_head, m.config.n_enc_layers, m.config.n_heads);
-        goto cleanup;
+                  a->coref_layer, a->coref_head, c->n_enc_layers, c->n_heads);
+        return -1;
     }
-    if (align_layer >= m.config.n_dec_layers || align_head >= m.config.n_heads) {
+    if (a->align_layer >= c->n_dec_layers || a->align_head >= c->n_heads) {
         cli_error("--align-head decoder.%ld.cross.%ld: the model has %d decoder layers and %d heads (0-based)",
-                  align_layer, align_head, m.config.n_dec_layers, m.config.n_heads);
-        goto cleanup;
+                  a->align_layer, a->align_head, c->n_dec_layers, c->n_heads);
+        return -1;
     }
-    long nb = (set.n + batch - 1) / batch;
-    if (epochs > 0) steps = epochs * nb;
-    if (steps < 0) steps = 6000;
-    if (start >= steps) { cli_error("--resume: the checkpoint is at step %ld, nothing left to do for --steps %ld", start, steps); goto cleanup; }
+    long nb = (tr->set.n + a->batch - 1) / a->batch;
+    if (a->epochs > 0) a->steps = a->epochs * nb;
+    if (a->steps < 0) a->steps = 6000;
+    if (tr->start >= a->steps) {
+        cli_error("--resume: the checkpoint is at step %ld, nothing left to do for --steps %ld", tr->start, a->steps);
+        return -1;
+    }
+    return 0;
+}
 
-    cmd = join_args("attnviz train", argc, argv);
-    char opts[1024], sseed[32], ssteps[32], sdata[64], suph[512];
-    snprintf(opts, sizeof opts,
+/* The run as the checkpoint's metadata records it: options, seed, data, supervised heads. */
+static void describe_run(Training *tr, const TrainArgs *a) {
+    const ModelConfig *c = &tr->m.config;
+    snprintf(tr->opts, sizeof tr->opts,
              "--seed %ld --steps %ld --batch %ld --lr %g --min-lr-frac %g --warmup %ld --clip %g "
              "--label-smoothing %g --dropout %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
              "--max-len %d%s --supervise-coref %g --coref-head encoder.%ld.self.%ld "
-             "--supervise-align %g --align-head decoder.%ld.cross.%ld", seed, steps, batch, lr, min_lr_frac,
-             warmup, clip, ls, dropout, m.config.d_model, m.config.n_heads, m.config.n_enc_layers, m.config.n_dec_layers,
-             m.config.d_ff, m.config.max_len, m.config.prenorm ? " --prenorm" : "", sup, coref_layer, coref_head,
-             sup_align, align_layer, align_head);
+             "--supervise-align %g --align-head decoder.%ld.cross.%ld", a->seed, a->steps, a->batch, a->lr,
+             a->min_lr_frac, a->warmup, a->clip, a->label_smoothing, a->dropout, c->d_model, c->n_heads,
+             c->n_enc_layers, c->n_dec_layers, c->d_ff, c->max_len, c->prenorm ? " --prenorm" : "", a->coref_weight,
+             a->coref_layer, a->coref_head, a->align_weight, a->align_layer, a->align_head);
     /* supervised_heads: JSON text, [] when nothing was supervised */
-    {
-        int k = snprintf(suph, sizeof suph, "[");
-        if (sup > 0)
-            k += snprintf(suph + k, sizeof suph - k,
-                          "{\"map\":\"encoder.%ld.self\",\"head\":%ld,\"target\":\"coreference\",\"weight\":%g}",
-                          coref_layer, coref_head, sup);
-        if (sup_align > 0)
-            k += snprintf(suph + k, sizeof suph - k,
-                          "%s{\"map\":\"decoder.%ld.cross\",\"head\":%ld,\"target\":\"alignment\",\"weight\":%g}",
-                          sup > 0 ? "," : "", align_layer, align_head, sup_align);
-        snprintf(suph + k, sizeof suph - k, "]");
-    }
-    snprintf(sseed, sizeof sseed, "%ld", seed);
-    snprintf(ssteps, sizeof ssteps, "%ld", steps);
-    snprintf(sdata, sizeof sdata, "%d pairs", set.n);
-    const char *extra_run[] = {"train_command", cmd ? cmd : "", "train_options", opts,
-                               "train_seed", sseed, "train_steps", ssteps, "train_data", sdata,
-                               "supervised_heads", suph, NULL};
+    size_t n = sizeof tr->supervised;
+    int k = snprintf(tr->supervised, n, "[");
+    if (a->coref_weight > 0)
+        k += snprintf(tr->supervised + k, n - k,
+                      "{\"map\":\"encoder.%ld.self\",\"head\":%ld,\"target\":\"coreference\",\"weight\":%g}",
+                      a->coref_layer, a->coref_head, a->coref_weight);
+    if (a->align_weight > 0)
+        k += snprintf(tr->supervised + k, n - k,
+                      "%s{\"map\":\"decoder.%ld.cross\",\"head\":%ld,\"target\":\"alignment\",\"weight\":%g}",
+                      a->coref_weight > 0 ? "," : "", a->align_layer, a->align_head, a->align_weight);
+    snprintf(tr->supervised + k, n - k, "]");
+    snprintf(tr->seed, sizeof tr->seed, "%ld", a->seed);
+    snprintf(tr->steps, sizeof tr->steps, "%ld", a->steps);
+    snprintf(tr->data, sizeof tr->data, "%d pairs", tr->set.n);
+}
 
+static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra) {
     TrainOptions o = {0};
-    o.steps = steps; o.batch = (int)batch; o.lr = lr; o.min_lr_frac = min_lr_frac; o.warmup = warmup;
-    o.clip = clip; o.label_smoothing = (float)ls; o.dropout = (float)dropout; o.seed = (uint64_t)seed; o.checkpoint_every = ckpt_every;
-    o.out_path = out; o.vocab = (const char *const *)v.words; o.n_vocab = v.size; o.extra = extra_run;
-    o.progress = quiet ? -1 : isatty(2) ? 1 : 0;
-    o.coref_weight = (float)sup; o.coref_layer = (int)coref_layer; o.coref_head = (int)coref_head;
-    o.align_weight = (float)sup_align; o.align_layer = (int)align_layer; o.align_head = (int)align_head;
+    o.steps = a->steps; o.batch = (int)a->batch; o.lr = a->lr; o.min_lr_frac = a->min_lr_frac; o.warmup = a->warmup;
+    o.clip = a->clip; o.label_smoothing = (float)a->label_smoothing; o.dropout = (float)a->dropout;
+    o.seed = (uint64_t)a->seed; o.checkpoint_every = a->ckpt_every;
+    o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.extra = extra;
+    o.progress = a->quiet ? -1 : isatty(2) ? 1 : 0;
+    o.coref_weight = (float)a->coref_weight; o.coref_layer = (int)a->coref_layer; o.coref_head = (int)a->coref_head;
+    o.align_weight = (float)a->align_weight; o.align_layer = (int)a->align_layer; o.align_head = (int)a->align_head;
+    return o;
+}
 
-    long snap_steps[6];
-    if (snapshots) {
-        size_t n = strlen(out);
-        snap_path = malloc(n + 32);
-        if (!snap_path) { cli_error("out of memory"); goto cleanup; }
-        strcpy(snap_path, out);
-        if (n > 12 && !strcmp(out + n - 12, ".safetensors")) snap_path[n - 12] = '\0';
-        strcat(snap_path, ".snapshots.json");
-        for (int k = 0; k < N_SNAP_SENTENCES; k++) {
-            if (tokenizer_split(&snap_tok[k], SNAP_SENTENCES[k], err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-            int L = snap_tok[k].n + 1;
-            snap_ids[k] = malloc((size_t)L * sizeof(int));
-            snap_words[k] = malloc((size_t)L * sizeof(char *));
-            if (!snap_ids[k] || !snap_words[k]) { cli_error("out of memory"); goto cleanup; }
-            int unk = vocab_encode(&v, (const char *const *)snap_tok[k].tok, snap_tok[k].n, snap_ids[k], NULL);
-            if (unk) { cli_error("--snapshots: the corpus vocabulary lacks words of \"%s\"", SNAP_SENTENCES[k]); goto cleanup; }
-            snap_ids[k][L - 1] = VOCAB_EOS;
-            for (int j = 0; j < L - 1; j++) snap_words[k][j] = snap_tok[k].tok[j];
-            snap_words[k][L - 1] = "<eos>";
-            snap_len[k] = L;
+/* --snapshots: the coreference sentences, encoded, and 6 points of training. */
+static int prepare_snapshots(Training *tr, const TrainArgs *a, TrainOptions *o) {
+    size_t n = strlen(a->out);
+    tr->snap_path = malloc(n + 32);
+    if (!tr->snap_path) { cli_error("out of memory"); return -1; }
+    strcpy(tr->snap_path, a->out);
+    if (n > 12 && !strcmp(a->out + n - 12, ".safetensors")) tr->snap_path[n - 12] = '\0';
+    strcat(tr->snap_path, ".snapshots.json");
+    for (int k = 0; k < N_SNAP_SENTENCES; k++) {
+        if (tokenizer_split(&tr->snap_tok[k], SNAP_SENTENCES[k], tr->err, sizeof tr->err)) {
+            cli_error("%s", tr->err);
+            return -1;
         }
-        /* 6 points, denser early, when the heads form */
-        const double frac[6] = {0, 1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1};
-        for (int k = 0; k < 6; k++) snap_steps[k] = (long)(frac[k] * steps);
-        o.snapshot_path = snap_path; o.n_snap_steps = 6; o.snap_steps = snap_steps;
-        o.n_snap_sent = N_SNAP_SENTENCES; o.snap_text = SNAP_SENTENCES;
-        o.snap_src = (const int *const *)snap_ids; o.snap_len = snap_len;
-        o.snap_tokens = (const char *const *const *)snap_words;
-    }
-
-    if (!quiet)
-        fprintf(stderr, "train: %d pairs, vocab %d, model %zu parameters (d_model %d, %d heads, %d+%d layers, d_ff %d, %s), %ld steps of %ld%s\n",
-                set.n, v.size, m.num_params, m.config.d_model, m.config.n_heads, m.config.n_enc_layers,
-                m.config.n_dec_layers, m.config.d_ff, m.config.prenorm ? "pre-norm" : "post-norm", steps, batch,
-                resume ? " (resumed)" : "");
-    TrainResult res;
-    if (train_run(&m, &adam, start, &set, &o, &res, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-    char ssec[32], stps[32], sloss[32], saux[128], scoref[256] = "", seval[1024] = "";
-    snprintf(ssec, sizeof ssec, "%.1f", res.seconds);
-    snprintf(stps, sizeof stps, "%.0f", res.tokens_per_sec);
-    snprintf(sloss, sizeof sloss, "%.4f", res.last_loss);
-    snprintf(saux, sizeof saux, "{\"coreference\":%.4f,\"alignment\":%.4f}",
-             isnan(res.coref_aux) ? -1.0 : res.coref_aux, isnan(res.align_aux) ? -1.0 : res.align_aux);
-    if (eval_limit > 0) {
-        /* quick held-out eval: the best coreference head for `run` and `demo` */
-        snprintf(path, sizeof path, "%s/heldout.tsv", corpus);
-        if (access(path, R_OK) == 0) {
-            EvalOptions eo = {(int)eval_limit, 64};
-            EvalReport er;
-            if (eval_run(&m, &v, path, &eo, &er, err, sizeof err)) { cli_error("eval after training: %s", err); goto cleanup; }
-            int cl, ch, al, ah;
-            double cacc = eval_best_head(er.coref_enc, er.n_enc_layers, er.n_heads, &cl, &ch);
-            double aacc = eval_best_head(er.align, er.n_dec_layers, er.n_heads, &al, &ah);
-            EvalCount pron = {er.pronoun[0].hit + er.pronoun[1].hit, er.pronoun[0].total + er.pronoun[1].total};
-            snprintf(scoref, sizeof scoref, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, cacc);
-            snprintf(seval, sizeof seval,
-                     "{\"split\":\"heldout\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
-                     "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
-                     "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
-                     er.n_pairs, eval_rate(er.exact[0]), eval_rate(er.exact[1]), eval_rate(pron), scoref, al, ah, aacc);
-            if (!quiet) fprintf(stderr, "train: quick eval (%s, %ld pairs, %.1f s): %s\n", path, er.n_pairs, er.seconds, seval);
-        } else if (!quiet) {
-            fprintf(stderr, "train: no %s, so no quick eval and no coreference_head metadata\n", path);
+        int L = tr->snap_tok[k].n + 1;
+        tr->snap_ids[k] = malloc((size_t)L * sizeof(int));
+        tr->snap_words[k] = malloc((size_t)L * sizeof(char *));
+        if (!tr->snap_ids[k] || !tr->snap_words[k]) { cli_error("out of memory"); return -1; }
+        if (vocab_encode(&tr->v, (const char *const *)tr->snap_tok[k].tok, tr->snap_tok[k].n, tr->snap_ids[k], NULL)) {
+            cli_error("--snapshots: the corpus vocabulary lacks words of \"%s\"", SNAP_SENTENCES[k]);
+            return -1;
         }
+        tr->snap_ids[k][L - 1] = VOCAB_EOS;
+        for (int j = 0; j < L - 1; j++) tr->snap_words[k][j] = tr->snap_tok[k].tok[j];
+        tr->snap_words[k][L - 1] = "<eos>";
+        tr->snap_len[k] = L;
     }
-    const char *extra_final[] = {"train_command", cmd ? cmd : "", "train_options", opts,
-                                 "train_seed", sseed, "train_steps", ssteps, "train_data", sdata,
-                                 "train_seconds", ssec, "train_tokens_per_second", stps,
-                                 "train_final_loss", sloss, "supervised_heads", suph, "train_final_aux_loss", saux,
-                                 scoref[0] ? "coreference_head" : NULL, scoref, "eval_quick", seval, NULL};
-    if (train_save_checkpoint(&m, &adam, res.step_end, &o, extra_final, err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-    if (!quiet)
-        fprintf(stderr, "train: done in %.1f s, %.0f tokens/s, loss %.4f -> %.4f; wrote %s (+ .state)%s%s\n",
-                res.seconds, res.tokens_per_sec, res.first_loss, res.last_loss, out,
-                snap_path ? " and " : "", snap_path ? snap_path : "");
-    rc = 0;
-cleanup:
-    for (int k = 0; k < N_SNAP_SENTENCES; k++) { tokens_free(&snap_tok[k]); free(snap_ids[k]); free(snap_words[k]); }
-    free(snap_path);
-    free(cmd);
-    checkpoint_free_vocab(ck_vocab, ck_nvocab);
-    adam_free(&adam);
-    model_free(&m);
-    train_set_free(&set);
-    vocab_free(&v);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ eval */
-
-static void eval_usage(FILE *f) {
-    fprintf(f,
-        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n\n"
-        "Measures the model on DIR/NAME.tsv (default build/corpus/heldout.tsv):\n"
-        "translation exact match per language, pronoun accuracy, for every encoder\n"
-        "self-attention and cross-attention head how often the pronoun's strongest link\n"
-        "(excluding itself and <…> tokens) is its gold antecedent, and how often\n"
-        "cross-attention's strongest link is the gold word alignment (teacher-forced).\n\n"
-        "  --model PATH   checkpoint (default: the shipped model)\n"
-        "  --corpus DIR   corpus folder (default build/corpus)\n"
-        "  --split NAME   heldout (default) or train\n"
-        "  --limit N      only the first N pairs\n"
-        "  --json         one JSON object on stdout\n"
-        "  --write-metadata  store the best encoder coreference head as\n"
-        "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
-        "                 checkpoint's metadata, which `run` and `demo` read; needs --model\n");
-}
-
-static void json_heads(FILE *f, const char *stack, const char *kind, int layers, int heads,
-                       const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int *first) {
-    for (int l = 0; l < layers; l++) {
-        fprintf(f, "%s\"%s.%d.%s\": [", *first ? "" : ", ", stack, l, kind);
-        *first = 0;
-        for (int h = 0; h < heads; h++) fprintf(f, "%s%.4f", h ? ", " : "", eval_rate(t[l][h]));
-        fprintf(f, "]");
-    }
-}
-
-static void print_table(const char *title, const char *stack, const char *kind, int layers, int heads,
-                        const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS]) {
-    printf("\n%s\n  %-18s", title, "map");
-    for (int h = 0; h < heads; h++) printf("  head %-3d", h);
-    printf("\n");
-    for (int l = 0; l < layers; l++) {
-        char id[64];
-        snprintf(id, sizeof id, "%s.%d.%s", stack, l, kind);
-        printf("  %-18s", id);
-        for (int h = 0; h < heads; h++) printf("  %7.1f%%", 100 * eval_rate(t[l][h]));
-        printf("\n");
-    }
-}
-
-/* Rewrites the checkpoint at path (temp file + rename, by checkpoint_save) with
- * its metadata plus key → value pairs (replacing existing keys).  0 or -1 with err. */
-static int rewrite_metadata(const char *path, const char *const *kv, char *err, size_t errlen) {
-    Model m = {0};
-    char **vocab = NULL, *meta = NULL;
-    int nv = 0, rc = -1, n = 0;
-    const char **extra = NULL;
-    cJSON *root = NULL;
-    if (checkpoint_load(path, &m, &vocab, &nv, &meta, err, errlen)) return -1;
-    root = cJSON_Parse(meta);
-    int cap = cJSON_GetArraySize(root) * 2 + 16;
-    extra = calloc((size_t)cap, sizeof *extra);
-    if (!root || !extra) { snprintf(err, errlen, "%s: cannot read its metadata", path); goto done; }
-    for (const cJSON *it = root->child; it; it = it->next) {
-        if (!cJSON_IsString(it) || !strcmp(it->string, "format") || !strcmp(it->string, "version") ||
-            !strcmp(it->string, "config") || !strcmp(it->string, "vocab")) continue;
-        int replaced = 0;
-        for (int k = 0; kv[k]; k += 2) replaced |= !strcmp(kv[k], it->string);
-        if (replaced) continue;
-        extra[n++] = it->string;
-        extra[n++] = it->valuestring;
-    }
-    for (int k = 0; kv[k] && n + 2 < cap; k += 2) { extra[n++] = kv[k]; extra[n++] = kv[k + 1]; }
-    extra[n] = NULL;
-    rc = checkpoint_save(path, &m, (const char *const *)vocab, nv, extra, err, errlen);
-done:
-    cJSON_Delete(root);
-    free(extra);
-    free(meta);
-    checkpoint_free_vocab(vocab, nv);
-    model_free(&m);
-    return rc;
-}
-
-int cli_eval(int argc, char **argv) {
-    const char *model_path = NULL, *corpus = "build/corpus", *split = "heldout";
-    long limit = 0;
-    int as_json = 0, write_meta = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) { eval_usage(stdout); return 0; }
-        if (!strcmp(a, "--json")) { as_json = 1; continue; }
-        if (!strcmp(a, "--write-metadata")) { write_meta = 1; continue; }
-        if (!strcmp(a, "--model") || !strcmp(a, "--corpus") || !strcmp(a, "--split") || !strcmp(a, "--limit")) {
-            if (!val) { cli_error("%s needs a value (try: attnviz eval --help)", a); return 2; }
-            i++;
-            if (!strcmp(a, "--model")) model_path = val;
-            else if (!strcmp(a, "--corpus")) corpus = val;
-            else if (!strcmp(a, "--split")) split = val;
-            else if (parse_long(a, val, 1, INT_MAX, &limit)) return 2;
-            continue;
-        }
-        cli_error("eval: unknown option '%s' (try: attnviz eval --help)", a);
-        return 2;
-    }
-    if (write_meta && !model_path) { cli_error("--write-metadata needs --model PATH (the checkpoint to update)"); return 2; }
-    if (strchr(split, '/')) { cli_error("--split %s: give a split name such as heldout or train", split); return 2; }
-    ModelFile mf;
-    char path[4096], err[1024];
-    if (model_file_load(&mf, model_path, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
-    const char *used = mf.path;
-    snprintf(path, sizeof path, "%s/%s.tsv", corpus, split);
-    if (access(path, R_OK) != 0) {
-        cli_error("cannot read %s: %s (run `attnviz corpus --out %s` first, or give --corpus DIR)", path, strerror(errno), corpus);
-        model_file_free(&mf);
-        return 1;
-    }
-    EvalOptions o = {(int)limit, 64};
-    EvalReport r;
-    int rc = eval_run(&mf.m, &mf.v, path, &o, &r, err, sizeof err);
-    if (rc) { cli_error("%s", err); model_file_free(&mf); return 1; }
-    int E = r.n_enc_layers, L = r.n_dec_layers, H = r.n_heads;
-    int cl, ch, xl, xh, al, ah, wl, wh;
-    double coref = eval_best_head(r.coref_enc, E, H, &cl, &ch);
-    double coref_x = eval_best_head(r.coref_cross, L, H, &xl, &xh);
-    double align = eval_best_head(r.align, L, H, &al, &ah);
-    double align_w = eval_best_head(r.align_with_eos, L, H, &wl, &wh);
-    EvalCount pron = {r.pronoun[0].hit + r.pronoun[1].hit, r.pronoun[0].total + r.pronoun[1].total};
-    long n_coref = r.coref_enc[0][0].total, n_align = r.align[0][0].total;
-    if (write_meta) {
-        char sc[256], se[1024];
-        snprintf(sc, sizeof sc, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, coref);
-        snprintf(se, sizeof se,
-                 "{\"split\":\"%s\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
-                 "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
-                 "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
-                 split, r.n_pairs, eval_rate(r.exact[0]), eval_rate(r.exact[1]), eval_rate(pron), sc, al, ah, align);
-        const char *kv[] = {"coreference_head", sc, "eval_heldout", se, NULL};
-        if (rewrite_metadata(model_path, kv, err, sizeof err)) {
-            cli_error("--write-metadata: %s", err); model_file_free(&mf); return 1;
-        }
-    }
-    if (as_json) {
-        printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", used, path, r.n_pairs, r.seconds);
-        printf(" \"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r.exact[0]), eval_rate(r.exact[1]));
-        printf(" \"translation_pairs\": {\"fr\": %ld, \"vi\": %ld},\n", r.exact[0].total, r.exact[1].total);
-        printf(" \"pronoun_accuracy\": %.4f,\n", eval_rate(pron));
-        printf(" \"pronoun_accuracy_by_language\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r.pronoun[0]), eval_rate(r.pronoun[1]));
-        printf(" \"pronoun_count\": %ld,\n", pron.total);
-        printf(" \"coreference_head\": {\"map\": \"encoder.%d.self\", \"head\": %d, \"accuracy\": %.4f, \"count\": %ld},\n", cl, ch, coref, n_coref);
-        printf(" \"coreference_cross_head\": {\"map\": \"decoder.%d.cross\", \"head\": %d, \"accuracy\": %.4f, \"count\": %ld},\n",
-               xl, xh, coref_x, r.coref_cross[0][0].total);
-        printf(" \"coreference_heads\": {");
-        int first = 1;
-        json_heads(stdout, "encoder", "self", E, H, r.coref_enc, &first);
-        json_heads(stdout, "decoder", "cross", L, H, r.coref_cross, &first);
-        printf("},\n");
-        printf(" \"alignment_accuracy\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, "
-               "\"head_average\": %.4f, \"count\": %ld, \"keys\": \"source words (<eos> excluded)\",\n",
-               align, al, ah, eval_mean_heads(r.align, L, H), n_align);
-        printf("   \"heads\": {");
-        first = 1;
-        json_heads(stdout, "decoder", "cross", L, H, r.align, &first);
-        printf("},\n   \"with_eos\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, \"head_average\": %.4f}}\n}\n",
-               align_w, wl, wh, eval_mean_heads(r.align_with_eos, L, H));
-    } else {
-        printf("eval: %s on %s (%ld pairs, %.1f s)\n\n", used, path, r.n_pairs, r.seconds);
-        printf("  translation exact match   fr %.1f%% (%ld/%ld)   vi %.1f%% (%ld/%ld)\n",
-               100 * eval_rate(r.exact[0]), r.exact[0].hit, r.exact[0].total,
-               100 * eval_rate(r.exact[1]), r.exact[1].hit, r.exact[1].total);
-        printf("  pronoun accuracy          %.1f%% (%ld/%ld; fr %.1f%%, vi %.1f%%)\n", 100 * eval_rate(pron),
-               pron.hit, pron.total, 100 * eval_rate(r.pronoun[0]), 100 * eval_rate(r.pronoun[1]));
-        printf("  best coreference head     encoder.%d.self head %d: %.1f%% of %ld pronouns link to their antecedent\n",
-               cl, ch, 100 * coref, n_coref);
-        printf("  best cross coref head     decoder.%d.cross head %d: %.1f%%\n", xl, xh, 100 * coref_x);
-        printf("  alignment accuracy        decoder.%d.cross head %d: %.1f%% of %ld aligned words (head average %.1f%%)\n",
-               al, ah, 100 * align, n_align, 100 * eval_mean_heads(r.align, L, H));
-        print_table("coreference: pronoun -> antecedent (strongest link, self and <…> excluded)", "encoder", "self", E, H, r.coref_enc);
-        print_table("coreference through cross-attention (row of the translated pronoun)", "decoder", "cross", L, H, r.coref_cross);
-        print_table("alignment: cross-attention argmax = gold source word", "decoder", "cross", L, H, r.align);
-    }
-    model_file_free(&mf);
+    /* 6 points, denser early, when the heads form */
+    const double frac[N_SNAP_STEPS] = {0, 1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1};
+    for (int k = 0; k < N_SNAP_STEPS; k++) tr->snap_steps[k] = (long)(frac[k] * a->steps);
+    o->snapshot_path = tr->snap_path; o->n_snap_steps = N_SNAP_STEPS; o->snap_steps = tr->snap_steps;
+    o->n_snap_sent = N_SNAP_SENTENCES; o->snap_text = SNAP_SENTENCES;
+    o->snap_src = (const int *const *)tr->snap_ids; o->snap_len = tr->snap_len;
+    o->snap_tokens = (const char *const *const *)tr->snap_words;
     return 0;
+}
+
+/* After training: a held-out eval of the first --eval-limit pairs, whose best
+ * coreference head `run` and `demo` read from the checkpoint. */
+static int quick_eval(Training *tr, const TrainArgs *a) {
+    if (a->eval_limit <= 0) return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/heldout.tsv", a->corpus);
+    if (access(path, R_OK) != 0) {
+        if (!a->quiet) fprintf(stderr, "train: no %s, so no quick eval and no coreference_head metadata\n", path);
+        return 0;
+    }
+    EvalOptions eo = {(int)a->eval_limit, 64};
+    EvalReport er;
+    if (eval_run(&tr->m, &tr->v, path, &eo, &er, tr->err, sizeof tr->err)) {
+        cli_error("eval after training: %s", tr->err);
+        return -1;
+    }
+    eval_metadata_json(&er, "heldout", tr->coref, sizeof tr->coref, tr->eval, sizeof tr->eval);
+    if (!a->quiet)
+        fprintf(stderr, "train: quick eval (%s, %ld pairs, %.1f s): %s\n", path, er.n_pairs, er.seconds, tr->eval);
+    return 0;
+}
+
+static void record_result(Training *tr, const TrainResult *res) {
+    snprintf(tr->seconds, sizeof tr->seconds, "%.1f", res->seconds);
+    snprintf(tr->tokens_per_sec, sizeof tr->tokens_per_sec, "%.0f", res->tokens_per_sec);
+    snprintf(tr->loss, sizeof tr->loss, "%.4f", res->last_loss);
+    snprintf(tr->aux, sizeof tr->aux, "{\"coreference\":%.4f,\"alignment\":%.4f}",
+             isnan(res->coref_aux) ? -1.0 : res->coref_aux, isnan(res->align_aux) ? -1.0 : res->align_aux);
+}
+
+static void training_free(Training *tr) {
+    for (int k = 0; k < N_SNAP_SENTENCES; k++) {
+        tokens_free(&tr->snap_tok[k]);
+        free(tr->snap_ids[k]);
+        free(tr->snap_words[k]);
+    }
+    free(tr->snap_path);
+    free(tr->cmd);
+    adam_free(&tr->adam);
+    model_free(&tr->m);
+    train_set_free(&tr->set);
+    vocab_free(&tr->v);
+}
+
+int cli_train(int argc, char **argv) {
+    TrainArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc) return rc == 1 ? 0 : rc;
+    static Training tr;   /* large (metadata text); one per process */
+    memset(&tr, 0, sizeof tr);
+    train_set_init(&tr.set);
+    int status = 1;
+    if (load_corpus(&tr, &a)) goto cleanup;
+    if (a.resume ? resume_model(&tr, &a) : new_model(&tr, &a)) goto cleanup;
+    if (check_plan(&tr, &a)) goto cleanup;
+    tr.cmd = join_args("attnviz train", argc, argv);
+    describe_run(&tr, &a);
+    const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
+                               "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
+                               "supervised_heads", tr.supervised, NULL};
+    TrainOptions o = train_options(&tr, &a, extra_run);
+    if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;
+    const ModelConfig *c = &tr.m.config;
+    if (!a.quiet)
+        fprintf(stderr, "train: %d pairs, vocab %d, model %zu parameters (d_model %d, %d heads, %d+%d layers, d_ff %d, "
+                "%s), %ld steps of %ld%s\n", tr.set.n, tr.v.size, tr.m.num_params, c->d_model, c->n_heads,
+                c->n_enc_layers, c->n_dec_layers, c->d_ff, c->prenorm ? "pre-norm" : "post-norm", a.steps, a.batch,
+                a.resume ? " (resumed)" : "");
+    TrainResult res;
+    if (train_run(&tr.m, &tr.adam, tr.start, &tr.set, &o, &res, tr.err, sizeof tr.err)) { cli_error("%s", tr.err); goto cleanup; }
+    record_result(&tr, &res);
+    if (quick_eval(&tr, &a)) goto cleanup;
+    const char *extra_final[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
+                                 "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
+                                 "train_seconds", tr.seconds, "train_tokens_per_second", tr.tokens_per_sec,
+                                 "train_final_loss", tr.loss, "supervised_heads", tr.supervised,
+                                 "train_final_aux_loss", tr.aux,
+                                 tr.coref[0] ? "coreference_head" : NULL, tr.coref, "eval_quick", tr.eval, NULL};
+    if (train_save_checkpoint(&tr.m, &tr.adam, res.step_end, &o, extra_final, tr.err, sizeof tr.err)) {
+        cli_error("%s", tr.err);
+        goto cleanup;
+    }
+    if (!a.quiet)
+        fprintf(stderr, "train: done in %.1f s, %.0f tokens/s, loss %.4f -> %.4f; wrote %s (+ .state)%s%s\n",
+                res.seconds, res.tokens_per_sec, res.first_loss, res.last_loss, a.out,
+                tr.snap_path ? " and " : "", tr.snap_path ? tr.snap_path : "");
+    status = 0;
+cleanup:
+    training_free(&tr);
+    return status;
 }

@@ -203,3 +203,17 @@ done:
     corpus_free(&cp);
     return rc;
 }
+
+void eval_metadata_json(const EvalReport *r, const char *split, char *coref, size_t coref_len, char *summary,
+                        size_t summary_len) {
+    int cl, ch, al, ah;
+    double cacc = eval_best_head(r->coref_enc, r->n_enc_layers, r->n_heads, &cl, &ch);
+    double aacc = eval_best_head(r->align, r->n_dec_layers, r->n_heads, &al, &ah);
+    EvalCount pron = {r->pronoun[0].hit + r->pronoun[1].hit, r->pronoun[0].total + r->pronoun[1].total};
+    snprintf(coref, coref_len, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, cacc);
+    snprintf(summary, summary_len,
+             "{\"split\":\"%s\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
+             "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
+             "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
+             split, r->n_pairs, eval_rate(r->exact[0]), eval_rate(r->exact[1]), eval_rate(pron), coref, al, ah, aacc);
+}

@@ -61,6 +61,13 @@ double eval_best_head(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int la
                       int *layer, int *head);
 /* Average rate over all heads of a table. */
 double eval_mean_heads(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int layers, int heads);
+/* The figures a checkpoint's metadata keeps (`run` and `demo` read them):
+ * coref receives {"map":"encoder.L.self","head":H,"accuracy":A} of the best
+ * encoder coreference head, summary the split's translation, pronoun,
+ * coreference and alignment figures as one JSON object. */
+void eval_metadata_json(const EvalReport *r, const char *split, char *coref, size_t coref_len, char *summary,
+                        size_t summary_len);
+
 static inline double eval_rate(EvalCount c) { return c.total ? (double)c.hit / (double)c.total : 0.0; }
 
 #endif

@@ -383,3 +383,35 @@ done:
     }
     return rc;
 }
+
+int checkpoint_rewrite_metadata(const char *path, const char *const *kv, char *err, size_t errlen) {
+    Model m = {0};
+    char **vocab = NULL, *meta = NULL;
+    int nv = 0, rc = -1, n = 0;
+    const char **extra = NULL;
+    cJSON *root = NULL;
+    if (checkpoint_load(path, &m, &vocab, &nv, &meta, err, errlen)) return -1;
+    root = cJSON_Parse(meta);
+    int cap = cJSON_GetArraySize(root) * 2 + 16;
+    extra = calloc((size_t)cap, sizeof *extra);
+    if (!root || !extra) { errmsg_set(err, errlen, "%s: cannot read its metadata", path); goto done; }
+    for (const cJSON *it = root->child; it; it = it->next) {
+        if (!cJSON_IsString(it) || !strcmp(it->string, "format") || !strcmp(it->string, "version") ||
+            !strcmp(it->string, "config") || !strcmp(it->string, "vocab")) continue;
+        int replaced = 0;
+        for (int k = 0; kv[k]; k += 2) replaced |= !strcmp(kv[k], it->string);
+        if (replaced) continue;
+        extra[n++] = it->string;
+        extra[n++] = it->valuestring;
+    }
+    for (int k = 0; kv[k] && n + 2 < cap; k += 2) { extra[n++] = kv[k]; extra[n++] = kv[k + 1]; }
+    extra[n] = NULL;
+    rc = checkpoint_save(path, &m, (const char *const *)vocab, nv, extra, err, errlen);
+done:
+    cJSON_Delete(root);
+    free(extra);
+    free(meta);
+    checkpoint_free_vocab(vocab, nv);
+    model_free(&m);
+    return rc;
+}

@@ -41,4 +41,9 @@ int checkpoint_load(const char *path, Model *out, char ***vocab, int *n_vocab,
 
 void checkpoint_free_vocab(char **vocab, int n_vocab);
 
+/* Rewrites the checkpoint at path (atomically, by checkpoint_save) with its
+ * metadata plus the key → value pairs of kv (NULL-terminated; existing keys
+ * are replaced).  0, or -1 with err. */
+int checkpoint_rewrite_metadata(const char *path, const char *const *kv, char *err, size_t errlen);
+
 #endif

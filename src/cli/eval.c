@@ -1,0 +1,183 @@
+/* eval.c — `attnviz eval`: measures a model on a corpus split (lesson/eval.h)
+ * and prints the figures as text or one JSON object; --write-metadata stores
+ * the best coreference head in the checkpoint, where `run` and `demo` read it.
+ *
+ *   attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata] */
+#include "cli/cli.h"
+#include "lesson/eval.h"
+#include "model/checkpoint.h"
+#include "pipeline/model_file.h"
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *model, *corpus, *split;
+    long limit;
+    int as_json, write_meta;
+} EvalArgs;
+
+/* The best heads of a report, as eval prints them. */
+typedef struct {
+    int cl, ch, xl, xh, al, ah, wl, wh;   /* coref enc, coref cross, align, align with <eos> */
+    double coref, coref_x, align, align_w;
+    EvalCount pron;
+} EvalBest;
+
+static void eval_usage(FILE *f) {
+    fprintf(f,
+        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n\n"
+        "Measures the model on DIR/NAME.tsv (default build/corpus/heldout.tsv):\n"
+        "translation exact match per language, pronoun accuracy, for every encoder\n"
+        "self-attention and cross-attention head how often the pronoun's strongest link\n"
+        "(excluding itself and <…> tokens) is its gold antecedent, and how often\n"
+        "cross-attention's strongest link is the gold word alignment (teacher-forced).\n\n"
+        "  --model PATH   checkpoint (default: the shipped model)\n"
+        "  --corpus DIR   corpus folder (default build/corpus)\n"
+        "  --split NAME   heldout (default) or train\n"
+        "  --limit N      only the first N pairs\n"
+        "  --json         one JSON object on stdout\n"
+        "  --write-metadata  store the best encoder coreference head as\n"
+        "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
+        "                 checkpoint's metadata, which `run` and `demo` read; needs --model\n");
+}
+
+/* 0 to go on, 1 after --help, 2 after a usage error (printed). */
+static int parse_args(EvalArgs *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->corpus = "build/corpus";
+    a->split = "heldout";
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const CliOption opts[] = {{"--model", &a->model}, {"--corpus", &a->corpus}, {"--split", &a->split}};
+        const CliLong longs[] = {{"--limit", &a->limit, 1, INT_MAX}};
+        int taken = cli_take_option(argc, argv, &i, opts, 3, "eval");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 1, "eval");
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (cli_is_help(arg)) { eval_usage(stdout); return 1; }
+        if (!strcmp(arg, "--json")) a->as_json = 1;
+        else if (!strcmp(arg, "--write-metadata")) a->write_meta = 1;
+        else return cli_unknown_option("eval", arg);
+    }
+    if (a->write_meta && !a->model) { cli_error("--write-metadata needs --model PATH (the checkpoint to update)"); return 2; }
+    if (strchr(a->split, '/')) { cli_error("--split %s: give a split name such as heldout or train", a->split); return 2; }
+    return 0;
+}
+
+static EvalBest best_heads(const EvalReport *r) {
+    EvalBest b;
+    int E = r->n_enc_layers, L = r->n_dec_layers, H = r->n_heads;
+    b.coref = eval_best_head(r->coref_enc, E, H, &b.cl, &b.ch);
+    b.coref_x = eval_best_head(r->coref_cross, L, H, &b.xl, &b.xh);
+    b.align = eval_best_head(r->align, L, H, &b.al, &b.ah);
+    b.align_w = eval_best_head(r->align_with_eos, L, H, &b.wl, &b.wh);
+    b.pron = (EvalCount){r->pronoun[0].hit + r->pronoun[1].hit, r->pronoun[0].total + r->pronoun[1].total};
+    return b;
+}
+
+static void json_heads(FILE *f, const char *stack, const char *kind, int layers, int heads,
+                       const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int *first) {
+    for (int l = 0; l < layers; l++) {
+        fprintf(f, "%s\"%s.%d.%s\": [", *first ? "" : ", ", stack, l, kind);
+        *first = 0;
+        for (int h = 0; h < heads; h++) fprintf(f, "%s%.4f", h ? ", " : "", eval_rate(t[l][h]));
+        fprintf(f, "]");
+    }
+}
+
+static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path) {
+    int L = r->n_dec_layers, H = r->n_heads;
+    printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", model, path, r->n_pairs, r->seconds);
+    printf(" \"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r->exact[0]), eval_rate(r->exact[1]));
+    printf(" \"translation_pairs\": {\"fr\": %ld, \"vi\": %ld},\n", r->exact[0].total, r->exact[1].total);
+    printf(" \"pronoun_accuracy\": %.4f,\n", eval_rate(b->pron));
+    printf(" \"pronoun_accuracy_by_language\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r->pronoun[0]),
+           eval_rate(r->pronoun[1]));
+    printf(" \"pronoun_count\": %ld,\n", b->pron.total);
+    printf(" \"coreference_head\": {\"map\": \"encoder.%d.self\", \"head\": %d, \"accuracy\": %.4f, \"count\": %ld},\n",
+           b->cl, b->ch, b->coref, r->coref_enc[0][0].total);
+    printf(" \"coreference_cross_head\": {\"map\": \"decoder.%d.cross\", \"head\": %d, \"accuracy\": %.4f, \"count\": %ld},\n",
+           b->xl, b->xh, b->coref_x, r->coref_cross[0][0].total);
+    printf(" \"coreference_heads\": {");
+    int first = 1;
+    json_heads(stdout, "encoder", "self", r->n_enc_layers, H, r->coref_enc, &first);
+    json_heads(stdout, "decoder", "cross", L, H, r->coref_cross, &first);
+    printf("},\n");
+    printf(" \"alignment_accuracy\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, "
+           "\"head_average\": %.4f, \"count\": %ld, \"keys\": \"source words (<eos> excluded)\",\n",
+           b->align, b->al, b->ah, eval_mean_heads(r->align, L, H), r->align[0][0].total);
+    printf("   \"heads\": {");
+    first = 1;
+    json_heads(stdout, "decoder", "cross", L, H, r->align, &first);
+    printf("},\n   \"with_eos\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, \"head_average\": %.4f}}\n}\n",
+           b->align_w, b->wl, b->wh, eval_mean_heads(r->align_with_eos, L, H));
+}
+
+static void print_table(const char *title, const char *stack, const char *kind, int layers, int heads,
+                        const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS]) {
+    printf("\n%s\n  %-18s", title, "map");
+    for (int h = 0; h < heads; h++) printf("  head %-3d", h);
+    printf("\n");
+    for (int l = 0; l < layers; l++) {
+        char id[64];
+        snprintf(id, sizeof id, "%s.%d.%s", stack, l, kind);
+        printf("  %-18s", id);
+        for (int h = 0; h < heads; h++) printf("  %7.1f%%", 100 * eval_rate(t[l][h]));
+        printf("\n");
+    }
+}
+
+static void print_text(const EvalReport *r, const EvalBest *b, const char *model, const char *path) {
+    int E = r->n_enc_layers, L = r->n_dec_layers, H = r->n_heads;
+    printf("eval: %s on %s (%ld pairs, %.1f s)\n\n", model, path, r->n_pairs, r->seconds);
+    printf("  translation exact match   fr %.1f%% (%ld/%ld)   vi %.1f%% (%ld/%ld)\n",
+           100 * eval_rate(r->exact[0]), r->exact[0].hit, r->exact[0].total,
+           100 * eval_rate(r->exact[1]), r->exact[1].hit, r->exact[1].total);
+    printf("  pronoun accuracy          %.1f%% (%ld/%ld; fr %.1f%%, vi %.1f%%)\n", 100 * eval_rate(b->pron),
+           b->pron.hit, b->pron.total, 100 * eval_rate(r->pronoun[0]), 100 * eval_rate(r->pronoun[1]));
+    printf("  best coreference head     encoder.%d.self head %d: %.1f%% of %ld pronouns link to their antecedent\n",
+           b->cl, b->ch, 100 * b->coref, r->coref_enc[0][0].total);
+    printf("  best cross coref head     decoder.%d.cross head %d: %.1f%%\n", b->xl, b->xh, 100 * b->coref_x);
+    printf("  alignment accuracy        decoder.%d.cross head %d: %.1f%% of %ld aligned words (head average %.1f%%)\n",
+           b->al, b->ah, 100 * b->align, r->align[0][0].total, 100 * eval_mean_heads(r->align, L, H));
+    print_table("coreference: pronoun -> antecedent (strongest link, self and <…> excluded)", "encoder", "self", E, H,
+                r->coref_enc);
+    print_table("coreference through cross-attention (row of the translated pronoun)", "decoder", "cross", L, H,
+                r->coref_cross);
+    print_table("alignment: cross-attention argmax = gold source word", "decoder", "cross", L, H, r->align);
+}
+
+int cli_eval(int argc, char **argv) {
+    EvalArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc) return rc == 1 ? 0 : rc;
+    ModelFile mf;
+    char path[4096], err[1024];
+    if (model_file_load(&mf, a.model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    int status = 1;
+    snprintf(path, sizeof path, "%s/%s.tsv", a.corpus, a.split);
+    if (access(path, R_OK) != 0) {
+        cli_error("cannot read %s: %s (run `attnviz corpus --out %s` first, or give --corpus DIR)", path, strerror(errno),
+                  a.corpus);
+        goto done;
+    }
+    EvalOptions o = {(int)a.limit, 64};
+    EvalReport r;
+    if (eval_run(&mf.m, &mf.v, path, &o, &r, err, sizeof err)) { cli_error("%s", err); goto done; }
+    EvalBest b = best_heads(&r);
+    if (a.write_meta) {
+        char coref[256], summary[1024];
+        eval_metadata_json(&r, a.split, coref, sizeof coref, summary, sizeof summary);
+        const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, NULL};
+        if (checkpoint_rewrite_metadata(a.model, kv, err, sizeof err)) { cli_error("--write-metadata: %s", err); goto done; }
+    }
+    if (a.as_json) print_json(&r, &b, mf.path, path);
+    else print_text(&r, &b, mf.path, path);
+    status = 0;
+done:
+    model_file_free(&mf);
+    return status;
+}
