@@ -1,0 +1,274 @@
+/* forward.c — `attnviz forward` (hidden, for tests and benchmarks): runs the
+ * model on token ids and writes every attention map and the logits as JSON,
+ * or times training steps on random tokens.
+ *
+ *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps]
+ *   attnviz forward --model PATH --bench N [--batch B] [--len T]
+ * IDS: token ids separated by spaces, batch items separated by ';' ("5 6 7;8 9").
+ * Shorter items are padded with id 0 (<pad>) and masked by their length. */
+#include "cli/cli.h"
+#include "core/fileio.h"
+#include "core/rng.h"
+#include "model/checkpoint.h"
+#include "model/model.h"
+#include "trace/trace.h"
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    const char *model, *src, *tgt, *out;
+    int steps;
+    long bench, batch, len;
+} ForwardArgs;
+
+static void forward_usage(FILE *f) {
+    fprintf(f, "usage: attnviz forward --model PATH [--src IDS] [--tgt IDS] --out FILE.json [--steps]\n\n"
+               "Runs the model on token ids and writes every attention map and the logits\n"
+               "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
+               "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
+               "  --bench N [--batch B] [--len T]   time N training steps (forward+backward)\n"
+               "                                    on random tokens instead (default 32 x 20)\n");
+}
+
+/* 0 to go on, 1 after --help, 2 after a usage error (printed). */
+static int parse_args(ForwardArgs *a, int argc, char **argv) {
+    *a = (ForwardArgs){.batch = 32, .len = 20};
+    for (int i = 1; i < argc; i++) {
+        const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out}};
+        const CliLong longs[] = {{"--bench", &a->bench, 1, 1000000}, {"--batch", &a->batch, 1, 4096},
+                                 {"--len", &a->len, 1, 100000}};
+        int taken = cli_take_option(argc, argv, &i, opts, 4, "forward");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 3, "forward");
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (cli_is_help(argv[i])) { forward_usage(stdout); return 1; }
+        if (!strcmp(argv[i], "--steps")) a->steps = 1;
+        else return cli_unknown_option("forward", argv[i]);
+    }
+    if (!a->model || (!a->out && a->bench <= 0)) { cli_error("forward: --model and --out (or --bench N) are required"); return 2; }
+    return 0;
+}
+
+/* Parses "1 2 3;4 5" into a padded (B, T) id matrix + lengths. */
+static int parse_ids(const char *s, int **ids, int **lens, int *B, int *T) {
+    int b = 1, t = 0, maxt = 0;
+    for (const char *p = s; *p; p++) if (*p == ';') b++;
+    int *len = calloc((size_t)b, sizeof(int));
+    if (!len) return -1;
+    /* pass 1: lengths */
+    int cur = 0;
+    const char *p = s;
+    while (1) {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ';' || !*p) {
+            len[cur] = t;
+            if (t > maxt) maxt = t;
+            t = 0;
+            if (!*p) break;
+            cur++; p++;
+            continue;
+        }
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 0 || v > 100000000) { free(len); return -1; }
+        t++;
+        p = end;
+    }
+    if (maxt == 0) { free(len); return -1; }
+    int *m = calloc((size_t)b * maxt, sizeof(int));
+    if (!m) { free(len); return -1; }
+    cur = 0; t = 0; p = s;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (*p == ';') { cur++; t = 0; p++; continue; }
+        if (!*p) break;
+        char *end;
+        m[(size_t)cur * maxt + t++] = (int)strtol(p, &end, 10);
+        p = end;
+    }
+    *ids = m; *lens = len; *B = b; *T = maxt;
+    return 0;
+}
+
+static cJSON *matrix_json(const float *x, int rows, int cols) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < rows; i++) {
+        cJSON *r = cJSON_CreateArray();
+        if (!r) { cJSON_Delete(a); return NULL; }
+        for (int j = 0; j < cols; j++) {
+            float v = x[(size_t)i * cols + j];
+            cJSON_AddItemToArray(r, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        }
+        cJSON_AddItemToArray(a, r);
+    }
+    return a;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Times forward and forward+backward on random tokens (lengths T, T-1, T-2, T-3 to
+ * include padding). */
+static int forward_bench(Model *m, int steps, int B, int T) {
+    const ModelConfig *c = &m->config;
+    int V = c->vocab_size, rc = 1;
+    if (T > c->max_len) T = c->max_len;
+    int *src = malloc(sizeof(int) * (size_t)B * T), *tgt = malloc(sizeof(int) * (size_t)B * T);
+    int *y = malloc(sizeof(int) * (size_t)B * T), *sl = malloc(sizeof(int) * (size_t)B);
+    int *tl = malloc(sizeof(int) * (size_t)B);
+    if (!src || !tgt || !y || !sl || !tl) { cli_error("out of memory"); goto done; }
+    Rng r = rng_from_state(88172645463325252ULL);
+    for (int i = 0; i < B * T; i++) {
+        src[i] = (int)(rng_next(&r) % (uint64_t)V);
+        tgt[i] = (int)(rng_next(&r) % (uint64_t)V);
+        y[i] = (int)(rng_next(&r) % (uint64_t)V);
+    }
+    long ntok_src = 0, ntok_tgt = 0;
+    for (int b = 0; b < B; b++) {
+        sl[b] = tl[b] = T - b % 4 > 0 ? T - b % 4 : 1;
+        ntok_src += sl[b];
+        ntok_tgt += tl[b];
+    }
+    if (c->arch == MODEL_ENCODER_ONLY) ntok_tgt = 0;
+    if (c->arch == MODEL_DECODER_ONLY) ntok_src = 0;
+    double tf = 0, tb = 0;
+    for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
+        double t0 = now_seconds();
+        if (model_forward(m, src, sl, T, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
+        double t1 = now_seconds();
+        if (model_zero_grad(m) || isnan(model_backward(m, y, 0.1f))) { cli_error("%s", m->err); goto done; }
+        double t2 = now_seconds();
+        if (it) { tf += t1 - t0; tb += t2 - t1; }
+    }
+    tf /= steps; tb /= steps;
+    printf("model %s d_model %d heads %d layers %d+%d d_ff %d vocab %d (%zu parameters)\n",
+           model_arch_name(c->arch), c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers,
+           c->d_ff, V, m->num_params);
+    printf("batch %d x %d tokens: forward %.1f ms, backward %.1f ms, step %.1f ms\n",
+           B, T, tf * 1e3, tb * 1e3, (tf + tb) * 1e3);
+    printf("training: %.0f tokens/s (source+target), %.0f target tokens/s; forward only: %.0f tokens/s\n",
+           (ntok_src + ntok_tgt) / (tf + tb), (ntok_tgt ? ntok_tgt : ntok_src) / (tf + tb),
+           (ntok_src + ntok_tgt) / tf);
+    rc = 0;
+done:
+    free(src); free(tgt); free(y); free(sl); free(tl);
+    return rc;
+}
+
+/* One map of a trace as JSON: id, d_k, tokens, mask, every head's matrices. */
+static cJSON *map_json(const TraceMap *mp) {
+    cJSON *mo = cJSON_CreateObject();
+    cJSON_AddStringToObject(mo, "id", mp->id);
+    cJSON_AddNumberToObject(mo, "d_k", mp->d_k);
+    cJSON *q = cJSON_AddArrayToObject(mo, "queries"), *kk = cJSON_AddArrayToObject(mo, "keys");
+    for (int i = 0; i < mp->Tq; i++) cJSON_AddItemToArray(q, cJSON_CreateString(mp->queries[i]));
+    for (int j = 0; j < mp->Tk; j++) cJSON_AddItemToArray(kk, cJSON_CreateString(mp->keys[j]));
+    cJSON *mk = cJSON_AddArrayToObject(mo, "mask");
+    for (int i = 0; i < mp->Tq; i++) {
+        cJSON *r = cJSON_CreateArray();
+        for (int j = 0; j < mp->Tk; j++) cJSON_AddItemToArray(r, cJSON_CreateNumber(mp->mask[(size_t)i * mp->Tk + j]));
+        cJSON_AddItemToArray(mk, r);
+    }
+    cJSON *hs = cJSON_AddArrayToObject(mo, "heads");
+    for (int h = 0; h < mp->n_heads; h++) {
+        const TraceHead *th = &mp->heads[h];
+        cJSON *ho = cJSON_CreateObject();
+        cJSON_AddItemToArray(hs, ho);
+        cJSON_AddItemToObject(ho, "weights", matrix_json(th->weights, mp->Tq, mp->Tk));
+        if (th->scores) cJSON_AddItemToObject(ho, "scores", matrix_json(th->scores, mp->Tq, mp->Tk));
+        if (th->scaled) cJSON_AddItemToObject(ho, "scaled", matrix_json(th->scaled, mp->Tq, mp->Tk));
+        if (th->masked) cJSON_AddItemToObject(ho, "masked", matrix_json(th->masked, mp->Tq, mp->Tk));
+        if (th->output) cJSON_AddItemToObject(ho, "output", matrix_json(th->output, mp->Tq, mp->Dv));
+    }
+    return mo;
+}
+
+/* Batch item b's maps ({"maps": [...]}), or NULL (printed). */
+static cJSON *item_json(Model *m, char **vocab, int b, int steps) {
+    Trace tr;
+    trace_init(&tr);
+    const char **stok = calloc((size_t)(m->S + 1), sizeof(char *));
+    const char **ttok = calloc((size_t)(m->T + 1), sizeof(char *));
+    for (int t = 0; stok && t < m->S; t++) stok[t] = vocab[m->src[(size_t)b * m->S + t]];
+    for (int t = 0; ttok && t < m->T; t++) ttok[t] = vocab[m->tgt[(size_t)b * m->T + t]];
+    int trc = !stok || !ttok ? -1 : model_trace(m, b, &tr, stok, ttok, steps);
+    free(stok); free(ttok);
+    if (trc) { trace_free(&tr); cli_error("%s", m->err); return NULL; }
+    cJSON *item = cJSON_CreateObject(), *maps = cJSON_AddArrayToObject(item, "maps");
+    for (int k = 0; k < tr.n_maps; k++) cJSON_AddItemToArray(maps, map_json(&tr.maps[k]));
+    trace_free(&tr);
+    return item;
+}
+
+/* The whole forward pass as JSON: sizes, logits, every item's maps. */
+static cJSON *forward_json(Model *m, char **vocab, int B, int steps) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "B", B);
+    cJSON_AddNumberToObject(root, "S", m->S);
+    cJSON_AddNumberToObject(root, "T", m->T);
+    cJSON *lg = cJSON_AddArrayToObject(root, "logits");
+    for (int b = 0; b < B; b++)
+        cJSON_AddItemToArray(lg, matrix_json(m->acts.logits + (size_t)b * m->To * m->config.vocab_size, m->To,
+                                             m->config.vocab_size));
+    cJSON *items = cJSON_AddArrayToObject(root, "items");
+    for (int b = 0; b < B; b++) {
+        cJSON *item = item_json(m, vocab, b, steps);
+        if (!item) { cJSON_Delete(root); return NULL; }
+        cJSON_AddItemToArray(items, item);
+    }
+    return root;
+}
+
+/* --src / --tgt as the model's architecture needs them, run forward.  B, or -1 (printed). */
+static int run_ids(Model *m, const ForwardArgs *a, int **src, int **sl, int **tgt, int **tl) {
+    int B = 0, S = 0, T = 0, B2 = 0;
+    if (m->config.arch != MODEL_DECODER_ONLY && (!a->src || parse_ids(a->src, src, sl, &B, &S))) {
+        cli_error("forward: --src needs ids like \"5 6 7;8 9\"");
+        return -1;
+    }
+    if (m->config.arch != MODEL_ENCODER_ONLY) {
+        if (!a->tgt || parse_ids(a->tgt, tgt, tl, &B2, &T)) { cli_error("forward: --tgt needs ids like \"5 6 7;8 9\""); return -1; }
+        if (B && B2 != B) { cli_error("forward: --src has %d items but --tgt has %d", B, B2); return -1; }
+        B = B2;
+    }
+    if (model_forward(m, *src, *sl, S, *tgt, *tl, T, B)) { cli_error("%s", m->err); return -1; }
+    return B;
+}
+
+int cli_forward(int argc, char **argv) {
+    ForwardArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc) return rc == 1 ? 0 : rc;
+    Model m;
+    char **vocab = NULL, err[512], *txt = NULL;
+    int nv = 0, *src = NULL, *sl = NULL, *tgt = NULL, *tl = NULL;
+    cJSON *root = NULL;
+    if (checkpoint_load(a.model, &m, &vocab, &nv, NULL, err, sizeof err)) { cli_error("%s", err); return 1; }
+    rc = 1;
+    if (a.bench > 0) {
+        rc = forward_bench(&m, (int)a.bench, (int)a.batch, (int)a.len);
+        goto done;
+    }
+    int B = run_ids(&m, &a, &src, &sl, &tgt, &tl);
+    if (B < 0 || !(root = forward_json(&m, vocab, B, a.steps))) goto done;
+    txt = cJSON_PrintUnformatted(root);
+    if (!txt) { cli_error("out of memory"); goto done; }
+    if (file_write_atomic(a.out, txt, strlen(txt), err, sizeof err)) { cli_error("forward: %s", err); goto done; }
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    free(txt);
+    free(src); free(sl); free(tgt); free(tl);
+    checkpoint_free_vocab(vocab, nv);
+    model_free(&m);
+    return rc;
+}

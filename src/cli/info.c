@@ -1,0 +1,74 @@
+/* info.c — `attnviz info`: a model file's configuration, parameter count,
+ * tensors and metadata (or the configuration as one JSON object).
+ *
+ *   attnviz info [--model PATH] [--json] */
+#include "cli/cli.h"
+#include "model/checkpoint.h"
+#include "model/model.h"
+#include "pipeline/model_file.h"
+#include <cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+static void info_usage(FILE *f) {
+    fprintf(f, "usage: attnviz info --model PATH [--json]\n\n"
+               "Prints a model file's configuration, parameter count and tensors.\n"
+               "  --model PATH   a checkpoint (.safetensors) written by attnviz\n"
+               "                 (default: the shipped model, as attnviz run finds it)\n"
+               "  --json         print the configuration as one JSON object\n");
+}
+
+static void print_info(const ModelFile *mf) {
+    const ModelConfig *c = &mf->m.config;
+    printf("model:        %s\n", mf->path);
+    printf("format:       %s version %s\n", CHECKPOINT_FORMAT, CHECKPOINT_VERSION);
+    printf("architecture: %s, %s-norm\n", model_arch_name(c->arch), c->prenorm ? "pre" : "post");
+    printf("d_model:      %d   heads: %d   d_k: %d   d_ff: %d\n", c->d_model, c->n_heads, c->d_model / c->n_heads,
+           c->d_ff);
+    printf("layers:       encoder %d, decoder %d\n", c->n_enc_layers, c->n_dec_layers);
+    printf("max_len:      %d\n", c->max_len);
+    printf("vocabulary:   %d tokens\n", c->vocab_size);
+    printf("parameters:   %zu\n", mf->m.num_params);
+    ModelParam tab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(c, NULL, tab, MODEL_MAX_TENSORS);
+    printf("tensors:\n");
+    for (int t = 0; t < nt; t++) {
+        printf("  %-14s [", tab[t].name);
+        for (int d = 0; d < tab[t].ndim; d++) printf("%s%d", d ? ", " : "", tab[t].shape[d]);
+        printf("]\n");
+    }
+    cJSON *mj = cJSON_Parse(mf->metadata);
+    for (const cJSON *it = mj ? mj->child : NULL; it; it = it->next) {
+        if (!strcmp(it->string, "format") || !strcmp(it->string, "version") || !strcmp(it->string, "config") ||
+            !strcmp(it->string, "vocab") || !cJSON_IsString(it))
+            continue;
+        printf("%s: %s\n", it->string, it->valuestring);
+    }
+    cJSON_Delete(mj);
+}
+
+int cli_info(int argc, char **argv) {
+    const char *path = NULL;
+    int as_json = 0;
+    for (int i = 1; i < argc; i++) {
+        const CliOption opts[] = {{"--model", &path}};
+        int taken = cli_take_option(argc, argv, &i, opts, 1, "info");
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (cli_is_help(argv[i])) { info_usage(stdout); return 0; }
+        if (!strcmp(argv[i], "--json")) as_json = 1;
+        else return cli_unknown_option("info", argv[i]);
+    }
+    ModelFile mf;
+    char err[1024];
+    if (model_file_load(&mf, path, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    if (as_json) {
+        char cfg[1024];
+        model_config_json(&mf.m.config, cfg, sizeof cfg);
+        printf("%s\n", cfg);
+    } else {
+        print_info(&mf);
+    }
+    model_file_free(&mf);
+    return 0;
+}
