@@ -113,6 +113,54 @@ def problems(src, rank=RANK):
     return out
 
 
+# Functions longer than this are split along their own sections (STYLE.md).
+MAX_FUNCTION_LINES = 120
+# The corpus generator's template machinery is replaced by the grammar of the
+# "everyday sentences" issue; it is left as it is until then.
+LONG_FUNCTIONS_ALLOWED = {("lesson/corpus.c", "tpl_line")}
+
+
+def functions(text):
+    """(name, first line, number of lines) of every function defined in C text."""
+    lines, out, depth, start = text.split("\n"), [], 0, None
+    for i, line in enumerate(lines):
+        code = re.sub(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'', '""', line)
+        code = re.sub(r"//.*|/\*.*?\*/", "", code)
+        before = depth
+        depth += code.count("{") - code.count("}")
+        if before == 0 and depth > 0 and ")" in code and "=" not in code.split("(")[0] \
+                and not re.match(r"\s*(typedef|struct|enum|union)\b", code):
+            j = i   # back to the first line of a signature that spans lines
+            while j > 0 and lines[j - 1].strip() and not lines[j - 1].rstrip().endswith((";", "}", "*/")) \
+                    and not lines[j - 1].startswith("#"):
+                j -= 1
+            m = re.search(r"(\w+)\s*\(", " ".join(lines[j:i + 1]))
+            start = (m.group(1) if m else "?", j)
+        if before > 0 and depth == 0 and start:
+            out.append((start[0], start[1] + 1, i - start[1] + 1))
+            start = None
+    return out
+
+
+def test_layout_functions_fit_on_a_screen():
+    long = []
+    for room in sorted(os.listdir(SRC)):
+        for name in sorted(os.listdir(os.path.join(SRC, room))):
+            if not name.endswith(".c"):
+                continue
+            with open(os.path.join(SRC, room, name), encoding="utf-8") as f:
+                for fn, line, n in functions(f.read()):
+                    if n > MAX_FUNCTION_LINES and (f"{room}/{name}", fn) not in LONG_FUNCTIONS_ALLOWED:
+                        long.append(f"src/{room}/{name}:{line} {fn}: {n} lines")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines (split them along their sections):\n  " + "\n  ".join(long)
+
+
+def test_layout_function_finder():
+    text = "static int f(int a,\n             int b) {\n    if (a) { return \"}\"[0]; }\n    return b;\n}\n" \
+           "struct S {\n    int x;\n};\nint g(void) {\n    return 0;\n}\n"
+    assert functions(text) == [("f", 1, 5), ("g", 9, 3)], functions(text)
+
+
 def test_layout_rooms_and_include_direction():
     bad = problems(SRC)
     assert not bad, "layout broken:\n  " + "\n  ".join(bad)

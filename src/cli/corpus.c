@@ -1,4 +1,4 @@
-/* cli_corpus.c — `attnviz corpus`: writes the training corpus (corpus.h).
+/* corpus.c — `attnviz corpus`: writes the training corpus (corpus.h).
  *
  *   attnviz corpus [--seed N] [--train N] [--heldout N] [--heldout-share P]
  *                  [--lesson-copies N] [--data DIR] [--out DIR] */
@@ -33,18 +33,6 @@ static void corpus_usage(FILE *f) {
         "train.tsv / heldout.tsv columns: lang, source, target, align (t-s), coref (p-a), template.\n");
 }
 
-static int parse_num(const char *flag, const char *s, long lo, long hi, long *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi) {
-        cli_error("%s expects a whole number from %ld to %ld, got '%s'", flag, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int file_exists(const char *dir, const char *name) {
     char p[4096];
     snprintf(p, sizeof p, "%s/%s", dir, name);
@@ -76,43 +64,25 @@ int cli_corpus(int argc, char **argv) {
     corpus_options_default(&o);
     char data_buf[4200];
     const char *data = NULL;
+    long seed = (long)o.seed, n_train = o.n_train, n_heldout = o.n_heldout, share = o.heldout_permille,
+         copies = o.lesson_copies;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) { corpus_usage(stdout); return 0; }
-        if (a[0] != '-' || a[1] != '-') {
-            cli_error("unexpected argument '%s' (attnviz corpus takes only options; see --help)", a);
-            return 2;
-        }
-        if (i + 1 >= argc) { cli_error("%s needs a value (see attnviz corpus --help)", a); return 2; }
-        const char *v = argv[++i];
-        long n;
-        if (!strcmp(a, "--seed")) {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(v, &end, 10);
-            if (!*v || *end || errno || v[0] == '-') { cli_error("--seed expects a whole number >= 0, got '%s'", v); return 2; }
-            o.seed = s;
-        } else if (!strcmp(a, "--train")) {
-            if (parse_num(a, v, 0, 10000000, &n)) return 2;
-            o.n_train = (int)n;
-        } else if (!strcmp(a, "--heldout")) {
-            if (parse_num(a, v, 0, 10000000, &n)) return 2;
-            o.n_heldout = (int)n;
-        } else if (!strcmp(a, "--heldout-share")) {
-            if (parse_num(a, v, 1, 900, &n)) return 2;
-            o.heldout_permille = (int)n;
-        } else if (!strcmp(a, "--lesson-copies")) {
-            if (parse_num(a, v, 0, 100000, &n)) return 2;
-            o.lesson_copies = (int)n;
-        } else if (!strcmp(a, "--data")) {
-            data = v;
-        } else if (!strcmp(a, "--out")) {
-            o.out_dir = v;
-        } else {
-            cli_error("unknown option '%s' for attnviz corpus (see attnviz corpus --help)", a);
-            return 2;
-        }
+        const CliOption opts[] = {{"--data", &data}, {"--out", &o.out_dir}};
+        const CliLong longs[] = {{"--seed", &seed, 0, 0x7fffffffffffffffL}, {"--train", &n_train, 0, 10000000},
+                                 {"--heldout", &n_heldout, 0, 10000000}, {"--heldout-share", &share, 1, 900},
+                                 {"--lesson-copies", &copies, 0, 100000}};
+        int taken = cli_take_option(argc, argv, &i, opts, 2, "corpus");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 5, "corpus");
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (cli_is_help(argv[i])) { corpus_usage(stdout); return 0; }
+        return cli_unknown_option("corpus", argv[i]);
     }
+    o.seed = (uint64_t)seed;
+    o.n_train = (int)n_train;
+    o.n_heldout = (int)n_heldout;
+    o.heldout_permille = (int)share;
+    o.lesson_copies = (int)copies;
     o.data_dir = data ? data : default_data_dir(data_buf, sizeof data_buf);
     if (cli_prepare_outdir(o.out_dir)) return 1;
     CorpusStats *st = calloc(1, sizeof *st);
