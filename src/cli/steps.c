@@ -1,4 +1,4 @@
-/* cli_steps.c — `attnviz steps`: one attention computation, step by step.
+/* steps.c — `attnviz steps`: one attention computation, step by step.
  *
  *   scores = Q·Kᵀ → scaled = scores / √d_k → masked = scaled + M → weights =
  *   softmax(masked) → output = weights · V
@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "core/jsonmat.h"
 #include "render/render.h"
+#include "render/stepview.h"
 #include "trace/trace.h"
 #include <errno.h>
 #include <math.h>
@@ -214,219 +215,209 @@ static void written_rollback(Written *w) {
     w->n = 0;
 }
 
+/* The checked inputs of one computation. */
 typedef struct {
-    const char *file, *title, *formula;
-    const float *x;
-    int rows, cols;
-    char **col_labels;
-    RenderCmap cmap;
-    int masked_style;
-} StepPanel;
+    JsonMat Q, K, V, S, M;
+    int Tq, Tk, D, Dv;
+    unsigned char *mask;     /* (Tq, Tk), all ones when there is none */
+    int has_mask;
+    float fill;
+    char **qlab, **klab, **vlab;
+    int nq, nk;
+    char fill_text[32];      /* "−∞" or the number                     */
+} StepsInput;
 
-int cli_steps(int argc, char **argv) {
-    StepsArgs a;
-    int rc = parse_args(&a, argc, argv);
-    if (rc != 0) return rc > 0 ? 0 : 2;
-
+/* Q, K (or the scores) and V, with their shapes checked.  0, or -1 (printed). */
+static int read_matrices(const StepsArgs *a, StepsInput *in) {
     char err[512];
-    JsonMat Q = {0}, K = {0}, V = {0}, S = {0}, M = {0};
-    char **qlab = NULL, **klab = NULL, **vlab = NULL;
-    int nq = 0, nk = 0;
-    unsigned char *mask = NULL;
-    AttnSteps st = {0};
-    Trace trace;
-    trace_init(&trace);
-    Written written = {0};
-    int status = 1;
-    float fill = -INFINITY;
-
-    if (a.mask_fill && parse_fill(a.mask_fill, &fill) != 0) goto cleanup;
-    if (a.scores) {
-        if (jsonmat_parse_arg(&S, a.scores, "--scores", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
+    if (a->scores) {
+        if (jsonmat_parse_arg(&in->S, a->scores, "--scores", err, sizeof err)) { cli_error("%s", err); return -1; }
     } else {
-        if (jsonmat_parse_arg(&Q, a.q, "--q", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        if (jsonmat_parse_arg(&K, a.k, "--k", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        if (Q.cols != K.cols) {
+        if (jsonmat_parse_arg(&in->Q, a->q, "--q", err, sizeof err)) { cli_error("%s", err); return -1; }
+        if (jsonmat_parse_arg(&in->K, a->k, "--k", err, sizeof err)) { cli_error("%s", err); return -1; }
+        if (in->Q.cols != in->K.cols) {
             cli_error("--q rows have %d values but --k rows have %d; queries and keys need the same width d_k",
-                      Q.cols, K.cols);
-            goto cleanup;
+                      in->Q.cols, in->K.cols);
+            return -1;
         }
     }
-    int Tq = a.scores ? S.rows : Q.rows;
-    int Tk = a.scores ? S.cols : K.rows;
-    int D = a.scores ? 0 : Q.cols;
-    if (a.v) {
-        if (jsonmat_parse_arg(&V, a.v, "--v", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        if (V.rows != Tk) {
-            cli_error("--v has %d rows but there are %d keys; V needs one row per key", V.rows, Tk);
-            goto cleanup;
+    in->Tq = a->scores ? in->S.rows : in->Q.rows;
+    in->Tk = a->scores ? in->S.cols : in->K.rows;
+    in->D = a->scores ? 0 : in->Q.cols;
+    if (a->v) {
+        if (jsonmat_parse_arg(&in->V, a->v, "--v", err, sizeof err)) { cli_error("%s", err); return -1; }
+        if (in->V.rows != in->Tk) {
+            cli_error("--v has %d rows but there are %d keys; V needs one row per key", in->V.rows, in->Tk);
+            return -1;
         }
     }
-    int Dv = a.v ? V.cols : 0;
+    in->Dv = a->v ? in->V.cols : 0;
+    return 0;
+}
 
-    if (!(mask = malloc((size_t)Tq * Tk))) { cli_error("out of memory"); goto cleanup; }
-    int has_mask = 1;
-    if (!a.mask || !strcmp(a.mask, "none")) {
-        has_mask = 0;
-        memset(mask, 1, (size_t)Tq * Tk);
-        if (a.mask_fill) cli_warn("--mask-fill has no effect without --mask");
-    } else if (!strcmp(a.mask, "causal")) {
+/* --mask none | causal | a 0/1 matrix (inline or a file).  0, or -1 (printed). */
+static int build_mask(const StepsArgs *a, StepsInput *in) {
+    int Tq = in->Tq, Tk = in->Tk;
+    char err[512];
+    if (!(in->mask = malloc((size_t)Tq * Tk))) { cli_error("out of memory"); return -1; }
+    in->has_mask = 1;
+    if (!a->mask || !strcmp(a->mask, "none")) {
+        in->has_mask = 0;
+        memset(in->mask, 1, (size_t)Tq * Tk);
+        if (a->mask_fill) cli_warn("--mask-fill has no effect without --mask");
+        return 0;
+    }
+    if (!strcmp(a->mask, "causal")) {
         if (Tq > Tk) {
             cli_error("--mask causal needs at least as many keys as queries (%d queries, %d keys)", Tq, Tk);
-            goto cleanup;
+            return -1;
         }
-        attn_causal_mask(mask, Tq, Tk);
-    } else {
-        const char *p = a.mask;
-        while (*p == ' ') p++;
-        if (*p != '[' && access(a.mask, F_OK) != 0) {
-            cli_error("--mask '%s' is not none, causal, a JSON 0/1 matrix or an existing file", a.mask);
-            goto cleanup;
-        }
-        if (jsonmat_parse_mask(&M, a.mask, "--mask", err, sizeof err)) { cli_error("%s", err); goto cleanup; }
-        if (M.rows != Tq || M.cols != Tk) {
-            cli_error("--mask is %d×%d but the scores are %d×%d (queries × keys)", M.rows, M.cols, Tq, Tk);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < (size_t)Tq * Tk; i++) mask[i] = M.data[i] != 0.0f;
+        attn_causal_mask(in->mask, Tq, Tk);
+        return 0;
     }
-
-    if (a.tokens) {
-        if (!(klab = split_tokens(a.tokens, &nk, "--tokens"))) goto cleanup;
-        if (nk != Tk) {
-            cli_error("--tokens has %d labels but there are %d keys (one label per key, comma-separated)", nk, Tk);
-            goto cleanup;
-        }
-    } else if (!(klab = default_labels("k", nk = Tk))) { cli_error("out of memory"); goto cleanup; }
-    if (a.query_tokens) {
-        if (!(qlab = split_tokens(a.query_tokens, &nq, "--query-tokens"))) goto cleanup;
-        if (nq != Tq) {
-            cli_error("--query-tokens has %d labels but there are %d queries", nq, Tq);
-            goto cleanup;
-        }
-    } else if (a.tokens && Tq == Tk) {
-        if (!(qlab = split_tokens(a.tokens, &nq, "--tokens"))) goto cleanup;
-    } else if (!(qlab = default_labels("q", nq = Tq))) { cli_error("out of memory"); goto cleanup; }
-    if (!(vlab = default_labels("d", Dv > 0 ? Dv : 1))) { cli_error("out of memory"); goto cleanup; }
-
-    /* ---- compute ---- */
-    if (attn_steps_alloc(&st, Tq, Tk, Dv)) { cli_error("out of memory"); goto cleanup; }
-    float scale = a.no_scale || a.scores ? 1.0f : 1.0f / sqrtf((float)D);
-    int empty = a.scores
-        ? attention_from_scores(NULL, 0, NULL, &st, S.data, a.v ? V.data : NULL, Dv, has_mask ? mask : NULL,
-                                fill, Tq, Tk, Dv)
-        : attention_forward(NULL, 0, NULL, &st, Q.data, D, K.data, D, a.v ? V.data : NULL, Dv,
-                            has_mask ? mask : NULL, fill, scale, Tq, Tk, D, Dv);
-    if (empty < 0) { cli_error("out of memory"); goto cleanup; }
-    if (empty > 0) {
-        if (isinf(fill))
-            cli_warn("%d query row(s) have every key masked; softmax is undefined there (0/0), so attnviz sets their weights and output to 0",
-                     empty);
+    const char *p = a->mask;
+    while (*p == ' ') p++;
+    if (*p != '[' && access(a->mask, F_OK) != 0) {
+        cli_error("--mask '%s' is not none, causal, a JSON 0/1 matrix or an existing file", a->mask);
+        return -1;
     }
-    for (int i = 0; i < Tq && has_mask && !isinf(fill); i++) {
+    if (jsonmat_parse_mask(&in->M, a->mask, "--mask", err, sizeof err)) { cli_error("%s", err); return -1; }
+    if (in->M.rows != Tq || in->M.cols != Tk) {
+        cli_error("--mask is %d×%d but the scores are %d×%d (queries × keys)", in->M.rows, in->M.cols, Tq, Tk);
+        return -1;
+    }
+    for (size_t i = 0; i < (size_t)Tq * Tk; i++) in->mask[i] = in->M.data[i] != 0.0f;
+    return 0;
+}
+
+/* Key, query and value-dimension labels: given, or k0…, q0…, d0….  0, or -1 (printed). */
+static int build_labels(const StepsArgs *a, StepsInput *in) {
+    if (a->tokens) {
+        if (!(in->klab = split_tokens(a->tokens, &in->nk, "--tokens"))) return -1;
+        if (in->nk != in->Tk) {
+            cli_error("--tokens has %d labels but there are %d keys (one label per key, comma-separated)", in->nk,
+                      in->Tk);
+            return -1;
+        }
+    } else if (!(in->klab = default_labels("k", in->nk = in->Tk))) { cli_error("out of memory"); return -1; }
+    if (a->query_tokens) {
+        if (!(in->qlab = split_tokens(a->query_tokens, &in->nq, "--query-tokens"))) return -1;
+        if (in->nq != in->Tq) {
+            cli_error("--query-tokens has %d labels but there are %d queries", in->nq, in->Tq);
+            return -1;
+        }
+    } else if (a->tokens && in->Tq == in->Tk) {
+        if (!(in->qlab = split_tokens(a->tokens, &in->nq, "--tokens"))) return -1;
+    } else if (!(in->qlab = default_labels("q", in->nq = in->Tq))) { cli_error("out of memory"); return -1; }
+    if (!(in->vlab = default_labels("d", in->Dv > 0 ? in->Dv : 1))) { cli_error("out of memory"); return -1; }
+    return 0;
+}
+
+/* Every step into st, with a warning for rows that see no key.  0, or -1 (printed). */
+static int compute(const StepsArgs *a, const StepsInput *in, AttnSteps *st) {
+    int Tq = in->Tq, Tk = in->Tk, Dv = in->Dv;
+    if (attn_steps_alloc(st, Tq, Tk, Dv)) { cli_error("out of memory"); return -1; }
+    float scale = a->no_scale || a->scores ? 1.0f : 1.0f / sqrtf((float)in->D);
+    const unsigned char *mask = in->has_mask ? in->mask : NULL;
+    int empty = a->scores
+        ? attention_from_scores(NULL, 0, NULL, st, in->S.data, a->v ? in->V.data : NULL, Dv, mask, in->fill, Tq, Tk, Dv)
+        : attention_forward(NULL, 0, NULL, st, in->Q.data, in->D, in->K.data, in->D, a->v ? in->V.data : NULL, Dv,
+                            mask, in->fill, scale, Tq, Tk, in->D, Dv);
+    if (empty < 0) { cli_error("out of memory"); return -1; }
+    if (empty > 0 && isinf(in->fill))
+        cli_warn("%d query row(s) have every key masked; softmax is undefined there (0/0), so attnviz sets their "
+                 "weights and output to 0", empty);
+    for (int i = 0; i < Tq && in->has_mask && !isinf(in->fill); i++) {
         int any = 0;
-        for (int j = 0; j < Tk; j++) any |= mask[(size_t)i * Tk + j];
+        for (int j = 0; j < Tk; j++) any |= in->mask[(size_t)i * Tk + j];
         if (!any) {
             cli_warn("query row %d has every key masked; with a finite --mask-fill its weights are uniform", i);
             break;
         }
     }
+    return 0;
+}
 
-    /* ---- print ---- */
-    char scale_formula[128], fill_text[32];
-    if (a.no_scale) snprintf(scale_formula, sizeof scale_formula, "scaled = scores (--no-scale: not divided)");
+/* Every step as an aligned table under its formula. */
+static void print_steps(const StepsArgs *a, const StepsInput *in, const AttnSteps *st) {
+    int Tq = in->Tq, Tk = in->Tk, D = in->D;
+    char scale_formula[128], mask_formula[96];
+    if (a->no_scale) snprintf(scale_formula, sizeof scale_formula, "scaled = scores (--no-scale: not divided)");
     else snprintf(scale_formula, sizeof scale_formula, "scaled = scores / √d_k = scores / √%d = scores × %.6g", D,
-                  (double)scale);
-    char scale_caption[64];
-    if (a.no_scale) snprintf(scale_caption, sizeof scale_caption, "scores used as they are");
-    else snprintf(scale_caption, sizeof scale_caption, "÷ √%d = × %.4g", D, (double)scale);
-    if (isinf(fill)) snprintf(fill_text, sizeof fill_text, "−∞");
-    else format_value(fill_text, sizeof fill_text, fill);
-    char mask_formula[96], mask_caption[64];
-    snprintf(mask_formula, sizeof mask_formula, "masked = scaled + M   (masked cells = %s)", fill_text);
-    snprintf(mask_caption, sizeof mask_caption, "masked cells get %s", fill_text);
-
-    if (!a.quiet) {
-        printf("Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V      Tq=%d Tk=%d d_k=%d%s\n\n", Tq, Tk, D,
-               a.v ? "" : "  (no V given: the last step is skipped)");
-        if (a.scores) {
-            print_table("given", "scores (already scaled)", st.scores, Tq, Tk, qlab, klab);
-        } else {
-            print_table("Step 1", "scores = Q·Kᵀ", st.scores, Tq, Tk, qlab, klab);
-            print_table("Step 2", scale_formula, st.scaled, Tq, Tk, qlab, klab);
-        }
-        if (has_mask) print_table("Step 3", mask_formula, st.masked, Tq, Tk, qlab, klab);
-        else printf("Step 3   no mask (--mask none): masked = scaled\n\n");
-        print_table("Step 4", "weights = softmax(masked), row by row", st.weights, Tq, Tk, qlab, klab);
-        if (a.v) print_table("Step 5", "output = weights · V", st.output, Tq, Dv, qlab, vlab);
-    }
-
-    /* ---- write pictures and trace ---- */
-    if (cli_prepare_outdir(a.out) != 0) goto cleanup;
-    StepPanel panels[5];
-    int np = 0;
-    if (!a.scores) {
-        panels[np++] = (StepPanel){"steps-1-scores.png", "1. scores = Q·Kᵀ", "dot product of each query with each key", st.scores, Tq, Tk, klab,
-                                   RENDER_CMAP_DIVERGING, 0};
-        panels[np++] = (StepPanel){"steps-2-scaled.png", a.no_scale ? "2. not scaled (--no-scale)" : "2. scaled = scores / √d_k",
-                                   scale_caption, st.scaled, Tq, Tk, klab, RENDER_CMAP_DIVERGING, 0};
+                  (double)(1.0f / sqrtf((float)D)));
+    snprintf(mask_formula, sizeof mask_formula, "masked = scaled + M   (masked cells = %s)", in->fill_text);
+    printf("Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V      Tq=%d Tk=%d d_k=%d%s\n\n", Tq, Tk, D,
+           a->v ? "" : "  (no V given: the last step is skipped)");
+    if (a->scores) {
+        print_table("given", "scores (already scaled)", st->scores, Tq, Tk, in->qlab, in->klab);
     } else {
-        panels[np++] = (StepPanel){"steps-1-scores.png", "scores (given, already scaled)", "from --scores", st.scores, Tq, Tk,
-                                   klab, RENDER_CMAP_DIVERGING, 0};
+        print_table("Step 1", "scores = Q·Kᵀ", st->scores, Tq, Tk, in->qlab, in->klab);
+        print_table("Step 2", scale_formula, st->scaled, Tq, Tk, in->qlab, in->klab);
     }
-    if (has_mask)
-        panels[np++] = (StepPanel){"steps-3-masked.png", "3. masked = scaled + M", mask_caption, st.masked, Tq, Tk,
-                                   klab, RENDER_CMAP_DIVERGING, 1};
-    panels[np++] = (StepPanel){"steps-4-weights.png", "4. weights = softmax(masked)", "each row sums to 1",
-                               st.weights, Tq, Tk, klab, RENDER_CMAP_VIRIDIS, 0};
-    if (a.v)
-        panels[np++] = (StepPanel){"steps-5-output.png", "5. output = weights · V", "weighted sum of V rows",
-                                   st.output, Tq, Dv, vlab, RENDER_CMAP_DIVERGING, 0};
+    if (in->has_mask) print_table("Step 3", mask_formula, st->masked, Tq, Tk, in->qlab, in->klab);
+    else printf("Step 3   no mask (--mask none): masked = scaled\n\n");
+    print_table("Step 4", "weights = softmax(masked), row by row", st->weights, Tq, Tk, in->qlab, in->klab);
+    if (a->v) print_table("Step 5", "output = weights · V", st->output, Tq, in->Dv, in->qlab, in->vlab);
+}
 
-    RenderHeatmap hms[5];
-    char mask_label[32];
-    snprintf(mask_label, sizeof mask_label, "%s", fill_text);
-    for (int p = 0; p < np; p++) {
-        hms[p] = (RenderHeatmap){0};
-        hms[p].title = panels[p].title;
-        hms[p].subtitle = panels[p].formula;
-        hms[p].values = panels[p].x;
-        hms[p].rows = panels[p].rows;
-        hms[p].cols = panels[p].cols;
-        hms[p].row_labels = (const char *const *)qlab;
-        hms[p].col_labels = (const char *const *)panels[p].col_labels;
-        hms[p].row_axis = "query";
-        hms[p].col_axis = panels[p].col_labels == vlab ? "value dimension" : "key";
-        hms[p].mask = (panels[p].masked_style && has_mask) ? mask : NULL;
-        hms[p].mask_label = mask_label;
-        hms[p].cmap = panels[p].cmap;
-        hms[p].vmin = panels[p].cmap == RENDER_CMAP_VIRIDIS ? 0.0f : 0.0f;
-        hms[p].vmax = panels[p].cmap == RENDER_CMAP_VIRIDIS ? 1.0f : 0.0f;
-        hms[p].show_values = -1;
-        hms[p].highlight_row = -1;
-    }
-    /* In the weights panel, masked cells are exactly 0: draw them as masked too. */
-    for (int p = 0; p < np; p++)
-        if (panels[p].cmap == RENDER_CMAP_VIRIDIS && has_mask) { hms[p].mask = mask; hms[p].mask_label = "0"; }
+/* The panels of the pictures: one per step present (stepview.h). */
+static int step_panels(const StepsArgs *a, const StepsInput *in, const AttnSteps *st, char *scale_caption,
+                       size_t scale_len, char *mask_caption, size_t mask_len, RenderHeatmap *p, StepKind *kinds) {
+    if (a->no_scale) snprintf(scale_caption, scale_len, "scores used as they are");
+    else snprintf(scale_caption, scale_len, "÷ √%d = × %.4g", in->D, (double)(1.0f / sqrtf((float)in->D)));
+    snprintf(mask_caption, mask_len, "masked cells get %s", in->fill_text);
+    StepView sv = {0};
+    sv.x[STEP_SCORES] = st->scores;
+    sv.x[STEP_SCALED] = a->scores ? NULL : st->scaled;
+    sv.x[STEP_MASKED] = in->has_mask ? st->masked : NULL;
+    sv.x[STEP_WEIGHTS] = st->weights;
+    sv.x[STEP_OUTPUT] = a->v ? st->output : NULL;
+    sv.title[STEP_SCORES] = a->scores ? "scores (given, already scaled)" : NULL;
+    sv.subtitle[STEP_SCORES] = a->scores ? "from --scores" : "dot product of each query with each key";
+    sv.title[STEP_SCALED] = a->no_scale ? "2. not scaled (--no-scale)" : NULL;
+    sv.subtitle[STEP_SCALED] = scale_caption;
+    sv.subtitle[STEP_MASKED] = mask_caption;
+    sv.title[STEP_WEIGHTS] = "4. weights = softmax(masked)";
+    sv.subtitle[STEP_WEIGHTS] = "each row sums to 1";
+    sv.subtitle[STEP_OUTPUT] = "weighted sum of V rows";
+    sv.Tq = in->Tq; sv.Tk = in->Tk; sv.Dv = in->Dv;
+    sv.queries = (const char *const *)in->qlab;
+    sv.keys = (const char *const *)in->klab;
+    sv.dims = (const char *const *)in->vlab;
+    sv.mask = in->has_mask ? in->mask : NULL;
+    sv.mask_label = in->fill_text;
+    sv.axes = 1;
+    sv.show_values = -1;
+    return stepview_panels(&sv, p, kinds);
+}
 
-    char tokens_text[1024] = "";
-    for (int j = 0; j < Tk; j++) {
+/* One picture per step, the strip of all, then trace.json; a failure removes what this run wrote. */
+static int write_outputs(const StepsArgs *a, const StepsInput *in, const AttnSteps *st, Trace *trace) {
+    static const char *const files[STEP_COUNT] = {"steps-1-scores.png", "steps-2-scaled.png", "steps-3-masked.png",
+                                                  "steps-4-weights.png", "steps-5-output.png"};
+    char scale_caption[64], mask_caption[64], err[512], tokens_text[1024] = "";
+    RenderHeatmap hms[STEP_COUNT];
+    StepKind kinds[STEP_COUNT];
+    int np = step_panels(a, in, st, scale_caption, sizeof scale_caption, mask_caption, sizeof mask_caption, hms, kinds);
+    for (int j = 0; j < in->Tk; j++) {
         size_t len = strlen(tokens_text);
-        snprintf(tokens_text + len, sizeof tokens_text - len, "%s%s", j ? " " : "", klab[j]);
+        snprintf(tokens_text + len, sizeof tokens_text - len, "%s%s", j ? " " : "", in->klab[j]);
     }
+    static Written written;
+    written.n = 0;
     for (int p = 0; p <= np; p++) {
-        const char *file = p < np ? panels[p].file : "steps-strip.png";
+        const char *file = p < np ? files[kinds[p]] : "steps-strip.png";
         char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", a.out, file) >= (int)sizeof path) {
+        if (snprintf(path, sizeof path, "%s/%s", a->out, file) >= (int)sizeof path) {
             cli_error("--out path is too long");
             goto rollback;
         }
         RenderMetaItem items[] = {
-            {"Title", p < np ? panels[p].title : "attention step by step"},
+            {"Title", p < np ? hms[p].title : "attention step by step"},
             {"Formula", "softmax(Q·Kᵀ / √d_k + M) · V"},
             {"Tokens", tokens_text},
-            {"Mask", has_mask ? (a.mask && !strcmp(a.mask, "causal") ? "causal" : "matrix") : "none"},
-            {"MaskFill", fill_text},
+            {"Mask", in->has_mask ? (a->mask && !strcmp(a->mask, "causal") ? "causal" : "matrix") : "none"},
+            {"MaskFill", in->fill_text},
         };
         RenderMeta meta = {items, (int)(sizeof items / sizeof items[0])};
         int r = p < np ? render_heatmap(path, &hms[p], &meta, err, sizeof err)
@@ -434,33 +425,55 @@ int cli_steps(int argc, char **argv) {
                                       err, sizeof err);
         if (r != 0) { cli_error("%s", err); goto rollback; }
         snprintf(written.paths[written.n++], sizeof written.paths[0], "%s", path);
-        trace_add_image(&trace, file);
+        trace_add_image(trace, file);
     }
-
-    {
-        TraceMap *m = trace_add_map(&trace, "custom", "custom", 0, "custom", (const char *const *)qlab, Tq,
-                                    (const char *const *)klab, Tk, D, Dv, has_mask ? mask : NULL, fill, 1);
-        if (!m || trace_set_head(m, 0, st.weights, st.scores, st.scaled, st.masked, a.v ? st.output : NULL)) {
-            cli_error("out of memory");
-            goto rollback;
-        }
-        m->scaled_by_sqrt_dk = !(a.no_scale || a.scores);
-        trace_set_source(&trace, (const char *const *)klab, Tk);
-        trace_set_target(&trace, (const char *const *)qlab, Tq);
-        char path[4096];
-        snprintf(path, sizeof path, "%s/trace.json", a.out);
-        if (trace_write_json(&trace, path, err, sizeof err)) { cli_error("%s", err); goto rollback; }
-        if (!a.quiet) printf("wrote %d pictures and trace.json to %s/\n", np + 1, a.out);
+    TraceMap *m = trace_add_map(trace, "custom", "custom", 0, "custom", (const char *const *)in->qlab, in->Tq,
+                                (const char *const *)in->klab, in->Tk, in->D, in->Dv, in->has_mask ? in->mask : NULL,
+                                in->fill, 1);
+    if (!m || trace_set_head(m, 0, st->weights, st->scores, st->scaled, st->masked, a->v ? st->output : NULL)) {
+        cli_error("out of memory");
+        goto rollback;
     }
-    status = 0;
-    goto cleanup;
-
+    m->scaled_by_sqrt_dk = !(a->no_scale || a->scores);
+    trace_set_source(trace, (const char *const *)in->klab, in->Tk);
+    trace_set_target(trace, (const char *const *)in->qlab, in->Tq);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/trace.json", a->out);
+    if (trace_write_json(trace, path, err, sizeof err)) { cli_error("%s", err); goto rollback; }
+    if (!a->quiet) printf("wrote %d pictures and trace.json to %s/\n", np + 1, a->out);
+    return 0;
 rollback:
     written_rollback(&written);
+    return -1;
+}
+
+static void input_free(StepsInput *in) {
+    jsonmat_free(&in->Q); jsonmat_free(&in->K); jsonmat_free(&in->V); jsonmat_free(&in->S); jsonmat_free(&in->M);
+    free_tokens(in->qlab, in->nq); free_tokens(in->klab, in->nk); free_tokens(in->vlab, in->Dv > 0 ? in->Dv : 1);
+    free(in->mask);
+}
+
+int cli_steps(int argc, char **argv) {
+    StepsArgs a;
+    int rc = parse_args(&a, argc, argv);
+    if (rc != 0) return rc > 0 ? 0 : 2;
+    StepsInput in;
+    memset(&in, 0, sizeof in);
+    in.fill = -INFINITY;
+    AttnSteps st = {0};
+    Trace trace;
+    trace_init(&trace);
+    int status = 1;
+    if (a.mask_fill && parse_fill(a.mask_fill, &in.fill) != 0) goto cleanup;
+    if (isinf(in.fill)) snprintf(in.fill_text, sizeof in.fill_text, "−∞");
+    else format_value(in.fill_text, sizeof in.fill_text, in.fill);
+    if (read_matrices(&a, &in) || build_mask(&a, &in) || build_labels(&a, &in)) goto cleanup;
+    if (compute(&a, &in, &st)) goto cleanup;
+    if (!a.quiet) print_steps(&a, &in, &st);
+    if (cli_prepare_outdir(a.out) != 0 || write_outputs(&a, &in, &st, &trace) != 0) goto cleanup;
+    status = 0;
 cleanup:
-    jsonmat_free(&Q); jsonmat_free(&K); jsonmat_free(&V); jsonmat_free(&S); jsonmat_free(&M);
-    free_tokens(qlab, nq); free_tokens(klab, nk); free_tokens(vlab, Dv > 0 ? Dv : 1);
-    free(mask);
+    input_free(&in);
     attn_steps_free(&st);
     trace_free(&trace);
     return status;

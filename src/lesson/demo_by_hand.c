@@ -5,30 +5,13 @@
 #include "core/attention.h"
 #include "core/rng.h"
 #include "model/model.h"
+#include "render/stepview.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A small matrix panel of a strip: values printed, labels given. */
-static RenderHeatmap panel(const char *title, const char *sub, const float *x, int rows, int cols,
-                           const char *const *rl, const char *const *cl, RenderCmap cmap) {
-    RenderHeatmap p = {0};
-    p.title = title;
-    p.subtitle = sub;
-    p.values = x;
-    p.rows = rows;
-    p.cols = cols;
-    p.row_labels = rl;
-    p.col_labels = cl;
-    p.cmap = cmap;
-    if (cmap == RENDER_CMAP_VIRIDIS) p.vmax = 1;   /* weights: fixed 0..1; diverging: auto ±max */
-    p.show_values = 1;
-    p.highlight_row = -1;
-    return p;
-}
 
 /* Appends printf text to a fixed buffer. */
 static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -86,12 +69,13 @@ int demo_steps_by_hand(Demo *d) {
     fmt_row(b, sizeof b, s1.output, 2);
     cat(pre, sizeof pre, "4. · V         = %.3f·[1, 2] + %.3f·[3, 4] = %s\n", (double)s1.weights[0],
         (double)s1.weights[1], b);
-    RenderHeatmap p[4] = {
-        panel("1. scores = Q·Kᵀ", NULL, s1.scores, 1, 2, ql, kl, RENDER_CMAP_DIVERGING),
-        panel("2. scaled = ÷ √d_k", "d_k = 3", s1.scaled, 1, 2, ql, kl, RENDER_CMAP_DIVERGING),
-        panel("3. weights = softmax", NULL, s1.weights, 1, 2, ql, kl, RENDER_CMAP_VIRIDIS),
-        panel("4. output = weights · V", NULL, s1.output, 1, 2, ql, vl, RENDER_CMAP_DIVERGING),
-    };
+    StepView sv = {.x = {s1.scores, s1.scaled, NULL, s1.weights, s1.output},
+                   .title = {"1. scores = Q·Kᵀ", "2. scaled = ÷ √d_k", NULL, "3. weights = softmax",
+                             "4. output = weights · V"},
+                   .subtitle = {NULL, "d_k = 3"}, .Tq = 1, .Tk = 2, .Dv = 2, .queries = ql, .keys = kl, .dims = vl,
+                   .show_values = 1};
+    RenderHeatmap p[STEP_COUNT];
+    stepview_panels(&sv, p, NULL);
     char cap[1024], capvi[1024];
     snprintf(cap, sizeof cap,
              "One query q = [1, 2, 3] against two keys: scores [%g, %g], scaled by 1/√3, softmax gives %.3f and %.3f "
@@ -122,11 +106,13 @@ int demo_steps_by_hand(Demo *d) {
     }
     char pre3[1024];
     snprintf(pre3, sizeof pre3, "%s", pre);
-    RenderHeatmap p2[3] = {
-        panel("1. scores (already scaled)", NULL, s2.scores, 3, 3, tk, tk, RENDER_CMAP_DIVERGING),
-        panel("2. weights = softmax", NULL, s2.weights, 3, 3, tk, tk, RENDER_CMAP_VIRIDIS),
-        panel("3. output = weights · V", "V = [[1,0],[0,1],[1,1]]", s2.output, 3, 2, tk, vl, RENDER_CMAP_DIVERGING),
-    };
+    StepView sv2 = {.x = {s2.scores, NULL, NULL, s2.weights, s2.output},
+                    .title = {"1. scores (already scaled)", NULL, NULL, "2. weights = softmax",
+                              "3. output = weights · V"},
+                    .subtitle = {[STEP_OUTPUT] = "V = [[1,0],[0,1],[1,1]]"}, .Tq = 3, .Tk = 3, .Dv = 2, .queries = tk,
+                    .keys = tk, .dims = vl, .show_values = 1};
+    RenderHeatmap p2[STEP_COUNT];
+    stepview_panels(&sv2, p2, NULL);
     fmt_row(a, sizeof a, s2.weights + 6, 3);
     snprintf(cap, sizeof cap,
              "The lesson's 3×3 scores without a mask. Every row gets the same weights %s: within a row the scores "
@@ -331,7 +317,7 @@ int demo_masking_by_hand(Demo *d, Trace *t) {
     float cmf[25];
     attn_causal_mask(cm, 5, 5);
     for (int i = 0; i < 25; i++) cmf[i] = cm[i];
-    RenderHeatmap hm = panel("causal mask M (1 = may attend, 0 = masked)", "row i sees keys 0 … i", cmf, 5, 5, vt, vt,
+    RenderHeatmap hm = stepview_matrix("causal mask M (1 = may attend, 0 = masked)", "row i sees keys 0 … i", cmf, 5, 5, vt, vt,
                              RENDER_CMAP_VIRIDIS);
     hm.row_axis = "query (position i)";
     hm.col_axis = "key (position j)";
@@ -358,14 +344,12 @@ int demo_masking_by_hand(Demo *d, Trace *t) {
     cat(pre, sizeof pre, "row 1: softmax(0.4, 0.5)      = %s, 0\n", a);
     fmt_row(a, sizeof a, s.weights + 6, 3);
     cat(pre, sizeof pre, "row 2: softmax(0.7, 0.8, 0.9) = %s\n", a);
-    RenderHeatmap p[3] = {
-        panel("1. scores", NULL, s.scores, 3, 3, tk, tk, RENDER_CMAP_DIVERGING),
-        panel("2. + mask", "future → −∞", s.masked, 3, 3, tk, tk, RENDER_CMAP_DIVERGING),
-        panel("3. softmax", "rows sum to 1", s.weights, 3, 3, tk, tk, RENDER_CMAP_VIRIDIS),
-    };
-    p[1].mask = m3;
-    p[2].mask = m3;
-    p[2].mask_label = "0";
+    StepView sv = {.x = {s.scores, NULL, s.masked, s.weights, NULL},
+                   .title = {"1. scores", NULL, "2. + mask", "3. softmax"},
+                   .subtitle = {NULL, NULL, "future → −∞", "rows sum to 1"}, .Tq = 3, .Tk = 3, .queries = tk,
+                   .keys = tk, .mask = m3, .show_values = 1};
+    RenderHeatmap p[STEP_COUNT];
+    stepview_panels(&sv, p, NULL);
     char cap[1024], capvi[1024];
     fmt_row(a, sizeof a, s.weights + 6, 3);
     snprintf(cap, sizeof cap,
@@ -434,7 +418,7 @@ int demo_mask_fill_values(Demo *d, Trace *t) {
     for (int c = 0; c < 2; c++) {
         RenderHeatmap p[3];
         for (int k = 0; k < 3; k++) {
-            p[k] = panel(ftitle[k], c ? "row 0: every key masked" : "causal mask", s[c][k].weights, 3, 3, tk, tk,
+            p[k] = stepview_matrix(ftitle[k], c ? "row 0: every key masked" : "causal mask", s[c][k].weights, 3, 3, tk, tk,
                          RENDER_CMAP_VIRIDIS);
             if (c == 1) p[k].highlight_row = 0;
         }

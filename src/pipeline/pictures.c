@@ -4,6 +4,7 @@
 #include "pipeline/links.h"
 #include "render/mapview.h"
 #include "render/render.h"
+#include "render/stepview.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,38 +158,25 @@ static int step_strip(Show *w) {
     if (w->ps->focus_map < 0) return 0;
     const TraceMap *m = &w->t->maps[w->ps->focus_map];
     int head = w->ps->focus_head;
-    const TraceHead *hd = &m->heads[head];
-    if (!hd->scores) return 0;
-    char stitle[5][64], formula[64], file[256], title[256];
+    if (!m->heads[head].scores) return 0;
+    char formula[64], file[256], title[256], (*dims)[8] = malloc((size_t)m->Dv * 8);
+    const char **dim_labels = malloc(sizeof(char *) * (size_t)m->Dv);
+    if (!dims || !dim_labels) { free(dims); free(dim_labels); return errmsg_set(w->err, w->errlen, "out of memory"); }
+    StepView sv = stepview_of_head(m, head, dims, dim_labels);
     snprintf(formula, sizeof formula, "÷ √d_k = ÷ √%d", m->d_k);
-    RenderHeatmap p[5];
-    const float *x[5] = {hd->scores, hd->scaled, hd->masked, hd->weights, hd->output};
-    const char *names[5] = {"1. scores = Q·Kᵀ", "2. scaled = scores / √d_k", "3. masked = scaled + M",
-                            "4. weights = softmax", "5. output = weights · V"};
-    char **dims = malloc(sizeof(char *) * m->Dv);
-    char *dimbuf = malloc((size_t)m->Dv * 8);
-    if (!dims || !dimbuf) { free(dims); free(dimbuf); return errmsg_set(w->err, w->errlen, "out of memory"); }
-    for (int d = 0; d < m->Dv; d++) { dims[d] = dimbuf + d * 8; snprintf(dims[d], 8, "%d", d); }
-    for (int i = 0; i < 5; i++) {
-        snprintf(stitle[i], sizeof stitle[i], "%s", names[i]);
-        p[i] = mapview_weights_heatmap(m, head, stitle[i], i == 1 ? formula : NULL, -1);
-        p[i].values = x[i];
-        p[i].mask = (i == 2 || i == 3) ? m->mask : NULL;
-        p[i].mask_label = i == 2 ? "−∞" : "0";
-        p[i].show_values = 0;
-        if (i != 3) { p[i].cmap = RENDER_CMAP_DIVERGING; p[i].vmin = p[i].vmax = 0; }
-    }
-    p[4].cols = m->Dv;
-    p[4].col_labels = (const char *const *)dims;
-    p[4].col_axis = "value dimension";
+    sv.subtitle[STEP_SCALED] = formula;
+    sv.axes = 1;
+    sv.show_values = 0;
+    RenderHeatmap p[STEP_COUNT];
+    int n = stepview_panels(&sv, p, NULL);
     snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
     snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V", m->id, head);
     char path[4096];
     join_path(w, file, path, sizeof path);
     RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
     RenderMeta meta = {items, 3};
-    int r = render_strip(path, title, p, 5, &meta, w->err, w->errlen);
-    free(dims); free(dimbuf);
+    int r = render_strip(path, title, p, n, &meta, w->err, w->errlen);
+    free(dims); free(dim_labels);
     if (r) return -1;
     trace_add_image(w->t, file);
     html_section(w->pg, "steps", "One head, step by step", "Q·Kᵀ → ÷√d_k → + mask → softmax → ·V for one head.",

@@ -1,0 +1,67 @@
+/* stepview.c — see stepview.h. */
+#include "render/stepview.h"
+#include <stdio.h>
+
+static const char *const step_title[STEP_COUNT] = {
+    "1. scores = Q·Kᵀ", "2. scaled = scores / √d_k", "3. masked = scaled + M", "4. weights = softmax",
+    "5. output = weights · V"};
+
+RenderHeatmap stepview_matrix(const char *title, const char *subtitle, const float *x, int rows, int cols,
+                              const char *const *row_labels, const char *const *col_labels, RenderCmap cmap) {
+    RenderHeatmap p = {0};
+    p.title = title;
+    p.subtitle = subtitle;
+    p.values = x;
+    p.rows = rows;
+    p.cols = cols;
+    p.row_labels = row_labels;
+    p.col_labels = col_labels;
+    p.cmap = cmap;
+    if (cmap == RENDER_CMAP_VIRIDIS) p.vmax = 1;   /* weights: fixed 0..1; diverging: auto ±max */
+    p.show_values = 1;
+    p.highlight_row = -1;
+    return p;
+}
+
+int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind kinds[STEP_COUNT]) {
+    int n = 0;
+    for (int k = 0; k < STEP_COUNT; k++) {
+        if (!sv->x[k]) continue;
+        int is_out = k == STEP_OUTPUT, is_w = k == STEP_WEIGHTS;
+        RenderHeatmap p = stepview_matrix(sv->title[k] ? sv->title[k] : step_title[k], sv->subtitle[k], sv->x[k],
+                                          sv->Tq, is_out ? sv->Dv : sv->Tk, sv->queries, is_out ? sv->dims : sv->keys,
+                                          is_w ? RENDER_CMAP_VIRIDIS : RENDER_CMAP_DIVERGING);
+        if (sv->axes) {
+            p.row_axis = "query";
+            p.col_axis = is_out ? "value dimension" : "key";
+        }
+        if (k == STEP_MASKED) { p.mask = sv->mask; p.mask_label = sv->mask_label; }
+        if (is_w && sv->mask) { p.mask = sv->mask; p.mask_label = "0"; }
+        p.show_values = sv->show_values;
+        if (kinds) kinds[n] = (StepKind)k;
+        out[n++] = p;
+    }
+    return n;
+}
+
+StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[8], const char **dim_labels) {
+    const TraceHead *hd = &m->heads[h];
+    for (int d = 0; d < m->Dv; d++) {
+        snprintf(dims[d], 8, "%d", d);
+        dim_labels[d] = dims[d];
+    }
+    StepView sv = {0};
+    sv.x[STEP_SCORES] = hd->scores;
+    sv.x[STEP_SCALED] = hd->scaled;
+    sv.x[STEP_MASKED] = hd->masked;
+    sv.x[STEP_WEIGHTS] = hd->weights;
+    sv.x[STEP_OUTPUT] = hd->output;
+    sv.Tq = m->Tq;
+    sv.Tk = m->Tk;
+    sv.Dv = m->Dv;
+    sv.queries = (const char *const *)m->queries;
+    sv.keys = (const char *const *)m->keys;
+    sv.dims = dim_labels;
+    sv.mask = m->mask;
+    return sv;
+}
