@@ -11,8 +11,9 @@ TEST(attention_lesson_scores_4_14) {
     const float q[] = {1, 2, 3}, k[] = {2, 1, 0, 1, 2, 3};
     AttnSteps st;
     REQUIRE(attn_steps_alloc(&st, 1, 2, 0) == 0);
-    int empty = attention_forward(NULL, 0, NULL, &st, q, 3, k, 3, NULL, 0, NULL, -INFINITY,
-                                  1.0f / sqrtf(3.0f), 1, 2, 3, 0);
+    AttnHead a = {.q = q, .ldq = 3, .k = k, .ldk = 3, .mask_fill = -INFINITY, .scale = 1.0f / sqrtf(3.0f),
+                  .Tq = 1, .Tk = 2, .D = 3, .steps = &st};
+    int empty = attention_forward(&a);
     CHECK_INT(empty, 0);
     CHECK_NEAR(st.scores[0], 4.0, 0);
     CHECK_NEAR(st.scores[1], 14.0, 0);
@@ -39,7 +40,8 @@ TEST(attention_lesson_causal_3x3) {
     float w[9];
     AttnSteps st;
     REQUIRE(attn_steps_alloc(&st, 3, 3, 0) == 0);
-    CHECK_INT(attention_from_scores(NULL, 0, w, &st, s, NULL, 0, mask, -INFINITY, 3, 3, 0), 0);
+    AttnHead a = {.mask = mask, .mask_fill = -INFINITY, .Tq = 3, .Tk = 3, .weights = w, .steps = &st};
+    CHECK_INT(attention_from_scores(&a, s), 0);
     CHECK_CLOSE("causal weights", w, want, 9, 1e-7, 1e-6);
     CHECK(isinf(st.masked[1]) && st.masked[1] < 0);
     CHECK(isinf(st.masked[5]) && st.masked[5] < 0);
@@ -48,7 +50,8 @@ TEST(attention_lesson_causal_3x3) {
     CHECK(w[1] == 0.0f && w[2] == 0.0f && w[5] == 0.0f);
     /* With the lesson's -10000 fill the weights are the same in float32: e^-10000 underflows. */
     float w2[9];
-    attention_from_scores(NULL, 0, w2, NULL, s, NULL, 0, mask, -10000.0f, 3, 3, 0);
+    AttnHead a2 = {.mask = mask, .mask_fill = -10000.0f, .Tq = 3, .Tk = 3, .weights = w2};
+    attention_from_scores(&a2, s);
     CHECK_CLOSE("fill -10000", w2, want, 9, 1e-7, 1e-6);
     CHECK(w2[1] == 0.0f);
     attn_steps_free(&st);
@@ -73,10 +76,13 @@ TEST(attention_fully_masked_row) {
     const float v[] = {1, 10, 100, 1000};                 /* (2 keys, 2 dims) */
     const unsigned char mask[] = {1, 1, 0, 0};            /* row 1 sees nothing */
     float w[4], out[4];
-    CHECK_INT(attention_from_scores(out, 2, w, NULL, s, v, 2, mask, -INFINITY, 2, 2, 2), 1);
+    AttnHead a = {.v = v, .ldv = 2, .mask = mask, .mask_fill = -INFINITY, .Tq = 2, .Tk = 2, .Dv = 2,
+                  .out = out, .ldo = 2, .weights = w};
+    CHECK_INT(attention_from_scores(&a, s), 1);
     CHECK(w[2] == 0 && w[3] == 0 && out[2] == 0 && out[3] == 0);
     CHECK(!isnan(out[0]) && !isnan(out[1]));
-    CHECK_INT(attention_from_scores(out, 2, w, NULL, s, v, 2, mask, -1e9f, 2, 2, 2), 0);
+    a.mask_fill = -1e9f;
+    CHECK_INT(attention_from_scores(&a, s), 0);
     CHECK_NEAR(w[2], 0.5, 1e-7);
     CHECK_NEAR(out[2], 0.5 * 1 + 0.5 * 100, 1e-4);
 }
@@ -92,7 +98,9 @@ TEST(attention_values_and_strides) {
     const float v[] = {9, 9, 2, 4, 9, 9, 6, 8};
     float out[4] = {-1, -1, -1, -1};
     float w[2];
-    attention_forward(out + 2, 4, w, NULL, q + 2, 4, k + 2, 4, v + 2, 4, NULL, -INFINITY, 1.0f, 1, 2, 2, 2);
+    AttnHead a = {.q = q + 2, .ldq = 4, .k = k + 2, .ldk = 4, .v = v + 2, .ldv = 4, .mask_fill = -INFINITY,
+                  .scale = 1.0f, .Tq = 1, .Tk = 2, .D = 2, .Dv = 2, .out = out + 2, .ldo = 4, .weights = w};
+    attention_forward(&a);
     CHECK_NEAR(w[0], 0.73105858, 1e-7);
     CHECK_NEAR(out[2], 3.0757657, 1e-6);
     CHECK_NEAR(out[3], 5.0757657, 1e-6);

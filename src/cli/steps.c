@@ -319,10 +319,10 @@ static int compute(const StepsArgs *a, const StepsInput *in, AttnSteps *st) {
     if (attn_steps_alloc(st, Tq, Tk, Dv)) { cli_error("out of memory"); return -1; }
     float scale = a->no_scale || a->scores ? 1.0f : 1.0f / sqrtf((float)in->D);
     const unsigned char *mask = in->has_mask ? in->mask : NULL;
-    int empty = a->scores
-        ? attention_from_scores(NULL, 0, NULL, st, in->S.data, a->v ? in->V.data : NULL, Dv, mask, in->fill, Tq, Tk, Dv)
-        : attention_forward(NULL, 0, NULL, st, in->Q.data, in->D, in->K.data, in->D, a->v ? in->V.data : NULL, Dv,
-                            mask, in->fill, scale, Tq, Tk, in->D, Dv);
+    AttnHead head = {.q = in->Q.data, .ldq = in->D, .k = in->K.data, .ldk = in->D, .v = a->v ? in->V.data : NULL,
+                     .ldv = Dv, .mask = mask, .mask_fill = in->fill, .scale = scale, .Tq = Tq, .Tk = Tk, .D = in->D,
+                     .Dv = Dv, .steps = st};
+    int empty = a->scores ? attention_from_scores(&head, in->S.data) : attention_forward(&head);
     if (empty < 0) { cli_error("out of memory"); return -1; }
     if (empty > 0 && isinf(in->fill))
         cli_warn("%d query row(s) have every key masked; softmax is undefined there (0/0), so attnviz sets their "

@@ -47,72 +47,67 @@ int attn_softmax_row(float *x, int n) {
     return 0;
 }
 
-/* weights (Tq,Tk) <- softmax(masked scores), out <- weights · V.  `row` is a
- * scratch row of Tk floats holding the scaled scores of one query on entry. */
-static int softmax_and_values(float *out, int ldo, float *w_row, AttnSteps *steps, int i,
-                              float *row, const float *v, int ldv,
-                              const unsigned char *mask, float mask_fill, int Tk, int Dv) {
+/* Row i: weights <- softmax(masked scores), out <- weights · V.  `row` is a
+ * scratch row of Tk floats holding the scaled scores of query i on entry.
+ * Returns 1 if the row was fully masked with -inf, else 0. */
+static int softmax_and_values(const AttnHead *a, int i, float *row) {
+    int Tk = a->Tk, Dv = a->Dv;
+    AttnSteps *steps = a->steps;
     for (int j = 0; j < Tk; j++)
-        if (mask && !mask[(size_t)i * Tk + j]) row[j] = mask_fill;
+        if (a->mask && !a->mask[(size_t)i * Tk + j]) row[j] = a->mask_fill;
     if (steps) memcpy(steps->masked + (size_t)i * Tk, row, Tk * sizeof(float));
     int empty = attn_softmax_row(row, Tk);
-    if (w_row) memcpy(w_row, row, Tk * sizeof(float));
+    if (a->weights) memcpy(a->weights + (size_t)i * Tk, row, Tk * sizeof(float));
     if (steps) memcpy(steps->weights + (size_t)i * Tk, row, Tk * sizeof(float));
-    if (v && (out || steps)) {
+    if (a->v && (a->out || steps)) {
         /* output row = Σ_j weights[j] · V[j], walking V row by row (contiguous) */
-        float *o = out ? out + (size_t)i * ldo : steps->output + (size_t)i * Dv;
+        float *o = a->out ? a->out + (size_t)i * a->ldo : steps->output + (size_t)i * Dv;
         for (int d = 0; d < Dv; d++) o[d] = 0.0f;
         for (int j = 0; j < Tk; j++) {
             float w = row[j];
             if (w == 0.0f) continue;
-            const float *vj = v + (size_t)j * ldv;
+            const float *vj = a->v + (size_t)j * a->ldv;
             for (int d = 0; d < Dv; d++) o[d] += w * vj[d];
         }
-        if (out && steps) memcpy(steps->output + (size_t)i * Dv, o, Dv * sizeof(float));
+        if (a->out && steps) memcpy(steps->output + (size_t)i * Dv, o, Dv * sizeof(float));
     }
     return empty;
 }
 
-int attention_forward(float *out, int ldo, float *weights, AttnSteps *steps,
-                      const float *q, int ldq, const float *k, int ldk,
-                      const float *v, int ldv, const unsigned char *mask,
-                      float mask_fill, float scale, int Tq, int Tk, int D, int Dv) {
+int attention_forward(const AttnHead *a) {
+    int Tq = a->Tq, Tk = a->Tk, D = a->D;
     float stack_row[256];
     float *row = Tk <= 256 ? stack_row : malloc((size_t)Tk * sizeof(float));
     if (!row) return -1;
     int empty_rows = 0;
     for (int i = 0; i < Tq; i++) {
-        const float *qi = q + (size_t)i * ldq;
+        const float *qi = a->q + (size_t)i * a->ldq;
         for (int j = 0; j < Tk; j++) {                 /* scores = Q·Kᵀ */
-            const float *kj = k + (size_t)j * ldk;
+            const float *kj = a->k + (size_t)j * a->ldk;
             float dot = 0.0f;
             for (int d = 0; d < D; d++) dot += qi[d] * kj[d];
-            if (steps) steps->scores[(size_t)i * Tk + j] = dot;
-            row[j] = dot * scale;                      /* ÷ √d_k */
-            if (steps) steps->scaled[(size_t)i * Tk + j] = row[j];
+            if (a->steps) a->steps->scores[(size_t)i * Tk + j] = dot;
+            row[j] = dot * a->scale;                   /* ÷ √d_k */
+            if (a->steps) a->steps->scaled[(size_t)i * Tk + j] = row[j];
         }
-        empty_rows += softmax_and_values(out, ldo, weights ? weights + (size_t)i * Tk : NULL,
-                                         steps, i, row, v, ldv, mask, mask_fill, Tk, Dv);
+        empty_rows += softmax_and_values(a, i, row);
     }
     if (row != stack_row) free(row);
     return empty_rows;
 }
 
-int attention_from_scores(float *out, int ldo, float *weights, AttnSteps *steps,
-                          const float *scores, const float *v, int ldv,
-                          const unsigned char *mask, float mask_fill,
-                          int Tq, int Tk, int Dv) {
+int attention_from_scores(const AttnHead *a, const float *scores) {
+    int Tk = a->Tk;
     float *row = malloc((size_t)(Tk > 0 ? Tk : 1) * sizeof(float));
     if (!row) return -1;
     int empty_rows = 0;
-    for (int i = 0; i < Tq; i++) {
+    for (int i = 0; i < a->Tq; i++) {
         memcpy(row, scores + (size_t)i * Tk, Tk * sizeof(float));
-        if (steps) {
-            memcpy(steps->scores + (size_t)i * Tk, row, Tk * sizeof(float));
-            memcpy(steps->scaled + (size_t)i * Tk, row, Tk * sizeof(float));
+        if (a->steps) {
+            memcpy(a->steps->scores + (size_t)i * Tk, row, Tk * sizeof(float));
+            memcpy(a->steps->scaled + (size_t)i * Tk, row, Tk * sizeof(float));
         }
-        empty_rows += softmax_and_values(out, ldo, weights ? weights + (size_t)i * Tk : NULL,
-                                         steps, i, row, v, ldv, mask, mask_fill, Tk, Dv);
+        empty_rows += softmax_and_values(a, i, row);
     }
     free(row);
     return empty_rows;

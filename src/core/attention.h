@@ -42,23 +42,29 @@ void attn_causal_mask(unsigned char *mask, int Tq, int Tk);
  * Returns 1 if the row was all -inf (then it is set to zeros), else 0. */
 int attn_softmax_row(float *x, int n);
 
-/* One head of attention.  Returns the number of fully masked rows (>= 0).
- *   out      (Tq, Dv) stride ldo, may be NULL when v is NULL
- *   weights  (Tq, Tk) contiguous, may be NULL (then steps must be given)
- *   steps    optional full record (its buffers sized Tq, Tk, Dv)
- *   q (Tq,D) ldq;  k (Tk,D) ldk;  v (Tk,Dv) ldv or NULL
- *   scale    1/sqrt(D) normally; 1 for the unscaled variant */
-int attention_forward(float *out, int ldo, float *weights, AttnSteps *steps,
-                      const float *q, int ldq, const float *k, int ldk,
-                      const float *v, int ldv, const unsigned char *mask,
-                      float mask_fill, float scale, int Tq, int Tk, int D, int Dv);
+/* One head of attention: what goes in and where the results go (llm.c's layer
+ * functions take few arguments; this is their struct).  Rows have their own
+ * stride, so a head's columns of a (T, d_model) activation are used in place. */
+typedef struct {
+    const float *q; int ldq;         /* (Tq, D) queries, row stride ldq                 */
+    const float *k; int ldk;         /* (Tk, D) keys                                    */
+    const float *v; int ldv;         /* (Tk, Dv) values, or NULL: no output step        */
+    const unsigned char *mask;       /* (Tq, Tk), 1 = may attend; NULL: none            */
+    float mask_fill;                 /* masked scores: -INFINITY or a finite number     */
+    float scale;                     /* 1/sqrt(D) normally; 1 for the unscaled variant  */
+    int Tq, Tk, D, Dv;
+    float *out; int ldo;             /* (Tq, Dv) stride ldo; may be NULL when v is      */
+    float *weights;                  /* (Tq, Tk) contiguous, or NULL (then steps)       */
+    AttnSteps *steps;                /* optional full record (sized Tq, Tk, Dv)         */
+} AttnHead;
+
+/* softmax(Q·Kᵀ · scale + M) · V for one head.  Returns the number of fully
+ * masked rows (>= 0), or -1 when out of memory. */
+int attention_forward(const AttnHead *a);
 
 /* Softmax + ·V starting from already-scaled scores (Tq, Tk) — the `--scores`
- * path of `attnviz steps`.  Same conventions as attention_forward; the steps'
+ * path of `attnviz steps`; q, k, D and scale are not used.  The steps'
  * `scores` and `scaled` both receive the given scores. */
-int attention_from_scores(float *out, int ldo, float *weights, AttnSteps *steps,
-                          const float *scores, const float *v, int ldv,
-                          const unsigned char *mask, float mask_fill,
-                          int Tq, int Tk, int Dv);
+int attention_from_scores(const AttnHead *a, const float *scores);
 
 #endif

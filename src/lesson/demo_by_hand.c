@@ -56,7 +56,9 @@ int demo_steps_by_hand(Demo *d) {
     static const float Q[3] = {1, 2, 3}, K[6] = {2, 1, 0, 1, 2, 3}, V[4] = {1, 2, 3, 4};
     static const char *const ql[] = {"q"}, *const kl[] = {"k₁", "k₂"}, *const vl[] = {"dim 0", "dim 1"};
     if (attn_steps_alloc(&s1, 1, 2, 2)) goto oom;
-    attention_forward(NULL, 0, NULL, &s1, Q, 3, K, 3, V, 2, NULL, -INFINITY, 1.0f / sqrtf(3.0f), 1, 2, 3, 2);
+    AttnHead h1 = {.q = Q, .ldq = 3, .k = K, .ldk = 3, .v = V, .ldv = 2, .mask_fill = -INFINITY,
+                   .scale = 1.0f / sqrtf(3.0f), .Tq = 1, .Tk = 2, .D = 3, .Dv = 2, .steps = &s1};
+    attention_forward(&h1);
 
     char pre[2048] = "", a[128], b[128];
     cat(pre, sizeof pre, "Q = [[1, 2, 3]]   K = [[2, 1, 0], [1, 2, 3]]   V = [[1, 2], [3, 4]]   d_k = 3\n");
@@ -97,7 +99,8 @@ int demo_steps_by_hand(Demo *d) {
     static const float V3[6] = {1, 0, 0, 1, 1, 1};
     static const char *const tk[] = {"I", "am", "happy"};
     if (attn_steps_alloc(&s2, 3, 3, 2)) goto oom;
-    attention_from_scores(NULL, 0, NULL, &s2, S3, V3, 2, NULL, -INFINITY, 3, 3, 2);
+    AttnHead h2 = {.v = V3, .ldv = 2, .mask_fill = -INFINITY, .Tq = 3, .Tk = 3, .Dv = 2, .steps = &s2};
+    attention_from_scores(&h2, S3);
     pre[0] = '\0';
     for (int i = 0; i < 3; i++) {
         fmt_row(a, sizeof a, s2.weights + 3 * i, 3);
@@ -337,7 +340,8 @@ int demo_masking_by_hand(Demo *d, Trace *t) {
     AttnSteps s = {0};
     int rc = -1;
     if (attn_steps_alloc(&s, 3, 3, 0)) goto oom;
-    attention_from_scores(NULL, 0, NULL, &s, S3, NULL, 0, m3, -INFINITY, 3, 3, 0);
+    AttnHead hm3 = {.mask = m3, .mask_fill = -INFINITY, .Tq = 3, .Tk = 3, .steps = &s};
+    attention_from_scores(&hm3, S3);
     char pre[1024] = "", a[128];
     cat(pre, sizeof pre, "row 0: softmax(0.1)           = [1.000, 0, 0]\n");
     fmt_row(a, sizeof a, s.weights + 3, 2);
@@ -396,7 +400,8 @@ int demo_mask_fill_values(Demo *d, Trace *t) {
     for (int c = 0; c < 2; c++)
         for (int k = 0; k < 3; k++) {
             if (attn_steps_alloc(&s[c][k], 3, 3, 0)) { demo_fail(d, "out of memory"); goto done; }
-            full[c][k] = attention_from_scores(NULL, 0, NULL, &s[c][k], S3, NULL, 0, mk[c], fills[k], 3, 3, 0);
+            AttnHead hf = {.mask = mk[c], .mask_fill = fills[k], .Tq = 3, .Tk = 3, .steps = &s[c][k]};
+            full[c][k] = attention_from_scores(&hf, S3);
         }
     /* Largest difference between the three fills on the rows that see at least one key. */
     double diff[2] = {0, 0};

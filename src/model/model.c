@@ -418,9 +418,11 @@ static void mha_forward(AttnActs *a, int l, const float *xq, const float *xkv,
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             size_t qo = (size_t)b * Tq * C + (size_t)h * D, ko = (size_t)b * Tk * C + (size_t)h * D;
-            attention_forward(atty + qo, C, att + ((size_t)b * H + h) * Tq * Tk, NULL,
-                              q + qo, C, k + ko, C, v + ko, C,
-                              mask + (size_t)b * Tq * Tk, -INFINITY, scale, Tq, Tk, D, D);
+            AttnHead ah = {.q = q + qo, .ldq = C, .k = k + ko, .ldk = C, .v = v + ko, .ldv = C,
+                           .mask = mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
+                           .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C,
+                           .weights = att + ((size_t)b * H + h) * Tq * Tk};
+            attention_forward(&ah);
         }
     matmul_forward(proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
 }
@@ -683,8 +685,10 @@ static int trace_layer(Model *m, Trace *tr, int b, const char *stack, const char
         if (st) {
             size_t qo = ((size_t)l * B + b) * Tq * C + (size_t)h * D;
             size_t ko = ((size_t)l * B + b) * Tk * C + (size_t)h * D;
-            attention_forward(NULL, 0, NULL, st, aa->q + qo, C, aa->k + ko, C, aa->v + ko, C,
-                              mk, -INFINITY, 1.0f / sqrtf((float)D), Tq, Tk, D, D);
+            AttnHead ah = {.q = aa->q + qo, .ldq = C, .k = aa->k + ko, .ldk = C, .v = aa->v + ko, .ldv = C,
+                           .mask = mk, .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D),
+                           .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .steps = st};
+            attention_forward(&ah);
             rc = trace_set_head(map, h, w, st->scores, st->scaled, st->masked, st->output);
         } else {
             rc = trace_set_head(map, h, w, NULL, NULL, NULL, NULL);
