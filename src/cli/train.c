@@ -162,6 +162,48 @@ static int parse_args(TrainArgs *a, int argc, char **argv) {
     return 0;
 }
 
+/* The progress on stderr: a bar redrawn at most every PROGRESS_REDRAW_SEC
+ * seconds on a terminal, else about PROGRESS_LINES plain lines per run. */
+#define PROGRESS_REDRAW_SEC 0.2
+#define PROGRESS_LINES 40
+#define PROGRESS_BAR_WIDTH 24
+
+typedef struct {
+    int mode;               /* 1: \r bar, 0: plain lines, -1: nothing */
+    double last_draw;       /* elapsed seconds at the last bar        */
+} Progress;
+
+/* "1m05s", "2h03m". */
+static void fmt_time(char *buf, size_t n, double s) {
+    long t = (long)(s + 0.5);
+    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void show_progress(const TrainProgress *p, void *ctx) {
+    Progress *pr = ctx;
+    long print_every = p->steps / PROGRESS_LINES > 0 ? p->steps / PROGRESS_LINES : 1;
+    char eta[32];
+    fmt_time(eta, sizeof eta, p->eta);
+    if (pr->mode == 1 && (p->elapsed - pr->last_draw > PROGRESS_REDRAW_SEC || p->step == p->steps)) {
+        char bar[PROGRESS_BAR_WIDTH + 1];
+        int fill = (int)((double)p->step / p->steps * PROGRESS_BAR_WIDTH);
+        for (int i = 0; i < PROGRESS_BAR_WIDTH; i++) bar[i] = i < fill ? '#' : '.';
+        bar[PROGRESS_BAR_WIDTH] = '\0';
+        fprintf(stderr, "\rtrain [%s] %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  left %s   ", bar, p->step, p->steps,
+                p->loss_ema, p->lr, p->tokens_per_sec, eta);
+        fflush(stderr);
+        pr->last_draw = p->elapsed;
+    } else if (pr->mode == 0 && (p->step % print_every == 0 || p->step == p->steps)) {
+        fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s", p->step, p->steps,
+                p->loss_ema, p->lr, p->tokens_per_sec, p->elapsed, eta);
+        if (!isnan(p->coref_aux)) fprintf(stderr, " coref-aux %.3f", p->coref_aux);
+        if (!isnan(p->align_aux)) fprintf(stderr, " align-aux %.3f", p->align_aux);
+        fputc('\n', stderr);
+        fflush(stderr);
+    }
+}
+
 /* "attnviz train ARGS…", arguments with spaces in single quotes. */
 static char *join_args(const char *first, int argc, char **argv) {
     size_t n = strlen(first) + 1;
@@ -279,13 +321,15 @@ static void describe_run(Training *tr, const TrainArgs *a) {
     snprintf(tr->data, sizeof tr->data, "%d pairs", tr->set.n);
 }
 
-static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra) {
+static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra, Progress *pr) {
     TrainOptions o = {0};
     o.steps = a->steps; o.batch = (int)a->batch; o.lr = a->lr; o.min_lr_frac = a->min_lr_frac; o.warmup = a->warmup;
     o.clip = a->clip; o.label_smoothing = (float)a->label_smoothing; o.dropout = (float)a->dropout;
     o.seed = (uint64_t)a->seed; o.checkpoint_every = a->ckpt_every;
     o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.extra = extra;
-    o.progress = a->quiet ? -1 : isatty(2) ? 1 : 0;
+    pr->mode = a->quiet ? -1 : isatty(2) ? 1 : 0;
+    o.on_progress = show_progress;
+    o.progress_ctx = pr;
     o.coref_weight = (float)a->coref_weight; o.coref_layer = (int)a->coref_layer; o.coref_head = (int)a->coref_head;
     o.align_weight = (float)a->align_weight; o.align_layer = (int)a->align_layer; o.align_head = (int)a->align_head;
     return o;
@@ -387,7 +431,8 @@ int cli_train(int argc, char **argv) {
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
                                "supervised_heads", tr.supervised, NULL};
-    TrainOptions o = train_options(&tr, &a, extra_run);
+    Progress progress = {0};
+    TrainOptions o = train_options(&tr, &a, extra_run, &progress);
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;
     const ModelConfig *c = &tr.m.config;
     if (!a.quiet)
@@ -396,7 +441,9 @@ int cli_train(int argc, char **argv) {
                 c->n_enc_layers, c->n_dec_layers, c->d_ff, c->prenorm ? "pre-norm" : "post-norm", a.steps, a.batch,
                 a.resume ? " (resumed)" : "");
     TrainResult res;
-    if (train_run(&tr.m, &tr.adam, tr.start, &tr.set, &o, &res, tr.err, sizeof tr.err)) { cli_error("%s", tr.err); goto cleanup; }
+    int trained = train_run(&tr.m, &tr.adam, tr.start, &tr.set, &o, &res, tr.err, sizeof tr.err);
+    if (progress.mode == 1) fputc('\n', stderr);   /* below the bar */
+    if (trained != 0) { cli_error("%s", tr.err); goto cleanup; }
     record_result(&tr, &res);
     if (quick_eval(&tr, &a)) goto cleanup;
     const char *extra_final[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,

@@ -505,13 +505,6 @@ int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions
     return train_state_save(state, a, step, o->seed, o->steps, err, errlen);
 }
 
-static void fmt_time(char *buf, size_t n, double s) {
-    if (s < 0) s = 0;
-    long t = (long)(s + 0.5);
-    if (t >= 3600) snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-    else snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
-}
-
 /* The loss the progress line shows is an exponential moving average over
  * about 1/(1 − LOSS_EMA_DECAY) = 50 steps:
  *     ema = LOSS_EMA_DECAY·ema + LOSS_EMA_WEIGHT·loss
@@ -522,11 +515,6 @@ static void fmt_time(char *buf, size_t n, double s) {
 /* TrainResult's first_loss, last_loss and aux losses are means over this many
  * steps at the start and at the end of the run (train.h). */
 #define LOSS_WINDOW_STEPS 50
-/* Progress (o->progress): the bar is redrawn at most every PROGRESS_REDRAW_SEC
- * seconds; plain mode prints about PROGRESS_LINES lines per run. */
-#define PROGRESS_REDRAW_SEC 0.2
-#define PROGRESS_LINES 40
-#define PROGRESS_BAR_WIDTH 24
 
 /* One loss as the progress line and TrainResult see it. */
 typedef struct {
@@ -550,7 +538,7 @@ typedef struct {
     int next_snap;                     /* next index into o->snap_steps               */
     float *coref_target, *align_target;   /* supervision targets (B,S,S) and (B,T,S)  */
     size_t coref_cap, align_cap;       /* their capacities in floats                  */
-    double t0, last_print;             /* seconds (now_sec)                           */
+    double t0;                         /* seconds (now_sec)                           */
     long tokens;                       /* source + target tokens seen                 */
     double lr, last_loss;              /* of the last step done                       */
     LossStats loss, coref_aux, align_aux;
@@ -559,7 +547,7 @@ typedef struct {
 static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
     memset(L, 0, sizeof *L);
     L->epoch = -1;
-    L->t0 = L->last_print = now_sec();
+    L->t0 = now_sec();
     L->last_loss = NAN;
     L->loss.ema = L->coref_aux.ema = L->align_aux.ema = NAN;
     while (L->next_snap < o->n_snap_steps && o->snap_steps[L->next_snap] < start_step) L->next_snap++;
@@ -694,33 +682,21 @@ static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, con
     return 0;
 }
 
-/* The progress on stderr after `step` (o->progress: 1 a redrawn bar, 0 plain
- * lines, -1 nothing). */
-static void print_progress(TrainLoop *L, const TrainOptions *o, long step, long start_step) {
-    long done_steps = step + 1 - start_step;
-    long print_every = o->steps / PROGRESS_LINES > 0 ? o->steps / PROGRESS_LINES : 1;
-    double t = now_sec(), el = t - L->t0;
-    double tok_per_sec = L->tokens / (el > 0 ? el : 1e-9);
-    char eta[32];
-    if (o->progress == 1 && (t - L->last_print > PROGRESS_REDRAW_SEC || step + 1 == o->steps)) {
-        fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
-        int w = PROGRESS_BAR_WIDTH, fill = (int)((double)(step + 1) / o->steps * w);
-        char bar[PROGRESS_BAR_WIDTH + 1];
-        for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
-        bar[w] = '\0';
-        fprintf(stderr, "\rtrain [%s] %ld/%ld  loss %.4f  lr %.2e  %.0f tok/s  left %s   ",
-                bar, step + 1, o->steps, L->loss.ema, L->lr, tok_per_sec, eta);
-        fflush(stderr);
-        L->last_print = t;
-    } else if (o->progress == 0 && ((step + 1) % print_every == 0 || step + 1 == o->steps)) {
-        fmt_time(eta, sizeof eta, el / done_steps * (o->steps - step - 1));
-        fprintf(stderr, "train: step %ld/%ld loss %.4f lr %.2e %.0f tok/s elapsed %.0fs left %s",
-                step + 1, o->steps, L->loss.ema, L->lr, tok_per_sec, el, eta);
-        if (!isnan(L->coref_aux.ema)) fprintf(stderr, " coref-aux %.3f", L->coref_aux.ema);
-        if (!isnan(L->align_aux.ema)) fprintf(stderr, " align-aux %.3f", L->align_aux.ema);
-        fputc('\n', stderr);
-        fflush(stderr);
-    }
+/* Tells o->on_progress where training stands after `step`. */
+static void report_progress(const TrainLoop *L, const TrainOptions *o, long step, long start_step) {
+    if (!o->on_progress) return;
+    TrainProgress p;
+    p.step = step + 1;
+    p.steps = o->steps;
+    p.done_steps = step + 1 - start_step;
+    p.elapsed = now_sec() - L->t0;
+    p.tokens_per_sec = L->tokens / (p.elapsed > 0 ? p.elapsed : 1e-9);
+    p.eta = p.elapsed / p.done_steps * (o->steps - step - 1);
+    p.loss_ema = L->loss.ema;
+    p.lr = L->lr;
+    p.coref_aux = L->coref_aux.ema;
+    p.align_aux = L->align_aux.ema;
+    o->on_progress(&p, o->progress_ctx);
 }
 
 int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const TrainOptions *o,
@@ -739,13 +715,12 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         const int *idx = next_batch(&L, s, o, step, err, errlen);
         if (!idx) goto done;
         if (train_step(&L, m, adam, s, o, idx, step, start_step, err, errlen)) goto done;
-        print_progress(&L, o, step, start_step);
+        report_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
             if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
         }
         res->step_end = step + 1;
     }
-    if (o->progress == 1) fputc('\n', stderr);
 
     /* the result */
     res->seconds = now_sec() - L.t0;

@@ -123,6 +123,17 @@ int  train_state_save(const char *path, const Adam *a, long step, uint64_t seed,
 int  train_state_load(const char *path, Adam *a, long *step, char *err, size_t errlen);
 
 /* ---- the loop ---- */
+/* Where training stands after a step (TrainOptions.on_progress). */
+typedef struct TrainProgress {
+    long step, steps;        /* steps done (1-based), of how many                */
+    long done_steps;         /* steps done in this run (after --resume)          */
+    double loss_ema;         /* moving average of the loss over about 50 steps   */
+    double lr;               /* learning rate of the step                        */
+    double tokens_per_sec;   /* since this run started                           */
+    double elapsed, eta;     /* seconds since the start, estimated seconds left  */
+    double coref_aux, align_aux;   /* moving averages, NAN when not supervised  */
+} TrainProgress;
+
 typedef struct {
     long steps;              /* total optimizer steps                          */
     int batch;               /* sentences per batch                            */
@@ -144,7 +155,10 @@ typedef struct {
     int n_snap_sent; const char *const *snap_text;   /* the sentences (English)  */
     const int *const *snap_src; const int *snap_len; /* their ids (+ <eos>)      */
     const char *const *const *snap_tokens;           /* their tokens (+ "<eos>") */
-    int progress;            /* 1: \r bar on stderr, 0: plain lines, -1 silent  */
+    /* Called after every step with where training stands (NULL: nothing);
+     * the caller decides what to show.  train_run itself never prints. */
+    void (*on_progress)(const struct TrainProgress *p, void *ctx);
+    void *progress_ctx;
     /* Attention supervision (model_backward_sup; each off unless its weight > 0),
      * gradients through the whole network:
      * --supervise-coref: coref_weight · mean over items with a gold antecedent of
