@@ -106,26 +106,33 @@ int cli_parse_double(const char *opt, const char *s, double lo, double hi, doubl
     return 0;
 }
 
-int cli_take_long(int argc, char **argv, int *i, const CliLong *opts, int n, const char *cmd) {
-    for (int o = 0; o < n; o++) {
-        const char *val = NULL;
-        CliOption one = {opts[o].name, &val};
+/* If argv[*i] is the option named name(k) for some k < n, its value into *val
+ * and k is returned; -1: none of them; -2: the value is missing (printed). */
+static int take_named(int argc, char **argv, int *i, const char *(*name)(const void *, int), const void *opts, int n,
+                      const char *cmd, const char **val) {
+    for (int k = 0; k < n; k++) {
+        CliOption one = {name(opts, k), val};
         int taken = cli_take_option(argc, argv, i, &one, 1, cmd);
-        if (taken <= 0) { if (taken < 0) return -1; continue; }
-        return cli_parse_long(opts[o].name, val, opts[o].lo, opts[o].hi, opts[o].dst) ? -1 : 1;
+        if (taken) return taken < 0 ? -2 : k;
     }
-    return 0;
+    return -1;
+}
+
+static const char *long_name(const void *opts, int k) { return ((const CliLong *)opts)[k].name; }
+static const char *double_name(const void *opts, int k) { return ((const CliDouble *)opts)[k].name; }
+
+int cli_take_long(int argc, char **argv, int *i, const CliLong *opts, int n, const char *cmd) {
+    const char *val = NULL;
+    int k = take_named(argc, argv, i, long_name, opts, n, cmd, &val);
+    if (k < 0) return k == -1 ? 0 : -1;
+    return cli_parse_long(opts[k].name, val, opts[k].lo, opts[k].hi, opts[k].dst) ? -1 : 1;
 }
 
 int cli_take_double(int argc, char **argv, int *i, const CliDouble *opts, int n, const char *cmd) {
-    for (int o = 0; o < n; o++) {
-        const char *val = NULL;
-        CliOption one = {opts[o].name, &val};
-        int taken = cli_take_option(argc, argv, i, &one, 1, cmd);
-        if (taken <= 0) { if (taken < 0) return -1; continue; }
-        return cli_parse_double(opts[o].name, val, opts[o].lo, opts[o].hi, opts[o].dst) ? -1 : 1;
-    }
-    return 0;
+    const char *val = NULL;
+    int k = take_named(argc, argv, i, double_name, opts, n, cmd, &val);
+    if (k < 0) return k == -1 ? 0 : -1;
+    return cli_parse_double(opts[k].name, val, opts[k].lo, opts[k].hi, opts[k].dst) ? -1 : 1;
 }
 
 int cli_unknown_option(const char *cmd, const char *arg) {
