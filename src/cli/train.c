@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "pipeline/model_file.h"
+#include "pipeline/sentence.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,9 +45,9 @@ typedef struct {
     Adam adam;
     long start;                                  /* first step (after --resume)    */
     char *cmd, *snap_path;
-    Tokens snap_tok[N_SNAP_SENTENCES];
-    int *snap_ids[N_SNAP_SENTENCES];
-    const char **snap_words[N_SNAP_SENTENCES];
+    Sentence snap[N_SNAP_SENTENCES];             /* the snapshot sentences, prepared */
+    const int *snap_ids[N_SNAP_SENTENCES];
+    const char *const *snap_words[N_SNAP_SENTENCES];
     int snap_len[N_SNAP_SENTENCES];
     long snap_steps[N_SNAP_STEPS];
     /* metadata text */
@@ -343,31 +344,27 @@ static int prepare_snapshots(Training *tr, const TrainArgs *a, TrainOptions *o) 
     strcpy(tr->snap_path, a->out);
     if (n > 12 && !strcmp(a->out + n - 12, ".safetensors")) tr->snap_path[n - 12] = '\0';
     strcat(tr->snap_path, ".snapshots.json");
-    for (int k = 0; k < N_SNAP_SENTENCES; k++) {
-        if (tokenizer_split(&tr->snap_tok[k], SNAP_SENTENCES[k], tr->err, sizeof tr->err)) {
-            cli_error("%s", tr->err);
+    for (int k = 0; k < N_SNAP_SENTENCES; k++) {   /* the sentence pipeline's preparation */
+        Sentence *s = &tr->snap[k];
+        if (sentence_prepare(s, SNAP_SENTENCES[k], &tr->m, &tr->v, tr->err, sizeof tr->err)) {
+            cli_error("--snapshots: %s", tr->err);
             return -1;
         }
-        int L = tr->snap_tok[k].n + 1;
-        tr->snap_ids[k] = malloc((size_t)L * sizeof(int));
-        tr->snap_words[k] = malloc((size_t)L * sizeof(char *));
-        if (!tr->snap_ids[k] || !tr->snap_words[k]) { cli_error("out of memory"); return -1; }
-        if (vocab_encode(&tr->v, (const char *const *)tr->snap_tok[k].tok, tr->snap_tok[k].n, tr->snap_ids[k], NULL)) {
+        if (s->n_unknown) {
             cli_error("--snapshots: the corpus vocabulary lacks words of \"%s\"", SNAP_SENTENCES[k]);
             return -1;
         }
-        tr->snap_ids[k][L - 1] = VOCAB_EOS;
-        for (int j = 0; j < L - 1; j++) tr->snap_words[k][j] = tr->snap_tok[k].tok[j];
-        tr->snap_words[k][L - 1] = "<eos>";
-        tr->snap_len[k] = L;
+        tr->snap_ids[k] = s->src;
+        tr->snap_words[k] = s->src_tok;
+        tr->snap_len[k] = s->S;
     }
     /* 6 points, denser early, when the heads form */
     const double frac[N_SNAP_STEPS] = {0, 1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1};
     for (int k = 0; k < N_SNAP_STEPS; k++) tr->snap_steps[k] = (long)(frac[k] * a->steps);
     o->snapshot_path = tr->snap_path; o->n_snap_steps = N_SNAP_STEPS; o->snap_steps = tr->snap_steps;
     o->n_snap_sent = N_SNAP_SENTENCES; o->snap_text = SNAP_SENTENCES;
-    o->snap_src = (const int *const *)tr->snap_ids; o->snap_len = tr->snap_len;
-    o->snap_tokens = (const char *const *const *)tr->snap_words;
+    o->snap_src = tr->snap_ids; o->snap_len = tr->snap_len;
+    o->snap_tokens = tr->snap_words;
     return 0;
 }
 
@@ -402,11 +399,7 @@ static void record_result(Training *tr, const TrainResult *res) {
 }
 
 static void training_free(Training *tr) {
-    for (int k = 0; k < N_SNAP_SENTENCES; k++) {
-        tokens_free(&tr->snap_tok[k]);
-        free(tr->snap_ids[k]);
-        free(tr->snap_words[k]);
-    }
+    for (int k = 0; k < N_SNAP_SENTENCES; k++) sentence_free(&tr->snap[k]);
     free(tr->snap_path);
     free(tr->cmd);
     adam_free(&tr->adam);
