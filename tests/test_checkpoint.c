@@ -1,4 +1,4 @@
-/* test_checkpoint.c — safetensors round trip and damaged files. */
+/* test_checkpoint.c — safetensors round trip, damaged files, the metadata readers. */
 #include "check.h"
 #include "core/fileio.h"
 #include "model/checkpoint.h"
@@ -248,4 +248,27 @@ TEST(checkpoint_save_errors) {
     model_free(&m);
     model_free(&m);      /* twice: accepted */
     model_free(NULL);
+}
+
+TEST(checkpoint_metadata_readers) {
+    const char *meta =
+        "{\"format\":\"attnviz-model\",\"coreference_head\":\"{\\\"map\\\":\\\"encoder.2.self\\\",\\\"head\\\":1,"
+        "\\\"accuracy\\\":0.93}\",\"supervised_heads\":\"[{\\\"map\\\":\\\"encoder.2.self\\\",\\\"head\\\":1,"
+        "\\\"target\\\":\\\"coreference\\\"}]\"}";
+    int l = -1, h = -1;
+    double acc = 0;
+    CHECK_INT(checkpoint_meta_coref_head(meta, 3, 4, &l, &h, &acc), 1);
+    CHECK_INT(l, 2);
+    CHECK_INT(h, 1);
+    CHECK_NEAR(acc, 0.93, 1e-12);
+    CHECK_INT(checkpoint_meta_coref_head(meta, 2, 4, &l, &h, &acc), 0);   /* no layer 2 */
+    CHECK_INT(checkpoint_meta_coref_head(meta, 3, 1, &l, &h, &acc), 0);   /* no head 1  */
+    CHECK_INT(checkpoint_meta_coref_head("{}", 3, 4, &l, &h, &acc), 0);
+    CHECK_INT(checkpoint_meta_coref_head("not json", 3, 4, &l, &h, &acc), 0);
+    CHECK_INT(checkpoint_meta_coref_head(NULL, 3, 4, &l, &h, &acc), 0);
+    CHECK_INT(checkpoint_meta_head_supervised(meta, "encoder.2.self", 1), 1);
+    CHECK_INT(checkpoint_meta_head_supervised(meta, "encoder.2.self", 0), 0);
+    CHECK_INT(checkpoint_meta_head_supervised(meta, "encoder.1.self", 1), 0);
+    CHECK_INT(checkpoint_meta_head_supervised("{}", "encoder.2.self", 1), 0);
+    CHECK_INT(checkpoint_meta_head_supervised(NULL, "encoder.2.self", 1), 0);
 }

@@ -335,11 +335,12 @@ int demo_coreference(Demo *d) {
     }
     /* Which head: the eval's best (metadata), else the strongest on these two sentences. */
     const ModelConfig *c = &d->mf.m.config;
-    double acc;
-    if (maps_coref_head_from_metadata(d->mf.metadata, d->mf.m.config.n_enc_layers, d->mf.m.config.n_heads, &d->coref_layer, &d->coref_head, &acc)) {
-        char id[32];
-        snprintf(id, sizeof id, "encoder.%d.self", d->coref_layer);
-        d->coref_taught = maps_head_supervised(d->mf.metadata, id, d->coref_head);
+    CorefHead recorded;
+    if (model_file_coref_head(&d->mf, &recorded)) {
+        d->coref_layer = recorded.layer;
+        d->coref_head = recorded.head;
+        d->coref_taught = recorded.taught;
+        double acc = recorded.accuracy;
         snprintf(d->coref_how, sizeof d->coref_how,
                  "encoder layer %d head %d, the best coreference head of attnviz eval on held-out sentences "
                  "(its strongest link from the pronoun is the antecedent %.0f%% of the time)%s",

@@ -415,3 +415,41 @@ done:
     model_free(&m);
     return rc;
 }
+
+int checkpoint_meta_coref_head(const char *metadata_json, int n_layers, int n_heads,
+                               int *layer, int *head, double *acc) {
+    int found = 0, l;
+    cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
+    const cJSON *v = root ? cJSON_GetObjectItemCaseSensitive(root, "coreference_head") : NULL;
+    cJSON *obj = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
+    const cJSON *mp = obj ? cJSON_GetObjectItemCaseSensitive(obj, "map") : NULL;
+    const cJSON *hd = obj ? cJSON_GetObjectItemCaseSensitive(obj, "head") : NULL;
+    const cJSON *ac = obj ? cJSON_GetObjectItemCaseSensitive(obj, "accuracy") : NULL;
+    if (cJSON_IsString(mp) && cJSON_IsNumber(hd) && sscanf(mp->valuestring, "encoder.%d.self", &l) == 1 &&
+        l >= 0 && l < n_layers && hd->valueint >= 0 && hd->valueint < n_heads) {
+        *layer = l;
+        *head = hd->valueint;
+        *acc = cJSON_IsNumber(ac) ? ac->valuedouble : -1;
+        found = 1;
+    }
+    cJSON_Delete(obj);
+    cJSON_Delete(root);
+    return found;
+}
+
+int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_id, int head) {
+    int found = 0;
+    cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
+    const cJSON *v = root ? cJSON_GetObjectItemCaseSensitive(root, "supervised_heads") : NULL;
+    cJSON *list = cJSON_IsString(v) ? cJSON_Parse(v->valuestring) : NULL;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list) {
+        const cJSON *mp = cJSON_GetObjectItemCaseSensitive(it, "map");
+        const cJSON *hd = cJSON_GetObjectItemCaseSensitive(it, "head");
+        if (cJSON_IsString(mp) && cJSON_IsNumber(hd) && !strcmp(mp->valuestring, map_id) && hd->valueint == head)
+            found = 1;
+    }
+    cJSON_Delete(list);
+    cJSON_Delete(root);
+    return found;
+}

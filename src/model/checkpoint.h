@@ -46,4 +46,19 @@ void checkpoint_free_vocab(char **vocab, int n_vocab);
  * are replaced).  0, or -1 with err. */
 int checkpoint_rewrite_metadata(const char *path, const char *const *kv, char *err, size_t errlen);
 
+/* ---- what `attnviz eval` and `train` record in the metadata ---- */
+
+/* The eval's best coreference head, when the checkpoint's metadata JSON (the
+ * __metadata__ object) records it as "coreference_head":
+ * "{\"map\": \"encoder.L.self\", \"head\": H, \"accuracy\": A}".  Fills
+ * layer, head and acc (-1 when absent) and returns 1 if it names a head of a
+ * model with n_layers encoder layers and n_heads heads; else 0. */
+int checkpoint_meta_coref_head(const char *metadata_json, int n_layers, int n_heads,
+                               int *layer, int *head, double *acc);
+
+/* 1 if the checkpoint's metadata lists (map_id, head) in "supervised_heads"
+ * (JSON text: [{"map": …, "head": H, "target": "coreference"|"alignment", …}]),
+ * i.e. the head was trained with gold targets rather than discovered; else 0. */
+int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_id, int head);
+
 #endif

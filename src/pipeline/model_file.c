@@ -2,7 +2,6 @@
 #include "pipeline/model_file.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
-#include "trace/maps.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,14 +60,14 @@ int model_file_coref_head(const ModelFile *f, CorefHead *out) {
     out->layer = out->head = -1;
     out->accuracy = -1;
     out->taught = 0;
-    if (!maps_coref_head_from_metadata(f->metadata, f->m.config.n_enc_layers, f->m.config.n_heads, &out->layer,
-                                       &out->head, &out->accuracy)) {
+    if (!checkpoint_meta_coref_head(f->metadata, f->m.config.n_enc_layers, f->m.config.n_heads, &out->layer,
+                                    &out->head, &out->accuracy)) {
         out->layer = out->head = -1;
         return 0;
     }
     char id[64];
     snprintf(id, sizeof id, "encoder.%d.self", out->layer);
-    out->taught = maps_head_supervised(f->metadata, id, out->head);
+    out->taught = checkpoint_meta_head_supervised(f->metadata, id, out->head);
     return 1;
 }
 
