@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "lesson/train.h"
+#include "trace/maps.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,20 +368,20 @@ TEST(train_attention_supervision_raises_gold_weight) {
     vocab_free(&v);
 }
 
-TEST(eval_argmax_link_rules) {
+TEST(maps_argmax_link_rules) {
     /* keys: the animal didn't cross the street because it ... <eos> */
     const float row[6] = {0.05f, 0.20f, 0.10f, 0.40f, 0.05f, 0.20f};
     const unsigned char skip[6] = {0, 0, 0, 0, 0, 1};   /* key 5 is <eos> */
-    CHECK_INT(eval_argmax_link(row, 6, -1, NULL), 3);
-    CHECK_INT(eval_argmax_link(row, 6, 3, NULL), 1);    /* the pronoun itself (3) excluded; tie 1/5 → first */
-    CHECK_INT(eval_argmax_link(row, 6, 3, skip), 1);
+    CHECK_INT(maps_argmax_link(row, 6, -1, NULL), 3);
+    CHECK_INT(maps_argmax_link(row, 6, 3, NULL), 1);    /* the pronoun itself (3) excluded; tie 1/5 → first */
+    CHECK_INT(maps_argmax_link(row, 6, 3, skip), 1);
     const float row2[4] = {0.1f, 0.1f, 0.1f, 0.7f};
     const unsigned char skip2[4] = {0, 0, 0, 1};
-    CHECK_INT(eval_argmax_link(row2, 4, -1, skip2), 0); /* the <eos> sink does not count; ties → first */
-    CHECK_INT(eval_argmax_link(row2, 4, 0, skip2), 1);
+    CHECK_INT(maps_argmax_link(row2, 4, -1, skip2), 0); /* the <eos> sink does not count; ties → first */
+    CHECK_INT(maps_argmax_link(row2, 4, 0, skip2), 1);
     const unsigned char all[2] = {1, 1};
-    CHECK_INT(eval_argmax_link(row2, 2, -1, all), -1);
-    CHECK_INT(eval_argmax_link(row2, 1, 0, NULL), -1);
+    CHECK_INT(maps_argmax_link(row2, 2, -1, all), -1);
+    CHECK_INT(maps_argmax_link(row2, 1, 0, NULL), -1);
 
     EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS] = {{{0}}};
     t[0][0] = (EvalCount){1, 4};

@@ -3,6 +3,7 @@
 #include "core/errmsg.h"
 #include "lesson/corpus.h"
 #include "model/decode.h"
+#include "trace/maps.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,15 +11,6 @@
 #include <time.h>
 
 /* ------------------------------------------------------------- metrics */
-
-int eval_argmax_link(const float *row, int n, int exclude, const unsigned char *skip) {
-    int best = -1;
-    for (int j = 0; j < n; j++) {
-        if (j == exclude || (skip && skip[j])) continue;
-        if (best < 0 || row[j] > row[best]) best = j;
-    }
-    return best;
-}
 
 double eval_best_head(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int layers, int heads,
                       int *layer, int *head) {
@@ -74,7 +66,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                     for (int h = 0; h < H; h++) {
                         const float *row = m->acts.dec_cross.att +
                             ((((size_t)l * m->B + b) * H + h) * T + t) * S;
-                        int j = eval_argmax_link(row, x->ns, pr, skip);
+                        int j = maps_argmax_link(row, x->ns, pr, skip);
                         r->coref_cross[l][h].total++;
                         r->coref_cross[l][h].hit += j == an;
                     }
@@ -84,7 +76,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                 for (int h = 0; h < H; h++) {
                     const float *row = m->acts.enc_self.att +
                         ((((size_t)l * m->B + b) * H + h) * S + pr) * S;
-                    int j = eval_argmax_link(row, x->ns, pr, skip);
+                    int j = maps_argmax_link(row, x->ns, pr, skip);
                     r->coref_enc[l][h].total++;
                     r->coref_enc[l][h].hit += j == an;
                 }
@@ -97,8 +89,8 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
             for (int l = 0; l < L; l++)
                 for (int h = 0; h < H; h++) {
                     const float *row = m->acts.dec_cross.att + ((((size_t)l * m->B + b) * H + h) * T + t) * S;
-                    int j1 = eval_argmax_link(row, x->ns, -1, skip);
-                    int j2 = eval_argmax_link(row, x->ns, -1, NULL);
+                    int j1 = maps_argmax_link(row, x->ns, -1, skip);
+                    int j2 = maps_argmax_link(row, x->ns, -1, NULL);
                     int h1 = 0, h2 = 0;
                     for (int q = 0; q < p->n_align; q++) {
                         if (p->align[2 * q] != t) continue;

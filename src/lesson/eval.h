@@ -28,11 +28,6 @@
 #define EVAL_MAX_LAYERS 8
 #define EVAL_MAX_HEADS  16
 
-/* Strongest link of one attention row: argmax over keys 0..n-1 skipping `exclude`
- * (-1: none) and keys with skip[j] != 0 (skip may be NULL).  Ties: the first.
- * -1 when no key is left. */
-int eval_argmax_link(const float *row, int n, int exclude, const unsigned char *skip);
-
 typedef struct { long hit, total; } EvalCount;
 
 typedef struct {

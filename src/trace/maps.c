@@ -1,6 +1,7 @@
 /* maps.c — see maps.h. */
 #include "trace/maps.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int maps_is_special(const char *w) {
@@ -8,14 +9,24 @@ int maps_is_special(const char *w) {
     return n >= 3 && w[0] == '<' && w[n - 1] == '>';
 }
 
-int maps_strongest_link(const TraceMap *m, int h, int q, float *w) {
+int maps_argmax_link(const float *row, int n, int exclude, const unsigned char *skip) {
     int best = -1;
-    float bw = -1;
-    for (int j = 0; j < m->Tk; j++) {
-        if (j == q || maps_is_special(m->keys[j])) continue;
-        float x = m->heads[h].weights[(size_t)q * m->Tk + j];
-        if (x > bw) { bw = x; best = j; }
+    for (int j = 0; j < n; j++) {
+        if (j == exclude || (skip && skip[j])) continue;
+        if (best < 0 || row[j] > row[best]) best = j;
     }
-    *w = bw;
+    return best;
+}
+
+int maps_strongest_link(const TraceMap *m, int h, int q, float *w) {
+    unsigned char stack_skip[256] = {0}, *skip = m->Tk <= 256 ? stack_skip : malloc((size_t)m->Tk);
+    const float *row = m->heads[h].weights + (size_t)q * m->Tk;
+    int best = -1;
+    if (skip) {
+        for (int j = 0; j < m->Tk; j++) skip[j] = (unsigned char)maps_is_special(m->keys[j]);
+        best = maps_argmax_link(row, m->Tk, q, skip);
+        if (skip != stack_skip) free(skip);
+    }
+    *w = best >= 0 ? row[best] : -1;
     return best;
 }

@@ -1,14 +1,18 @@
-/* maps.h — small helpers over a trace's attention maps, shared by `run`
- * and `demo`: the "strongest link"
- * rule used to answer "which head links `it` to its antecedent?" (the argmax
- * over keys, leaving out the query itself and special <…> tokens, as Clark et
- * al. 2019 score BERT's heads; eval.c applies the same rule). */
+/* maps.h — the "strongest link" rule that answers "which head links `it` to
+ * its antecedent?": the argmax over keys, leaving out the query itself and
+ * special <…> tokens, as Clark et al. 2019 score BERT's heads.  `run`, `demo`
+ * and `eval` all use it, so what eval measures is what the pictures show. */
 #ifndef ATTNVIZ_MAPS_H
 #define ATTNVIZ_MAPS_H
 #include "trace/trace.h"
 
 /* 1 if the token is a special token such as <eos>, <pad>, <2fr>. */
 int maps_is_special(const char *token);
+
+/* Strongest link of one attention row: argmax over keys 0..n-1 skipping
+ * `exclude` (-1: none) and keys with skip[j] != 0 (skip may be NULL).  Ties:
+ * the first.  -1 when no key is left. */
+int maps_argmax_link(const float *row, int n, int exclude, const unsigned char *skip);
 
 /* Key index of query row q's strongest link in head h (not q itself, not a
  * special token) and its weight in *w; -1 if there is none. */
