@@ -316,24 +316,10 @@ done:
 
 /* ------------------------------------------------------------ part 6: coreference */
 
-int demo_coreference(Demo *d) {
-    static const char *const sent[2] = {"the animal didn't cross the street because it was too tired .",
-                                        "the animal didn't cross the street because it was too wide ."};
-    static const char *const gold[2] = {"animal", "street"}, *const pron[2] = {"il", "elle"};
-    static const char *const tag[2] = {"tired", "wide"};
-    Sentence p[2];
-    Trace t[2];
-    memset(p, 0, sizeof p);
-    trace_init(&t[0]); trace_init(&t[1]);
-    int rc = -1, q[2];
-    char cap[2048], capvi[2048], cmd[1024], title[256], file[64];
-    for (int k = 0; k < 2; k++) {
-        if (demo_sentence(d, &p[k], sent[k], VOCAB_2FR) || demo_trace(d, &p[k], &t[k]))
-            goto done;
-        q[k] = find_tok(p[k].src_tok, p[k].S, "it");
-        if (q[k] < 0) { demo_fail(d, "\"it\" not found in \"%s\"", sent[k]); goto done; }
-    }
-    /* Which head: the eval's best (metadata), else the strongest on these two sentences. */
+/* Part 6's head (kept for part 9): the eval's best as the model file records
+ * it, else the encoder head whose strongest links from "it" (row q[k] of
+ * t[k]) are strongest on the two sentences together.  Says how in coref_how. */
+static void choose_coref_head(Demo *d, Trace t[2], const int q[2]) {
     const ModelConfig *c = &d->mf.m.config;
     CorefHead recorded;
     if (model_file_coref_head(&d->mf, &recorded)) {
@@ -367,6 +353,26 @@ int demo_coreference(Demo *d) {
                  "it is chosen by strength, not by being right",
                  d->coref_layer, d->coref_head);
     }
+}
+
+int demo_coreference(Demo *d) {
+    static const char *const sent[2] = {"the animal didn't cross the street because it was too tired .",
+                                        "the animal didn't cross the street because it was too wide ."};
+    static const char *const gold[2] = {"animal", "street"}, *const pron[2] = {"il", "elle"};
+    static const char *const tag[2] = {"tired", "wide"};
+    Sentence p[2];
+    Trace t[2];
+    memset(p, 0, sizeof p);
+    trace_init(&t[0]); trace_init(&t[1]);
+    int rc = -1, q[2];
+    char cap[2048], capvi[2048], cmd[1024], title[256], file[64];
+    for (int k = 0; k < 2; k++) {
+        if (demo_sentence(d, &p[k], sent[k], VOCAB_2FR) || demo_trace(d, &p[k], &t[k]))
+            goto done;
+        q[k] = find_tok(p[k].src_tok, p[k].S, "it");
+        if (q[k] < 0) { demo_fail(d, "\"it\" not found in \"%s\"", sent[k]); goto done; }
+    }
+    choose_coref_head(d, t, q);
     html_section(&d->page, "p6", "6. Coreference: what does “it” refer to?",
                  "“The animal didn't cross the street because it was too tired” — it is the animal; “… too wide” — "
                  "it is the street. French must choose il (l'animal, masculine) or elle (la rue, feminine), so the "
