@@ -8,22 +8,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* "attnviz: KIND: message" on stderr, one line. */
+static void say(const char *kind, const char *fmt, va_list ap) {
+    fprintf(stderr, "attnviz: %s: ", kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *fmt, ...) {
     va_list ap;
-    fputs("attnviz: error: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("error", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 void cli_warn(const char *fmt, ...) {
     va_list ap;
-    fputs("attnviz: warning: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say("warning", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 /* mkdir -p */

@@ -26,7 +26,8 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-const char *pictures_kind_title(const char *kind) {
+/* "self-attention", "masked self-attention", "cross-attention (encoder–decoder)". */
+static const char *kind_title(const char *kind) {
     if (!strcmp(kind, "self")) return "self-attention";
     if (!strcmp(kind, "masked_self")) return "masked self-attention";
     if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
@@ -122,7 +123,7 @@ static int query_views(Show *w, int q, HeadLink L) {
     html_figure(w->pg, file, cap, capvi, NULL);
 
     snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
-    snprintf(title, sizeof title, "%s · %s · head %d", m->id, pictures_kind_title(m->kind), L.head);
+    snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
     snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
              w->s->text);
     RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
@@ -208,7 +209,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    snprintf(title, sizeof title, "%s %s: every layer × head", stack, pictures_kind_title(kind));
+    snprintf(title, sizeof title, "%s %s: every layer × head", stack, kind_title(kind));
     join_path(w, file, path, sizeof path);
     RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
     RenderMeta meta = {items, 3};
@@ -217,7 +218,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
     trace_add_image(w->t, file);
-    snprintf(sub, sizeof sub, "%s %s", stack, pictures_kind_title(kind));
+    snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
     snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
     html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
@@ -234,7 +235,7 @@ static int every_head(Show *w) {
         for (int h = 0; h < m->n_heads; h++) {
             char file[256], title[256], sub[512];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, pictures_kind_title(m->kind), h);
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
             /* A decoder row is the position that writes the NEXT target word. */
             if (!strcmp(m->stack, "decoder"))
                 snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", w->s->text);

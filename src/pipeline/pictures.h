@@ -42,8 +42,4 @@ typedef struct {
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen);
 
-/* Title of a kind of attention: "self-attention", "masked self-attention",
- * "cross-attention (encoder–decoder)"; the kind itself when unknown. */
-const char *pictures_kind_title(const char *kind);
-
 #endif
