@@ -45,7 +45,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help demo bench model
+.PHONY: all deps test unit sanitize install uninstall clean help demo bench bench-train model
 
 all: $(BUILD)/attnviz
 
@@ -100,9 +100,18 @@ BENCH_SENTENCES := "the animal didn't cross the street because it was too tired 
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
 bench: $(BUILD)/attnviz
+	@echo "== run: the lesson's sentences"
 	@for s in $(BENCH_SENTENCES); do \
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
+	@$(MAKE) --no-print-directory bench-train
+
+# Training tokens/s of attnviz beside PyTorch (python3-torch), same model, batches
+# and run, at two shapes with 1 and 2 threads; prints the ratios and peak memory
+# (tests/bench_train.py says how tokens are counted).  BENCH_ROUNDS=N repeats.
+bench-train: $(BUILD)/attnviz
+	@echo "== train: attnviz beside PyTorch"
+	@/usr/bin/python3 tests/bench_train.py $(BUILD)/attnviz $(BUILD)/bench-train
 
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
