@@ -217,3 +217,37 @@ void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
 void residual_forward(float *out, const float *a, const float *b, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
+
+void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp) {
+    for (int d = 0; d < D; d++) {
+        float *row = mt + (size_t)d * Tkp;
+        for (int j = 0; j < Tk; j++) row[j] = m[(size_t)j * ld + d];
+        for (int j = Tk; j < Tkp; j++) row[j] = 0.0f;
+    }
+}
+
+void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int Tkp) {
+    for (int j0 = 0; j0 < Tk; j0 += TILE_COLS) {
+        float acc[TILE_COLS] = {0};
+        const float *col = mt + j0;
+        for (int d = 0; d < D; d++) {
+            float xd = x[d];
+            const float *r = col + (size_t)d * Tkp;
+            for (int jj = 0; jj < TILE_COLS; jj++) acc[jj] += xd * r[jj];
+        }
+        int n = Tk - j0 < TILE_COLS ? Tk - j0 : TILE_COLS;
+        for (int jj = 0; jj < n; jj++) out[j0 + jj] = acc[jj];
+    }
+}
+
+void combine_rows(float *restrict out, const float *restrict coef, const float *restrict rows,
+                  int ld, int n, int D) {
+    for (int d = 0; d < D; d++) out[d] = 0.0f;
+    for (int s = 0; s < n; s++) {
+        float c = coef[s];
+        if (c == 0.0f) continue;
+        const float *restrict r = rows + (size_t)s * ld;
+        OMP_SIMD
+        for (int d = 0; d < D; d++) out[d] += c * r[d];
+    }
+}

@@ -74,6 +74,21 @@ void relu_forward(float *out, const float *inp, size_t n);
 /* dinp += dout where out > 0 (out is the relu output). */
 void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
 
+/* Small building blocks of the per-head attention kernels (core/attention.c,
+ * model/model_backward.c); each sums in a fixed order, so results do not depend
+ * on the vector width.
+ * pack_transposed: mt (D, Tkp) = mᵀ for m (Tk rows of D, row stride ld); columns
+ *   Tk … Tkp-1 are zero (Tkp = tile_cols(Tk)).
+ * vecmat_tile: out[j] = Σ_d x[d]·mt[d·Tkp + j] for j < Tk, summed in order of d,
+ *   TILE_COLS columns at a time in registers.
+ * combine_rows: out (D) = Σ_s coef[s]·rows[s·ld …], in order of s, zero
+ *   coefficients skipped (out overwritten). */
+#define TILE_COLS 8
+static inline int tile_cols(int n) { return (n + TILE_COLS - 1) / TILE_COLS * TILE_COLS; }
+void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp);
+void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int Tkp);
+void combine_rows(float *out, const float *coef, const float *rows, int ld, int n, int D);
+
 /* out = a + b, n elements. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 

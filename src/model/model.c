@@ -422,7 +422,7 @@ static void mha_forward(AttnActs *a, int l, const float *xq, const float *xkv,
                            .mask = mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
                            .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C,
                            .weights = att + ((size_t)b * H + h) * Tq * Tk};
-            attention_forward(&ah);
+            attention_forward_fast(&ah);
         }
     matmul_forward(proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
 }
