@@ -848,3 +848,20 @@ TEST(model_kernels_attention_head_backward) {
     head_backward_case(3, 5, 1, 1, 23);
     head_backward_case(70, 90, 64, 0, 24);    /* tiles on the heap             */
 }
+
+/* exp_shifted (the loss's vectorised exp) against expf over its whole range. */
+TEST(model_kernels_exp_shifted) {
+    enum { N = 4001 };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = -90.0f + 90.0f * (float)i / (N - 1) + 3.0f;   /* x − 3 in [−90, 0] */
+    exp_shifted(y, x, 3.0f, N);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        float v = x[i] - 3.0f;
+        double want = v < -87.0f ? exp(-87.0) : (double)expf(v);
+        double rel = fabs(y[i] - want) / want;
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 4 * 1.2e-7);          /* within ~2 ulp of expf */
+    CHECK(y[N - 1] == 1.0f);            /* exp(0) exactly */
+}

@@ -251,3 +251,24 @@ void combine_rows(float *restrict out, const float *restrict coef, const float *
         for (int d = 0; d < D; d++) out[d] += c * r[d];
     }
 }
+
+void exp_shifted(float *restrict out, const float *restrict x, float shift, int n) {
+    for (int i = 0; i < n; i++) {
+        float v = x[i] - shift;
+        v = v < -87.0f ? -87.0f : v;
+        float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;   /* round(v / ln 2) */
+        float r = v - k * 0.693359375f;                                     /* Cody–Waite ln 2 */
+        r = r - k * -2.12194440e-4f;
+        float y = 1.9875691500e-4f;
+        y = y * r + 1.3981999507e-3f;
+        y = y * r + 8.3334519073e-3f;
+        y = y * r + 4.1665795894e-2f;
+        y = y * r + 1.6666665459e-1f;
+        y = y * r + 5.0000001201e-1f;
+        y = y * r * r + r + 1.0f;
+        int e = ((int)k + 127) << 23;                                       /* 2^k */
+        float two_k;
+        memcpy(&two_k, &e, sizeof two_k);
+        out[i] = y * two_k;
+    }
+}

@@ -409,8 +409,6 @@ float model_backward(Model *m, const int *targets, float eps) {
 }
 
 float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n_sup) {
-    float loss = model_loss(m, targets, eps);
-    if (isnan(loss)) return NAN;
     if (n_sup < 0 || (n_sup > 0 && !sup)) {
         errmsg_set(m->err, sizeof m->err, "model_backward_sup: bad supervision list");
         return NAN;
@@ -428,20 +426,10 @@ float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSuper
     if (bwd_prepare(m, &w)) return NAN;
     w.sup = sup;
     w.n_sup = n_sup;
+    float loss = model_loss_grad(m, targets, eps, w.dlogits);   /* fills w.dlogits */
+    if (isnan(loss)) return NAN;
     const ModelConfig *c = &m->config;
     int B = m->B, To = m->To, V = c->vocab_size, C = c->d_model;
-    long count = 0;
-    for (int b = 0; b < B; b++) count += m->out_len[b];
-    /* ∂loss/∂logits = (softmax − target distribution) / count at non-pad positions */
-    float inv = count ? 1.0f / (float)count : 0.0f, off = eps / V;
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < To; t++) {
-            const float *pr = m->acts.probs + ((size_t)b * To + t) * V;
-            float *d = w.dlogits + ((size_t)b * To + t) * V;
-            if (t >= m->out_len[b]) { memset(d, 0, (size_t)V * sizeof(float)); continue; }
-            int y = targets[(size_t)b * To + t];
-            for (int v = 0; v < V; v++) d[v] = (pr[v] - off - (v == y ? 1.0f - eps : 0.0f)) * inv;
-        }
     int dec = c->arch != MODEL_ENCODER_ONLY, enc = c->arch != MODEL_DECODER_ONLY;
     const float *final;
     if (dec) final = c->prenorm ? m->acts.dec_lnf.out : model_decoder_stream(m);

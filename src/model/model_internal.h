@@ -12,6 +12,11 @@ const float *model_encoder_stream(const Model *m);
 const float *model_encoder_output(const Model *m);
 const float *model_decoder_stream(const Model *m);
 
+/* model_loss that also writes ∂loss/∂logits (B, To, V) into dlogits (when not NULL)
+ * in the same pass over the logits: (softmax − target distribution) / count at
+ * non-pad positions, 0 at pad positions. */
+float model_loss_grad(Model *m, const int *targets, float label_smoothing, float *dlogits);
+
 /* Gradients of one attention head (model_backward.c): q, k, v, dq, dk, dv are the
  * head's columns of (T, C) activations, row stride ld; A and dA (Tq, Tk) contiguous;
  * dy (Tq rows, stride ld) = ∂loss/∂output.  t: NULL or (Tq, Tk) supervision targets
