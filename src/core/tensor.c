@@ -2,6 +2,7 @@
  * memory so the compiler vectorizes them, and rows go to OpenMP threads. */
 #include "core/tensor.h"
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef ATTNVIZ_BLAS
 #include <cblas.h>
@@ -57,9 +58,10 @@ int tensor_blas_enabled(void) { return use_blas; }
 #define ICHUNK 64   /* rows of dout per pass in matmul_backward_weights_ref */
 
 /* dbias (M) += Σ_i dout[i][·] */
-static void column_sums(float *dbias, const float *dout, int N, int M) {
+static void column_sums(float *restrict dbias, const float *restrict dout, int N, int M) {
     for (int i = 0; i < N; i++) {
-        const float *d = dout + (size_t)i * M;
+        const float *restrict d = dout + (size_t)i * M;
+        OMP_SIMD
         for (int j = 0; j < M; j++) dbias[j] += d[j];
     }
 }
@@ -158,15 +160,18 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *w, const float *b, int N, int C) {
     OMP_PARALLEL_FOR
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C;
-        float *o = out + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C;
+        float *restrict o = out + (size_t)i * C;
         double m = 0.0, v = 0.0;
+        OMP_SIMD_REDUCE(m)
         for (int c = 0; c < C; c++) m += x[c];
         m /= C;
+        OMP_SIMD_REDUCE(v)
         for (int c = 0; c < C; c++) { double d = x[c] - m; v += d * d; }
         v /= C;
         float s = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
         float mf = (float)m;
+        OMP_SIMD
         for (int c = 0; c < C; c++) o[c] = (x[c] - mf) * s * w[c] + b[c];
         mean[i] = mf;
         rstd[i] = s;
@@ -180,27 +185,31 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
      *   dx = rstd · (dn - mean(dn) - n · mean(dn·n)) */
     OMP_PARALLEL_FOR
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
-        float *dx = dinp + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C, *restrict d = dout + (size_t)i * C;
+        float *restrict dx = dinp + (size_t)i * C;
         float m = mean[i], s = rstd[i];
-        double sum_dn = 0.0, sum_dn_n = 0.0;
+        float sum_dn = 0.0f, sum_dn_n = 0.0f;
+        OMP_SIMD_REDUCE(sum_dn, sum_dn_n)
         for (int c = 0; c < C; c++) {
             float n = (x[c] - m) * s, dn = d[c] * w[c];
             sum_dn += dn;
             sum_dn_n += dn * n;
         }
-        float a = (float)(sum_dn / C), bb = (float)(sum_dn_n / C);
+        float a = sum_dn / C, bb = sum_dn_n / C;
+        OMP_SIMD
         for (int c = 0; c < C; c++) {
             float n = (x[c] - m) * s, dn = d[c] * w[c];
             dx[c] += s * (dn - a - n * bb);
         }
     }
+    float *restrict gw = dw, *restrict gb = db;
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C, *restrict d = dout + (size_t)i * C;
         float m = mean[i], s = rstd[i];
+        OMP_SIMD
         for (int c = 0; c < C; c++) {
-            dw[c] += d[c] * (x[c] - m) * s;
-            db[c] += d[c];
+            gw[c] += d[c] * (x[c] - m) * s;
+            gb[c] += d[c];
         }
     }
 }
@@ -214,7 +223,8 @@ void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
     for (size_t i = 0; i < n; i++) if (out[i] > 0.0f) dinp[i] += dout[i];
 }
 
-void residual_forward(float *out, const float *a, const float *b, size_t n) {
+void residual_forward(float *restrict out, const float *restrict a, const float *restrict b, size_t n) {
+    OMP_SIMD
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
@@ -242,17 +252,29 @@ void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int
 
 void combine_rows(float *restrict out, const float *restrict coef, const float *restrict rows,
                   int ld, int n, int D) {
-    for (int d = 0; d < D; d++) out[d] = 0.0f;
+    int d0 = 0;
+    for (; d0 + TILE_COLS <= D; d0 += TILE_COLS) {      /* TILE_COLS outputs in registers */
+        float acc[TILE_COLS] = {0};
+        for (int s = 0; s < n; s++) {
+            float c = coef[s];
+            if (c == 0.0f) continue;
+            const float *restrict r = rows + (size_t)s * ld + d0;
+            for (int jj = 0; jj < TILE_COLS; jj++) acc[jj] += c * r[jj];
+        }
+        for (int jj = 0; jj < TILE_COLS; jj++) out[d0 + jj] = acc[jj];
+    }
+    if (d0 == D) return;
+    for (int d = d0; d < D; d++) out[d] = 0.0f;         /* the last D % TILE_COLS */
     for (int s = 0; s < n; s++) {
         float c = coef[s];
         if (c == 0.0f) continue;
         const float *restrict r = rows + (size_t)s * ld;
-        OMP_SIMD
-        for (int d = 0; d < D; d++) out[d] += c * r[d];
+        for (int d = d0; d < D; d++) out[d] += c * r[d];
     }
 }
 
 void exp_shifted(float *restrict out, const float *restrict x, float shift, int n) {
+    OMP_SIMD
     for (int i = 0; i < n; i++) {
         float v = x[i] - shift;
         v = v < -87.0f ? -87.0f : v;
@@ -266,9 +288,7 @@ void exp_shifted(float *restrict out, const float *restrict x, float shift, int 
         y = y * r + 1.6666665459e-1f;
         y = y * r + 5.0000001201e-1f;
         y = y * r * r + r + 1.0f;
-        int e = ((int)k + 127) << 23;                                       /* 2^k */
-        float two_k;
-        memcpy(&two_k, &e, sizeof two_k);
-        out[i] = y * two_k;
+        union { int32_t i; float f; } two_k = { .i = ((int32_t)k + 127) << 23 };   /* 2^k */
+        out[i] = y * two_k.f;
     }
 }

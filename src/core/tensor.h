@@ -24,11 +24,13 @@
 #define OMP_SIMD           _Pragma("omp simd")
 #define OMP_SIMD_SUM       _Pragma("omp simd reduction(+:sum)")   /* accumulates into `sum` */
 #define OMP_PRAGMA(x)      _Pragma(#x)
-#define OMP_SIMD_REDUCE(v) OMP_PRAGMA(omp simd reduction(+:v))       /* sums into v, any order */
+#define OMP_SIMD_REDUCE(...) OMP_PRAGMA(omp simd reduction(+:__VA_ARGS__))   /* sums, any order */
 #define OMP_PARALLEL_FOR_SUM(v) OMP_PRAGMA(omp parallel for schedule(static) reduction(+:v))
+#define OMP_PARALLEL_FOR_SIMD _Pragma("omp parallel for simd schedule(static)")
 #else
+#define OMP_PARALLEL_FOR_SIMD
 #define OMP_PARALLEL_FOR_SUM(v)
-#define OMP_SIMD_REDUCE(v)
+#define OMP_SIMD_REDUCE(...)
 #define OMP_SIMD
 #define OMP_SIMD_SUM
 #define OMP_PARALLEL_FOR

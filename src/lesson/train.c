@@ -4,6 +4,7 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
+#include "core/tensor.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -251,21 +252,25 @@ void adam_update(Adam *a, float *params, const float *grads, float lr) {
     double bc1 = 1.0 - pow(a->beta1, (double)a->t), bc2 = 1.0 - pow(a->beta2, (double)a->t);
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
     float step = (float)(lr / bc1), rbc2 = (float)(1.0 / bc2);
-    #pragma omp parallel for schedule(static)
+    float *restrict pm = params, *restrict am = a->m, *restrict av = a->v;
+    const float *restrict gr = grads;
+    OMP_PARALLEL_FOR_SIMD
     for (size_t i = 0; i < a->n; i++) {
-        float g = grads[i];
-        float m = a->m[i] = b1 * a->m[i] + (1.0f - b1) * g;
-        float v = a->v[i] = b2 * a->v[i] + (1.0f - b2) * g * g;
-        params[i] -= step * m / (sqrtf(v * rbc2) + eps);
+        float g = gr[i];
+        float m = am[i] = b1 * am[i] + (1.0f - b1) * g;
+        float v = av[i] = b2 * av[i] + (1.0f - b2) * g * g;
+        pm[i] -= step * m / (sqrtf(v * rbc2) + eps);
     }
 }
 
 double train_clip_grad_norm(float *g, size_t n, double max_norm) {
     double ss = 0.0;
+    OMP_SIMD_REDUCE(ss)
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
     double norm = sqrt(ss);
     if (max_norm > 0 && norm > max_norm) {
         float s = (float)(max_norm / (norm + 1e-12));
+        OMP_SIMD
         for (size_t i = 0; i < n; i++) g[i] *= s;
     }
     return norm;
