@@ -19,7 +19,9 @@ Each measurement is a fresh process (warm-up steps not timed); attnviz and PyTor
 alternate, ROUNDS times (env BENCH_ROUNDS, default 3), and the median counts.
 Threads: "1 thread" = OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1 for attnviz and
 torch.set_num_threads(1); "2 threads" = 2 for attnviz, and PyTorch at its best
-of 1 and 2 threads.  Peak resident memory is each process's ru_maxrss (wait4),
+of 1 and 2 threads.  Both sides run with GOMP_SPINCOUNT=10000 (attnviz's default,
+see src/cli/main.c; on a shared 2-core machine the libgomp default of 300,000
+spins made two threads slower than one for both).  Peak resident memory is each process's ru_maxrss (wait4),
 PyTorch's includes the Python interpreter and the torch library.
 """
 import os, subprocess, sys, time
@@ -123,6 +125,8 @@ def measure(argv, env):
 def thread_env(n):
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(n)
+    # attnviz sets this itself (src/cli/main.c); PyTorch's libgomp gets the same
+    env.setdefault("GOMP_SPINCOUNT", "10000")
     return env
 
 
