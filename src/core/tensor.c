@@ -11,28 +11,31 @@
 #endif
 static int use_blas = 1;
 
-/* One thread pool: OpenBLAS runs single-threaded and OpenMP threads each take a
- * block of rows (two pools on 2 cores fight: OpenMP threads spin while
- * OpenBLAS's own threads want the cores).  sgemm on rows [r0, r0+n) of C. */
+/* One thread pool: OpenBLAS runs single-threaded and OpenMP threads take blocks
+ * of rows (two pools on 2 cores fight: OpenMP threads spin while OpenBLAS's own
+ * threads want the cores).  The rows go in 4 blocks per thread, handed out as
+ * threads come free (dynamic): on a shared machine one thread often runs slower,
+ * and with one block each the product waited for it.  sgemm on rows [r0, r1) of C. */
+#define BLAS_MIN_ROWS 32   /* rows of a block: keeps each sgemm call efficient */
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
     static int single = 0;
     if (!single) { openblas_set_num_threads(1); single = 1; }
-    int nt = 1;
+    int nb = 1;
 #ifdef _OPENMP
-    if ((long)Mr * Nc * Kd >= 1L << 18) nt = omp_get_max_threads();
+    if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
 #endif
-    if (nt > Mr) nt = Mr;
-    if (nt <= 1) {
+    if (nb > Mr / BLAS_MIN_ROWS) nb = Mr / BLAS_MIN_ROWS;
+    if (nb <= 1) {
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                     Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
         return;
     }
 #ifdef _OPENMP
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for schedule(dynamic)
 #endif
-    for (int t = 0; t < nt; t++) {
-        int r0 = (int)((long)Mr * t / nt), r1 = (int)((long)Mr * (t + 1) / nt);
+    for (int t = 0; t < nb; t++) {
+        int r0 = (int)((long)Mr * t / nb), r1 = (int)((long)Mr * (t + 1) / nb);
         /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
         const float *at = transa ? a + r0 : a + (size_t)r0 * lda;
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,

@@ -20,7 +20,7 @@
 /* OpenMP loops, silent when OpenMP is off (make OPENMP=0): no unknown-pragma warnings. */
 #ifdef _OPENMP
 #define OMP_PARALLEL_FOR   _Pragma("omp parallel for schedule(static)")
-#define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(static)")
+#define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(dynamic, 8)")
 #define OMP_SIMD           _Pragma("omp simd")
 #define OMP_SIMD_SUM       _Pragma("omp simd reduction(+:sum)")   /* accumulates into `sum` */
 #define OMP_PRAGMA(x)      _Pragma(#x)
