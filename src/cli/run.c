@@ -314,7 +314,7 @@ static int show_sentence(Run *r, int i, const char *dir) {
     r->ms_model += now_ms() - t0;
     PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
                       .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
-                      .no_pictures = a->no_pictures, .coref = r->coref, .ablated = r->ablated,
+                      .no_pictures = a->no_pictures, .coref = r->coref, .ablated = r->ablated, .metadata = r->mf.metadata,
                       .importance = a->importance ? &imp : NULL, .rollout = rollout};
     PictureReport rep;
     rc = pictures_show_sentence(&ps, s, &t, &rep, r->err, sizeof r->err);

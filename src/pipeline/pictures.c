@@ -2,6 +2,7 @@
 #include "pipeline/pictures.h"
 #include "pipeline/pictures_internal.h"
 #include "core/errmsg.h"
+#include "model/checkpoint.h"
 #include "pipeline/links.h"
 #include "render/mapview.h"
 #include "render/render.h"
@@ -78,6 +79,11 @@ int pictures_list_has(const char *list, const char *id, int h) {
     for (const char *p = list; p && (p = strstr(p, item)) != NULL; p += n)
         if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ',')) return 1;
     return 0;
+}
+
+/* 1 if training taught head h of map id where to look (train --supervise-*). */
+static int is_taught(const Show *w, const char *id, int h) {
+    return w->ps->metadata && checkpoint_meta_head_supervised(w->ps->metadata, id, h);
 }
 
 /* " · knocked out: encoder.2.self.0" for titles, or "". */
@@ -213,7 +219,7 @@ static int step_strip(Show *w) {
 
 static int kind_grid(Show *w, const char *stack, const char *kind) {
     const Trace *t = w->t;
-    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0, taught = 0;
     for (int i = 0; i < t->n_maps && n < 64; i++)
         if (!strcmp(t->maps[i].kind, kind)) idx[n++] = i;
     if (n == 0) return 0;
@@ -227,18 +233,25 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
         snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
-        for (int h = 0; h < n_heads; h++) cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+        for (int h = 0; h < n_heads; h++) {
+            cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+            cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, h);
+            taught |= cells[r * n_heads + h].outline;
+        }
     }
     for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    char note[300];
+    char note[300], title2[1600];
     snprintf(title, sizeof title, "%s %s: every layer × head%s", stack, pictures_kind_title(kind),
              ablated_note(w, note, sizeof note));
+    /* the sentence on a second line, and what the outline means */
+    snprintf(title2, sizeof title2, "%s\n%s → %s%s", title, w->s->text, w->s->translation,
+             taught ? "   (outlined: a head training taught where to look)" : "");
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
     RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
-    int r = render_grid(path, title, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
+    int r = render_grid(path, title2, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
                         w->errlen);
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
@@ -260,7 +273,8 @@ static int every_head(Show *w) {
         for (int h = 0; h < m->n_heads; h++) {
             char file[256], title[256], sub[512];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+                     is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
             if (!strcmp(m->stack, "decoder"))

@@ -38,6 +38,8 @@ typedef struct {
     const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
                                  named in titles and PNG text chunks                     */
     const Importance *importance; /* run --importance: the grids (NULL: none)            */
+    const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
+                                 were taught (supervised_heads), marked in every picture */
     const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the
                                  norm-weighted matrices in the trace, drawn beside the raw
                                  weights of each query token                             */
