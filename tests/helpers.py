@@ -1,5 +1,5 @@
 """Shared helpers for the Python tests: run the attnviz binary, read its outputs."""
-import json, os, subprocess
+import json, os, struct, subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
@@ -41,3 +41,43 @@ def files_under(d):
     for root, _, names in os.walk(d):
         out += [os.path.relpath(os.path.join(root, n), d) for n in names]
     return sorted(out)
+
+
+# ---------------------------------------------------------------- safetensors
+# A second implementation of the format (8-byte little-endian header length,
+# JSON header, raw little-endian data), independent of the C loader.
+
+def read_safetensors(path):
+    import numpy as np
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n].decode("utf-8"))
+    data = blob[8 + n:]
+    meta = header.pop("__metadata__")
+    tensors = {}
+    for name, info in header.items():
+        assert info["dtype"] == "F32", name
+        b, e = info["data_offsets"]
+        arr = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
+        tensors[name] = arr.copy()
+    return meta, tensors
+
+
+def write_safetensors(path, meta, tensors, order=None):
+    import numpy as np
+    names = order or sorted(tensors)  # a different order than the C writer's
+    header = {"__metadata__": meta}
+    chunks, off = [], 0
+    for name in names:
+        raw = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
+                        "data_offsets": [off, off + len(raw)]}
+        chunks.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode("utf-8")
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(chunks))
+
+

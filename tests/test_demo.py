@@ -21,6 +21,9 @@ EXPECTED = [
     "p8-vi-decoder-hoc.png", "p8-vi-lines-hoc.png",
     "p9-training-snapshots.png",
 ]
+# part 10 (does attention explain?) compares the shipped taught and untaught models
+P10 = ["p10-taught-head.png", "p10-taught-knockout.png", "p10-untaught-maps.png", "p10-untaught-knockout.png"]
+UNTAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi-untaught.safetensors")
 
 WORDS = ("the animal didn't cross street because it was too tired wide . cat sat on mat "
          "she ate pizza with mushrooms i go to school am happy l' le la n' a pas traversé "
@@ -250,9 +253,31 @@ def test_demo_shipped_model(tmp):
     out = os.path.join(tmp, "out")
     r = run_ok("demo", "--out", out, timeout=120)
     html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
-    assert page_images(html)[:-1] == EXPECTED[:-1]
+    assert page_images(html) == EXPECTED + P10
     m = re.search(r"\((\d+\.\d+) s\)", r.stdout)
     assert m and float(m.group(1)) < 15, r.stdout[-300:]
+    # part 10 quotes what eval --ablation measured (the checkpoints' metadata), not prose
+    from helpers import read_safetensors
+    text = re.sub(r"<[^>]+>", "", html)
+    for path, key in [(shipped, ("encoder.2.self", 0)), (UNTAUGHT, None)]:
+        ab = json.loads(read_safetensors(path)[0]["eval_ablation"])
+        row = ab["ablation"][0] if key is None else next(
+            x for x in ab["ablation"] if (x["map"], x["head"]) == key)
+        fr0 = ab["baseline"]["pronoun_accuracy_by_language"]["fr"]
+        fr1 = row["pronoun_accuracy_by_language"]["fr"]
+        want = ("from %.2f to %.2f" if key else "%.2f → %.2f") % (fr0, fr1)
+        assert want in text, (want, path)
+        if key is None:
+            assert "%s head %d" % (row["map"], row["head"]) in text
+    assert "Jain &amp; Wallace 2019" in html and "Wiegreffe &amp; Pinter 2019" in html
+
+
+def test_demo_part10_needs_the_taught_model(tmp):
+    out = os.path.join(tmp, "out")
+    r = run_ok("demo", "--model", "untaught", "--out", out, "--quiet", timeout=120)
+    assert "part 10 skipped" in r.stderr, r.stderr
+    html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    assert not [i for i in page_images(html) if i.startswith("p10-")]
 
 
 # ------------------------------------------------------------------ the page in Chromium

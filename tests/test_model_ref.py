@@ -10,44 +10,12 @@ Q·Kᵀ, ÷√d_k, +mask, ·V), the masks and the logits with a float64 PyTorch 
 written from the lesson's formulas."""
 import json, math, os, struct
 import numpy as np
-from helpers import run_ok, run_err, load_json
+from helpers import run_ok, run_err, load_json, read_safetensors, write_safetensors
 
 ATOL, RTOL = 1e-4, 1e-4
 
 
 # ---------------------------------------------------------------- safetensors
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n].decode("utf-8"))
-    data = blob[8 + n:]
-    meta = header.pop("__metadata__")
-    tensors = {}
-    for name, info in header.items():
-        assert info["dtype"] == "F32", name
-        b, e = info["data_offsets"]
-        arr = np.frombuffer(data[b:e], dtype="<f4").reshape(info["shape"])
-        tensors[name] = arr.copy()
-    return meta, tensors
-
-
-def write_safetensors(path, meta, tensors, order=None):
-    names = order or sorted(tensors)  # a different order than the C writer's
-    header = {"__metadata__": meta}
-    chunks, off = [], 0
-    for name in names:
-        raw = np.ascontiguousarray(tensors[name], dtype="<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensors[name].shape),
-                        "data_offsets": [off, off + len(raw)]}
-        chunks.append(raw)
-        off += len(raw)
-    h = json.dumps(header).encode("utf-8")
-    h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + b"".join(chunks))
-
 
 # ------------------------------------------------------------ reference model
 

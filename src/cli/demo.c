@@ -4,6 +4,7 @@
 #include "cli/cli.h"
 #include "lesson/demo.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #ifdef _OPENMP
@@ -59,7 +60,7 @@ static void print_summary(const Demo *d, double sec) {
     printf("demo: %d pictures, %d trace files and index.html in %s/ (%.2f s)\n", d->n_images, d->n_traces, d->out, sec);
     int part = 0;
     for (int i = 0; i < d->n_images; i++) {
-        int p = d->images[i][1] - '0';
+        int p = atoi(d->images[i] + 1);   /* "p10-…" → 10 */
         if (p != part) { printf("%s  part %d:", part ? "\n" : "", p); part = p; }
         printf(" %s", d->images[i]);
     }

@@ -2,21 +2,24 @@
  * and prints the figures as text or one JSON object; --write-metadata stores
  * the best coreference head in the checkpoint, where `run` and `demo` read it.
  *
- *   attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata] */
+ *   attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]
+ *                [--ablation] [--ablate MAP.H,…] */
 #include "cli/cli.h"
+#include "model/model.h"
 #include "lesson/eval.h"
 #include "model/checkpoint.h"
 #include "pipeline/model_file.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 typedef struct {
-    const char *model, *corpus, *split;
+    const char *model, *corpus, *split, *ablate;
     long limit;
-    int as_json, write_meta;
+    int as_json, write_meta, ablation;
 } EvalArgs;
 
 /* The best heads of a report, as eval prints them. */
@@ -28,20 +31,26 @@ typedef struct {
 
 static void eval_usage(FILE *f) {
     fprintf(f,
-        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n\n"
+        "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n"
+        "                    [--ablation] [--ablate MAP.H[,MAP.H…]]\n\n"
         "Measures the model on DIR/NAME.tsv (default build/corpus/heldout.tsv):\n"
         "translation exact match per language, pronoun accuracy, for every encoder\n"
         "self-attention and cross-attention head how often the pronoun's strongest link\n"
         "(excluding itself and <…> tokens) is its gold antecedent, and how often\n"
         "cross-attention's strongest link is the gold word alignment (teacher-forced).\n\n"
-        "  --model PATH   checkpoint (default: the shipped model)\n"
+        "  --model PATH   checkpoint, or taught / untaught (the shipped models; default taught)\n"
         "  --corpus DIR   corpus folder (default build/corpus)\n"
         "  --split NAME   heldout (default) or train\n"
         "  --limit N      only the first N pairs\n"
         "  --json         one JSON object on stdout\n"
         "  --write-metadata  store the best encoder coreference head as\n"
         "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
-        "                 checkpoint's metadata, which `run` and `demo` read; needs --model\n");
+        "                 checkpoint's metadata, which `run` and `demo` read; needs --model;\n"
+        "                 with --ablation, stores the knock-out table as \"eval_ablation\"\n"
+        "  --ablate MAP.H[,MAP.H…]  knock these heads out (output zeroed before W_O), then measure\n"
+        "  --ablation     knock out every head of every map alone and measure each: pronoun\n"
+        "                 accuracy and exact match per language, most harmful first (with a\n"
+        "                 progress bar on stderr; on the same pairs as eval, --limit included)\n");
 }
 
 /* 0 to go on, 1 after --help, 2 after a usage error (printed). */
@@ -51,17 +60,21 @@ static int parse_args(EvalArgs *a, int argc, char **argv) {
     a->split = "heldout";
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const CliOption opts[] = {{"--model", &a->model}, {"--corpus", &a->corpus}, {"--split", &a->split}};
+        const CliOption opts[] = {{"--model", &a->model}, {"--corpus", &a->corpus}, {"--split", &a->split},
+                                  {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--limit", &a->limit, 1, INT_MAX}};
-        int taken = cli_take_option(argc, argv, &i, opts, 3, "eval");
+        int taken = cli_take_option(argc, argv, &i, opts, 4, "eval");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 1, "eval");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(arg)) { eval_usage(stdout); return 1; }
         if (!strcmp(arg, "--json")) a->as_json = 1;
         else if (!strcmp(arg, "--write-metadata")) a->write_meta = 1;
+        else if (!strcmp(arg, "--ablation")) a->ablation = 1;
         else return cli_unknown_option("eval", arg);
     }
+    if (a->ablation && a->ablate) { cli_error("--ablation knocks out one head at a time; give it without --ablate"); return 2; }
+    if (a->write_meta && a->ablate) { cli_error("--write-metadata records the intact model; give it without --ablate"); return 2; }
     if (a->write_meta && !a->model) { cli_error("--write-metadata needs --model PATH (the checkpoint to update)"); return 2; }
     if (strchr(a->split, '/')) { cli_error("--split %s: give a split name such as heldout or train", a->split); return 2; }
     return 0;
@@ -88,9 +101,10 @@ static void json_heads(FILE *f, const char *stack, const char *kind, int layers,
     }
 }
 
-static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path) {
+static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated) {
     int L = r->n_dec_layers, H = r->n_heads;
     printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", model, path, r->n_pairs, r->seconds);
+    printf(" \"ablated\": %s,\n", ablated);
     printf(" \"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r->exact[0]), eval_rate(r->exact[1]));
     printf(" \"translation_pairs\": {\"fr\": %ld, \"vi\": %ld},\n", r->exact[0].total, r->exact[1].total);
     printf(" \"pronoun_accuracy\": %.4f,\n", eval_rate(b->pron));
@@ -130,9 +144,11 @@ static void print_table(const char *title, const char *stack, const char *kind, 
     }
 }
 
-static void print_text(const EvalReport *r, const EvalBest *b, const char *model, const char *path) {
+static void print_text(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated) {
     int E = r->n_enc_layers, L = r->n_dec_layers, H = r->n_heads;
-    printf("eval: %s on %s (%ld pairs, %.1f s)\n\n", model, path, r->n_pairs, r->seconds);
+    printf("eval: %s on %s (%ld pairs, %.1f s)\n", model, path, r->n_pairs, r->seconds);
+    if (*ablated) printf("  knocked out: %s (output zeroed before W_O)\n", ablated);
+    printf("\n");
     printf("  translation exact match   fr %.1f%% (%ld/%ld)   vi %.1f%% (%ld/%ld)\n",
            100 * eval_rate(r->exact[0]), r->exact[0].hit, r->exact[0].total,
            100 * eval_rate(r->exact[1]), r->exact[1].hit, r->exact[1].total);
@@ -150,6 +166,69 @@ static void print_text(const EvalReport *r, const EvalBest *b, const char *model
     print_table("alignment: cross-attention argmax = gold source word", "decoder", "cross", L, H, r->align);
 }
 
+/* A progress bar on stderr: [#####.....] 12/28 heads, 40 s, about 53 s left. */
+static void ablation_progress(void *ctx, int done, int total, double seconds) {
+    (void)ctx;
+    int w = 30, fill = total ? done * w / total : w;
+    char bar[64];
+    for (int i = 0; i < w; i++) bar[i] = i < fill ? '#' : '.';
+    bar[w] = '\0';
+    if (done < total && done > 0)
+        fprintf(stderr, "\rknock-outs [%s] %d/%d heads, %.0f s, about %.0f s left ", bar, done, total, seconds,
+                seconds / done * (total - done));
+    else
+        fprintf(stderr, "\rknock-outs [%s] %d/%d heads, %.0f s%s", bar, done, total, seconds,
+                done == total ? "                    \n" : " ");
+    fflush(stderr);
+}
+
+static void print_ablation_text(const EvalAblation *ab, const char *model, const char *path) {
+    const EvalAblationRow *b = &ab->baseline;
+    printf("eval --ablation: %s on %s (%ld pairs; %d heads knocked out one at a time, %.1f s)\n\n", model, path, ab->pairs,
+           ab->n_rows, ab->seconds);
+    printf("  %-22s %5s  %8s %8s %8s  %8s %8s\n", "knocked out", "head", "pronoun", "fr", "vi", "exact fr", "exact vi");
+    printf("  %-22s %5s  %7.1f%% %7.1f%% %7.1f%%  %7.1f%% %7.1f%%\n", "none (baseline)", "", 100 * eval_ablation_pronoun(b),
+           100 * eval_rate(b->pronoun[0]), 100 * eval_rate(b->pronoun[1]), 100 * eval_rate(b->exact[0]),
+           100 * eval_rate(b->exact[1]));
+    for (int i = 0; i < ab->n_rows; i++) {
+        const EvalAblationRow *r = &ab->rows[i];
+        char map[64];
+        model_attn_map_name(r->kind, r->layer, map, sizeof map);
+        printf("  %-22s %5d  %7.1f%% %7.1f%% %7.1f%%  %7.1f%% %7.1f%%   (pronoun %+.1f points)\n", map, r->head,
+               100 * eval_ablation_pronoun(r), 100 * eval_rate(r->pronoun[0]), 100 * eval_rate(r->pronoun[1]),
+               100 * eval_rate(r->exact[0]), 100 * eval_rate(r->exact[1]),
+               100 * (eval_ablation_pronoun(r) - eval_ablation_pronoun(b)));
+    }
+    printf("\nMost harmful first.  A head whose knock-out costs nothing was not needed for these\n"
+           "sentences, whatever its map looks like.\n");
+}
+
+/* eval --ablation: the table, printed or as JSON, and stored with --write-metadata. */
+static int run_ablation(const EvalArgs *a, ModelFile *mf, const char *path, const EvalOptions *o) {
+    EvalAblation ab;
+    char err[1024];
+    if (eval_ablation_run(&mf->m, &mf->v, path, o, &ab, ablation_progress, NULL, err, sizeof err)) {
+        fprintf(stderr, "\n");
+        cli_error("%s", err);
+        return 1;
+    }
+    eval_ablation_sort(&ab);
+    char *json = eval_ablation_json(&ab, 0, a->split);
+    int rc = 1;
+    if (!json) { cli_error("out of memory"); goto done; }
+    if (a->write_meta) {
+        const char *kv[] = {"eval_ablation", json, NULL};
+        if (checkpoint_rewrite_metadata(a->model, kv, err, sizeof err)) { cli_error("--write-metadata: %s", err); goto done; }
+    }
+    if (a->as_json) printf("%s\n", json);
+    else print_ablation_text(&ab, mf->path, path);
+    rc = 0;
+done:
+    free(json);
+    eval_ablation_free(&ab);
+    return rc;
+}
+
 int cli_eval(int argc, char **argv) {
     EvalArgs a;
     int rc = parse_args(&a, argc, argv);
@@ -164,7 +243,9 @@ int cli_eval(int argc, char **argv) {
                   a.corpus);
         goto done;
     }
-    EvalOptions o = {(int)a.limit, 64};
+    EvalOptions o = {.limit = (int)a.limit, .batch = 64};
+    if (a.ablation) { status = run_ablation(&a, &mf, path, &o); goto done; }
+    if (a.ablate && model_ablate_parse(&mf.m, a.ablate) != 0) { cli_error("--ablate %s", mf.m.err); goto done; }
     EvalReport r;
     if (eval_run(&mf.m, &mf.v, path, &o, &r, err, sizeof err)) { cli_error("%s", err); goto done; }
     EvalBest b = best_heads(&r);
@@ -174,8 +255,10 @@ int cli_eval(int argc, char **argv) {
         const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, NULL};
         if (checkpoint_rewrite_metadata(a.model, kv, err, sizeof err)) { cli_error("--write-metadata: %s", err); goto done; }
     }
-    if (a.as_json) print_json(&r, &b, mf.path, path);
-    else print_text(&r, &b, mf.path, path);
+    char abl[2048];
+    model_ablate_describe(&mf.m, a.as_json, abl, sizeof abl);
+    if (a.as_json) print_json(&r, &b, mf.path, path, abl);
+    else print_text(&r, &b, mf.path, path, abl);
     status = 0;
 done:
     model_file_free(&mf);

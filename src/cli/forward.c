@@ -1,8 +1,9 @@
 /* forward.c — `attnviz forward` (hidden, for tests and benchmarks): runs the
- * model on token ids and writes every attention map and the logits as JSON,
+ * model on token ids and writes every attention map (with its norm-weighted
+ * matrices and the encoder's rollout) and the logits as JSON,
  * or times training steps on random tokens.
  *
- *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps]
+ *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps] [--ablate MAP.H,…]
  *   attnviz forward --model PATH --bench N [--batch B] [--len S] [--tgt-len T]
  * IDS: token ids separated by spaces, batch items separated by ';' ("5 6 7;8 9").
  * Shorter items are padded with id 0 (<pad>) and masked by their length. */
@@ -12,6 +13,7 @@
 #include "lesson/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
+#include "pipeline/importance.h"
 #include "trace/trace.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -22,7 +24,7 @@
 #include <time.h>
 
 typedef struct {
-    const char *model, *src, *tgt, *out;
+    const char *model, *src, *tgt, *out, *ablate;
     int steps;
     long bench, batch, len, tgt_len;
 } ForwardArgs;
@@ -32,6 +34,7 @@ static void forward_usage(FILE *f) {
                "Runs the model on token ids and writes every attention map and the logits\n"
                "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
                "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
+               "  --ablate MAP.H[,MAP.H…]           knock these heads out (output zeroed before W_O)\n"
                "  --bench N [--batch B] [--len S] [--tgt-len T]\n"
                "        time N training steps (forward, backward, clip, Adam) on random tokens\n"
                "        instead; mean source/target lengths S and T (default 32 items, 12 / 11)\n");
@@ -41,10 +44,11 @@ static void forward_usage(FILE *f) {
 static int parse_args(ForwardArgs *a, int argc, char **argv) {
     *a = (ForwardArgs){.batch = 32, .len = 12, .tgt_len = 11};
     for (int i = 1; i < argc; i++) {
-        const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out}};
+        const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out},
+                                  {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--bench", &a->bench, 1, 1000000}, {"--batch", &a->batch, 1, 4096},
                                  {"--len", &a->len, 1, 100000}, {"--tgt-len", &a->tgt_len, 1, 100000}};
-        int taken = cli_take_option(argc, argv, &i, opts, 4, "forward");
+        int taken = cli_take_option(argc, argv, &i, opts, 5, "forward");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 4, "forward");
         if (taken < 0) return 2;
         if (taken) continue;
@@ -221,6 +225,7 @@ static cJSON *map_json(const TraceMap *mp) {
         if (th->scaled) cJSON_AddItemToObject(ho, "scaled", matrix_json(th->scaled, mp->Tq, mp->Tk));
         if (th->masked) cJSON_AddItemToObject(ho, "masked", matrix_json(th->masked, mp->Tq, mp->Tk));
         if (th->output) cJSON_AddItemToObject(ho, "output", matrix_json(th->output, mp->Tq, mp->Dv));
+        if (th->norm_weighted) cJSON_AddItemToObject(ho, "norm_weighted", matrix_json(th->norm_weighted, mp->Tq, mp->Tk));
     }
     return mo;
 }
@@ -236,8 +241,22 @@ static cJSON *item_json(Model *m, char **vocab, int b, int steps) {
     int trc = !stok || !ttok ? -1 : model_trace(m, b, &tr, stok, ttok, steps);
     free(stok); free(ttok);
     if (trc) { trace_free(&tr); cli_error("%s", m->err); return NULL; }
+    /* norm-weighted attention of every head and the encoder's rollout */
+    float *rollout = NULL;
+    char err[512];
+    if (importance_trace_aggregates(m, b, &tr, &rollout, err, sizeof err) != 0) {
+        trace_free(&tr);
+        cli_error("%s", err);
+        return NULL;
+    }
     cJSON *item = cJSON_CreateObject(), *maps = cJSON_AddArrayToObject(item, "maps");
     for (int k = 0; k < tr.n_maps; k++) cJSON_AddItemToArray(maps, map_json(&tr.maps[k]));
+    if (rollout) {
+        cJSON *ro = cJSON_AddArrayToObject(item, "rollout");
+        int E = model_attn_layers(&m->config, MODEL_ATTN_ENC_SELF);
+        for (int l = 0; l < E; l++) cJSON_AddItemToArray(ro, matrix_json(rollout + (size_t)l * m->S * m->S, m->S, m->S));
+    }
+    free(rollout);
     trace_free(&tr);
     return item;
 }
@@ -287,6 +306,7 @@ int cli_forward(int argc, char **argv) {
     cJSON *root = NULL;
     if (checkpoint_load(a.model, &m, &vocab, &nv, NULL, err, sizeof err)) { cli_error("%s", err); return 1; }
     rc = 1;
+    if (a.ablate && model_ablate_parse(&m, a.ablate) != 0) { cli_error("--ablate %s", m.err); goto done; }
     if (a.bench > 0) {
         rc = forward_bench(&m, (int)a.bench, (int)a.batch, (int)a.len, (int)a.tgt_len);
         goto done;

@@ -11,10 +11,11 @@
 #include <string.h>
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: attnviz info --model PATH [--json]\n\n"
-               "Prints a model file's configuration, parameter count and tensors.\n"
-               "  --model PATH   a checkpoint (.safetensors) written by attnviz\n"
-               "                 (default: the shipped model, as attnviz run finds it)\n"
+    fprintf(f, "usage: attnviz info [--model NAME|PATH] [--json]\n\n"
+               "Prints a model file's configuration, parameter count, tensors and metadata,\n"
+               "and lists the shipped models.\n"
+               "  --model NAME|PATH  taught or untaught (the shipped models), or a checkpoint\n"
+               "                 (.safetensors) written by attnviz (default: taught)\n"
                "  --json         print the configuration as one JSON object\n");
 }
 
@@ -45,6 +46,11 @@ static void print_info(const ModelFile *mf) {
         printf("%s: %s\n", it->string, it->valuestring);
     }
     cJSON_Delete(mj);
+    printf("shipped models (--model NAME):\n");
+    const char *name, *what;
+    char path[4096];
+    for (int i = 0; model_file_shipped(i, &name, &what, path, sizeof path) == 0; i++)
+        printf("  %-9s %s\n            %s\n", name, *path ? path : "(not found: make model trains it)", what);
 }
 
 int cli_info(int argc, char **argv) {

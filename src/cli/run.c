@@ -8,6 +8,7 @@
  * each (sentence-1/ …) with an index.html linking them; --batch runs them
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
+#include "pipeline/importance.h"
 #include "pipeline/links.h"
 #include "pipeline/model_file.h"
 #include "pipeline/pictures.h"
@@ -17,6 +18,7 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,8 @@
 #define RUN_MAX_SENTENCES 64
 
 typedef struct {
-    const char *model, *to, *target, *out, *query, *focus, *trace_mode;
-    int batch, quiet, no_pictures, timing;
+    const char *model, *to, *target, *out, *query, *focus, *trace_mode, *ablate;
+    int batch, quiet, no_pictures, timing, importance;
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
 } RunArgs;
@@ -36,6 +38,7 @@ typedef struct {
     const RunArgs *a;
     ModelFile mf;
     CorefHead coref;
+    char ablated[1024];          /* the knocked-out heads, "encoder.2.self.0, …" */
     Sentence sent[RUN_MAX_SENTENCES];
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
@@ -57,6 +60,11 @@ static void run_usage(FILE *f) {
         "                    decoder.1.cross.2 (default: the head that links the first\n"
         "                    pronoun most strongly, else encoder.0.self.0)\n"
         "  --trace weights|steps  steps also keeps scores, scaled, masked, output in trace.json\n"
+        "  --ablate MAP.H[,MAP.H…]  knock heads out: their output is replaced by zeros before\n"
+        "                    W_O (e.g. encoder.2.self.0); the translation, every picture and\n"
+        "                    the trace are those of the model without them\n"
+        "  --importance      knock out each head alone and draw how much the log-probability\n"
+        "                    of each translated word falls (importance.png)\n"
         "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
         "  --out DIR         output folder (default output/)\n"
         "  --quiet           print only errors\n"
@@ -82,7 +90,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         const char *arg = argv[i];
         const CliOption opts[] = {
             {"--model", &a->model}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
-            {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}};
+            {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--ablate", &a->ablate}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
         if (taken < 0) return -1;
         if (taken) continue;
@@ -90,6 +98,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         else if (!strcmp(arg, "--quiet")) a->quiet = 1;
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
+        else if (!strcmp(arg, "--importance")) a->importance = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
         else if (arg[0] == '-' && arg[1] == '-') {
             cli_error("unknown option '%s' for run (see attnviz run --help)", arg);
@@ -140,6 +149,10 @@ static int translate_all(Run *r) {
         cli_error("run needs an encoder–decoder model; %s is %s", r->mf.path, model_arch_name(r->mf.m.config.arch));
         return -1;
     }
+    if (a->ablate) {
+        if (model_ablate_parse(&r->mf.m, a->ablate) != 0) { cli_error("--ablate %s", r->mf.m.err); return -1; }
+        model_ablate_describe(&r->mf.m, 0, r->ablated, sizeof r->ablated);
+    }
     int n = a->n_sentences, tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR;
     for (int i = 0; i < n; i++) {
         Sentence *s = &r->sent[i];
@@ -177,10 +190,16 @@ static void print_links(const Run *r, const Sentence *s, const Trace *t) {
         any = 1;
         if (a->quiet) continue;
         const TraceMap *m = &t->maps[L.map];
-        printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s\n", w, q, m->keys[L.key], L.key,
-               m->id, L.head, (double)L.weight,
-               c->layer < 0 ? "" : c->taught ? "  (the model's coreference head, trained with gold antecedents)"
-                                             : "  (the model's coreference head)");
+        int is_coref = c->layer >= 0 && m->layer == c->layer && L.head == c->head;
+        char why[256];
+        if (!is_coref) snprintf(why, sizeof why, "the strongest link of any encoder head");
+        else if (c->taught) snprintf(why, sizeof why, "the model's coreference head, TAUGHT with gold antecedents "
+                                     "(train --supervise-coref)");
+        else snprintf(why, sizeof why, "the head eval found linking pronouns to antecedents most often (%.0f%%), "
+                      "not taught", 100 * c->accuracy);
+        printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[L.key], L.key,
+               m->id, L.head, (double)L.weight, L.weight < 0.5f ? " (weak link: below 0.5)" : "", why,
+               model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, L.head) ? "; KNOCKED OUT: its output is not used" : "");
         HeadLink B = links_strongest(t, q);
         if (c->layer >= 0 && B.map >= 0 && (B.map != L.map || B.head != L.head))
             printf("      strongest link of any encoder head: %s (%s head %d, weight %.2f)\n",
@@ -210,10 +229,57 @@ static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int
     return 0;
 }
 
+/* Prints the heads whose knock-out costs the most (run --importance). */
+static void print_importance(const Importance *im, const Sentence *s) {
+    typedef struct { int k, l, h; float d; } Row;
+    Row rows[3 * 64];
+    int n = 0;
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < im->layers[k]; l++)
+            for (int h = 0; h < im->H && n < 3 * 64; h++) {
+                float d = importance_summary(im, (ModelAttnKind)k, l, h);
+                if (d == d) rows[n++] = (Row){k, l, h, d};
+            }
+    for (int i = 1; i < n; i++)   /* insertion sort, most harmful knock-out first */
+        for (int j = i; j > 0 && rows[j].d < rows[j - 1].d; j--) { Row x = rows[j]; rows[j] = rows[j - 1]; rows[j - 1] = x; }
+    if (im->pronoun_t >= 0)
+        printf("  knock-outs: Δ log p of “%s” (translating “%s”) when one head is knocked out; the 5 that cost most:\n",
+               im->targets[im->pronoun_t], s->words.tok[im->pronoun_q]);
+    else
+        printf("  knock-outs: mean Δ log p of the translation's tokens when one head is knocked out; the 5 that cost most:\n");
+    for (int i = 0; i < n && i < 5; i++) {
+        char map[64];
+        model_attn_map_name((ModelAttnKind)rows[i].k, rows[i].l, map, sizeof map);
+        printf("      %-22s head %d  %+.3f  (p × %.3g)\n", map, rows[i].h, (double)rows[i].d, exp((double)rows[i].d));
+    }
+}
+
+/* What tests the maps' claim: the knocked-out heads, norm-weighted attention and
+ * rollout (always), head importance (--importance), into the trace t. */
+static int explain_sentence(Run *r, int i, Trace *t, float **rollout, Importance *imp) {
+    const RunArgs *a = r->a;
+    Sentence *s = &r->sent[i];
+    char json[2048];
+    model_ablate_describe(&r->mf.m, 1, json, sizeof json);
+    if (trace_set_section(t, "ablated", json) != 0) { cli_error("out of memory"); return -1; }
+    if (importance_trace_aggregates(&r->mf.m, a->batch ? i : 0, t, rollout, r->err, sizeof r->err) != 0) {
+        cli_error("%s", r->err);
+        return -1;
+    }
+    if (!a->importance) return 0;
+    if (importance_compute(imp, &r->mf.m, s, r->err, sizeof r->err) != 0) { cli_error("%s", r->err); return -1; }
+    char *j = importance_json(imp);
+    int rc = j ? trace_set_section(t, "importance", j) : -1;
+    free(j);
+    if (rc != 0) { cli_error("out of memory"); return -1; }
+    if (!a->quiet) print_importance(imp, s);
+    return 0;
+}
+
 /* The forward pass that sentence i's pictures show: alone, or (at i = 0) the whole batch. */
 static int forward_for(Run *r, int i) {
     const RunArgs *a = r->a;
-    if (a->batch && i > 0) return 0;
+    if (a->batch && i > 0 && !a->importance) return 0;   /* importance ran other forwards since */
     Sentence *batch[RUN_MAX_SENTENCES];
     int n = a->batch ? a->n_sentences : 1;
     for (int j = 0; j < n; j++) batch[j] = &r->sent[a->batch ? j : i];
@@ -229,6 +295,8 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (forward_for(r, i) != 0) return -1;
     Trace t;
     trace_init(&t);
+    Importance imp = {0};
+    float *rollout = NULL;
     int rc = -1;
     if (model_trace(&r->mf.m, a->batch ? i : 0, &t, s->src_tok, s->tgt_tok, 1) != 0) {
         cli_error("model: %s", r->mf.m.err);
@@ -237,13 +305,17 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (!a->quiet) {
         printf("%s\n", s->text);
         printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
+        if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
     int focus_map, focus_head;
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
     print_links(r, s, &t);
+    if (explain_sentence(r, i, &t, &rollout, &imp) != 0) goto done;
     r->ms_model += now_ms() - t0;
-    PictureSpec ps = {dir, r->mf.path, r->command, a->query, focus_map, focus_head,
-                      !strcmp(a->trace_mode, "steps"), a->no_pictures, r->coref};
+    PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
+                      .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
+                      .no_pictures = a->no_pictures, .coref = r->coref, .ablated = r->ablated, .metadata = r->mf.metadata,
+                      .importance = a->importance ? &imp : NULL, .rollout = rollout};
     PictureReport rep;
     rc = pictures_show_sentence(&ps, s, &t, &rep, r->err, sizeof r->err);
     r->ms_pictures += rep.ms_pictures;
@@ -252,6 +324,8 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (rc != 0) cli_error("%s", r->err);
 done:
     trace_free(&t);
+    importance_free(&imp);
+    free(rollout);
     return rc;
 }
 

@@ -378,7 +378,7 @@ static int quick_eval(Training *tr, const TrainArgs *a) {
         if (!a->quiet) fprintf(stderr, "train: no %s, so no quick eval and no coreference_head metadata\n", path);
         return 0;
     }
-    EvalOptions eo = {(int)a->eval_limit, 64};
+    EvalOptions eo = {.limit = (int)a->eval_limit, .batch = 64};
     EvalReport er;
     if (eval_run(&tr->m, &tr->v, path, &eo, &er, tr->err, sizeof tr->err)) {
         cli_error("eval after training: %s", tr->err);

@@ -145,6 +145,7 @@ static int all_parts(Demo *d) {
     if (demo_write_trace(d, &t3, "p3.trace.json")) goto done;
     if (demo_multi_head(d) || demo_three_kinds(d) || demo_coreference(d)) goto done;
     if (demo_positional_encoding(d) || demo_vietnamese(d) || demo_head_learning(d)) goto done;
+    if (demo_does_attention_explain(d)) goto done;
     rc = 0;
 done:
     trace_free(&t3);

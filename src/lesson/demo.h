@@ -12,9 +12,10 @@
  *   7. positional encoding                                     demo_positional_encoding
  *   8. the Vietnamese example "tôi đi học ."                   demo_vietnamese
  *   9. a head learning (training snapshots, when present)      demo_head_learning
+ *  10. does attention explain? knock-outs, taught vs untaught   demo_does_attention_explain
  * The parts that need no model are in demo_by_hand.c, those that run the model
  * in demo_model.c (through the sentence pipeline, pipeline/sentence.h), part 9
- * in demo_snapshots.c.  Every number in a caption is computed, never copied
+ * in demo_snapshots.c, part 10 in demo_explain.c.  Every number in a caption is computed, never copied
  * from the notes.
  *
  * Every picture goes through demo_add(), which records it for the page
@@ -108,5 +109,8 @@ int demo_coreference(Demo *d);
 int demo_vietnamese(Demo *d);
 /* demo_snapshots.c: the coreference head during training. */
 int demo_head_learning(Demo *d);
+/* demo_explain.c: the taught head, its knock-out, the untaught model (needs the
+ * shipped taught model, or skips with a warning). */
+int demo_does_attention_explain(Demo *d);
 
 #endif

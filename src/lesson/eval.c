@@ -1,6 +1,7 @@
 /* eval.c — the translation and attention metrics of `attnviz eval` (see eval.h). */
 #include "lesson/eval.h"
 #include "core/errmsg.h"
+#include "core/strbuf.h"
 #include "lesson/corpus.h"
 #include "model/decode.h"
 #include "trace/maps.h"
@@ -39,7 +40,7 @@ typedef struct {
 
 static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item *it, int S,
                         const int *dec_out, const int *dec_len, int max_len, EvalReport *r,
-                        unsigned char *skip) {
+                        unsigned char *skip, int attn, int trans) {
     const ModelConfig *c = &m->config;
     int H = c->n_heads, E = c->n_enc_layers, L = c->n_dec_layers, T = m->T;
     for (int b = 0; b < B; b++) {
@@ -50,8 +51,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
         const int *o = dec_out + (size_t)b * max_len;
         int same = dec_len[b] == x->nt;
         for (int t = 0; same && t < x->nt; t++) same = o[t] == x->tgt[t];
-        r->exact[li].total++;
-        r->exact[li].hit += same;
+        if (trans) { r->exact[li].total++; r->exact[li].hit += same; }
         for (int j = 0; j < x->ns; j++) skip[j] = x->src[j] < VOCAB_N_SPECIAL;
         /* coreference */
         for (int k = 0; k < p->n_coref; k++) {
@@ -62,7 +62,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                 if (s != pr || t >= x->nt) continue;
                 any = 1;
                 if (t >= dec_len[b] || o[t] != x->tgt[t]) ok = 0;
-                for (int l = 0; l < L; l++)
+                for (int l = 0; l < L && attn; l++)
                     for (int h = 0; h < H; h++) {
                         const float *row = m->acts.dec_cross.att +
                             ((((size_t)l * m->B + b) * H + h) * T + t) * S;
@@ -71,8 +71,8 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                         r->coref_cross[l][h].hit += j == an;
                     }
             }
-            if (any) { r->pronoun[li].total++; r->pronoun[li].hit += ok; }
-            for (int l = 0; l < E; l++)
+            if (any && trans) { r->pronoun[li].total++; r->pronoun[li].hit += ok; }
+            for (int l = 0; l < E && attn; l++)
                 for (int h = 0; h < H; h++) {
                     const float *row = m->acts.enc_self.att +
                         ((((size_t)l * m->B + b) * H + h) * S + pr) * S;
@@ -82,7 +82,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                 }
         }
         /* alignment: every target token with at least one gold source */
-        for (int t = 0; t < x->nt; t++) {
+        for (int t = 0; t < x->nt && attn; t++) {
             int has = 0;
             for (int q = 0; q < p->n_align; q++) if (p->align[2 * q] == t) { has = 1; break; }
             if (!has) continue;
@@ -102,6 +102,43 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                 }
         }
     }
+}
+
+/* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
+ * Greedy search reproduces the gold target exactly when, given the gold
+ * prefix, its choice (decode_pick) is the gold token at every position and
+ * <eos> after it; those pairs are read off the teacher-forced logits, and only
+ * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes. */
+static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
+                          int max_dec, int *dout, int *dlen, char *err, size_t errlen) {
+    int V = m->config.vocab_size, T = m->T, n = 0;
+    int *idx = malloc((size_t)B * sizeof(int)), *s2 = malloc((size_t)B * S * sizeof(int));
+    int *l2 = malloc((size_t)B * sizeof(int)), *t2 = malloc((size_t)B * sizeof(int));
+    int *o2 = malloc((size_t)B * max_dec * sizeof(int)), *n2 = malloc((size_t)B * sizeof(int));
+    int rc = -1;
+    if (!idx || !s2 || !l2 || !t2 || !o2 || !n2) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    for (int b = 0; b < B; b++) {
+        const Item *x = &it[b];
+        int ok = x->nt < max_dec;
+        for (int t = 0; ok && t <= x->nt; t++)
+            ok = decode_pick(m->acts.logits + ((size_t)b * T + t) * V, V) == (t < x->nt ? x->tgt[t] : VOCAB_EOS);
+        if (ok) {
+            memcpy(dout + (size_t)b * max_dec, x->tgt, (size_t)x->nt * sizeof(int));
+            dlen[b] = x->nt;
+            continue;
+        }
+        memcpy(s2 + (size_t)n * S, src + (size_t)b * S, (size_t)S * sizeof(int));
+        l2[n] = slen[b]; t2[n] = tags[b]; idx[n++] = b;
+    }
+    if (n > 0 && decode_greedy_batch(m, s2, l2, S, t2, n, max_dec, o2, n2, err, errlen)) goto done;
+    for (int k = 0; k < n; k++) {
+        memcpy(dout + (size_t)idx[k] * max_dec, o2 + (size_t)k * max_dec, (size_t)max_dec * sizeof(int));
+        dlen[idx[k]] = n2[k];
+    }
+    rc = 0;
+done:
+    free(idx); free(s2); free(l2); free(t2); free(o2); free(n2);
+    return rc;
 }
 
 static int encode(const Vocab *v, char **tok, int n, int *ids) {
@@ -174,8 +211,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
             slen[b] = it[b].ns;
             tags[b] = it[b].tag;
         }
-        if (decode_greedy_batch(m, src, slen, S, tags, B, max_dec, dout, dlen, err, errlen)) goto done;
-        /* teacher-forced pass for the attention metrics */
+        /* teacher-forced pass: the attention metrics, and the pairs greedy search gets right */
         for (int b = 0; b < B; b++) {
             int *d = din + (size_t)b * T;
             d[0] = it[b].tag;
@@ -183,7 +219,9 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
             tlen[b] = it[b].nt + 1;
         }
         if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
-        score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip);
+        if (!o->translation_only) score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip, 1, 0);
+        if (greedy_outputs(m, it, B, src, slen, S, tags, max_dec, dout, dlen, err, errlen)) goto done;
+        score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip, 0, 1);
     }
     r->n_pairs = n;
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -208,4 +246,98 @@ void eval_metadata_json(const EvalReport *r, const char *split, char *coref, siz
              "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
              "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
              split, r->n_pairs, eval_rate(r->exact[0]), eval_rate(r->exact[1]), eval_rate(pron), coref, al, ah, aacc);
+}
+
+/* ------------------------------------------------------------- knock-outs */
+
+int eval_ablation_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o, EvalAblation *ab,
+                      EvalProgress progress, void *ctx, char *err, size_t errlen) {
+    memset(ab, 0, sizeof *ab);
+    const ModelConfig *c = &m->config;
+    if (m->n_ablated > 0) return errmsg_set(err, errlen, "eval --ablation knocks out one head at a time; give no --ablate");
+    int total = 0;
+    for (int k = 0; k < 3; k++) total += model_attn_layers(c, (ModelAttnKind)k) * c->n_heads;
+    ab->rows = calloc((size_t)total, sizeof *ab->rows);
+    if (!ab->rows) return errmsg_set(err, errlen, "out of memory");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    EvalOptions oo = *o;
+    oo.translation_only = 1;
+    EvalReport r;
+    if (eval_run(m, v, path, &oo, &r, err, errlen)) goto fail;
+    ab->pairs = r.n_pairs;
+    memcpy(ab->baseline.exact, r.exact, sizeof r.exact);
+    memcpy(ab->baseline.pronoun, r.pronoun, sizeof r.pronoun);
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < model_attn_layers(c, (ModelAttnKind)k); l++)
+            for (int h = 0; h < c->n_heads; h++) {
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                if (progress) progress(ctx, ab->n_rows, total, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+                EvalAblationRow *row = &ab->rows[ab->n_rows];
+                row->kind = (ModelAttnKind)k; row->layer = l; row->head = h;
+                if (model_ablate_head(m, row->kind, l, h, MODEL_ABLATE_ZERO, NULL)) { errmsg_set(err, errlen, "%s", m->err); goto fail; }
+                int rc = eval_run(m, v, path, &oo, &r, err, errlen);
+                model_ablate_clear(m);
+                if (rc) goto fail;
+                memcpy(row->exact, r.exact, sizeof r.exact);
+                memcpy(row->pronoun, r.pronoun, sizeof r.pronoun);
+                ab->n_rows++;
+            }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ab->seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (progress) progress(ctx, total, total, ab->seconds);
+    return 0;
+fail:
+    eval_ablation_free(ab);
+    return -1;
+}
+
+double eval_ablation_pronoun(const EvalAblationRow *r) {
+    return eval_rate((EvalCount){r->pronoun[0].hit + r->pronoun[1].hit, r->pronoun[0].total + r->pronoun[1].total});
+}
+
+/* Most harmful first: the larger fall in pronoun accuracy, then in exact match. */
+static int row_cmp(const void *a, const void *b) {
+    const EvalAblationRow *x = a, *y = b;
+    double px = eval_ablation_pronoun(x), py = eval_ablation_pronoun(y);
+    if (px != py) return px < py ? -1 : 1;
+    double ex = eval_rate(x->exact[0]) + eval_rate(x->exact[1]), ey = eval_rate(y->exact[0]) + eval_rate(y->exact[1]);
+    if (ex != ey) return ex < ey ? -1 : 1;
+    if (x->kind != y->kind) return x->kind - y->kind;
+    if (x->layer != y->layer) return x->layer - y->layer;
+    return x->head - y->head;
+}
+
+void eval_ablation_sort(EvalAblation *ab) { qsort(ab->rows, (size_t)ab->n_rows, sizeof *ab->rows, row_cmp); }
+
+/* The fields of one row (or the baseline) as JSON members. */
+static int row_json(StrBuf *b, const EvalAblationRow *r) {
+    return strbuf_printf(b, "\"pronoun_accuracy\": %.4f, \"pronoun_accuracy_by_language\": {\"fr\": %.4f, \"vi\": %.4f}, "
+                         "\"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f}",
+                         eval_ablation_pronoun(r), eval_rate(r->pronoun[0]), eval_rate(r->pronoun[1]),
+                         eval_rate(r->exact[0]), eval_rate(r->exact[1]));
+}
+
+char *eval_ablation_json(const EvalAblation *ab, int rows, const char *split) {
+    StrBuf b = {0};
+    int bad = strbuf_printf(&b, "{\"split\": \"%s\", \"pairs\": %ld, \"seconds\": %.1f, \"knock_out\": \"zero\",\n"
+                            " \"baseline\": {", split, ab->pairs, ab->seconds);
+    bad |= row_json(&b, &ab->baseline);
+    bad |= strbuf_printf(&b, "},\n \"ablation\": [");
+    for (int i = 0; i < ab->n_rows && (rows <= 0 || i < rows); i++) {
+        char map[64];
+        model_attn_map_name(ab->rows[i].kind, ab->rows[i].layer, map, sizeof map);
+        bad |= strbuf_printf(&b, "%s\n  {\"map\": \"%s\", \"head\": %d, ", i ? "," : "", map, ab->rows[i].head);
+        bad |= row_json(&b, &ab->rows[i]);
+        bad |= strbuf_printf(&b, "}");
+    }
+    bad |= strbuf_printf(&b, "]}");
+    if (bad) { free(b.buf); return NULL; }
+    return b.buf;
+}
+
+void eval_ablation_free(EvalAblation *ab) {
+    if (!ab) return;
+    free(ab->rows);
+    memset(ab, 0, sizeof *ab);
 }

@@ -45,6 +45,8 @@ typedef struct {
 typedef struct {
     int limit;          /* 0: all pairs; else the first `limit` pairs of the file */
     int batch;          /* sentences decoded together (default 64)                */
+    int translation_only; /* 1: exact match and pronoun accuracy only (no
+                           teacher-forced pass, the head tables stay empty)       */
 } EvalOptions;
 
 /* Evaluates m (with vocabulary v) on the TSV at path.  0, or -1 with err. */
@@ -62,6 +64,38 @@ double eval_mean_heads(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int l
  * coreference and alignment figures as one JSON object. */
 void eval_metadata_json(const EvalReport *r, const char *split, char *coref, size_t coref_len, char *summary,
                         size_t summary_len);
+
+/* ---- knock-outs: eval --ablation ----
+ * Every head of every map knocked out alone (model_ablate_head, zero mode), the
+ * split evaluated each time (translation_only): exact match and pronoun accuracy
+ * per language, beside the baseline without a knock-out. */
+typedef struct {
+    ModelAttnKind kind;
+    int layer, head;                   /* the head knocked out (baseline: unused)  */
+    EvalCount exact[2], pronoun[2];    /* [0] fr, [1] vi                           */
+} EvalAblationRow;
+
+typedef struct {
+    EvalAblationRow baseline;
+    EvalAblationRow *rows;             /* n_rows, in map order until sorted        */
+    int n_rows;
+    long pairs;
+    double seconds;
+} EvalAblation;
+
+/* Called before each knock-out (done of total, seconds so far) and at the end. */
+typedef void (*EvalProgress)(void *ctx, int done, int total, double seconds);
+
+int eval_ablation_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o, EvalAblation *ab,
+                      EvalProgress progress, void *ctx, char *err, size_t errlen);
+/* Pronoun accuracy over both languages. */
+double eval_ablation_pronoun(const EvalAblationRow *r);
+/* Most harmful knock-out first (largest fall in pronoun accuracy, then exact match). */
+void eval_ablation_sort(EvalAblation *ab);
+/* {"split", "pairs", "seconds", "baseline": {…}, "ablation": [{"map", "head", …}, …]}
+ * with the first `rows` rows (0: all); malloc'd, NULL out of memory. */
+char *eval_ablation_json(const EvalAblation *ab, int rows, const char *split);
+void eval_ablation_free(EvalAblation *ab);
 
 static inline double eval_rate(EvalCount c) { return c.total ? (double)c.hit / (double)c.total : 0.0; }
 

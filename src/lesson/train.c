@@ -5,6 +5,7 @@
 #include "core/fileio.h"
 #include "core/rng.h"
 #include "core/tensor.h"
+#include "core/strbuf.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
 #include <errno.h>
@@ -376,45 +377,15 @@ done:
 
 /* ------------------------------------------------------------- snapshots */
 
-typedef struct { char *buf; size_t len, cap; } Str;
-
-static int str_printf(Str *s, const char *fmt, ...) {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = s->cap - s->len;
-        int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? room : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) return -1;
-        if (s->buf && (size_t)n < room) { s->len += (size_t)n; return 0; }
-        size_t cap = s->cap ? s->cap * 2 : 65536;
-        while (cap < s->len + (size_t)n + 1) cap *= 2;
-        char *b = realloc(s->buf, cap);
-        if (!b) return -1;
-        s->buf = b; s->cap = cap;
-    }
-}
-
-static int str_json_string(Str *s, const char *t) {
-    char *q = NULL;
-    cJSON *j = cJSON_CreateString(t);
-    if (j) q = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    if (!q) return -1;
-    int rc = str_printf(s, "%s", q);
-    free(q);
-    return rc;
-}
-
 /* Appends one snapshot object: every encoder layer/head's attention for each sentence. */
-static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, double loss, double lr,
+static int snapshot_record(StrBuf *s, Model *m, const TrainOptions *o, long step, double loss, double lr,
                            char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
     int H = c->n_heads;
     char ltxt[32];
     if (isnan(loss)) snprintf(ltxt, sizeof ltxt, "null");   /* no step done yet */
     else snprintf(ltxt, sizeof ltxt, "%.6g", loss);
-    if (str_printf(s, "%s\n  {\"step\": %ld, \"loss\": %s, \"lr\": %.6g, \"sentences\": [",
+    if (strbuf_printf(s, "%s\n  {\"step\": %ld, \"loss\": %s, \"lr\": %.6g, \"sentences\": [",
                    s->len > 0 && s->buf[s->len - 1] == '}' ? "," : "", step, ltxt, lr)) goto oom;
     for (int k = 0; k < o->n_snap_sent; k++) {
         int S = o->snap_len[k];
@@ -422,48 +393,48 @@ static int snapshot_record(Str *s, Model *m, const TrainOptions *o, long step, d
         if (model_forward(m, o->snap_src[k], &S, S, &tgt, &one, 1, 1)) {
             errmsg_set(err, errlen, "snapshot: %s", m->err); return -1;
         }
-        if (str_printf(s, "%s\n    {\"maps\": [", k ? "," : "")) goto oom;
+        if (strbuf_printf(s, "%s\n    {\"maps\": [", k ? "," : "")) goto oom;
         for (int l = 0; l < c->n_enc_layers; l++) {
-            if (str_printf(s, "%s\n      {\"id\": \"encoder.%d.self\", \"stack\": \"encoder\", \"layer\": %d, "
+            if (strbuf_printf(s, "%s\n      {\"id\": \"encoder.%d.self\", \"stack\": \"encoder\", \"layer\": %d, "
                            "\"kind\": \"self\", \"d_k\": %d, \"heads\": [", l ? "," : "", l, l, c->d_model / H)) goto oom;
             for (int h = 0; h < H; h++) {
                 const float *att = m->acts.enc_self.att + ((size_t)l * H + h) * S * S;  /* B = 1 */
-                if (str_printf(s, "%s\n        {\"head\": %d, \"weights\": [", h ? "," : "", h)) goto oom;
+                if (strbuf_printf(s, "%s\n        {\"head\": %d, \"weights\": [", h ? "," : "", h)) goto oom;
                 for (int i = 0; i < S; i++) {
-                    if (str_printf(s, "%s[", i ? "," : "")) goto oom;
+                    if (strbuf_printf(s, "%s[", i ? "," : "")) goto oom;
                     for (int j = 0; j < S; j++)
-                        if (str_printf(s, "%s%.5g", j ? "," : "", att[(size_t)i * S + j])) goto oom;
-                    if (str_printf(s, "]")) goto oom;
+                        if (strbuf_printf(s, "%s%.5g", j ? "," : "", att[(size_t)i * S + j])) goto oom;
+                    if (strbuf_printf(s, "]")) goto oom;
                 }
-                if (str_printf(s, "]}")) goto oom;
+                if (strbuf_printf(s, "]}")) goto oom;
             }
-            if (str_printf(s, "]}")) goto oom;
+            if (strbuf_printf(s, "]}")) goto oom;
         }
-        if (str_printf(s, "]}")) goto oom;
+        if (strbuf_printf(s, "]}")) goto oom;
     }
-    if (str_printf(s, "]}")) goto oom;
+    if (strbuf_printf(s, "]}")) goto oom;
     return 0;
 oom:
     errmsg_set(err, errlen, "out of memory");
     return -1;
 }
 
-static int snapshot_write(const Str *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
+static int snapshot_write(const StrBuf *body, const Model *m, const TrainOptions *o, char *err, size_t errlen) {
     char cfg[1024];
     model_config_json(&m->config, cfg, sizeof cfg);
-    Str s = {0};
-    int bad = str_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
+    StrBuf s = {0};
+    int bad = strbuf_printf(&s, "{\"format\": \"attnviz-snapshots\", \"version\": 1,\n \"model\": %s,\n \"sentences\": [", cfg);
     for (int k = 0; k < o->n_snap_sent && !bad; k++) {
-        bad |= str_printf(&s, "%s\n  {\"text\": ", k ? "," : "");
-        bad |= str_json_string(&s, o->snap_text[k]);
-        bad |= str_printf(&s, ", \"source_tokens\": [");
+        bad |= strbuf_printf(&s, "%s\n  {\"text\": ", k ? "," : "");
+        bad |= strbuf_json_string(&s, o->snap_text[k]);
+        bad |= strbuf_printf(&s, ", \"source_tokens\": [");
         for (int j = 0; j < o->snap_len[k]; j++) {
-            bad |= str_printf(&s, "%s", j ? "," : "");
-            bad |= str_json_string(&s, o->snap_tokens[k][j]);
+            bad |= strbuf_printf(&s, "%s", j ? "," : "");
+            bad |= strbuf_json_string(&s, o->snap_tokens[k][j]);
         }
-        bad |= str_printf(&s, "]}");
+        bad |= strbuf_printf(&s, "]}");
     }
-    bad |= str_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
+    bad |= strbuf_printf(&s, "],\n \"snapshots\": [%s\n ]}\n", body->buf ? body->buf : "");
     if (bad) { free(s.buf); errmsg_set(err, errlen, "out of memory"); return -1; }
     int rc = file_write_atomic(o->snapshot_path, s.buf, s.len, err, errlen);
     free(s.buf);
@@ -539,7 +510,7 @@ typedef struct {
     Batch batch;                       /* reused buffers                              */
     int *order, *starts, n_batches;    /* this epoch's batches (train_epoch_batches)  */
     long epoch;                        /* the epoch of order; -1 before the first     */
-    Str snapshots;                     /* the snapshot objects recorded so far        */
+    StrBuf snapshots;                     /* the snapshot objects recorded so far        */
     int next_snap;                     /* next index into o->snap_steps               */
     float *coref_target, *align_target;   /* supervision targets (B,S,S) and (B,T,S)  */
     size_t coref_cap, align_cap;       /* their capacities in floats                  */

@@ -6,6 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+int decode_pick(const float *z, int V) {
+    int best = VOCAB_EOS;
+    for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
+    return best;
+}
+
 int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
                              int B, int max_len, int *out, int *out_len, char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
@@ -40,8 +46,7 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
         for (int b = 0; b < B; b++) {
             if (done[b]) continue;
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;
-            int best = VOCAB_EOS;
-            for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
+            int best = decode_pick(z, V);
             if (best == VOCAB_EOS) { done[b] = 1; out_len[b] = t; left--; continue; }
             out[(size_t)b * max_len + t] = best;
             dec[(size_t)b * Tcap + t + 1] = best;

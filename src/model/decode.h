@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include "model/model.h"
 
+/* The search's choice from one row of logits z (V): the most probable of the
+ * word tokens and <eos> (the first one on ties, <eos> before words). */
+int decode_pick(const float *z, int V);
+
 /* src (S) ids ending in <eos>; out receives the decoder input tag, y1 … yn
  * (without <eos>; capacity max_len + 1), *T = n + 1.  After the call the model's
  * activations are those of the forward pass on exactly that decoder input.

@@ -249,6 +249,7 @@ void model_free(Model *m) {
     if (!m) return;
     free(m->params_memory); free(m->grads_memory); free(m->pe);
     free(m->acts_memory); free(m->mask_memory); free(m->tok_memory); free(m->bwd_memory);
+    free(m->ablate); free(m->ablate_value);
     memset(m, 0, sizeof *m);
 }
 
@@ -277,6 +278,155 @@ int model_init_random(Model *m, const ModelConfig *c, uint64_t seed) {
         }                                                                   /* biases stay 0 */
     }
     return 0;
+}
+
+/* ------------------------------------------------------------ knock-outs */
+
+int model_attn_layers(const ModelConfig *c, ModelAttnKind kind) {
+    switch (kind) {
+    case MODEL_ATTN_ENC_SELF: return c->arch == MODEL_DECODER_ONLY ? 0 : c->n_enc_layers;
+    case MODEL_ATTN_DEC_SELF: return c->arch == MODEL_ENCODER_ONLY ? 0 : c->n_dec_layers;
+    case MODEL_ATTN_CROSS:    return c->arch == MODEL_ENC_DEC ? c->n_dec_layers : 0;
+    }
+    return 0;
+}
+
+static const char *const attn_map_fmt[3] = {"encoder.%d.self", "decoder.%d.masked_self", "decoder.%d.cross"};
+
+void model_attn_map_name(ModelAttnKind kind, int layer, char *buf, size_t n) {
+    snprintf(buf, n, attn_map_fmt[kind], layer);
+}
+
+int model_attn_parse_map(const ModelConfig *c, const char *map, ModelAttnKind *kind, int *layer) {
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < model_attn_layers(c, (ModelAttnKind)k); l++) {
+            char name[64];
+            model_attn_map_name((ModelAttnKind)k, l, name, sizeof name);
+            if (!strcmp(name, map)) { *kind = (ModelAttnKind)k; *layer = l; return 0; }
+        }
+    return -1;
+}
+
+int model_ablate_head(Model *m, ModelAttnKind kind, int layer, int head, ModelAblateMode mode, const float *mean) {
+    const ModelConfig *c = &m->config;
+    if ((int)kind < 0 || kind > MODEL_ATTN_CROSS || layer < 0 || layer >= model_attn_layers(c, kind))
+        return errmsg_set(m->err, sizeof m->err, "knock-out: no such map (kind %d, layer %d) in this model", (int)kind, layer);
+    if (head < 0 || head >= c->n_heads)
+        return errmsg_set(m->err, sizeof m->err, "knock-out: head %d out of range 0..%d", head, c->n_heads - 1);
+    if (mode == MODEL_ABLATE_MEAN && !mean) return errmsg_set(m->err, sizeof m->err, "knock-out: mean mode needs the mean");
+    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers, H = c->n_heads, C = c->d_model;
+    if (!m->ablate) {
+        m->ablate = calloc((size_t)3 * Lmax * H, 1);
+        m->ablate_value = calloc((size_t)3 * Lmax * C, sizeof(float));
+        if (!m->ablate || !m->ablate_value) {
+            free(m->ablate); free(m->ablate_value);
+            m->ablate = NULL; m->ablate_value = NULL;
+            return errmsg_set(m->err, sizeof m->err, "out of memory");
+        }
+    }
+    unsigned char *slot = m->ablate + ((size_t)kind * Lmax + layer) * H + head;
+    m->n_ablated += (mode != MODEL_ABLATE_NONE) - (*slot != MODEL_ABLATE_NONE);
+    *slot = (unsigned char)mode;
+    int D = C / H;
+    float *val = m->ablate_value + ((size_t)kind * Lmax + layer) * C + (size_t)head * D;
+    for (int d = 0; d < D; d++) val[d] = mode == MODEL_ABLATE_MEAN ? mean[d] : 0.0f;
+    return 0;
+}
+
+void model_ablate_clear(Model *m) {
+    const ModelConfig *c = &m->config;
+    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers;
+    if (m->ablate) memset(m->ablate, 0, (size_t)3 * Lmax * c->n_heads);
+    m->n_ablated = 0;
+}
+
+ModelAblateMode model_ablated(const Model *m, ModelAttnKind kind, int layer, int head) {
+    const ModelConfig *c = &m->config;
+    if (!m->ablate || (int)kind < 0 || kind > MODEL_ATTN_CROSS || layer < 0 || layer >= model_attn_layers(c, kind) ||
+        head < 0 || head >= c->n_heads)
+        return MODEL_ABLATE_NONE;
+    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers;
+    return (ModelAblateMode)m->ablate[((size_t)kind * Lmax + layer) * c->n_heads + head];
+}
+
+/* "encoder.0-2.self, decoder.0-1.masked_self, …" for messages. */
+static void attn_maps_list(const ModelConfig *c, char *buf, size_t n) {
+    static const char *const fmt[3] = {"encoder.%s.self", "decoder.%s.masked_self", "decoder.%s.cross"};
+    buf[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        int L = model_attn_layers(c, (ModelAttnKind)k);
+        if (L == 0) continue;
+        char range[32], one[64];
+        if (L == 1) snprintf(range, sizeof range, "0");
+        else snprintf(range, sizeof range, "0-%d", L - 1);
+        snprintf(one, sizeof one, fmt[k], range);
+        size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s%s", len ? ", " : "", one);
+    }
+}
+
+/* One item "MAP.HEAD" → kind, layer, head.  0, or -1 with m->err. */
+static int ablate_item(Model *m, const char *item, ModelAttnKind *kind, int *layer, int *head) {
+    const ModelConfig *c = &m->config;
+    char maps[256], map[64];
+    attn_maps_list(c, maps, sizeof maps);
+    const char *dot = strrchr(item, '.');
+    size_t len = dot ? (size_t)(dot - item) : 0;
+    char *end = NULL;
+    long h = dot ? strtol(dot + 1, &end, 10) : -1;
+    if (!dot || dot[1] == '\0' || *end != '\0' || len == 0 || len >= sizeof map)
+        return errmsg_set(m->err, sizeof m->err, "'%s' is not MAP.HEAD such as encoder.2.self.0 (maps: %s)", item, maps);
+    memcpy(map, item, len);
+    map[len] = '\0';
+    if (model_attn_parse_map(c, map, kind, layer) != 0)
+        return errmsg_set(m->err, sizeof m->err, "'%s': this model has no map %s (maps: %s)", item, map, maps);
+    if (h < 0 || h >= c->n_heads)
+        return errmsg_set(m->err, sizeof m->err, "'%s': head %s is out of range (heads 0-%d)", item, dot + 1, c->n_heads - 1);
+    *head = (int)h;
+    return 0;
+}
+
+int model_ablate_parse(Model *m, const char *spec) {
+    char buf[1024];
+    if (!spec || !*spec) return errmsg_set(m->err, sizeof m->err, "no head given (MAP.HEAD such as encoder.2.self.0)");
+    if (strlen(spec) >= sizeof buf) return errmsg_set(m->err, sizeof m->err, "the list of heads is too long");
+    /* check every item first, so a bad list changes nothing */
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(buf, sizeof buf, "%s", spec);
+        for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            ModelAttnKind kind = MODEL_ATTN_ENC_SELF;
+            int layer = 0, head = 0;
+            if (ablate_item(m, item, &kind, &layer, &head) != 0) return -1;
+            if (pass == 1 && model_ablate_head(m, kind, layer, head, MODEL_ABLATE_ZERO, NULL) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+int model_ablate_describe(const Model *m, int json, char *buf, size_t n) {
+    const ModelConfig *c = &m->config;
+    size_t len = 0;
+    int first = 1;
+    if (n) buf[0] = '\0';
+    if (json) len += (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < model_attn_layers(c, (ModelAttnKind)k); l++)
+            for (int h = 0; h < c->n_heads; h++) {
+                ModelAblateMode mode = model_ablated(m, (ModelAttnKind)k, l, h);
+                if (mode == MODEL_ABLATE_NONE) continue;
+                char map[64];
+                model_attn_map_name((ModelAttnKind)k, l, map, sizeof map);
+                const char *sep = first ? "" : ", ";
+                if (json)
+                    len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0,
+                                            "%s{\"map\": \"%s\", \"head\": %d, \"mode\": \"%s\"}", sep, map, h,
+                                            mode == MODEL_ABLATE_MEAN ? "mean" : "zero");
+                else
+                    len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "%s%s.%d", sep, map, h);
+                first = 0;
+            }
+    if (json) len += (size_t)snprintf(buf + (len < n ? len : n), len < n ? n - len : 0, "]");
+    return (int)len;
 }
 
 /* -------------------------------------------------------------- forward */
@@ -400,9 +550,34 @@ static void embed_forward(float *x, const int *tok, const float *emb, const floa
     }
 }
 
+/* Knock-outs of one layer: ablate (H) modes, value (C) replacements.  Each
+ * knocked-out head's D columns of atty (B·Tq rows) become 0 or its value. */
+static void ablate_heads(float *atty, const unsigned char *ablate, const float *value, int N, int C, int H) {
+    int D = C / H;
+    for (int h = 0; h < H; h++) {
+        if (ablate[h] == MODEL_ABLATE_NONE) continue;
+        for (int n = 0; n < N; n++) {
+            float *o = atty + (size_t)n * C + (size_t)h * D;
+            for (int d = 0; d < D; d++) o[d] = ablate[h] == MODEL_ABLATE_MEAN ? value[h * D + d] : 0.0f;
+        }
+    }
+}
+
+/* The knock-out table of (kind, layer): H modes, or NULL when none is set. */
+static const unsigned char *ablate_row(const Model *m, ModelAttnKind kind, int l) {
+    if (!m->ablate || m->n_ablated == 0) return NULL;
+    int Lmax = m->config.n_enc_layers > m->config.n_dec_layers ? m->config.n_enc_layers : m->config.n_dec_layers;
+    return m->ablate + ((size_t)kind * Lmax + l) * m->config.n_heads;
+}
+static const float *ablate_values(const Model *m, ModelAttnKind kind, int l) {
+    int Lmax = m->config.n_enc_layers > m->config.n_dec_layers ? m->config.n_enc_layers : m->config.n_dec_layers;
+    return m->ablate_value + ((size_t)kind * Lmax + l) * m->config.d_model;
+}
+
 /* Multi-head attention of layer l: queries from xq (B,Tq,C), keys/values from
- * xkv (B,Tk,C); writes the layer's q, k, v, att, atty, proj. */
-static void mha_forward(AttnActs *a, int l, const float *xq, const float *xkv,
+ * xkv (B,Tk,C); writes the layer's q, k, v, att, atty, proj.  The heads of
+ * kind that are knocked out (model_ablate_head) are replaced in atty before W_o. */
+static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, const float *xq, const float *xkv,
                         const AttnParams *p, const unsigned char *mask,
                         int B, int Tq, int Tk, int C, int H) {
     int D = C / H;
@@ -424,6 +599,8 @@ static void mha_forward(AttnActs *a, int l, const float *xq, const float *xkv,
                            .weights = att + ((size_t)b * H + h) * Tq * Tk};
             attention_forward_fast(&ah);
         }
+    const unsigned char *ab = ablate_row(m, kind, l);
+    if (ab) ablate_heads(atty, ab, ablate_values(m, kind, l), B * Tq, C, H);
     matmul_forward(proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
 }
 
@@ -571,7 +748,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         const float *s = a->enc_x;
         for (int l = 0; l < c->n_enc_layers; l++) {
             const float *in = sub_begin(pre, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
-            mha_forward(&a->enc_self, l, in, in, &p->enc_self, a->enc_mask, B, S, S, C, H);
+            mha_forward(m, MODEL_ATTN_ENC_SELF, &a->enc_self, l, in, in, &p->enc_self, a->enc_mask, B, S, S, C, H);
             s = sub_end(pre, a->enc_res1, a->enc_self.proj + (size_t)l * NS * C, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
             in = sub_begin(pre, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
             ffn_forward(&a->enc_ffn, l, in, &p->enc_ffn, NS, C, F);
@@ -590,11 +767,11 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         const float *s = a->dec_x;
         for (int l = 0; l < c->n_dec_layers; l++) {
             const float *in = sub_begin(pre, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
-            mha_forward(&a->dec_self, l, in, in, &p->dec_self, a->dec_mask, B, T, T, C, H);
+            mha_forward(m, MODEL_ATTN_DEC_SELF, &a->dec_self, l, in, in, &p->dec_self, a->dec_mask, B, T, T, C, H);
             s = sub_end(pre, a->dec_res1, a->dec_self.proj + (size_t)l * NT * C, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
             if (enc) {
                 in = sub_begin(pre, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
-                mha_forward(&a->dec_cross, l, in, enc_out, &p->dec_cross, a->cross_mask, B, T, S, C, H);
+                mha_forward(m, MODEL_ATTN_CROSS, &a->dec_cross, l, in, enc_out, &p->dec_cross, a->cross_mask, B, T, S, C, H);
                 s = sub_end(pre, a->dec_res2, a->dec_cross.proj + (size_t)l * NT * C, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
             }
             in = sub_begin(pre, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);

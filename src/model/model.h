@@ -184,6 +184,10 @@ typedef struct {
     int training;             /* 0 (default): inference, never drops        */
     float dropout;            /* P, 0 <= P < 1                              */
     uint64_t dropout_rng;     /* xorshift64* state the masks are drawn from */
+    /* knock-outs (inference only; see model_ablate_head) */
+    unsigned char *ablate;    /* (3, Lmax, H) MODEL_ABLATE_* per (kind, layer, head), or NULL */
+    float *ablate_value;      /* (3, Lmax, C) replacement outputs (mean mode), D per head    */
+    int n_ablated;            /* heads knocked out                                           */
     char err[256];            /* message of the last failed call            */
 } Model;
 
@@ -286,6 +290,42 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *sup);
  * (each aux in sup[i].loss), or NAN with m->err. */
 float model_backward_sup(Model *m, const int *targets, float label_smoothing,
                          ModelAttnSupervision *sup, int n_sup);
+
+/* ---- knock-outs (does this head matter?) ----
+ * A knocked-out head's output — its D columns of the concatenated heads'
+ * weights·V, before the output projection W_o — is replaced for every query
+ * position: by zeros (MODEL_ABLATE_ZERO, the same as zeroing the head's columns of
+ * W_V and its slice of b_V, because each weights row sums to 1) or by a fixed
+ * vector, e.g. the head's mean output over a data set (MODEL_ABLATE_MEAN).  The
+ * weights themselves are untouched (the maps still show what the head looked at);
+ * everything after W_o sees the change.  Inference only: model_backward refuses
+ * while a head is knocked out.  The map names are the trace's: kind
+ * MODEL_ATTN_ENC_SELF = "encoder.L.self", DEC_SELF = "decoder.L.masked_self",
+ * CROSS = "decoder.L.cross". */
+typedef enum { MODEL_ABLATE_NONE = 0, MODEL_ABLATE_ZERO = 1, MODEL_ABLATE_MEAN = 2 } ModelAblateMode;
+
+/* Knocks out one head; mean (D floats) is required for MODEL_ABLATE_MEAN and
+ * ignored otherwise; MODEL_ABLATE_NONE restores the head.  0, or -1 with m->err
+ * (kind, layer or head out of range, out of memory). */
+int  model_ablate_head(Model *m, ModelAttnKind kind, int layer, int head, ModelAblateMode mode, const float *mean);
+/* Restores every head. */
+void model_ablate_clear(Model *m);
+/* The mode of one head (MODEL_ABLATE_NONE when out of range). */
+ModelAblateMode model_ablated(const Model *m, ModelAttnKind kind, int layer, int head);
+/* Layers of a kind in this model (0 when the architecture lacks it). */
+int  model_attn_layers(const ModelConfig *c, ModelAttnKind kind);
+/* "encoder.L.self" etc. → kind and layer; 0, or -1 if the text is no map of c. */
+int  model_attn_parse_map(const ModelConfig *c, const char *map, ModelAttnKind *kind, int *layer);
+/* The map name of (kind, layer): "encoder.2.self". */
+void model_attn_map_name(ModelAttnKind kind, int layer, char *buf, size_t n);
+/* Knocks out (zero mode) every head of a list "MAP.HEAD[,MAP.HEAD…]", e.g.
+ * "encoder.2.self.0,decoder.1.cross.3".  0, or -1 with m->err naming the item
+ * that is wrong and the maps and heads the model has (nothing is changed then). */
+int  model_ablate_parse(Model *m, const char *spec);
+/* The knocked-out heads as "encoder.2.self.0, decoder.1.cross.3" (json 0), or
+ * a JSON array [{"map":"encoder.2.self","head":0,"mode":"zero"},…] (json 1);
+ * "" / "[]" when none.  Returns the length written, like snprintf. */
+int  model_ablate_describe(const Model *m, int json, char *buf, size_t n);
 
 /* ---- probe ---- */
 /* Adds batch item b's maps of the last forward to the trace: "encoder.L.self",

@@ -409,6 +409,10 @@ float model_backward(Model *m, const int *targets, float eps) {
 }
 
 float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n_sup) {
+    if (m->n_ablated > 0) {   /* the forward replaced heads' outputs: its gradient would be another model's */
+        errmsg_set(m->err, sizeof m->err, "model_backward: %d head(s) are knocked out (inference only)", m->n_ablated);
+        return NAN;
+    }
     if (n_sup < 0 || (n_sup > 0 && !sup)) {
         errmsg_set(m->err, sizeof m->err, "model_backward_sup: bad supervision list");
         return NAN;

@@ -11,6 +11,12 @@ int links_is_pronoun(const char *w) {
     return 0;
 }
 
+int links_is_target_pronoun(const char *w) {
+    static const char *const p[] = {"il", "elle", "ils", "elles", "nó", "họ", "chúng", "anh", "cô", NULL};
+    for (int i = 0; p[i]; i++) if (!strcmp(w, p[i])) return 1;
+    return 0;
+}
+
 HeadLink links_strongest(const Trace *t, int q) {
     HeadLink best = {-1, -1, -1, -1};
     for (int i = 0; i < t->n_maps; i++) {

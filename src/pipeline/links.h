@@ -19,6 +19,10 @@ typedef struct {
 /* 1 for the English pronouns run looks at (it, he, she, they, him, her, them, its, his). */
 int links_is_pronoun(const char *word);
 
+/* 1 for a target word that translates a pronoun: il, elle, ils, elles (fr);
+ * nó, họ, chúng, anh, cô (vi; the first word of "anh ấy", "cô ấy", "chúng nó"). */
+int links_is_target_pronoun(const char *word);
+
 /* Over every encoder self-attention head: the one whose strongest link from
  * query q is strongest. */
 HeadLink links_strongest(const Trace *t, int q);

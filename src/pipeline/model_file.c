@@ -8,34 +8,58 @@
 #include <string.h>
 #include <unistd.h>
 
-int model_file_find_default(char *path, size_t n) {
-    const char *env = getenv("ATTNVIZ_MODEL");
-    if (env && *env) { snprintf(path, n, "%s", env); return 0; }
+/* The shipped models' short names (run --model taught) and file names. */
+static const struct { const char *name, *file, *what; } shipped[] = {
+    {"taught", MODEL_FILE_DEFAULT_NAME, "one encoder head and one cross-attention head taught with gold links"},
+    {"untaught", MODEL_FILE_UNTAUGHT_NAME, "same data and size, no head taught"},
+};
+
+/* Looks for a shipped file: samples/models/ next to the binary (build/attnviz or
+ * build/x/attnviz in a checkout), then the installed data folder.  0 or -1. */
+static int find_shipped(const char *file, char *path, size_t n) {
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len > 0) {
         exe[len] = '\0';
         char *slash = strrchr(exe, '/');
         if (slash) *slash = '\0';
-        const char *rel[] = {"/../samples/models/" MODEL_FILE_DEFAULT_NAME,
-                             "/../../samples/models/" MODEL_FILE_DEFAULT_NAME,
-                             "/../share/attnviz/models/" MODEL_FILE_DEFAULT_NAME};
+        const char *rel[] = {"/../samples/models/", "/../../samples/models/", "/../share/attnviz/models/"};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char candidate[PATH_MAX + 64], real[PATH_MAX];
-            snprintf(candidate, sizeof candidate, "%s%s", exe, rel[i]);
+            char candidate[PATH_MAX + 128], real[PATH_MAX];
+            snprintf(candidate, sizeof candidate, "%s%s%s", exe, rel[i], file);
             if (access(candidate, R_OK) != 0) continue;
             snprintf(path, n, "%s", realpath(candidate, real) ? real : candidate);
             return 0;
         }
     }
-    snprintf(path, n, "%s/models/%s", ATTNVIZ_DATADIR, MODEL_FILE_DEFAULT_NAME);
-    if (access(path, R_OK) == 0) return 0;
-    return -1;
+    snprintf(path, n, "%s/models/%s", ATTNVIZ_DATADIR, file);
+    return access(path, R_OK) == 0 ? 0 : -1;
+}
+
+int model_file_find_default(char *path, size_t n) {
+    const char *env = getenv("ATTNVIZ_MODEL");
+    if (env && *env) { snprintf(path, n, "%s", env); return 0; }
+    return find_shipped(MODEL_FILE_DEFAULT_NAME, path, n);
+}
+
+int model_file_shipped(int i, const char **name, const char **what, char *path, size_t n) {
+    if (i < 0 || i >= (int)(sizeof shipped / sizeof shipped[0])) return -1;
+    *name = shipped[i].name;
+    *what = shipped[i].what;
+    if (find_shipped(shipped[i].file, path, n) != 0) path[0] = '\0';
+    return 0;
 }
 
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
-    if (given) snprintf(f->path, sizeof f->path, "%s", given);
+    int named = -1;
+    for (int i = 0; given && i < (int)(sizeof shipped / sizeof shipped[0]); i++)
+        if (!strcmp(given, shipped[i].name)) named = i;
+    if (named >= 0) {
+        if (find_shipped(shipped[named].file, f->path, sizeof f->path) != 0)
+            return errmsg_set(err, errlen, "the shipped model '%s' (%s) is not in samples/models/ next to the binary nor "
+                              "in %s/models; run `make model` to train it", given, shipped[named].file, ATTNVIZ_DATADIR);
+    } else if (given) snprintf(f->path, sizeof f->path, "%s", given);
     else if (model_file_find_default(f->path, sizeof f->path) != 0)
         return errmsg_set(err, errlen, "no model found (looked in $ATTNVIZ_MODEL, samples/models/ next to the binary "
                           "and %s/models); give --model PATH", ATTNVIZ_DATADIR);

@@ -1,9 +1,12 @@
 /* model_file.h — finding and loading the model a sentence runs through: the
  * checkpoint (checkpoint.h), its vocabulary and its metadata in one object.
  *
- * The shipped model is looked for in $ATTNVIZ_MODEL, then samples/models/ next
- * to the binary (build/attnviz or build/x/attnviz in a checkout), then the
- * installed data folder (ATTNVIZ_DATADIR/models).
+ * Two models are shipped: "taught" (the default; one encoder head was trained
+ * to point pronouns at their antecedent, one cross-attention head at the
+ * aligned word) and "untaught" (same data and size, no head taught).  They are
+ * looked for in samples/models/ next to the binary (build/attnviz or
+ * build/x/attnviz in a checkout), then the installed data folder
+ * (ATTNVIZ_DATADIR/models); $ATTNVIZ_MODEL replaces the default.
  *
  * Ownership: model_file_load fills a ModelFile that model_file_free releases
  * (accepts a zeroed or half-loaded one). */
@@ -13,7 +16,8 @@
 #include "model/model.h"
 #include "model/tokenizer.h"
 
-#define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"
+#define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"           /* "taught"   */
+#define MODEL_FILE_UNTAUGHT_NAME "attnviz-en-fr-vi-untaught.safetensors"  /* "untaught" */
 #ifndef ATTNVIZ_DATADIR
 #define ATTNVIZ_DATADIR "/usr/local/share/attnviz"
 #endif
@@ -37,7 +41,12 @@ typedef struct {
 /* Path of the shipped model.  0, or -1 if none exists. */
 int model_file_find_default(char *path, size_t n);
 
-/* Loads `given` (NULL: the shipped model) with its vocabulary and metadata.
+/* The i-th shipped model (0 taught, 1 untaught): its short name, what it is,
+ * and its path ("" when not found).  0, or -1 past the last. */
+int model_file_shipped(int i, const char **name, const char **what, char *path, size_t n);
+
+/* Loads `given` — a path, a shipped model's short name (taught, untaught), or
+ * NULL for the default (taught) — with its vocabulary and metadata.
  * 0, or -1 with a one-line message in err (the ModelFile is then freed). */
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen);
 

@@ -1,6 +1,8 @@
 /* pictures.c — see pictures.h. */
 #include "pipeline/pictures.h"
+#include "pipeline/pictures_internal.h"
 #include "core/errmsg.h"
+#include "model/checkpoint.h"
 #include "pipeline/links.h"
 #include "render/mapview.h"
 #include "render/render.h"
@@ -11,15 +13,6 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct {
-    const PictureSpec *ps;
-    const Sentence *s;
-    Trace *t;
-    HtmlPage *pg;
-    char *err;
-    size_t errlen;
-} Show;
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -27,7 +20,7 @@ static double now_ms(void) {
 }
 
 /* "self-attention", "masked self-attention", "cross-attention (encoder–decoder)". */
-static const char *kind_title(const char *kind) {
+const char *pictures_kind_title(const char *kind) {
     if (!strcmp(kind, "self")) return "self-attention";
     if (!strcmp(kind, "masked_self")) return "masked self-attention";
     if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
@@ -41,29 +34,63 @@ static const char *kind_title_vi(const char *kind) {
     return kind;
 }
 
-/* A token as part of a file name: letters and digits, others '_', at most 24. */
-static void safe_name(char *out, size_t n, const char *tok) {
+void pictures_safe_name(char *out, size_t n, const char *tok) {
     size_t j = 0;
     for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
         out[j++] = (char)(isalnum(*p) ? *p : '_');
     out[j] = '\0';
 }
 
-static void join_path(const Show *w, const char *file, char *path, size_t n) {
+void pictures_path(const Show *w, const char *file, char *path, size_t n) {
     snprintf(path, n, "%s/%s", w->ps->dir, file);
+}
+
+/* The PNG text chunks of a picture: title, sentence, model, then any of map,
+ * layer, head (NULL: left out) and the knocked-out heads when there are some. */
+RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
+                               const char *layer, const char *head) {
+    int n = 0;
+    items[n++] = (RenderMetaItem){"Title", title};
+    items[n++] = (RenderMetaItem){"Sentence", w->s->text};
+    items[n++] = (RenderMetaItem){"Model", w->ps->model_path};
+    if (map) items[n++] = (RenderMetaItem){"Map", map};
+    if (layer) items[n++] = (RenderMetaItem){"Layer", layer};
+    if (head) items[n++] = (RenderMetaItem){"Head", head};
+    if (w->ps->ablated && *w->ps->ablated) items[n++] = (RenderMetaItem){"Knocked out", w->ps->ablated};
+    return (RenderMeta){items, n};
 }
 
 /* Writes one heatmap of a map's head with its PNG text chunks and lists it. */
 static int write_heatmap(Show *w, const char *file, const RenderHeatmap *hm, const TraceMap *m, int head) {
     char path[4096], layer[16], headtxt[16];
-    join_path(w, file, path, sizeof path);
+    pictures_path(w, file, path, sizeof path);
     snprintf(headtxt, sizeof headtxt, "%d", head);
     snprintf(layer, sizeof layer, "%d", m->layer);
-    RenderMetaItem items[] = {{"Title", hm->title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
-                              {"Map", m->id}, {"Layer", layer}, {"Head", headtxt}};
-    RenderMeta meta = {items, 6};
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, hm->title, m->id, layer, headtxt);
     if (render_heatmap(path, hm, &meta, w->err, w->errlen) != 0) return -1;
     return trace_add_image(w->t, file);
+}
+
+int pictures_list_has(const char *list, const char *id, int h) {
+    char item[96];
+    snprintf(item, sizeof item, "%s.%d", id, h);
+    size_t n = strlen(item);
+    for (const char *p = list; p && (p = strstr(p, item)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ',')) return 1;
+    return 0;
+}
+
+/* 1 if training taught head h of map id where to look (train --supervise-*). */
+static int is_taught(const Show *w, const char *id, int h) {
+    return w->ps->metadata && checkpoint_meta_head_supervised(w->ps->metadata, id, h);
+}
+
+/* " · knocked out: encoder.2.self.0" for titles, or "". */
+static const char *ablated_note(const Show *w, char *buf, size_t n) {
+    if (!w->ps->ablated || !*w->ps->ablated) return "";
+    snprintf(buf, n, " · knocked out: %s", w->ps->ablated);
+    return buf;
 }
 
 /* ---- which head links the pronoun: the page's explanation ---- */
@@ -101,17 +128,17 @@ static int query_views(Show *w, int q, HeadLink L) {
     const CorefHead *c = &w->ps->coref;
     const char *word = w->s->words.tok[q];
     char file[256], title[256], sub[512], cap[512], capvi[512], safe[32];
-    safe_name(safe, sizeof safe, word);
+    pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     int taught = c->taught && L.head == c->head && m->layer == c->layer;
-    snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)", word, m->keys[L.key], m->id, L.head,
-             (double)L.weight, taught ? ", taught head" : "");
+    char note[300];
+    snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)%s", word, m->keys[L.key], m->id, L.head,
+             (double)L.weight, taught ? ", taught head" : "", ablated_note(w, note, sizeof note));
     char path[4096], headtxt[16];
-    join_path(w, file, path, sizeof path);
+    pictures_path(w, file, path, sizeof path);
     snprintf(headtxt, sizeof headtxt, "%d", L.head);
-    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
-                              {"Map", m->id}, {"Head", headtxt}};
-    RenderMeta meta = {items, 5};
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, m->id, NULL, headtxt);
     if (render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
                      m->heads[L.head].weights, m->mask, q, &meta, w->err, w->errlen) != 0)
         return -1;
@@ -123,7 +150,7 @@ static int query_views(Show *w, int q, HeadLink L) {
     html_figure(w->pg, file, cap, capvi, NULL);
 
     snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
-    snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
+    snprintf(title, sizeof title, "%s · %s · head %d", m->id, pictures_kind_title(m->kind), L.head);
     snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
              w->s->text);
     RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
@@ -143,7 +170,7 @@ static int all_query_views(Show *w) {
         HeadLink L = links_for_query(w->t, q, &w->ps->coref);
         if (L.map < 0) continue;
         any = 1;
-        if (!w->ps->no_pictures && query_views(w, q, L)) return -1;
+        if (!w->ps->no_pictures && (query_views(w, q, L) || pictures_aggregate(w, q))) return -1;
     }
     if (!any) {
         html_raw(w->pg, "<p>");
@@ -171,11 +198,13 @@ static int step_strip(Show *w) {
     RenderHeatmap p[STEP_COUNT];
     int n = stepview_panels(&sv, p, NULL);
     snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
-    snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V", m->id, head);
+    char note[300];
+    snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V%s", m->id, head,
+             ablated_note(w, note, sizeof note));
     char path[4096];
-    join_path(w, file, path, sizeof path);
-    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
-    RenderMeta meta = {items, 3};
+    pictures_path(w, file, path, sizeof path);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
     int r = render_strip(path, title, p, n, &meta, w->err, w->errlen);
     free(dims); free(dim_labels);
     if (r) return -1;
@@ -190,7 +219,7 @@ static int step_strip(Show *w) {
 
 static int kind_grid(Show *w, const char *stack, const char *kind) {
     const Trace *t = w->t;
-    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0, taught = 0;
     for (int i = 0; i < t->n_maps && n < 64; i++)
         if (!strcmp(t->maps[i].kind, kind)) idx[n++] = i;
     if (n == 0) return 0;
@@ -204,21 +233,30 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
         snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
-        for (int h = 0; h < n_heads; h++) cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+        for (int h = 0; h < n_heads; h++) {
+            cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+            cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, h);
+            taught |= cells[r * n_heads + h].outline;
+        }
     }
     for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    snprintf(title, sizeof title, "%s %s: every layer × head", stack, kind_title(kind));
-    join_path(w, file, path, sizeof path);
-    RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
-    RenderMeta meta = {items, 3};
-    int r = render_grid(path, title, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
+    char note[300], title2[1600];
+    snprintf(title, sizeof title, "%s %s: every layer × head%s", stack, pictures_kind_title(kind),
+             ablated_note(w, note, sizeof note));
+    /* the sentence on a second line, and what the outline means */
+    snprintf(title2, sizeof title2, "%s\n%s → %s%s", title, w->s->text, w->s->translation,
+             taught ? "   (outlined: a head training taught where to look)" : "");
+    pictures_path(w, file, path, sizeof path);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
+    int r = render_grid(path, title2, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
                         w->errlen);
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
     trace_add_image(w->t, file);
-    snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
+    snprintf(sub, sizeof sub, "%s %s", stack, pictures_kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
     snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
     html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
@@ -235,7 +273,9 @@ static int every_head(Show *w) {
         for (int h = 0; h < m->n_heads; h++) {
             char file[256], title[256], sub[512];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+                     is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
+                     pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
             if (!strcmp(m->stack, "decoder"))
                 snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", w->s->text);
@@ -273,7 +313,7 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
 
 /* Every picture, in page order. */
 static int draw_all(Show *w) {
-    if (all_query_views(w)) return -1;
+    if (all_query_views(w) || pictures_importance(w)) return -1;
     if (w->ps->no_pictures) return 0;
     if (step_strip(w)) return -1;
     static const char *const stacks[3] = {"encoder", "decoder", "decoder"};

@@ -7,6 +7,9 @@
  *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default)
  *   {map}.h{H}.q{pos}.png   that head as a heatmap with the query row outlined
  *   steps.{map}.h{H}.png    the step strip of the focus head
+ *   explain.{pos}-{tok}.png raw weights, norm-weighted attention and rollout of
+ *                           each query token side by side (when rollout is given)
+ *   importance.png, importance.tokens.png  head importance by knock-out (--importance)
  *   trace.json, index.html
  *
  * Every picture is listed in the trace's images and on the page, in order.
@@ -15,9 +18,11 @@
 #ifndef ATTNVIZ_PICTURES_H
 #define ATTNVIZ_PICTURES_H
 #include <stddef.h>
+#include "pipeline/importance.h"
 #include "pipeline/model_file.h"
 #include "pipeline/sentence.h"
 #include "render/html.h"
+#include "render/render.h"
 #include "trace/trace.h"
 
 typedef struct {
@@ -30,6 +35,14 @@ typedef struct {
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */
     CorefHead coref;          /* the model's coreference head (layer -1: none)         */
+    const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
+                                 named in titles and PNG text chunks                     */
+    const Importance *importance; /* run --importance: the grids (NULL: none)            */
+    const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
+                                 were taught (supervised_heads), marked in every picture */
+    const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the
+                                 norm-weighted matrices in the trace, drawn beside the raw
+                                 weights of each query token                             */
 } PictureSpec;
 
 typedef struct {
@@ -41,5 +54,19 @@ typedef struct {
  * list), then writes DIR/trace.json and DIR/index.html.  0, or -1 with err. */
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen);
+
+/* 1 if "MAP.H" is an item of a list "encoder.2.self.0, decoder.1.cross.3". */
+int pictures_list_has(const char *list, const char *map, int head);
+
+/* The knock-out views as single pictures (the demo draws them too):
+ * raw weights | norm-weighted | rollout of source token q, from a trace whose
+ * encoder heads carry norm_weighted (importance_trace_aggregates) and the
+ * rollout it returned; heads in `ablated` are marked ✕.  0, or -1 with err. */
+int pictures_draw_aggregate(const char *path, const Trace *t, int q, const float *rollout, const char *ablated,
+                            const char *title, const RenderMeta *meta, char *err, size_t errlen);
+/* Per kind of attention a layers × heads grid of each head's importance
+ * summary, one diverging scale centred on 0.  0, or -1 with err. */
+int pictures_draw_importance(const char *path, const Importance *im, const char *title, const RenderMeta *meta,
+                             char *err, size_t errlen);
 
 #endif

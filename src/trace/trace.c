@@ -42,6 +42,7 @@ static void free_map(TraceMap *m) {
     for (int h = 0; h < m->n_heads && m->heads; h++) {
         TraceHead *hd = &m->heads[h];
         free(hd->weights); free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
+        free(hd->norm_weighted);
     }
     free(m->heads);
 }
@@ -54,6 +55,8 @@ void trace_free(Trace *t) {
     for (int i = 0; i < t->n_maps; i++) free_map(&t->maps[i]);
     free(t->maps);
     free_strings(t->images, t->n_images);
+    free_strings(t->section_names, t->n_sections);
+    free_strings(t->section_json, t->n_sections);
     memset(t, 0, sizeof *t);
 }
 
@@ -142,6 +145,38 @@ int trace_add_image(Trace *t, const char *relpath) {
     return 0;
 }
 
+int trace_set_section(Trace *t, const char *name, const char *json) {
+    char *j = strdup(json);
+    if (!j) return -1;
+    for (int i = 0; i < t->n_sections; i++)
+        if (!strcmp(t->section_names[i], name)) { free(t->section_json[i]); t->section_json[i] = j; return 0; }
+    char **n2 = realloc(t->section_names, (size_t)(t->n_sections + 1) * sizeof *n2);
+    if (n2) t->section_names = n2;
+    char **j2 = n2 ? realloc(t->section_json, (size_t)(t->n_sections + 1) * sizeof *j2) : NULL;
+    if (j2) t->section_json = j2;
+    char *nm = j2 ? strdup(name) : NULL;
+    if (!nm) { free(j); return -1; }
+    t->section_names[t->n_sections] = nm;
+    t->section_json[t->n_sections] = j;
+    t->n_sections++;
+    return 0;
+}
+
+const char *trace_section(const Trace *t, const char *name) {
+    for (int i = 0; i < t->n_sections; i++)
+        if (!strcmp(t->section_names[i], name)) return t->section_json[i];
+    return NULL;
+}
+
+int trace_set_norm_weighted(TraceMap *m, int head, const float *values) {
+    if (head < 0 || head >= m->n_heads) return -1;
+    float *c = copy_floats(values, (size_t)m->Tq * m->Tk);
+    if (!c) return -1;
+    free(m->heads[head].norm_weighted);
+    m->heads[head].norm_weighted = c;
+    return 0;
+}
+
 TraceMap *trace_find_map(Trace *t, const char *id) {
     for (int i = 0; i < t->n_maps; i++)
         if (strcmp(t->maps[i].id, id) == 0) return &t->maps[i];
@@ -227,7 +262,7 @@ static void put_map(FILE *f, const TraceMap *m) {
         struct { const char *name; const float *x; int cols; } parts[] = {
             {"weights", hd->weights, m->Tk}, {"scores", hd->scores, m->Tk},
             {"scaled", hd->scaled, m->Tk}, {"masked", hd->masked, m->Tk},
-            {"output", hd->output, m->Dv}};
+            {"output", hd->output, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tk}};
         for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
             if (!parts[p].x) continue;
             fprintf(f, ",\n       \"%s\": ", parts[p].name);
@@ -251,7 +286,12 @@ int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen)
         if (i) fputs(",\n", f);
         put_map(f, &t->maps[i]);
     }
-    fputs("],\n \"images\": ", f); put_strings(f, t->images, t->n_images);
+    fputs("]", f);
+    for (int i = 0; i < t->n_sections; i++) {
+        fputs(",\n ", f); put_string(f, t->section_names[i]);
+        fprintf(f, ": %s", t->section_json[i]);
+    }
+    fputs(",\n \"images\": ", f); put_strings(f, t->images, t->n_images);
     fputs("}\n", f);
     return atomic_commit(&af, err, errlen);
 }

@@ -19,6 +19,8 @@ typedef struct {
     float *scaled;   /* (Tq, Tk) or NULL — ÷√d_k                */
     float *masked;   /* (Tq, Tk) or NULL — + mask (−inf allowed) */
     float *output;   /* (Tq, Dv) or NULL — weights·V            */
+    float *norm_weighted; /* (Tq, Tk) or NULL — ‖α_ij · f_h(x_j)‖, the size of
+                             what key j adds through this head (Kobayashi et al. 2020) */
 } TraceHead;
 
 typedef struct {
@@ -42,6 +44,9 @@ typedef struct {
     char **target_tokens; int n_target;
     TraceMap *maps; int n_maps, cap_maps;
     char **images; int n_images, cap_images;  /* relative to trace.json's folder */
+    /* optional top-level members written after "maps" (e.g. "ablated",
+       "importance", "rollout"): names and JSON texts, owned */
+    char **section_names, **section_json; int n_sections;
 } Trace;
 
 void trace_init(Trace *t);
@@ -65,6 +70,15 @@ int trace_set_head(TraceMap *m, int head, const float *weights, const float *sco
                    const float *scaled, const float *masked, const float *output);
 
 int trace_add_image(Trace *t, const char *relpath);
+
+/* Sets (or replaces) a top-level member name = json (a JSON value text, copied).
+ * 0, or -1 out of memory. */
+int trace_set_section(Trace *t, const char *name, const char *json);
+/* The JSON text of a section, or NULL. */
+const char *trace_section(const Trace *t, const char *name);
+
+/* Copies a head's norm-weighted matrix (Tq, Tk).  0, or -1 out of memory. */
+int trace_set_norm_weighted(TraceMap *m, int head, const float *values);
 
 /* Finds a map by id, or NULL. */
 TraceMap *trace_find_map(Trace *t, const char *id);
