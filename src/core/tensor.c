@@ -16,11 +16,11 @@ static int use_blas = 1;
  * threads want the cores).  The rows go in 4 blocks per thread, handed out as
  * threads come free (dynamic): on a shared machine one thread often runs slower,
  * and with one block each the product waited for it.  sgemm on rows [r0, r1) of C. */
-#define BLAS_MIN_ROWS 32   /* rows of a block: keeps each sgemm call efficient */
+#define BLAS_MIN_ROWS 32
+static int blas_single = 0;   /* openblas_set_num_threads(1) done */   /* rows of a block: keeps each sgemm call efficient */
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
-    static int single = 0;
-    if (!single) { openblas_set_num_threads(1); single = 1; }
+    if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
     int nb = 1;
 #ifdef _OPENMP
     if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
@@ -146,6 +146,24 @@ void matmul_backward_weights_ref(float *dw, float *dbias, const float *dout, con
 void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
                      const float *dout, const float *inp, const float *w,
                      int N, int K, int M) {
+#if defined(ATTNVIZ_BLAS) && defined(_OPENMP)
+    /* Two threads: dinp and dw are independent products of equal size, one per
+     * thread in one parallel region (one barrier instead of two, each sgemm whole). */
+    if (dinp && use_blas && omp_get_max_threads() == 2 && (long)N * K * M >= 1L << 18) {
+        if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+        #pragma omp parallel sections num_threads(2)
+        {
+            #pragma omp section
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, M, 1.0f, dout, M, w, M, 1.0f, dinp, K);
+            #pragma omp section
+            {
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, M, N, 1.0f, inp, K, dout, M, 1.0f, dw, M);
+                if (dbias) column_sums(dbias, dout, N, M);
+            }
+        }
+        return;
+    }
+#endif
     if (dinp && use_blas) {
 #ifdef ATTNVIZ_BLAS
         blas_rows(0, 1, N, K, M, dout, M, w, M, dinp, K);
