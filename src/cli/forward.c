@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "core/fileio.h"
 #include "core/rng.h"
+#include "core/threads.h"
 #include "lesson/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
@@ -169,8 +170,11 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
     if (c->arch == MODEL_ENCODER_ONLY) ntok_tgt = 0;
     if (c->arch == MODEL_DECODER_ONLY) ntok_src = 0;
     double tf = 0, tb = 0, tu = 0, cpu0 = 0;
+    ThreadTune tune;                               /* as train_run: threads by measurement */
+    thread_tune_init(&tune);
     for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
         if (it == 1) cpu0 = cpu_seconds();
+        thread_tune_before(&tune);
         double t0 = now_seconds();
         if (model_forward(m, src, sl, S, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
         double t1 = now_seconds();
@@ -179,8 +183,10 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
         train_clip_grad_norm(m->grads_memory, m->num_params, 1.0);
         adam_update(&adam, m->params_memory, m->grads_memory, 1e-4f);
         double t3 = now_seconds();
+        thread_tune_after(&tune, t3 - t0);
         if (it) { tf += t1 - t0; tb += t2 - t1; tu += t3 - t2; }
     }
+    thread_tune_end(&tune);
     double cpu = (cpu_seconds() - cpu0) / steps;
     tf /= steps; tb /= steps; tu /= steps;
     double step = tf + tb + tu, ntok = (double)(ntok_src + ntok_tgt);
@@ -192,6 +198,7 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
            tf * 1e3, tb * 1e3, tu * 1e3, step * 1e3);
     printf("training: %.0f tokens/s (source+target), %.0f target tokens/s; forward only: %.0f tokens/s\n",
            ntok / step, (ntok_tgt ? ntok_tgt : ntok_src) / step, ntok / tf);
+    printf("threads: up to %d, %d after measuring (src/core/threads.h)\n", tune.max, tune.best);
     printf("train_bench tokens_per_step %.0f step_ms %.4f tokens_per_s %.1f cpu_ms %.4f\n", ntok, step * 1e3,
            ntok / step, cpu * 1e3);
     rc = 0;

@@ -5,6 +5,7 @@
 #include "core/fileio.h"
 #include "core/rng.h"
 #include "core/tensor.h"
+#include "core/threads.h"
 #include "core/strbuf.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
@@ -518,6 +519,7 @@ typedef struct {
     long tokens;                       /* source + target tokens seen                 */
     double lr, last_loss;              /* of the last step done                       */
     LossStats loss, coref_aux, align_aux;
+    ThreadTune tune;                   /* OpenMP threads per step, by measurement     */
 } TrainLoop;
 
 static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
@@ -527,9 +529,11 @@ static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
     L->last_loss = NAN;
     L->loss.ema = L->coref_aux.ema = L->align_aux.ema = NAN;
     while (L->next_snap < o->n_snap_steps && o->snap_steps[L->next_snap] < start_step) L->next_snap++;
+    thread_tune_init(&L->tune);
 }
 
 static void loop_free(TrainLoop *L) {
+    thread_tune_end(&L->tune);
     free(L->coref_target); free(L->align_target);
     batch_free(&L->batch);
     free(L->order); free(L->starts); free(L->snapshots.buf);
@@ -690,7 +694,10 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         if (step == o->steps) break;
         const int *idx = next_batch(&L, s, o, step, err, errlen);
         if (!idx) goto done;
+        thread_tune_before(&L.tune);
+        double t_step = now_sec();
         if (train_step(&L, m, adam, s, o, idx, step, start_step, err, errlen)) goto done;
+        thread_tune_after(&L.tune, now_sec() - t_step);
         report_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
             if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
