@@ -101,17 +101,19 @@ def torch_worker(shape, threads):
 
     for _ in range(WARMUP):
         step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(s["steps"]):
         step()
     dt = (time.perf_counter() - t0) / s["steps"]
-    print(f"train_bench tokens_per_step {ntok} step_ms {dt * 1e3:.4f} tokens_per_s {ntok / dt:.1f}")
+    cpu = (time.process_time() - c0) / s["steps"]
+    print(f"train_bench tokens_per_step {ntok} step_ms {dt * 1e3:.4f} tokens_per_s {ntok / dt:.1f} "
+          f"cpu_ms {cpu * 1e3:.4f}")
 
 
 # ------------------------------------------------------------------- driver
 
 def measure(argv, env):
-    """Runs argv and returns (tokens/s, peak RSS MiB) using wait4's rusage."""
+    """Runs argv: (tokens/s, CPU ms a step, peak RSS MiB; the last from wait4's rusage)."""
     p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = p.stdout.read()
     err = p.stderr.read()
@@ -119,7 +121,8 @@ def measure(argv, env):
     if status != 0:
         sys.exit(f"bench_train: {' '.join(argv)} failed:\n{err}")
     line = [l for l in out.splitlines() if l.startswith("train_bench ")][-1].split()
-    return float(line[line.index("tokens_per_s") + 1]), ru.ru_maxrss / 1024.0
+    return (float(line[line.index("tokens_per_s") + 1]), float(line[line.index("cpu_ms") + 1]),
+            ru.ru_maxrss / 1024.0)
 
 
 def thread_env(n):
@@ -153,12 +156,15 @@ def bench_shape(attnviz, work, shape, rounds):
           "--len", str(SRC_MEAN), "--tgt-len", str(TGT_MEAN)]
     them = lambda n: [TORCH_PY, os.path.abspath(__file__), "--torch-worker", shape, str(n)]
     r = {k: [] for k in ("a1", "t1", "a2", "t2")}
+    cpu = {"a1": [], "t1": []}
     mem = {"a": 0.0, "t": 0.0}
     for _ in range(rounds):       # interleaved: every configuration once per round
         for key, argv, env in (("a1", me, thread_env(1)), ("t1", them(1), thread_env(1)),
                                ("a2", me, thread_env(2)), ("t2", them(2), thread_env(2))):
-            tps, rss = measure(argv, env)
+            tps, cpu_ms, rss = measure(argv, env)
             r[key].append(tps)
+            if key in cpu:
+                cpu[key].append(cpu_ms)
             mem[key[0]] = max(mem[key[0]], rss)
     a1, t1, a2 = median(r["a1"]), median(r["t1"]), median(r["a2"])
     t2 = max(t1, median(r["t2"]))          # PyTorch at its best thread setting
@@ -167,6 +173,9 @@ def bench_shape(attnviz, work, shape, rounds):
     print(f"  1 thread   attnviz {a1:8.0f}  pytorch {t1:8.0f}  ratio {a1 / t1:.2f}x")
     print(f"  2 threads  attnviz {a2:8.0f}  pytorch {t2:8.0f}  ratio {a2 / t2:.2f}x"
           f"   (pytorch 1 thread {t1:.0f}, 2 threads {median(r['t2']):.0f})")
+    ca, ct = median(cpu["a1"]), median(cpu["t1"])
+    print(f"  1 thread, CPU time a step (steadier when the machine is shared): attnviz {ca:.1f} ms  "
+          f"pytorch {ct:.1f} ms  ratio {ct / ca:.2f}x")
     print(f"  peak resident memory  attnviz {mem['a']:.0f} MiB  pytorch {mem['t']:.0f} MiB")
     return a1 / t1, a2 / t2
 
