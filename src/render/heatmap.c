@@ -472,7 +472,8 @@ static void strip_draw(Canvas *c, const StripLayout *S, const char *title, int a
         hm_draw(c, &L[p], x, S->top);
         if (arrows && p + 1 < S->n) {
             double ay = S->top + S->mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
-            double x0 = x + L[p].w - STRIP_MARGIN + 2, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 2;
+            /* 8 px clear of the colour bar's ticks and of the next panel's labels */
+            double x0 = x + L[p].w - STRIP_MARGIN + 8, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 8;
             canvas_arrow(c, x0, ay, x1, ay, 3.0, 13.0, RGB_HEX(0x707070));
         }
         x += L[p].w + STRIP_GAP;
