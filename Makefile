@@ -3,14 +3,14 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CC      ?= cc
-PKGS    := libpng freetype2 libcjson
+PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc
 OPENMP  ?= 1
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(strip $(PKG_LIBS)),)
 PKG_CFLAGS := -I/usr/include/libpng16 -I/usr/include/freetype2 -I/usr/include/cjson
-PKG_LIBS   := -lpng16 -lfreetype -lcjson
+PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc
 endif
 
 # OpenMP only where the compiler accepts it (make OPENMP=0 turns it off).
