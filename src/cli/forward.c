@@ -285,7 +285,8 @@ static int forward_hf(const ForwardArgs *a) {
         hf_file_token_text(&f, ids[t], buf, sizeof buf);
         tok[t] = strdup(buf);
     }
-    int fr = tok ? hf_model_forward(&f.m, ids, T, &tr, (const char *const *)tok, a->steps, err, sizeof err)
+    HfSteps all = {1, -1, -1};
+    int fr = tok ? hf_model_forward(&f.m, ids, T, &tr, (const char *const *)tok, a->steps ? &all : NULL, err, sizeof err)
                  : errmsg_set(err, sizeof err, "out of memory");
     for (int t = 0; tok && t < T; t++) free(tok[t]);
     free(tok);

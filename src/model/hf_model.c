@@ -259,7 +259,8 @@ typedef struct {
 
 /* Every head of layer l: q, k, v from qkv, outputs into att, weights into
  * the trace as map "decoder.l.masked_self" / "encoder.l.self". */
-static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, const char *const *tokens, int steps) {
+static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, const char *const *tokens,
+                           const HfSteps *want) {
     const HfConfig *c = &m->c;
     int C = c->d_model, H = c->n_head, D = C / H;
     int gpt = c->family == HF_GPT2;
@@ -272,6 +273,7 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
         if (!map) return -1;
     }
     for (int h = 0; h < H; h++) {
+        int steps = want && (want->all || (want->layer == l && want->head == h));
         AttnHead a = {.q = s->qkv + h * D, .ldq = 3 * C, .k = s->qkv + C + h * D, .ldk = 3 * C,
                       .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = gpt ? s->mask : NULL,
                       .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
@@ -285,7 +287,8 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
 }
 
 /* x (T,C) → x after layer l. */
-static int block_forward(HfModel *m, Scratch *s, float *x, int l, int T, Trace *tr, const char *const *tokens, int steps) {
+static int block_forward(HfModel *m, Scratch *s, float *x, int l, int T, Trace *tr, const char *const *tokens,
+                         const HfSteps *steps) {
     const HfConfig *c = &m->c;
     const HfWeights *w = &m->w;
     int C = c->d_model, F = c->d_ff;
@@ -322,7 +325,7 @@ static void embed(HfModel *m, float *x, const int *ids, int T) {
 }
 
 /* Sizes m->x and m->buf for T tokens and cuts the scratch. */
-static int scratch_for(HfModel *m, Scratch *s, int T, int steps) {
+static int scratch_for(HfModel *m, Scratch *s, int T, const HfSteps *steps) {
     size_t C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, Tz = (size_t)T;
     size_t nf = Tz * 3 * C + Tz * C + Tz * F + Tz * C + Tz * Tz;
     free(m->x); free(m->buf);
@@ -338,7 +341,7 @@ static int scratch_for(HfModel *m, Scratch *s, int T, int steps) {
     return steps ? attn_steps_alloc(&s->st, T, T, (int)C / m->c.n_head) : 0;
 }
 
-int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, int with_steps,
+int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, const HfSteps *with_steps,
                      char *err, size_t errlen) {
     const HfConfig *c = &m->c;
     if (T < 1 || T > c->n_pos)

@@ -72,10 +72,17 @@ typedef struct {
  * shards).  0, or -1 with err (the model is then freed). */
 int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen);
 
+/* Which heads keep their step matrices (scores, scaled, masked, output) in
+ * the trace: every head (all = 1), or the one head (layer, head). */
+typedef struct {
+    int all;
+    int layer, head;
+} HfSteps;
+
 /* Forward pass of ids (T of them, T <= n_pos).  When tr is given, every head's
- * weights (and steps when with_steps) are added as maps, with `tokens` (T
- * strings) as queries and keys.  0, or -1 with err. */
-int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, int with_steps,
+ * weights are added as maps, with `tokens` (T strings) as queries and keys, and
+ * the steps of the heads `steps` names (NULL: none).  0, or -1 with err. */
+int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, const HfSteps *steps,
                      char *err, size_t errlen);
 
 /* The logits (V) at position t of the last forward pass: GPT-2's next token,

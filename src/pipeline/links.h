@@ -19,7 +19,8 @@ typedef struct {
 /* 1 for the English pronouns run looks at (it, he, she, they, him, her, them, its, his). */
 int links_is_pronoun(const char *word);
 
-/* Over every encoder self-attention head: the one whose strongest link from
+/* Over every encoder self-attention head (a decoder-only model's masked
+ * self-attention heads when it has none): the one whose strongest link from
  * query q is strongest. */
 HeadLink links_strongest(const Trace *t, int q);
 

@@ -18,6 +18,7 @@ typedef struct {
     HtmlPage *pg;
     char *err;
     size_t errlen;
+    int skipped;         /* heatmaps left out by the cap */
 } Show;
 
 static double now_ms(void) {
@@ -47,6 +48,15 @@ static void safe_name(char *out, size_t n, const char *tok) {
     for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
         out[j++] = (char)(isalnum(*p) ? *p : '_');
     out[j] = '\0';
+}
+
+/* 1 when layer l / head h is chosen by the spec. */
+static int layer_chosen(const PictureSpec *ps, int l) {
+    return !ps->layer_on || (l >= 0 && l < ps->n_layer_on && ps->layer_on[l]);
+}
+
+static int head_chosen(const PictureSpec *ps, int h) {
+    return !ps->head_on || (h >= 0 && h < ps->n_head_on && ps->head_on[h]);
 }
 
 static void join_path(const Show *w, const char *file, char *path, size_t n) {
@@ -96,6 +106,25 @@ static void coref_section(Show *w) {
 
 /* ---- one query token: lines view + its head's heatmap, row outlined ---- */
 
+/* A copy of weights (rows, cols) keeping each row's k largest (k 0: all). */
+static float *strongest_links(const float *weights, int rows, int cols, int k) {
+    float *out = malloc((size_t)rows * cols * sizeof *out);
+    if (!out) return NULL;
+    memcpy(out, weights, (size_t)rows * cols * sizeof *out);
+    if (k <= 0 || k >= cols) return out;
+    for (int i = 0; i < rows; i++) {
+        float *r = out + (size_t)i * cols;
+        for (int j = 0; j < cols; j++) {   /* keep r[j] when fewer than k are larger (ties: the first) */
+            int larger = 0;
+            for (int x = 0; x < cols && larger < k; x++)
+                larger += weights[(size_t)i * cols + x] > weights[(size_t)i * cols + j] ||
+                          (x < j && weights[(size_t)i * cols + x] == weights[(size_t)i * cols + j]);
+            if (larger >= k) r[j] = 0;
+        }
+    }
+    return out;
+}
+
 static int query_views(Show *w, int q, HeadLink L) {
     const TraceMap *m = &w->t->maps[L.map];
     const CorefHead *c = &w->ps->coref;
@@ -112,12 +141,19 @@ static int query_views(Show *w, int q, HeadLink L) {
     RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
                               {"Map", m->id}, {"Head", headtxt}};
     RenderMeta meta = {items, 5};
-    if (render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
-                     m->heads[L.head].weights, m->mask, q, &meta, w->err, w->errlen) != 0)
-        return -1;
+    float *shown = strongest_links(m->heads[L.head].weights, m->Tq, m->Tk, w->ps->lines_top);
+    if (!shown) return errmsg_set(w->err, w->errlen, "out of memory");
+    int rc = render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+                          shown, m->mask, q, &meta, w->err, w->errlen);
+    free(shown);
+    if (rc != 0) return -1;
     trace_add_image(w->t, file);
-    snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s", word,
-             m->keys[L.key], m->id, L.head, (double)L.weight, taught ? " This head was trained with gold antecedents." : "");
+    char only[64] = "";
+    if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
+        snprintf(only, sizeof only, " Only the %d strongest links are drawn.", w->ps->lines_top);
+    snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s%s", word,
+             m->keys[L.key], m->id, L.head, (double)L.weight, taught ? " This head was trained with gold antecedents." : "",
+             only);
     snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", word, m->keys[L.key],
              m->id, L.head, (double)L.weight);
     html_figure(w->pg, file, cap, capvi, NULL);
@@ -190,10 +226,12 @@ static int step_strip(Show *w) {
 
 static int kind_grid(Show *w, const char *stack, const char *kind) {
     const Trace *t = w->t;
-    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+    int idx[64], n = 0, n_heads = 0, hidx[64], all_heads = t->n_maps ? t->maps[0].n_heads : 0;
     for (int i = 0; i < t->n_maps && n < 64; i++)
-        if (!strcmp(t->maps[i].kind, kind)) idx[n++] = i;
-    if (n == 0) return 0;
+        if (!strcmp(t->maps[i].kind, kind) && layer_chosen(w->ps, t->maps[i].layer)) idx[n++] = i;
+    for (int h = 0; h < all_heads && n_heads < 64; h++)
+        if (head_chosen(w->ps, h)) hidx[n_heads++] = h;
+    if (n == 0 || n_heads == 0) return 0;
     RenderHeatmap *cells = calloc((size_t)n * n_heads, sizeof *cells);
     char **rt = calloc(n, sizeof(char *)), **ct = calloc(n_heads, sizeof(char *));
     char *tb = calloc((size_t)(n + n_heads), 24);
@@ -204,12 +242,14 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
         snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
-        for (int h = 0; h < n_heads; h++) cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+        for (int h = 0; h < n_heads; h++)
+            cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], hidx[h], NULL, NULL, -1);
     }
-    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
+    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", hidx[h]); }
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    snprintf(title, sizeof title, "%s %s: every layer × head", stack, kind_title(kind));
+    snprintf(title, sizeof title, "%s %s: %s layer × head", stack, kind_title(kind),
+             w->ps->layer_on || w->ps->head_on ? "chosen" : "every");
     join_path(w, file, path, sizeof path);
     RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path}};
     RenderMeta meta = {items, 3};
@@ -230,9 +270,14 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 static int every_head(Show *w) {
     html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
                  "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    int drawn = 0;
     for (int i = 0; i < w->t->n_maps; i++) {
         const TraceMap *m = &w->t->maps[i];
+        if (!layer_chosen(w->ps, m->layer)) continue;
         for (int h = 0; h < m->n_heads; h++) {
+            if (!head_chosen(w->ps, h)) continue;
+            if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
+            drawn++;
             char file[256], title[256], sub[512];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
@@ -245,6 +290,14 @@ static int every_head(Show *w) {
             if (write_heatmap(w, file, &hm, m, h)) return -1;
             html_figure(w->pg, file, title, NULL, NULL);
         }
+    }
+    if (w->skipped > 0) {
+        char note[256];
+        snprintf(note, sizeof note, "%d more heads were not drawn: at most %d heatmaps per run (--max-pictures; "
+                 "--layers and --heads choose which).", w->skipped, w->ps->max_heatmaps);
+        html_raw(w->pg, "<p>");
+        html_text(w->pg, note);
+        html_raw(w->pg, "</p>\n");
     }
     return 0;
 }
@@ -268,7 +321,8 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
     html_text(pg, ps->model_path);
     html_raw(pg, "</code> · command: <code>");
     html_text(pg, ps->command);
-    html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
+    if (ps->no_trace) html_raw(pg, "</code> · no trace.json (--trace none)</p>\n");
+    else html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
 }
 
 /* Every picture, in page order. */
@@ -286,17 +340,18 @@ static int draw_all(Show *w) {
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen) {
     HtmlPage pg;
-    Show w = {ps, s, t, &pg, err, errlen};
+    Show w = {ps, s, t, &pg, err, errlen, 0};
     if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
     page_header(&pg, ps, s);
     double t0 = now_ms();
     int r = draw_all(&w);
     rep->ms_pictures = now_ms() - t0;
     rep->n_pictures = t->n_images;
+    rep->n_heatmaps_skipped = w.skipped;
     t0 = now_ms();
     if (!ps->keep_steps) strip_steps(t, -1, -1);
     char path[4096];
-    if (r == 0) {
+    if (r == 0 && !ps->no_trace) {
         snprintf(path, sizeof path, "%s/trace.json", ps->dir);
         r = trace_write_json(t, path, err, errlen);
     }

@@ -10,6 +10,9 @@
  *   trace.json, index.html
  *
  * Every picture is listed in the trace's images and on the page, in order.
+ * For real models the spec chooses layers and heads (the grids and the
+ * per-head heatmaps show only those), caps the per-head heatmaps, and keeps
+ * only the strongest links of the lines views.
  * Errors: -1 and a one-line message; what was written before stays (the caller
  * owns the folder). */
 #ifndef ATTNVIZ_PICTURES_H
@@ -30,9 +33,16 @@ typedef struct {
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */
     CorefHead coref;          /* the model's coreference head (layer -1: none)         */
+    /* Real models (12 layers × 12 heads, hundreds of tokens): */
+    const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
+    const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
+    int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
+    int lines_top;            /* lines views keep each row's k strongest links; 0: all */
+    int no_trace;             /* 1: no trace.json (--trace none)                       */
 } PictureSpec;
 
 typedef struct {
+    int n_heatmaps_skipped;   /* selected heads left out by max_heatmaps */
     int n_pictures;
     double ms_pictures, ms_trace;   /* time spent drawing, and writing trace.json */
 } PictureReport;
