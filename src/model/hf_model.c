@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- loading ---- */
 
@@ -103,6 +104,18 @@ static size_t carve(HfModel *m) {
     else { TAKE(mlm_w, C * C); TAKE(mlm_b, C); TAKE(mlm_ln_w, C); TAKE(mlm_ln_b, C); TAKE(mlm_bias, V); }
 #undef TAKE
     return off;
+}
+
+/* The weights' block, n floats: aligned to 2 MB and asking for huge pages,
+ * which spares a GPT-2's 500 MB a quarter of a million page faults. */
+static float *alloc_params(size_t n) {
+    void *p = NULL;
+    size_t bytes = n * sizeof(float);
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: ignored where unsupported */
+#endif
+    return p;
 }
 
 static int load_gpt2_layer(Loader *ld, HfModel *m, int l) {
@@ -201,7 +214,7 @@ int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (hf_config_load(&m->c, dir, err, errlen) != 0) return -1;
     size_t n = carve(m);
-    m->params = malloc(n * sizeof(float));
+    m->params = alloc_params(n);
     if (!m->params) return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
     carve(m);
     Loader ld = {.dir = dir, .err = err, .errlen = errlen};

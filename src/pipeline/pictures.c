@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#define SUBTITLE_CHARS 110    /* the sentence in a subtitle, clipped with "…" */
+#define MAX_QUERY_VIEWS 6      /* pronouns (or --query tokens) drawn per sentence */
+
 typedef struct {
     const PictureSpec *ps;
     const Sentence *s;
@@ -106,23 +109,52 @@ static void coref_section(Show *w) {
 
 /* ---- one query token: lines view + its head's heatmap, row outlined ---- */
 
-/* A copy of weights (rows, cols) keeping each row's k largest (k 0: all). */
-static float *strongest_links(const float *weights, int rows, int cols, int k) {
-    float *out = malloc((size_t)rows * cols * sizeof *out);
-    if (!out) return NULL;
-    memcpy(out, weights, (size_t)rows * cols * sizeof *out);
-    if (k <= 0 || k >= cols) return out;
-    for (int i = 0; i < rows; i++) {
-        float *r = out + (size_t)i * cols;
-        for (int j = 0; j < cols; j++) {   /* keep r[j] when fewer than k are larger (ties: the first) */
-            int larger = 0;
-            for (int x = 0; x < cols && larger < k; x++)
-                larger += weights[(size_t)i * cols + x] > weights[(size_t)i * cols + j] ||
-                          (x < j && weights[(size_t)i * cols + x] == weights[(size_t)i * cols + j]);
-            if (larger >= k) r[j] = 0;
-        }
+/* The sentence as a picture's subtitle: at most max characters, then "…". */
+static const char *clip_text(char *out, size_t n, const char *text, int max) {
+    size_t k = 0;
+    int chars = 0;
+    for (; text[k] && k + 4 < n; k++) {
+        if (((unsigned char)text[k] & 0xC0) != 0x80 && chars++ == max) break;
     }
+    while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80) k--;   /* whole characters only */
+    memcpy(out, text, k);
+    strcpy(out + k, text[k] ? "…" : "");
     return out;
+}
+
+/* Lines view of query q in head h.  With lines_top = k (< keys) only q and
+ * its k strongest keys are drawn, in sentence order, labelled with their
+ * positions, so a long sentence stays one readable fan. */
+static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path, const char *title,
+                      const RenderMeta *meta) {
+    const float *row = m->heads[h].weights + (size_t)q * m->Tk, *all = m->heads[h].weights;
+    int k = w->ps->lines_top;
+    if (k <= 0 || k >= m->Tk)
+        return render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+                            all, m->mask, q, meta, w->err, w->errlen);
+    unsigned char *take = calloc((size_t)m->Tk, 1);
+    float *wk = malloc((size_t)k * sizeof *wk);
+    char (*lab)[80] = malloc((size_t)k * sizeof *lab);
+    const char **keys = malloc((size_t)k * sizeof *keys);
+    int rc = -1;
+    if (!take || !wk || !lab || !keys) { errmsg_set(w->err, w->errlen, "out of memory"); goto done; }
+    for (int i = 0; i < k; i++) {   /* the k largest, ties to the first */
+        int best = -1;
+        for (int j = 0; j < m->Tk; j++)
+            if (!take[j] && (best < 0 || row[j] > row[best])) best = j;
+        take[best] = 1;
+    }
+    for (int j = 0, n = 0; j < m->Tk; j++) {
+        if (!take[j]) continue;
+        snprintf(lab[n], sizeof lab[n], "%s (%d)", m->keys[j], j);
+        keys[n] = lab[n];
+        wk[n++] = row[j];
+    }
+    const char *left[1] = {m->queries[q]};
+    rc = render_lines(path, title, left, 1, keys, k, wk, NULL, 0, meta, w->err, w->errlen);
+done:
+    free(take); free(wk); free(lab); free(keys);
+    return rc;
 }
 
 static int query_views(Show *w, int q, HeadLink L) {
@@ -141,12 +173,7 @@ static int query_views(Show *w, int q, HeadLink L) {
     RenderMetaItem items[] = {{"Title", title}, {"Sentence", w->s->text}, {"Model", w->ps->model_path},
                               {"Map", m->id}, {"Head", headtxt}};
     RenderMeta meta = {items, 5};
-    float *shown = strongest_links(m->heads[L.head].weights, m->Tq, m->Tk, w->ps->lines_top);
-    if (!shown) return errmsg_set(w->err, w->errlen, "out of memory");
-    int rc = render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
-                          shown, m->mask, q, &meta, w->err, w->errlen);
-    free(shown);
-    if (rc != 0) return -1;
+    if (draw_lines(w, m, L.head, q, path, title, &meta) != 0) return -1;
     trace_add_image(w->t, file);
     char only[64] = "";
     if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
@@ -160,8 +187,9 @@ static int query_views(Show *w, int q, HeadLink L) {
 
     snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
     snprintf(title, sizeof title, "%s · %s · head %d", m->id, kind_title(m->kind), L.head);
+    char clip[400];
     snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
-             w->s->text);
+             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
     RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
     if (write_heatmap(w, file, &hm, m, L.head)) return -1;
     html_figure(w->pg, file, "The same head as a heatmap, the pronoun's row outlined.",
@@ -173,12 +201,12 @@ static int query_views(Show *w, int q, HeadLink L) {
 static int all_query_views(Show *w) {
     coref_section(w);
     int any = 0;
-    for (int q = 0; q < w->s->words.n; q++) {
+    for (int q = 0; q < w->s->words.n && any < MAX_QUERY_VIEWS; q++) {
         const char *word = w->s->words.tok[q];
         if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
         HeadLink L = links_for_query(w->t, q, &w->ps->coref);
         if (L.map < 0) continue;
-        any = 1;
+        any++;
         if (!w->ps->no_pictures && query_views(w, q, L)) return -1;
     }
     if (!any) {
@@ -278,14 +306,15 @@ static int every_head(Show *w) {
             if (!head_chosen(w->ps, h)) continue;
             if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
             drawn++;
-            char file[256], title[256], sub[512];
+            char file[256], title[256], sub[512], clip[400];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             snprintf(title, sizeof title, "%s layer %d · %s · head %d", m->stack, m->layer, kind_title(m->kind), h);
             /* A decoder row is the position that writes the NEXT target word. */
             if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", w->s->text);
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s",
+                         clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
             else
-                snprintf(sub, sizeof sub, "%s", w->s->text);
+                snprintf(sub, sizeof sub, "%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
             RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
             if (write_heatmap(w, file, &hm, m, h)) return -1;
             html_figure(w->pg, file, title, NULL, NULL);

@@ -4,7 +4,8 @@
  *
  *   {map}.h{H}.png          a heatmap per map and head (encoder.0.self.h2.png …)
  *   grid.{stack}.{kind}.png every layer × head of one kind ("model view")
- *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default)
+ *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default,
+ *                           the first 6)
  *   {map}.h{H}.q{pos}.png   that head as a heatmap with the query row outlined
  *   steps.{map}.h{H}.png    the step strip of the focus head
  *   trace.json, index.html
@@ -37,7 +38,7 @@ typedef struct {
     const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
     const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
     int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
-    int lines_top;            /* lines views keep each row's k strongest links; 0: all */
+    int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
     int no_trace;             /* 1: no trace.json (--trace none)                       */
 } PictureSpec;
 
