@@ -246,3 +246,19 @@ def bert_reference(w, ids, H=4, dtype="F32", eps=1e-12):
     c = "cls.predictions."
     h = _ln(gelu(lin(x, c + "transform.dense")), p[c + "transform.LayerNorm.weight"], p[c + "transform.LayerNorm.bias"], eps)
     return atts, (h @ p[e + "word_embeddings.weight"].T + p[c + "bias"]).numpy()
+
+
+def read_all(path):
+    """{name: numpy array} of a safetensors file written by write_safetensors (F32/I64)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for k, e in header.items():
+        if k == "__metadata__":
+            continue
+        a, b = e["data_offsets"]
+        dt = {"F32": np.float32, "I64": np.int64}[e["dtype"]]
+        out[k] = np.frombuffer(data[a:b], dtype=dt).reshape(e["shape"]).copy()
+    return out
