@@ -45,7 +45,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help demo bench model
+.PHONY: all deps test unit sanitize install uninstall clean help demo bench bench-hf model
 
 all: $(BUILD)/attnviz
 
@@ -115,6 +115,12 @@ bench: $(BUILD)/attnviz
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
 
+# A GPT-2-small-shaped folder (saved once in $(BUILD)/bench-hf) beside PyTorch:
+# load + forward + 144 maps on 64 tokens, peak memory, 1024 tokens with a
+# weights-only trace (tests/bench_hf.py; docs/own-model.md has the figures).
+bench-hf: $(BUILD)/attnviz
+	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
+
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
@@ -133,6 +139,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make bench | make bench-hf | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

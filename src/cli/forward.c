@@ -15,6 +15,9 @@
 #include "pipeline/hf_file.h"
 #include "trace/trace.h"
 #include <cJSON.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -267,6 +270,9 @@ static int write_logits(HfFile *f, const char *path, char *err, size_t errlen) {
 
 /* A GPT-2/BERT folder on given ids: trace, logits, timings. */
 static int forward_hf(const ForwardArgs *a) {
+#ifdef _OPENMP
+    omp_set_num_threads(1);   /* as run: one sentence; OpenBLAS keeps its own threads */
+#endif
     HfFile f;
     char err[1024];
     int *ids = NULL, *lens = NULL, B = 0, T = 0, rc = 1;

@@ -12,10 +12,19 @@
 
 /* ---- loading ---- */
 
+/* Where copies land: the model's block, cut per weight (all layers of one
+ * weight side by side).  Pages of it that no copy touches cost no memory. */
+typedef struct {
+    float *wte, *wpe, *wtt, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b;
+    float *mlm_w, *mlm_b, *mlm_ln_w, *mlm_ln_b, *mlm_bias;
+    float *ln1_w, *ln1_b, *qkv_w, *qkv_b, *proj_w, *proj_b, *ln2_w, *ln2_b, *fc_w, *fc_b, *fc2_w, *fc2_b;
+} Block;
+
 /* What one load holds: the files, the folder (for messages), a scratch buffer
  * for tensors that are transposed or strided on their way in. */
 typedef struct {
-    SafeTensors st;
+    SafeTensors *st;
+    Block b;
     const char *dir;
     const char *prefix;      /* "transformer." or "bert." */
     float *scratch;
@@ -36,10 +45,10 @@ static const StTensor *find_tensor(const Loader *ld, const char *name) {
     const char *cands[2] = {name, is_ln ? alt : NULL};
     for (int c = 0; c < 2; c++) {
         if (!cands[c]) continue;
-        const StTensor *t = safetensors_find(&ld->st, cands[c]);
+        const StTensor *t = safetensors_find(ld->st, cands[c]);
         if (t) return t;
         snprintf(full, sizeof full, "%s%s", ld->prefix, cands[c]);
-        if ((t = safetensors_find(&ld->st, full))) return t;
+        if ((t = safetensors_find(ld->st, full))) return t;
     }
     return NULL;
 }
@@ -50,12 +59,13 @@ static void shape_text(char *buf, size_t n, int ndim, const long *shape) {
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* Reads tensor `name` of shape (d0) or (d0, d1) into dst.  transpose: the
- * stored (d0, d1) goes in as (d1, d0).  Rows land ld floats apart (ld = the
- * row length when contiguous).  Missing tensors are an error unless optional
- * (then 1 is returned). */
-static int load(Loader *ld, const char *name, int ndim, long d0, long d1, float *dst, int transpose, long ldd,
-                int optional) {
+/* Tensor `name` of shape (d0) or (d0, d1) → *field.  A float32 tensor used
+ * as stored is not copied (*field points into the mapped file); otherwise it
+ * is read into dst: transposed when `transpose` (stored (d0, d1) goes in as
+ * (d1, d0)), rows ld floats apart.  field NULL: into dst only.  Missing
+ * tensors are an error unless optional (then 1 is returned). */
+static int load(Loader *ld, const char *name, int ndim, long d0, long d1, const float **field, float *dst,
+                int transpose, long ldd, int optional) {
     const StTensor *t = find_tensor(ld, name);
     long want[2] = {d0, d1};
     char ws[64], hs[64];
@@ -71,14 +81,17 @@ static int load(Loader *ld, const char *name, int ndim, long d0, long d1, float 
     }
     ld->n_params += t->numel;
     long rows = ndim == 2 ? d0 : 1, cols = ndim == 2 ? d1 : d0;
-    if (!transpose && ldd == cols) return safetensors_read_f32(&ld->st, t, dst, ld->err, ld->errlen);
+    const float *mapped = field && !transpose && ldd == cols ? safetensors_map_f32(ld->st, t) : NULL;
+    if (mapped) { *field = mapped; return 0; }
+    if (field) *field = dst;
+    if (!transpose && ldd == cols) return safetensors_read_f32(ld->st, t, dst, ld->err, ld->errlen);
     if (ld->scratch_n < t->numel) {
         free(ld->scratch);
         ld->scratch = malloc(t->numel * sizeof(float));
         ld->scratch_n = ld->scratch ? t->numel : 0;
         if (!ld->scratch) return errmsg_set(ld->err, ld->errlen, "out of memory loading %s", t->name);
     }
-    if (safetensors_read_f32(&ld->st, t, ld->scratch, ld->err, ld->errlen) != 0) return -1;
+    if (safetensors_read_f32(ld->st, t, ld->scratch, ld->err, ld->errlen) != 0) return -1;
     for (long r = 0; r < rows; r++)
         for (long c = 0; c < cols; c++) {
             float v = ld->scratch[r * cols + c];
@@ -88,13 +101,10 @@ static int load(Loader *ld, const char *name, int ndim, long d0, long d1, float 
     return 0;
 }
 
-/* Carves the weights out of one block; counts floats when m->params is NULL. */
-static size_t carve(HfModel *m) {
-    const HfConfig *c = &m->c;
+/* Cuts the block b out of base; counts floats when base is NULL. */
+static size_t carve(const HfConfig *c, float *base, Block *b) {
     size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, L = (size_t)c->n_layer, V = (size_t)c->n_vocab, off = 0;
-    float *base = m->params;
-    HfWeights *w = &m->w;
-#define TAKE(field, count) do { w->field = base ? base + off : NULL; off += (count); } while (0)
+#define TAKE(field, count) do { b->field = base ? base + off : NULL; off += (count); } while (0)
     TAKE(wte, V * C); TAKE(wpe, (size_t)c->n_pos * C);
     if (c->family == HF_BERT) { TAKE(wtt, (size_t)c->n_type * C); TAKE(emb_ln_w, C); TAKE(emb_ln_b, C); }
     TAKE(ln1_w, L * C); TAKE(ln1_b, L * C); TAKE(qkv_w, L * C * 3 * C); TAKE(qkv_b, L * 3 * C);
@@ -107,7 +117,7 @@ static size_t carve(HfModel *m) {
 }
 
 /* The weights' block, n floats: aligned to 2 MB and asking for huge pages,
- * which spares a GPT-2's 500 MB a quarter of a million page faults. */
+ * which spares the copies a quarter of a million page faults. */
 static float *alloc_params(size_t n) {
     void *p = NULL;
     size_t bytes = n * sizeof(float);
@@ -121,19 +131,25 @@ static float *alloc_params(size_t n) {
 static int load_gpt2_layer(Loader *ld, HfModel *m, int l) {
     const HfConfig *c = &m->c;
     long C = c->d_model, F = c->d_ff;
-    HfWeights *w = &m->w;
+    HfLayer *y = &m->w.layer[l];
+    const Block *b = &ld->b;
     char n[12][96];
     const char *part[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
                             "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
                             "mlp.c_proj.weight", "mlp.c_proj.bias"};
     for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "h.%d.%s", l, part[i]);
-    if (load(ld, n[0], 1, C, 0, w->ln1_w + l * C, 0, C, 0) || load(ld, n[1], 1, C, 0, w->ln1_b + l * C, 0, C, 0) ||
-        load(ld, n[2], 2, C, 3 * C, w->qkv_w + l * C * 3 * C, 0, 3 * C, 0) ||
-        load(ld, n[3], 1, 3 * C, 0, w->qkv_b + l * 3 * C, 0, 3 * C, 0) ||
-        load(ld, n[4], 2, C, C, w->proj_w + l * C * C, 0, C, 0) || load(ld, n[5], 1, C, 0, w->proj_b + l * C, 0, C, 0) ||
-        load(ld, n[6], 1, C, 0, w->ln2_w + l * C, 0, C, 0) || load(ld, n[7], 1, C, 0, w->ln2_b + l * C, 0, C, 0) ||
-        load(ld, n[8], 2, C, F, w->fc_w + l * C * F, 0, F, 0) || load(ld, n[9], 1, F, 0, w->fc_b + l * F, 0, F, 0) ||
-        load(ld, n[10], 2, F, C, w->fc2_w + l * F * C, 0, C, 0) || load(ld, n[11], 1, C, 0, w->fc2_b + l * C, 0, C, 0))
+    if (load(ld, n[0], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
+        load(ld, n[1], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
+        load(ld, n[2], 2, C, 3 * C, &y->qkv_w, b->qkv_w + l * C * 3 * C, 0, 3 * C, 0) ||
+        load(ld, n[3], 1, 3 * C, 0, &y->qkv_b, b->qkv_b + l * 3 * C, 0, 3 * C, 0) ||
+        load(ld, n[4], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 0, C, 0) ||
+        load(ld, n[5], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
+        load(ld, n[6], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
+        load(ld, n[7], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0) ||
+        load(ld, n[8], 2, C, F, &y->fc_w, b->fc_w + l * C * F, 0, F, 0) ||
+        load(ld, n[9], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
+        load(ld, n[10], 2, F, C, &y->fc2_w, b->fc2_w + l * F * C, 0, C, 0) ||
+        load(ld, n[11], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0))
         return -1;
     return 0;
 }
@@ -141,20 +157,22 @@ static int load_gpt2_layer(Loader *ld, HfModel *m, int l) {
 static int load_gpt2(Loader *ld, HfModel *m) {
     const HfConfig *c = &m->c;
     long C = c->d_model;
+    HfWeights *w = &m->w;
     ld->prefix = "transformer.";
-    if (load(ld, "wte.weight", 2, c->n_vocab, C, m->w.wte, 0, C, 0) ||
-        load(ld, "wpe.weight", 2, c->n_pos, C, m->w.wpe, 0, C, 0))
+    if (load(ld, "wte.weight", 2, c->n_vocab, C, &w->wte, ld->b.wte, 0, C, 0) ||
+        load(ld, "wpe.weight", 2, c->n_pos, C, &w->wpe, ld->b.wpe, 0, C, 0))
         return -1;
     for (int l = 0; l < c->n_layer; l++)
         if (load_gpt2_layer(ld, m, l)) return -1;
-    return load(ld, "ln_f.weight", 1, C, 0, m->w.lnf_w, 0, C, 0) || load(ld, "ln_f.bias", 1, C, 0, m->w.lnf_b, 0, C, 0)
-               ? -1 : 0;
+    return load(ld, "ln_f.weight", 1, C, 0, &w->lnf_w, ld->b.lnf_w, 0, C, 0) ||
+           load(ld, "ln_f.bias", 1, C, 0, &w->lnf_b, ld->b.lnf_b, 0, C, 0) ? -1 : 0;
 }
 
 static int load_bert_layer(Loader *ld, HfModel *m, int l) {
     const HfConfig *c = &m->c;
     long C = c->d_model, F = c->d_ff;
-    HfWeights *w = &m->w;
+    HfLayer *y = &m->w.layer[l];
+    const Block *b = &ld->b;
     char n[16][128];
     const char *part[16] = {"attention.self.query.weight", "attention.self.query.bias", "attention.self.key.weight",
                             "attention.self.key.bias", "attention.self.value.weight", "attention.self.value.bias",
@@ -163,15 +181,23 @@ static int load_bert_layer(Loader *ld, HfModel *m, int l) {
                             "intermediate.dense.weight", "intermediate.dense.bias", "output.dense.weight",
                             "output.dense.bias", "output.LayerNorm.weight", "output.LayerNorm.bias"};
     for (int i = 0; i < 16; i++) snprintf(n[i], sizeof n[i], "encoder.layer.%d.%s", l, part[i]);
-    float *qkv = w->qkv_w + l * C * 3 * C, *qkvb = w->qkv_b + l * 3 * C;
+    float *qkv = b->qkv_w + l * C * 3 * C, *qkvb = b->qkv_b + l * 3 * C;
+    y->qkv_w = qkv;
+    y->qkv_b = qkvb;
     for (int p = 0; p < 3; p++)   /* query, key, value → columns p·C … (p+1)·C of (C, 3C) */
-        if (load(ld, n[2 * p], 2, C, C, qkv + p * C, 1, 3 * C, 0) || load(ld, n[2 * p + 1], 1, C, 0, qkvb + p * C, 0, C, 0))
+        if (load(ld, n[2 * p], 2, C, C, NULL, qkv + p * C, 1, 3 * C, 0) ||
+            load(ld, n[2 * p + 1], 1, C, 0, NULL, qkvb + p * C, 0, C, 0))
             return -1;
-    if (load(ld, n[6], 2, C, C, w->proj_w + l * C * C, 1, C, 0) || load(ld, n[7], 1, C, 0, w->proj_b + l * C, 0, C, 0) ||
-        load(ld, n[8], 1, C, 0, w->ln1_w + l * C, 0, C, 0) || load(ld, n[9], 1, C, 0, w->ln1_b + l * C, 0, C, 0) ||
-        load(ld, n[10], 2, F, C, w->fc_w + l * C * F, 1, F, 0) || load(ld, n[11], 1, F, 0, w->fc_b + l * F, 0, F, 0) ||
-        load(ld, n[12], 2, C, F, w->fc2_w + l * F * C, 1, C, 0) || load(ld, n[13], 1, C, 0, w->fc2_b + l * C, 0, C, 0) ||
-        load(ld, n[14], 1, C, 0, w->ln2_w + l * C, 0, C, 0) || load(ld, n[15], 1, C, 0, w->ln2_b + l * C, 0, C, 0))
+    if (load(ld, n[6], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 1, C, 0) ||
+        load(ld, n[7], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
+        load(ld, n[8], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
+        load(ld, n[9], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
+        load(ld, n[10], 2, F, C, &y->fc_w, b->fc_w + l * C * F, 1, F, 0) ||
+        load(ld, n[11], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
+        load(ld, n[12], 2, C, F, &y->fc2_w, b->fc2_w + l * F * C, 1, C, 0) ||
+        load(ld, n[13], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0) ||
+        load(ld, n[14], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
+        load(ld, n[15], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0))
         return -1;
     return 0;
 }
@@ -180,14 +206,15 @@ static int load_bert_layer(Loader *ld, HfModel *m, int l) {
 static int load_bert_mlm(Loader *ld, HfModel *m) {
     long C = m->c.d_model, V = m->c.n_vocab;
     HfWeights *w = &m->w;
-    int r = load(ld, "cls.predictions.transform.dense.weight", 2, C, C, w->mlm_w, 1, C, 1);
+    const Block *b = &ld->b;
+    int r = load(ld, "cls.predictions.transform.dense.weight", 2, C, C, &w->mlm_w, b->mlm_w, 1, C, 1);
     if (r != 0) return r < 0 ? -1 : 0;
-    if (load(ld, "cls.predictions.transform.dense.bias", 1, C, 0, w->mlm_b, 0, C, 0) ||
-        load(ld, "cls.predictions.transform.LayerNorm.weight", 1, C, 0, w->mlm_ln_w, 0, C, 0) ||
-        load(ld, "cls.predictions.transform.LayerNorm.bias", 1, C, 0, w->mlm_ln_b, 0, C, 0))
+    if (load(ld, "cls.predictions.transform.dense.bias", 1, C, 0, &w->mlm_b, b->mlm_b, 0, C, 0) ||
+        load(ld, "cls.predictions.transform.LayerNorm.weight", 1, C, 0, &w->mlm_ln_w, b->mlm_ln_w, 0, C, 0) ||
+        load(ld, "cls.predictions.transform.LayerNorm.bias", 1, C, 0, &w->mlm_ln_b, b->mlm_ln_b, 0, C, 0))
         return -1;
-    r = load(ld, "cls.predictions.bias", 1, V, 0, w->mlm_bias, 0, V, 1);
-    if (r > 0 && load(ld, "cls.predictions.decoder.bias", 1, V, 0, w->mlm_bias, 0, V, 0)) return -1;
+    r = load(ld, "cls.predictions.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 1);
+    if (r > 0 && load(ld, "cls.predictions.decoder.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 0)) return -1;
     if (r < 0) return -1;
     m->has_mlm = 1;
     return 0;
@@ -197,12 +224,13 @@ static int load_bert(Loader *ld, HfModel *m) {
     const HfConfig *c = &m->c;
     long C = c->d_model;
     HfWeights *w = &m->w;
+    const Block *b = &ld->b;
     ld->prefix = "bert.";
-    if (load(ld, "embeddings.word_embeddings.weight", 2, c->n_vocab, C, w->wte, 0, C, 0) ||
-        load(ld, "embeddings.position_embeddings.weight", 2, c->n_pos, C, w->wpe, 0, C, 0) ||
-        load(ld, "embeddings.token_type_embeddings.weight", 2, c->n_type, C, w->wtt, 0, C, 0) ||
-        load(ld, "embeddings.LayerNorm.weight", 1, C, 0, w->emb_ln_w, 0, C, 0) ||
-        load(ld, "embeddings.LayerNorm.bias", 1, C, 0, w->emb_ln_b, 0, C, 0))
+    if (load(ld, "embeddings.word_embeddings.weight", 2, c->n_vocab, C, &w->wte, b->wte, 0, C, 0) ||
+        load(ld, "embeddings.position_embeddings.weight", 2, c->n_pos, C, &w->wpe, b->wpe, 0, C, 0) ||
+        load(ld, "embeddings.token_type_embeddings.weight", 2, c->n_type, C, &w->wtt, b->wtt, 0, C, 0) ||
+        load(ld, "embeddings.LayerNorm.weight", 1, C, 0, &w->emb_ln_w, b->emb_ln_w, 0, C, 0) ||
+        load(ld, "embeddings.LayerNorm.bias", 1, C, 0, &w->emb_ln_b, b->emb_ln_b, 0, C, 0))
         return -1;
     for (int l = 0; l < c->n_layer; l++)
         if (load_bert_layer(ld, m, l)) return -1;
@@ -213,12 +241,16 @@ static int load_bert(Loader *ld, HfModel *m) {
 int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (hf_config_load(&m->c, dir, err, errlen) != 0) return -1;
-    size_t n = carve(m);
+    Loader ld = {.st = &m->st, .dir = dir, .err = err, .errlen = errlen};
+    size_t n = carve(&m->c, NULL, &ld.b);
     m->params = alloc_params(n);
-    if (!m->params) return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
-    carve(m);
-    Loader ld = {.dir = dir, .err = err, .errlen = errlen};
-    int rc = safetensors_open_dir(&ld.st, dir, err, errlen);
+    m->w.layer = calloc((size_t)m->c.n_layer, sizeof *m->w.layer);
+    if (!m->params || !m->w.layer) {
+        hf_model_free(m);
+        return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
+    }
+    carve(&m->c, m->params, &ld.b);
+    int rc = safetensors_open_dir(&m->st, dir, err, errlen);
     if (rc == 0) rc = m->c.family == HF_GPT2 ? load_gpt2(&ld, m) : load_bert(&ld, m);
     if (rc == 0) {
         int gpt = m->c.family == HF_GPT2;
@@ -228,7 +260,6 @@ int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
         m->n_params = ld.n_params;
     }
     free(ld.scratch);
-    safetensors_close(&ld.st);
     if (rc != 0) hf_model_free(m);
     return rc;
 }
@@ -303,24 +334,24 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
 static int block_forward(HfModel *m, Scratch *s, float *x, int l, int T, Trace *tr, const char *const *tokens,
                          const HfSteps *steps) {
     const HfConfig *c = &m->c;
-    const HfWeights *w = &m->w;
+    const HfLayer *y = &m->w.layer[l];
     int C = c->d_model, F = c->d_ff;
     size_t n = (size_t)T * C;
     int pre = c->family == HF_GPT2;
     const float *in = x;
-    if (pre) { layernorm_eps(s->y, x, w->ln1_w + (size_t)l * C, w->ln1_b + (size_t)l * C, T, C, c->ln_eps); in = s->y; }
-    matmul_forward(s->qkv, in, w->qkv_w + (size_t)l * C * 3 * C, w->qkv_b + (size_t)l * 3 * C, T, C, 3 * C);
+    if (pre) { layernorm_eps(s->y, x, y->ln1_w, y->ln1_b, T, C, c->ln_eps); in = s->y; }
+    matmul_forward(s->qkv, in, y->qkv_w, y->qkv_b, T, C, 3 * C);
     if (attention_layer(m, s, l, T, tr, tokens, steps)) return -1;
-    matmul_forward(s->y, s->att, w->proj_w + (size_t)l * C * C, w->proj_b + (size_t)l * C, T, C, C);
+    matmul_forward(s->y, s->att, y->proj_w, y->proj_b, T, C, C);
     for (size_t i = 0; i < n; i++) x[i] += s->y[i];
-    if (!pre) layernorm_eps(x, x, w->ln1_w + (size_t)l * C, w->ln1_b + (size_t)l * C, T, C, c->ln_eps);
+    if (!pre) layernorm_eps(x, x, y->ln1_w, y->ln1_b, T, C, c->ln_eps);
     in = x;
-    if (pre) { layernorm_eps(s->y, x, w->ln2_w + (size_t)l * C, w->ln2_b + (size_t)l * C, T, C, c->ln_eps); in = s->y; }
-    matmul_forward(s->ff, in, w->fc_w + (size_t)l * C * F, w->fc_b + (size_t)l * F, T, C, F);
+    if (pre) { layernorm_eps(s->y, x, y->ln2_w, y->ln2_b, T, C, c->ln_eps); in = s->y; }
+    matmul_forward(s->ff, in, y->fc_w, y->fc_b, T, C, F);
     activation_forward(s->ff, (size_t)T * F, c->act);
-    matmul_forward(s->y, s->ff, w->fc2_w + (size_t)l * F * C, w->fc2_b + (size_t)l * C, T, F, C);
+    matmul_forward(s->y, s->ff, y->fc2_w, y->fc2_b, T, F, C);
     for (size_t i = 0; i < n; i++) x[i] += s->y[i];
-    if (!pre) layernorm_eps(x, x, w->ln2_w + (size_t)l * C, w->ln2_b + (size_t)l * C, T, C, c->ln_eps);
+    if (!pre) layernorm_eps(x, x, y->ln2_w, y->ln2_b, T, C, c->ln_eps);
     return 0;
 }
 
@@ -425,6 +456,7 @@ int hf_model_json(const HfModel *m, char *buf, size_t n) {
 
 void hf_model_free(HfModel *m) {
     if (!m) return;
-    free(m->params); free(m->x); free(m->buf);
+    free(m->params); free(m->w.layer); free(m->x); free(m->buf);
+    safetensors_close(&m->st);
     memset(m, 0, sizeof *m);
 }

@@ -30,34 +30,44 @@
 #define ATTNVIZ_HF_MODEL_H
 #include <stddef.h>
 #include "model/hf_config.h"
+#include "model/safetensors.h"
 #include "trace/trace.h"
 
+/* One layer's weights. */
 typedef struct {
-    float *wte;      /* (V, C)  word embedding, also the output embedding  */
-    float *wpe;      /* (P, C)  learned positions                          */
-    float *wtt;      /* (n_type, C) BERT token types, or NULL              */
-    float *emb_ln_w, *emb_ln_b;  /* (C) BERT's embedding LayerNorm         */
-    float *ln1_w, *ln1_b;        /* (L, C) GPT-2 ln_1 / BERT attention.output.LayerNorm */
-    float *qkv_w;    /* (L, C, 3C)  q | k | v side by side                  */
-    float *qkv_b;    /* (L, 3C)                                              */
-    float *proj_w;   /* (L, C, C)   attention output projection             */
-    float *proj_b;   /* (L, C)                                               */
-    float *ln2_w, *ln2_b;        /* (L, C) GPT-2 ln_2 / BERT output.LayerNorm */
-    float *fc_w;     /* (L, C, F) */
-    float *fc_b;     /* (L, F)    */
-    float *fc2_w;    /* (L, F, C) */
-    float *fc2_b;    /* (L, C)    */
-    float *lnf_w, *lnf_b;        /* (C) GPT-2 ln_f                         */
-    float *mlm_w;    /* (C, C) BERT cls.predictions.transform.dense, or NULL */
-    float *mlm_b;    /* (C)     */
-    float *mlm_ln_w, *mlm_ln_b;  /* (C) */
-    float *mlm_bias; /* (V) the decoder's bias */
+    const float *ln1_w, *ln1_b;  /* (C) GPT-2 ln_1 / BERT attention.output.LayerNorm */
+    const float *qkv_w;          /* (C, 3C)  q | k | v side by side                  */
+    const float *qkv_b;          /* (3C)                                              */
+    const float *proj_w;         /* (C, C)   attention output projection             */
+    const float *proj_b;         /* (C)                                               */
+    const float *ln2_w, *ln2_b;  /* (C) GPT-2 ln_2 / BERT output.LayerNorm           */
+    const float *fc_w;           /* (C, F) */
+    const float *fc_b;           /* (F)    */
+    const float *fc2_w;          /* (F, C) */
+    const float *fc2_b;          /* (C)    */
+} HfLayer;
+
+/* Every weight points into the model's block (converted, transposed or
+ * joined on load) or, for a float32 tensor used as stored, straight into the
+ * file mapped read-only: GPT-2's F32 weights are not copied at all. */
+typedef struct {
+    const float *wte;            /* (V, C)  word embedding, also the output embedding */
+    const float *wpe;            /* (P, C)  learned positions                         */
+    const float *wtt;            /* (n_type, C) BERT token types, or NULL             */
+    const float *emb_ln_w, *emb_ln_b;  /* (C) BERT's embedding LayerNorm              */
+    const float *lnf_w, *lnf_b;  /* (C) GPT-2 ln_f                                    */
+    const float *mlm_w;          /* (C, C) BERT cls.predictions.transform.dense       */
+    const float *mlm_b;          /* (C)     */
+    const float *mlm_ln_w, *mlm_ln_b;  /* (C) */
+    const float *mlm_bias;       /* (V) the decoder's bias */
+    HfLayer *layer;              /* (L) */
 } HfWeights;
 
 typedef struct {
     HfConfig c;
     HfWeights w;
-    float *params;          /* one block holding every weight above         */
+    float *params;          /* the block: room for every weight, touched only by copies */
+    SafeTensors st;         /* the files, mapped while the model lives      */
     size_t n_params;        /* parameters counted as the checkpoint has them */
     char dtype[12];         /* dtype of the word embedding as stored         */
     int has_mlm;            /* BERT: the masked-LM head was found            */

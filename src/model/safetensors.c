@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,7 +149,15 @@ static int open_one(SafeTensors *st, const char *path, char *err, size_t errlen)
     int *nf = realloc(st->fds, (size_t)(st->n_files + 1) * sizeof *nf);
     if (!nf) return errmsg_set(err, errlen, "out of memory");
     st->fds = nf;
+    void **nm = realloc(st->maps, (size_t)(st->n_files + 1) * sizeof *nm);
+    if (!nm) return errmsg_set(err, errlen, "out of memory");
+    st->maps = nm;
+    size_t *nl = realloc(st->map_len, (size_t)(st->n_files + 1) * sizeof *nl);
+    if (!nl) return errmsg_set(err, errlen, "out of memory");
+    st->map_len = nl;
     int i = st->n_files;
+    st->maps[i] = NULL;
+    st->map_len[i] = 0;
     st->paths[i] = strdup(path);
     st->fds[i] = open(path, O_RDONLY);
     st->n_files++;
@@ -247,13 +256,28 @@ int safetensors_read_f32(const SafeTensors *st, const StTensor *t, float *out, c
     return 0;
 }
 
+const float *safetensors_map_f32(SafeTensors *st, const StTensor *t) {
+    if (strcmp(t->dtype, "F32") != 0 || t->begin % 4 != 0) return NULL;
+    int f = t->file;
+    if (!st->maps[f]) {
+        struct stat sb;
+        if (fstat(st->fds[f], &sb) != 0 || sb.st_size <= 0) return NULL;
+        void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, st->fds[f], 0);
+        if (p == MAP_FAILED) return NULL;
+        st->maps[f] = p;
+        st->map_len[f] = (size_t)sb.st_size;
+    }
+    return (const float *)((const unsigned char *)st->maps[f] + t->begin);
+}
+
 void safetensors_close(SafeTensors *st) {
     if (!st) return;
     for (int f = 0; f < st->n_files; f++) {
         if (st->fds && st->fds[f] >= 0) close(st->fds[f]);
+        if (st->maps && st->maps[f]) munmap(st->maps[f], st->map_len[f]);
         free(st->paths[f]);
     }
     for (int i = 0; i < st->n; i++) free(st->t[i].name);
-    free(st->paths); free(st->fds); free(st->t);
+    free(st->paths); free(st->fds); free(st->maps); free(st->map_len); free(st->t);
     memset(st, 0, sizeof *st);
 }

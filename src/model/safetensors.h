@@ -37,6 +37,8 @@ typedef struct {
     int n_files;
     char **paths;              /* (n_files) the files, as opened             */
     int *fds;                  /* (n_files) open descriptors, -1 when closed */
+    void **maps;               /* (n_files) read-only mappings, or NULL      */
+    size_t *map_len;           /* (n_files)                                  */
     StTensor *t;               /* (n) every tensor of every file             */
     int n, cap;
 } SafeTensors;
@@ -56,6 +58,12 @@ int safetensors_dtype_size(const char *dtype);
 
 /* Reads tensor t into out (t->numel floats), converting F16/BF16.  0, or -1. */
 int safetensors_read_f32(const SafeTensors *st, const StTensor *t, float *out, char *err, size_t errlen);
+
+/* Tensor t in place, when it is float32 and 4-byte aligned: a pointer into
+ * its file mapped read-only (the whole file is mapped, and its pages
+ * populated, on first use; valid until safetensors_close).  NULL otherwise,
+ * or when mapping fails (then read it with safetensors_read_f32). */
+const float *safetensors_map_f32(SafeTensors *st, const StTensor *t);
 
 /* One half-precision value to float (exact). */
 float safetensors_f16_to_f32(unsigned short h);
