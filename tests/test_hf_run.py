@@ -202,3 +202,17 @@ def test_info_folder(tmp):
     assert "masked-LM:    no" in r.stdout and "uncased" in r.stdout
     r = run_ok("run", "--model", b, "--out", os.path.join(tmp, "o"), "a [MASK] b")
     assert "no masked-LM head" in r.stderr
+
+
+def test_large_trace_is_announced(tmp):
+    d = os.path.join(tmp, "g")
+    hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=8, H=4, L=3, P=1024), H=4)
+    text = " ".join(["the cat"] * 400)            # 800 tokens: 12 causal heads × 800² weights ≈ 55 MB of JSON
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", text, timeout=300)
+    assert "trace.json will be about" in r.stderr and "--trace none" in r.stderr, r.stderr
+    mb = int(r.stderr.split("about ")[1].split(" MB")[0])
+    size = os.path.getsize(os.path.join(out, "trace.json")) >> 20
+    assert 0.75 * mb <= size <= 1.25 * mb, (mb, size)
+    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "p"), "--no-pictures", "--trace", "none", text)
+    assert "trace.json will be" not in r.stderr and not os.path.exists(os.path.join(tmp, "p", "trace.json"))

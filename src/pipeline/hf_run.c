@@ -55,13 +55,16 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
 }
 
 size_t hf_run_trace_bytes(const HfRun *r) {
-    size_t cells = 0;
+    size_t bytes = 0;
     for (int i = 0; i < r->t.n_maps; i++) {
         const TraceMap *m = &r->t.maps[i];
-        for (int h = 0; h < m->n_heads; h++)
-            cells += (size_t)m->Tq * m->Tk * (m->heads[h].scores ? 5 : 1) + (size_t)m->Tq * m->Tk / 8;
+        size_t n = (size_t)m->Tq * m->Tk, masked = 0;
+        for (size_t k = 0; m->mask && k < n; k++) masked += !m->mask[k];
+        bytes += m->mask ? 3 * n : 0;                       /* the mask: "1, " */
+        for (int h = 0; h < m->n_heads; h++)   /* a weight "%.9g, " ≈ 15 bytes; a masked one "0, " */
+            bytes += ((n - masked) * 15 + masked * 3) * (m->heads[h].scores ? 5 : 1);
     }
-    return cells * 13;   /* "%.9g," is about 13 bytes */
+    return bytes;
 }
 
 /* The strip's head: the first query token's link, else map 0 head 0. */

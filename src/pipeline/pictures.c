@@ -98,9 +98,12 @@ static void coref_section(Show *w) {
                  c->taught ? " Head này được huấn luyện với tiền ngữ đúng làm mục tiêu (--supervise-coref): nó được "
                              "dạy liên kết này, không tự khám phá ra." : "");
     } else {
-        snprintf(how_en, sizeof how_en, "For each pronoun, the encoder head whose strongest link (ignoring the pronoun itself "
+        int encoder = 0;
+        for (int i = 0; i < w->t->n_maps; i++) encoder |= !strcmp(w->t->maps[i].kind, "self");
+        snprintf(how_en, sizeof how_en, "For each pronoun, the %s head whose strongest link (ignoring the pronoun itself "
                  "and special tokens) is strongest, and where it points. This model records no coreference head, so "
-                 "the strongest head is shown; strongest is not the same as right.");
+                 "the strongest head is shown; strongest is not the same as right.",
+                 encoder ? "encoder" : "masked self-attention (earlier tokens only)");
         snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
                  "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.");
     }
