@@ -184,6 +184,13 @@ def test_loader_errors(tmp):
     d, out = broken(tmp, "noconfig", lambda d: os.remove(os.path.join(d, "config.json")))
     expect_error(d, out, "config.json")
     expect_error(os.path.join(tmp, "absent"), os.path.join(tmp, "absent-out"))
+    d = os.path.join(tmp, "ok")
+    hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=16, H=2, L=2, P=16))
+    for text, words in (("\udcff abc", ("UTF-8",)), ("", ("no tokens",)), ("word " * 40, ("41 tokens", "at most 16"))):
+        out = os.path.join(tmp, "sentence-out")
+        r = run_err("run", "--model", d, "--out", out, text.encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape"))
+        assert all(w in r.stderr for w in words), r.stderr
+        assert not os.path.exists(out), "no folder for a sentence that did not go through"
     d, out = broken(tmp, "garbage", lambda d: open(os.path.join(d, "model.safetensors"), "wb").write(b"\xff" * 64))
     expect_error(d, out, "safetensors")
 

@@ -376,6 +376,7 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
     int rc = -1;
     if (hf_run_forward(&h, f, &spec, r->err, sizeof r->err)) { cli_error("%s", r->err); goto done; }
     r->ms_model += now_ms() - t0;
+    if (cli_prepare_outdir(dir) != 0) goto done;   /* only once the sentence has gone through */
     if (!a->quiet) print_hf_predictions(&h, f);
     size_t bytes = hf_run_trace_bytes(&h);
     if (tm != HF_TRACE_NONE && bytes > (size_t)RUN_TRACE_WARN_MB << 20)
@@ -420,7 +421,7 @@ static int run_hf(Run *r) {
         char dir[4096];
         if (a->n_sentences == 1) snprintf(dir, sizeof dir, "%s", a->out);
         else snprintf(dir, sizeof dir, "%s/sentence-%d", a->out, i + 1);
-        rc = cli_prepare_outdir(dir) ? -1 : show_hf_sentence(r, &f, i, dir);
+        rc = show_hf_sentence(r, &f, i, dir);
     }
     hf_file_free(&f);
     return rc;
