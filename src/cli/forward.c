@@ -271,7 +271,7 @@ static int write_logits(HfFile *f, const char *path, char *err, size_t errlen) {
 /* A GPT-2/BERT folder on given ids: trace, logits, timings. */
 static int forward_hf(const ForwardArgs *a) {
 #ifdef _OPENMP
-    omp_set_num_threads(1);   /* as run: one sentence; OpenBLAS keeps its own threads */
+    if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);   /* as run: one sentence; OpenBLAS keeps its threads */
 #endif
     HfFile f;
     char err[1024];
