@@ -223,3 +223,26 @@ def test_large_trace_is_announced(tmp):
     assert 0.75 * mb <= size <= 1.25 * mb, (mb, size)
     r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "p"), "--no-pictures", "--trace", "none", text)
     assert "trace.json will be" not in r.stderr and not os.path.exists(os.path.join(tmp, "p", "trace.json"))
+
+
+def test_bert_batch_padding_mask(tmp):
+    """--batch pads to the longest sentence with [PAD]; the padding mask hides the pads,
+    so every real token's weights are those of the sentence run alone."""
+    d = os.path.join(tmp, "bert")
+    hf.write_bert_dir(d)
+    short, long_ = "the cat [MASK] on the mat .", "it was too tired because the street was wide ."
+    run_ok("run", "--model", d, "--out", os.path.join(tmp, "alone"), short)
+    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "batch"), "--batch", short, long_)
+    assert os.path.exists(os.path.join(tmp, "batch", "index.html"))
+    alone = load_json(os.path.join(tmp, "alone", "trace.json"))
+    padded = load_json(os.path.join(tmp, "batch", "sentence-1", "trace.json"))
+    validate_trace(padded)
+    n = len(alone["source_tokens"])
+    assert padded["source_tokens"][n:] == ["[PAD]"] * (len(padded["source_tokens"]) - n) and len(padded["source_tokens"]) > n
+    for ma, mp in zip(alone["maps"], padded["maps"]):
+        assert mp["mask"][0] == [1] * n + [0] * (len(mp["mask"][0]) - n)
+        for ha, hp in zip(ma["heads"], mp["heads"]):
+            got = np.array(hp["weights"])[:n, :n]
+            assert np.abs(got - np.array(ha["weights"])).max() < 1e-6
+            assert np.abs(np.array(hp["weights"])[:, n:]).max() == 0
+    assert r.stdout.count("[MASK] at 3") == 1

@@ -292,7 +292,8 @@ static int forward_hf(const ForwardArgs *a) {
         tok[t] = strdup(buf);
     }
     HfSteps all = {1, -1, -1};
-    int fr = tok ? hf_model_forward(&f.m, ids, T, &tr, (const char *const *)tok, a->steps ? &all : NULL, err, sizeof err)
+    int fr = tok ? hf_model_forward(&f.m, ids, T, T, &tr, (const char *const *)tok, a->steps ? &all : NULL, err,
+                                    sizeof err)
                  : errmsg_set(err, sizeof err, "out of memory");
     for (int t = 0; tok && t < T; t++) free(tok[t]);
     free(tok);

@@ -46,6 +46,7 @@ typedef struct {
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
+    int hf_pad_to;               /* --batch on a GPT-2/BERT folder: the longest sentence's tokens */
     char err[1024];
 } Run;
 
@@ -71,7 +72,8 @@ static void run_usage(FILE *f) {
         "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
         "  --lines-top K     lines views draw each token's K strongest links (default: all;\n"
         "                    8 for GPT-2 / BERT folders)\n"
-        "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
+        "  --batch           run all sentences as one padded batch (shows <pad>, [PAD] and the\n"
+        "                    padding mask)\n"
         "  --out DIR         output folder (default output/)\n"
         "  --quiet           print only errors\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
@@ -370,7 +372,7 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
     const RunArgs *a = r->a;
     HfTraceMode tm = !strcmp(a->trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a->trace_mode, "steps") ? HF_TRACE_STEPS
                                                                                                        : HF_TRACE_WEIGHTS;
-    HfRunSpec spec = {a->sentences[i], tm, a->no_pictures};
+    HfRunSpec spec = {a->sentences[i], tm, a->no_pictures, r->hf_pad_to};
     HfRun h;
     double t0 = now_ms();
     int rc = -1;
@@ -408,8 +410,8 @@ done:
 /* run --model DIR: every sentence through a GPT-2/BERT folder. */
 static int run_hf(Run *r) {
     const RunArgs *a = r->a;
-    if (a->batch || a->target || strcmp(a->to, "fr")) {
-        cli_error("--batch, --target and --to are for attnviz's translation model, not a GPT-2/BERT folder");
+    if (a->target || strcmp(a->to, "fr")) {
+        cli_error("--target and --to are for attnviz's translation model, not a GPT-2/BERT folder");
         return -1;
     }
     HfFile f;
@@ -417,11 +419,30 @@ static int run_hf(Run *r) {
     if (hf_file_load(&f, a->model, r->err, sizeof r->err)) { cli_error("%s", r->err); return -1; }
     r->ms_model += now_ms() - t0;
     int rc = check_choice(a, f.m.c.n_layer, f.m.c.n_head);
+    for (int i = 0; a->batch && i < a->n_sentences && rc == 0; i++) {   /* a batch is padded to its longest */
+        HfInput in;
+        rc = hf_file_encode(&f, a->sentences[i], &in, r->err, sizeof r->err);
+        if (rc != 0) cli_error("sentence %d: %s", i + 1, r->err);
+        else if (in.n > r->hf_pad_to) r->hf_pad_to = in.n;
+        hf_input_free(&in);
+    }
+    HtmlPage top;
+    html_page_begin(&top, "attnviz run", "One page per sentence.");
     for (int i = 0; i < a->n_sentences && rc == 0; i++) {
-        char dir[4096];
+        char dir[4096], href[64];
         if (a->n_sentences == 1) snprintf(dir, sizeof dir, "%s", a->out);
         else snprintf(dir, sizeof dir, "%s/sentence-%d", a->out, i + 1);
         rc = show_hf_sentence(r, &f, i, dir);
+        snprintf(href, sizeof href, "sentence-%d/index.html", i + 1);
+        html_link(&top, href, a->sentences[i]);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.html", a->out);
+    if (rc == 0 && a->n_sentences > 1 && html_page_write(&top, path, r->err, sizeof r->err) != 0) {
+        cli_error("%s", r->err);
+        rc = -1;
+    } else if (rc != 0 || a->n_sentences == 1) {
+        html_page_free(&top);
     }
     hf_file_free(&f);
     return rc;

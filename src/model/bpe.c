@@ -98,6 +98,7 @@ Bpe *bpe_load(const char *vocab_json, const char *merges_txt, char *err, size_t 
 }
 
 int bpe_vocab_size(const Bpe *b) { return b->n_vocab; }
+int bpe_id(const Bpe *b, const char *token) { return strmap_get(&b->vocab, token, strlen(token)); }
 
 /* A word being merged: symbols are consecutive pieces [start, start+len) of s. */
 typedef struct {

@@ -27,6 +27,8 @@ Bpe *bpe_load(const char *vocab_json, const char *merges_txt, char *err, size_t 
 int bpe_encode(const Bpe *b, const char *text, int **ids, int *n, char *err, size_t errlen);
 
 int bpe_vocab_size(const Bpe *b);
+/* Id of a token spelled as in vocab.json ("<|endoftext|>", "Ġit"), or -1. */
+int bpe_id(const Bpe *b, const char *token);
 
 /* The token's text: its bytes, as UTF-8 when they are whole characters, else
  * its byte-level spelling (e.g. "Ġ" pieces of a split emoji).  Writes a

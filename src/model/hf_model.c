@@ -299,7 +299,8 @@ typedef struct {
     float *ff;     /* (T, F)  */
     float *y;      /* (T, C)  a sublayer's output, or the normed input */
     float *wts;    /* (T, T)  one head's weights */
-    unsigned char *mask;   /* (T, T) causal, GPT-2 only */
+    unsigned char *mask;   /* (T, T) causal (GPT-2) and padding: keys n_real… hidden */
+    int use_mask;          /* 0: nothing is masked (BERT, no padding)               */
     AttnSteps st;  /* one head's steps when asked */
 } Scratch;
 
@@ -315,13 +316,13 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
         char id[64];
         snprintf(id, sizeof id, gpt ? "decoder.%d.masked_self" : "encoder.%d.self", l);
         map = trace_add_map(tr, id, gpt ? "decoder" : "encoder", l, gpt ? "masked_self" : "self", tokens, T, tokens, T,
-                            D, D, gpt ? s->mask : NULL, -INFINITY, H);
+                            D, D, s->use_mask ? s->mask : NULL, -INFINITY, H);
         if (!map) return -1;
     }
     for (int h = 0; h < H; h++) {
         int steps = want && (want->all || (want->layer == l && want->head == h));
         AttnHead a = {.q = s->qkv + h * D, .ldq = 3 * C, .k = s->qkv + C + h * D, .ldk = 3 * C,
-                      .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = gpt ? s->mask : NULL,
+                      .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = s->use_mask ? s->mask : NULL,
                       .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
                       .out = s->att + h * D, .ldo = C, .weights = s->wts, .steps = steps ? &s->st : NULL};
         if (attention_forward(&a) < 0) return -1;
@@ -370,8 +371,8 @@ static void embed(HfModel *m, float *x, const int *ids, int T) {
     if (c->family == HF_BERT) layernorm_eps(x, x, w->emb_ln_w, w->emb_ln_b, T, C, c->ln_eps);
 }
 
-/* Sizes m->x and m->buf for T tokens and cuts the scratch. */
-static int scratch_for(HfModel *m, Scratch *s, int T, const HfSteps *steps) {
+/* Sizes m->x and m->buf for T tokens (n_real of them not padding) and cuts the scratch. */
+static int scratch_for(HfModel *m, Scratch *s, int T, int n_real, const HfSteps *steps) {
     size_t C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, Tz = (size_t)T;
     size_t nf = Tz * 3 * C + Tz * C + Tz * F + Tz * C + Tz * Tz;
     free(m->x); free(m->buf);
@@ -382,23 +383,29 @@ static int scratch_for(HfModel *m, Scratch *s, int T, const HfSteps *steps) {
     s->qkv = m->buf; s->att = s->qkv + Tz * 3 * C; s->ff = s->att + Tz * C; s->y = s->ff + Tz * F;
     s->wts = s->y + Tz * C;
     s->mask = (unsigned char *)(s->wts + Tz * Tz);
-    attn_causal_mask(s->mask, T, T);
+    int gpt = m->c.family == HF_GPT2;
+    if (gpt) attn_causal_mask(s->mask, T, T);
+    else memset(s->mask, 1, Tz * Tz);
+    for (size_t i = 0; i < Tz; i++)   /* the padding mask: no query sees a pad */
+        memset(s->mask + i * Tz + n_real, 0, Tz - (size_t)n_real);
+    s->use_mask = gpt || n_real < T;
     m->T = T;
     return steps ? attn_steps_alloc(&s->st, T, T, (int)C / m->c.n_head) : 0;
 }
 
-int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, const HfSteps *with_steps,
-                     char *err, size_t errlen) {
+int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, const char *const *tokens,
+                     const HfSteps *with_steps, char *err, size_t errlen) {
     const HfConfig *c = &m->c;
     if (T < 1 || T > c->n_pos)
         return errmsg_set(err, errlen, "%d tokens; this %s model reads 1 to %d", T, hf_family_name(c->family), c->n_pos);
+    if (n_real < 1 || n_real > T) return errmsg_set(err, errlen, "%d tokens are not padding, of %d", n_real, T);
     for (int t = 0; t < T; t++)
         if (ids[t] < 0 || ids[t] >= c->n_vocab)
             return errmsg_set(err, errlen, "token id %d at position %d is outside the vocabulary (0..%d)", ids[t], t,
                               c->n_vocab - 1);
     Scratch s;
     int rc = -1;
-    if (scratch_for(m, &s, T, with_steps) != 0) { errmsg_set(err, errlen, "out of memory for %d tokens", T); goto done; }
+    if (scratch_for(m, &s, T, n_real, with_steps) != 0) { errmsg_set(err, errlen, "out of memory for %d tokens", T); goto done; }
     if (tr) {
         char mj[512];
         hf_model_json(m, mj, sizeof mj);

@@ -89,11 +89,13 @@ typedef struct {
     int layer, head;
 } HfSteps;
 
-/* Forward pass of ids (T of them, T <= n_pos).  When tr is given, every head's
+/* Forward pass of ids (T of them, T <= n_pos), the last T - n_real of them
+ * padding: the padding mask hides them as keys from every query (a batch
+ * padded to one length, one item at a time).  When tr is given, every head's
  * weights are added as maps, with `tokens` (T strings) as queries and keys, and
  * the steps of the heads `steps` names (NULL: none).  0, or -1 with err. */
-int hf_model_forward(HfModel *m, const int *ids, int T, Trace *tr, const char *const *tokens, const HfSteps *steps,
-                     char *err, size_t errlen);
+int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, const char *const *tokens,
+                     const HfSteps *steps, char *err, size_t errlen);
 
 /* The logits (V) at position t of the last forward pass: GPT-2's next token,
  * BERT's masked-LM prediction (requires has_mlm).  0, or -1 with err. */

@@ -121,12 +121,30 @@ int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, si
     for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
     if (bert) in->ids[k++] = wordpiece_id(f->wp, "[SEP]");
     free(raw);
-    in->n = total;
+    in->n = in->n_real = total;
     for (int i = 0; i < total; i++) {
         char buf[256];
         hf_file_token_text(f, in->ids[i], buf, sizeof buf);
         if (!(in->tokens[i] = strdup(buf))) { hf_input_free(in); return errmsg_set(err, errlen, "out of memory"); }
         in->n_masks += in->ids[i] == mask;
+    }
+    return 0;
+}
+
+int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
+    if (T <= in->n) return 0;
+    if (T > f->m.c.n_pos) return errmsg_set(err, errlen, "padding to %d tokens: the model reads at most %d", T, f->m.c.n_pos);
+    const char *pad = f->bpe ? "<|endoftext|>" : "[PAD]";
+    int id = f->bpe ? bpe_id(f->bpe, pad) : wordpiece_id(f->wp, pad);
+    if (id < 0) return errmsg_set(err, errlen, "%s: the vocabulary has no %s to pad with", f->dir, pad);
+    int *ids = realloc(in->ids, (size_t)T * sizeof *ids);
+    if (ids) in->ids = ids;
+    char **tok = ids ? realloc(in->tokens, (size_t)T * sizeof *tok) : NULL;
+    if (tok) in->tokens = tok;
+    if (!ids || !tok) return errmsg_set(err, errlen, "out of memory");
+    for (; in->n < T; in->n++) {
+        in->ids[in->n] = id;
+        if (!(in->tokens[in->n] = strdup(pad))) return errmsg_set(err, errlen, "out of memory");
     }
     return 0;
 }

@@ -28,7 +28,8 @@ typedef struct {
 } HfFile;
 
 typedef struct {
-    int n;                /* tokens                        */
+    int n;                /* tokens, padding included      */
+    int n_real;           /* tokens before the padding     */
     int *ids;             /* (n)                           */
     char **tokens;        /* (n) display text              */
     int n_masks;          /* BERT: [MASK] tokens in ids    */
@@ -52,6 +53,10 @@ int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char
 
 /* text → in.  At most the model's positions; more is an error naming the count. */
 int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen);
+
+/* Pads in to T tokens with [PAD] (BERT) or <|endoftext|> (GPT-2, which has
+ * no pad token; the padding mask hides it anyway).  0, or -1 with err. */
+int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen);
 
 /* The k most likely tokens at position pos after a forward pass (k <= 32). */
 int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen);

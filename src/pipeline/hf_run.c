@@ -27,10 +27,10 @@ static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
     int gpt = f->m.c.family == HF_GPT2;
     r->has_predictions = gpt || f->m.has_mlm;
     if (gpt) {
-        if (hf_file_top(f, r->in.n - 1, HF_RUN_TOP, r->next, err, errlen)) return -1;
+        if (hf_file_top(f, r->in.n_real - 1, HF_RUN_TOP, r->next, err, errlen)) return -1;
     } else if (r->has_predictions) {
         int mask = wordpiece_id(f->wp, "[MASK]");
-        for (int t = 0; t < r->in.n && r->n_masks < HF_RUN_MAX_MASKS; t++) {
+        for (int t = 0; t < r->in.n_real && r->n_masks < HF_RUN_MAX_MASKS; t++) {
             if (r->in.ids[t] != mask) continue;
             r->mask_pos[r->n_masks] = t;
             if (hf_file_top(f, t, HF_RUN_TOP, r->fill[r->n_masks++], err, errlen)) return -1;
@@ -43,9 +43,10 @@ static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
 int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     trace_init(&r->t);
-    if (hf_file_encode(f, spec->text, &r->in, err, errlen)) return -1;
+    if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
+        return -1;
     HfSteps all = {1, -1, -1};
-    if (hf_model_forward(&f->m, r->in.ids, r->in.n, &r->t, (const char *const *)r->in.tokens,
+    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &r->t, (const char *const *)r->in.tokens,
                          spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen))
         return -1;
     r->s.text = spec->text;
@@ -86,7 +87,8 @@ static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t
     Trace t2;
     trace_init(&t2);
     HfSteps one = {0, r->t.maps[map].layer, head};
-    if (hf_model_forward(&f->m, r->in.ids, r->in.n, &t2, (const char *const *)r->in.tokens, &one, err, errlen)) {
+    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &t2, (const char *const *)r->in.tokens, &one, err,
+                         errlen)) {
         trace_free(&t2);
         return -1;
     }

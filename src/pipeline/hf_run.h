@@ -30,6 +30,7 @@ typedef struct {
     const char *text;
     HfTraceMode trace;
     int no_pictures;
+    int pad_to;                  /* pad to this many tokens (a batch's longest); 0: none */
 } HfRunSpec;
 
 typedef struct {
