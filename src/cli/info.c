@@ -76,6 +76,13 @@ static int info_hf(const char *dir, int as_json) {
         printf("dtype:        %s (computed in float32)\n", f.m.dtype);
         printf("layernorm:    eps %g\n", (double)c->ln_eps);
         if (!gpt) printf("masked-LM:    %s\n", f.m.has_mlm ? "yes (run fills [MASK])" : "no (cls.predictions.* absent)");
+        printf("tensors:      %d in %d file(s)\n", f.m.st.n, f.m.st.n_files);
+        for (int i = 0; i < f.m.st.n; i++) {
+            const StTensor *t = &f.m.st.t[i];
+            printf("  %-52s %-5s [", t->name, t->dtype);
+            for (int d = 0; d < t->ndim; d++) printf("%s%ld", d ? ", " : "", t->shape[d]);
+            printf("]\n");
+        }
     }
     hf_file_free(&f);
     return 0;
