@@ -58,7 +58,7 @@ def test_bert_forward_matches_reference_f32_and_f16(tmp):
 
 def test_bf16_and_steps(tmp):
     w = hf.write_gpt2_dir(tmp, dtype="BF16")
-    trace, logits = forward(tmp, IDS_GPT2[:6], os.path.dirname(tmp) if False else tmp, steps=True)
+    trace, logits = forward(tmp, IDS_GPT2[:6], tmp, steps=True)
     atts, ref = hf.gpt2_reference(w, IDS_GPT2[:6], dtype="BF16")
     compare(trace, logits, atts, ref, "masked_self", 1e-5, 1e-4)
     head = trace["maps"][1]["heads"][2]

@@ -29,8 +29,7 @@ def test_run_gpt2_folder_done_when(tmp):
     assert len(ids) == len(trace["target_tokens"]) == 12
     _, logits = hf.gpt2_reference(w, ids)
     top = int(np.argmax(logits[-1]))
-    want = run_ok("tokenize", "--model", d, "--tokens", input=SENTENCE + "\n").stdout  # sanity: tokens print
-    assert " | it | " in want
+    assert " | it | " in run_ok("tokenize", "--model", d, "--tokens", input=SENTENCE + "\n").stdout
     line = [l for l in r.stdout.splitlines() if "next token:" in l][0]
     vocab = {v: k for k, v in json.load(open(os.path.join(d, "vocab.json"), encoding="utf-8")).items()}
     first = line.split("“")[1].split("”")[0]
