@@ -245,3 +245,21 @@ def test_bert_batch_padding_mask(tmp):
             assert np.abs(got - np.array(ha["weights"])).max() < 1e-6
             assert np.abs(np.array(hp["weights"])[:, n:]).max() == 0
     assert r.stdout.count("[MASK] at 3") == 1
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_heatmap_of_512_tokens_stays_readable(tmp):
+    d = os.path.join(tmp, "b")
+    hf.write_bert_dir(d, weights=hf.bert_weights(C=16, H=2, L=1, P=512, F=32, mlm=False), H=2)
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", d, "--out", out, "--max-pictures", "1", " ".join(["the cat sat on the mat ."] * 72))
+    assert len(load_json(os.path.join(out, "trace.json"))["source_tokens"]) == 506
+    w, h = png_size(os.path.join(out, "encoder.0.self.h0.png"))
+    assert 800 <= w <= 1600 and 800 <= h <= 1600, (w, h)      # 2 px per token, labels thinned, no values
+    assert not os.path.exists(os.path.join(out, "encoder.0.self.h1.png")), "--max-pictures 1"
+    assert os.path.exists(os.path.join(out, "grid.encoder.self.png"))

@@ -358,7 +358,10 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f) {
     for (int t = 0; t < h->in.n && t < 40; t++) printf(" %s", h->in.tokens[t]);
     printf("%s\n", h->in.n > 40 ? " …" : "");
     if (f->m.c.family == HF_GPT2) { print_candidates("next token:", h->next); return; }
-    if (!h->has_predictions) { cli_warn("%s has no masked-LM head (cls.predictions.*): [MASK] is not filled", f->dir); return; }
+    if (!h->has_predictions) {
+        if (h->in.n_masks > 0) cli_warn("%s has no masked-LM head (cls.predictions.*): [MASK] is not filled", f->dir);
+        return;
+    }
     if (h->n_masks == 0) printf("  (no [MASK] in the sentence: write [MASK] where BERT should guess a word)\n");
     for (int m = 0; m < h->n_masks; m++) {
         char what[64];
