@@ -183,6 +183,8 @@ def test_loader_errors(tmp):
     d, out = broken(tmp, "noconfig", lambda d: os.remove(os.path.join(d, "config.json")))
     expect_error(d, out, "config.json")
     expect_error(os.path.join(tmp, "absent"), os.path.join(tmp, "absent-out"))
+    d, out = broken(tmp, "file", lambda d: None)
+    expect_error(os.path.join(d, "model.safetensors"), out, "give the folder", f"--model {d}")
     d = os.path.join(tmp, "ok")
     hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=16, H=2, L=2, P=16))
     for text, words in (("\udcff abc", ("UTF-8",)), ("", ("no tokens",)), ("word " * 40, ("41 tokens", "at most 16"))):
