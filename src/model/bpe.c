@@ -15,7 +15,7 @@
 struct Bpe {
     StrMap vocab;            /* byte-level token → id                */
     StrMap ranks;            /* "a b" → merge rank                   */
-    char **tokens;           /* (n_vocab) id → byte-level token      */
+    const char **tokens;     /* (n_vocab) id → byte-level token (the vocab map's copy) */
     int n_vocab;
     char byte_enc[256][3];   /* byte → its character, UTF-8          */
     int byte_dec[512];       /* code point (< 512) → byte, or -1     */
@@ -52,7 +52,8 @@ static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
         int id = cJSON_IsNumber(e) ? e->valueint : -1;
         if (id < 0 || id >= n || b->tokens[id])
             rc = errmsg_set(err, errlen, "%s: token %s has id %d (ids must be 0..%d, each once)", path, e->string, id, n - 1);
-        else if (!(b->tokens[id] = strdup(e->string)) || strmap_put(&b->vocab, e->string, strlen(e->string), id))
+        else if (strmap_put(&b->vocab, e->string, strlen(e->string), id) ||
+                 !(b->tokens[id] = strmap_key(&b->vocab, e->string, strlen(e->string))))
             rc = errmsg_set(err, errlen, "out of memory");
     }
     if (!b->tokens) rc = errmsg_set(err, errlen, "out of memory");
@@ -236,7 +237,6 @@ void bpe_free(Bpe *b) {
     if (!b) return;
     strmap_free(&b->vocab);
     strmap_free(&b->ranks);
-    for (int i = 0; i < b->n_vocab; i++) free(b->tokens ? b->tokens[i] : NULL);
     free(b->tokens);
     if (b->re) pcre2_code_free(b->re);
     free(b);

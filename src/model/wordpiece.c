@@ -11,7 +11,7 @@
 
 struct Wordpiece {
     StrMap vocab;      /* token → id      */
-    char **tokens;     /* (n) id → token  */
+    const char **tokens;  /* (n) id → token (the vocab map's copy) */
     int n;
     int lower, strip_accents;
     int unk;           /* id of [UNK]     */
@@ -265,12 +265,15 @@ Wordpiece *wordpiece_load(const char *vocab_txt, int lower, int strip, char *err
         if (len && line[len - 1] == '\r') line[--len] = '\0';
         if (w->n == cap) {
             cap = cap ? cap * 2 : 32768;
-            char **nt = realloc(w->tokens, (size_t)cap * sizeof *nt);
+            const char **nt = realloc(w->tokens, (size_t)cap * sizeof *nt);
             if (!nt) { wordpiece_free(w); w = NULL; break; }
             w->tokens = nt;
         }
-        w->tokens[w->n] = strdup(line);
-        if (!w->tokens[w->n] || strmap_put(&w->vocab, line, len, w->n)) { w->n++; wordpiece_free(w); w = NULL; break; }
+        if (strmap_put(&w->vocab, line, len, w->n) || !(w->tokens[w->n] = strmap_key(&w->vocab, line, len))) {
+            wordpiece_free(w);
+            w = NULL;
+            break;
+        }
         w->n++;
     }
     free(text);
@@ -293,7 +296,6 @@ const char *wordpiece_token(const Wordpiece *w, int id) { return id >= 0 && id <
 void wordpiece_free(Wordpiece *w) {
     if (!w) return;
     strmap_free(&w->vocab);
-    for (int i = 0; i < w->n; i++) free(w->tokens[i]);
     free(w->tokens);
     free(w);
 }
