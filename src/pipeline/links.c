@@ -19,9 +19,12 @@ int links_is_target_pronoun(const char *w) {
 
 HeadLink links_strongest(const Trace *t, int q) {
     HeadLink best = {-1, -1, -1, -1};
+    const char *kind = "masked_self";   /* a decoder-only model (GPT-2) has no encoder self-attention */
+    for (int i = 0; i < t->n_maps; i++)
+        if (!strcmp(t->maps[i].kind, "self")) kind = "self";
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
-        if (strcmp(m->kind, "self") || q >= m->Tq) continue;
+        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
         for (int h = 0; h < m->n_heads; h++) {
             float w;
             int k = maps_strongest_link(m, h, q, &w);

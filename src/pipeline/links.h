@@ -23,7 +23,8 @@ int links_is_pronoun(const char *word);
  * nó, họ, chúng, anh, cô (vi; the first word of "anh ấy", "cô ấy", "chúng nó"). */
 int links_is_target_pronoun(const char *word);
 
-/* Over every encoder self-attention head: the one whose strongest link from
+/* Over every encoder self-attention head (a decoder-only model's masked
+ * self-attention heads when it has none): the one whose strongest link from
  * query q is strongest. */
 HeadLink links_strongest(const Trace *t, int q);
 
