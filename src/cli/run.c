@@ -65,9 +65,11 @@ static void run_usage(FILE *f) {
         "  --to fr|vi        target language (default fr)\n"
         "  --target TEXT     give the decoder this translation instead of decoding\n"
         "  --query TOKEN     draw the lines view for this source token (default: pronouns)\n"
-        "  --focus L.H       step strip for encoder layer L head H, or MAP.H such as\n"
-        "                    decoder.1.cross.2 (default: the head that links the first\n"
-        "                    pronoun most strongly, else encoder.0.self.0)\n"
+        "  --focus L.H       the head of the step strip and, for a self-attention head, of the\n"
+        "                    lines views: encoder layer L head H, or MAP.H such as\n"
+        "                    decoder.1.cross.2 (default: a pronoun's head is the model's\n"
+        "                    coreference head when eval recorded one, else the encoder head\n"
+        "                    whose link from the token is strongest)\n"
         "  --trace none|weights|steps  none writes no trace.json; steps also keeps scores,\n"
         "                    scaled, masked, output (a trace over 50 MB is announced first)\n"
         "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
@@ -220,38 +222,50 @@ static int translate_all(Run *r) {
     return 0;
 }
 
-/* Prints each pronoun's (or the --query token's) link; warns when the query is absent. */
-static void print_links(const Run *r, const Sentence *s, const Trace *t) {
+/* Why the drawn head was chosen, for the printed summary. */
+static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n) {
+    if (v->why == LINKS_BY_FOCUS) snprintf(buf, n, "the --focus head");
+    else if (v->why == LINKS_BY_STRENGTH) snprintf(buf, n, "the encoder head whose link from it is strongest");
+    else if (c->taught) snprintf(buf, n, "the model's coreference head, TAUGHT with gold antecedents (train --supervise-coref)");
+    else snprintf(buf, n, "the head eval found linking pronouns to antecedents most often (%.0f%%), not taught",
+                  100 * c->accuracy);
+}
+
+/* Prints each pronoun's (or the --query token's) link — the head the lines view
+ * draws — and warns when the query is absent. */
+static void print_links(const Run *r, const Sentence *s, const Trace *t, int focus_map, int focus_head) {
     const RunArgs *a = r->a;
     const CorefHead *c = &r->coref;
     int any = 0;
     for (int q = 0; q < s->words.n; q++) {
         const char *w = s->words.tok[q];
         if (a->query ? strcmp(w, a->query) != 0 : !links_is_pronoun(w)) continue;
-        HeadLink L = links_for_query(t, q, c);
-        if (L.map < 0) continue;
+        LinksView v = links_view(t, q, links_is_pronoun(w), c, a->focus ? focus_map : -1, focus_head);
+        if (v.link.map < 0) continue;
         any = 1;
         if (a->quiet) continue;
-        const TraceMap *m = &t->maps[L.map];
-        int is_coref = c->layer >= 0 && m->layer == c->layer && L.head == c->head;
+        const TraceMap *m = &t->maps[v.link.map];
         char why[256];
-        if (!is_coref) snprintf(why, sizeof why, "the strongest link of any encoder head");
-        else if (c->taught) snprintf(why, sizeof why, "the model's coreference head, TAUGHT with gold antecedents "
-                                     "(train --supervise-coref)");
-        else snprintf(why, sizeof why, "the head eval found linking pronouns to antecedents most often (%.0f%%), "
-                      "not taught", 100 * c->accuracy);
-        printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[L.key], L.key,
-               m->id, L.head, (double)L.weight, L.weight < 0.5f ? " (weak link: below 0.5)" : "", why,
-               model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, L.head) ? "; KNOCKED OUT: its output is not used" : "");
+        why_text(&v, c, why, sizeof why);
+        const char *out = model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, v.link.head) && !strcmp(m->stack, "encoder")
+                              ? "; KNOCKED OUT: its output is not used" : "";
+        if (v.no_antecedent)
+            printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "
+                   "strongest link to another word is “%s” (%.2f, weak link)%s\n", w, q, m->id, v.link.head, why,
+                   (double)v.top_weight, m->keys[v.top_key], v.top_key == q ? " itself" : "", m->keys[v.link.key],
+                   (double)v.link.weight, out);
+        else
+            printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[v.link.key],
+                   v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "", why, out);
         HeadLink B = links_strongest(t, q);
-        if (c->layer >= 0 && B.map >= 0 && (B.map != L.map || B.head != L.head))
-            printf("      strongest link of any encoder head: %s (%s head %d, weight %.2f)\n",
+        if (v.why != LINKS_BY_STRENGTH && B.map >= 0 && (B.map != v.link.map || B.head != v.link.head))
+            printf("      strongest link of any encoder head: “%s” (%s head %d, weight %.2f)\n",
                    t->maps[B.map].keys[B.key], t->maps[B.map].id, B.head, (double)B.weight);
     }
     if (!any && a->query && !a->quiet) cli_warn("--query '%s' is not a token of \"%s\"", a->query, s->text);
 }
 
-/* The step strip's head: --focus, else the first query token's link, else encoder.0.self.0. */
+/* The step strip's head: --focus, else the first query token's drawn head, else encoder.0.self.0. */
 static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int *head) {
     *map = -1;
     *head = 0;
@@ -262,12 +276,14 @@ static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int
         }
         return 0;
     }
-    for (int q = 0; q < s->words.n && *map < 0; q++)
-        if (r->a->query ? !strcmp(s->words.tok[q], r->a->query) : links_is_pronoun(s->words.tok[q])) {
-            HeadLink L = links_for_query(t, q, &r->coref);
-            *map = L.map;
-            *head = L.head;
+    for (int q = 0; q < s->words.n && *map < 0; q++) {
+        const char *w = s->words.tok[q];
+        if (r->a->query ? !strcmp(w, r->a->query) : links_is_pronoun(w)) {
+            LinksView v = links_view(t, q, links_is_pronoun(w), &r->coref, -1, 0);
+            *map = v.link.map;
+            *head = v.link.head;
         }
+    }
     if (*map < 0) *map = 0, *head = 0;
     return 0;
 }
@@ -375,12 +391,12 @@ static int show_sentence(Run *r, int i, const char *dir) {
     }
     int focus_map, focus_head;
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
-    print_links(r, s, &t);
+    print_links(r, s, &t, focus_map, focus_head);
     if (explain_sentence(r, i, &t, &rollout, &imp) != 0) goto done;
     r->ms_model += now_ms() - t0;
     PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
                       .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
-                      .no_pictures = a->no_pictures, .coref = r->coref, .no_trace = !strcmp(a->trace_mode, "none"),
+                      .no_pictures = a->no_pictures, .focus_given = a->focus != NULL, .coref = r->coref, .no_trace = !strcmp(a->trace_mode, "none"),
                       .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &imp : NULL,
                       .rollout = rollout};
     pictures_choose(&ps, a);

@@ -186,43 +186,66 @@ done:
     return rc;
 }
 
-static int query_views(Show *w, int q, HeadLink L) {
-    const TraceMap *m = &w->t->maps[L.map];
-    const CorefHead *c = &w->ps->coref;
-    const char *word = w->s->words.tok[q];
-    char file[256], title[256], sub[512], cap[512], capvi[512], safe[32];
-    pictures_safe_name(safe, sizeof safe, word);
-    snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
-    int taught = c->taught && L.head == c->head && m->layer == c->layer;
-    char note[300];
-    snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)%s", word, m->keys[L.key], m->id, L.head,
-             (double)L.weight, taught ? ", taught head" : "", ablated_note(w, note, sizeof note));
-    char path[4096], headtxt[16];
-    pictures_path(w, file, path, sizeof path);
-    snprintf(headtxt, sizeof headtxt, "%d", L.head);
-    RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, title, m->id, NULL, headtxt);
-    if (draw_lines(w, m, L.head, q, path, title, &meta) != 0) return -1;
-    trace_add_image(w->t, file);
-    char only[64] = "";
+/* Title and captions of the lines view of q (EN, VI), from what its head shows. */
+static void query_texts(const Show *w, int q, const LinksView *v, char *title, size_t tn, char *cap, size_t cn,
+                        char *capvi, size_t vn) {
+    const TraceMap *m = &w->t->maps[v->link.map];
+    const HeadLink *L = &v->link;
+    const char *word = w->s->words.tok[q], *taught = v->taught ? ", TAUGHT head" : "";
+    char note[300], only[96] = "";
     if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
         snprintf(only, sizeof only, " Only the %d strongest links are drawn.", w->ps->lines_top);
-    snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s%s", word,
-             m->keys[L.key], m->id, L.head, (double)L.weight, taught ? " This head was trained with gold antecedents." : "",
-             only);
-    snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", word, m->keys[L.key],
-             m->id, L.head, (double)L.weight);
+    const char *why = v->why == LINKS_BY_FOCUS ? "the --focus head"
+                    : v->why == LINKS_BY_COREF ? (v->taught ? "the model's coreference head, trained with gold antecedents"
+                                                            : "the model's coreference head (attnviz eval)")
+                                               : "the head whose link from it is strongest";
+    if (v->no_antecedent) {
+        snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
+                 taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
+        snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”%s, so the sentence offers no "
+                 "antecedent here; its strongest link to another word, “%s”, is weak (%.2f).%s", m->id, L->head, why, word,
+                 (double)v->top_weight, m->keys[v->top_key], v->top_key == q ? " itself" : "", m->keys[L->key],
+                 (double)L->weight, only);
+        snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d): câu này không có tiền ngữ cho nó; liên kết mạnh nhất "
+                 "tới từ khác, “%s”, yếu (%.2f).", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head,
+                 m->keys[L->key], (double)L->weight);
+        return;
+    }
+    snprintf(title, tn, "“%s” → “%s”   (%s head %d, %.2f%s%s)%s", word, m->keys[L->key], m->id, L->head,
+             (double)L->weight, v->weak ? ", weak link" : "", taught, ablated_note(w, note, sizeof note));
+    snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” attends most to “%s” (weight %.2f%s).%s", m->id, L->head, why,
+             word, m->keys[L->key], (double)L->weight, v->weak ? ", a weak link: below 0.5" : "", only);
+    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s).", word, m->keys[L->key], m->id,
+             L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "");
+}
+
+static int query_views(Show *w, int q, const LinksView *v) {
+    const HeadLink *L = &v->link;
+    const TraceMap *m = &w->t->maps[L->map];
+    const char *word = w->s->words.tok[q];
+    char file[256], title[512], sub[512], cap[1024], capvi[1024], safe[32];
+    pictures_safe_name(safe, sizeof safe, word);
+    snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
+    query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
+    char path[4096], headtxt[16];
+    pictures_path(w, file, path, sizeof path);
+    snprintf(headtxt, sizeof headtxt, "%d", L->head);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, m->id, NULL, headtxt);
+    if (draw_lines(w, m, L->head, q, path, title, &meta) != 0) return -1;
+    trace_add_image(w->t, file);
     html_figure(w->pg, file, cap, capvi, NULL);
 
-    snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
-    snprintf(title, sizeof title, "%s · %s · head %d", m->id, pictures_kind_title(m->kind), L.head);
+    snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L->head, q);
+    snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, pictures_kind_title(m->kind), L->head,
+             v->taught ? " · TAUGHT" : "");
     char clip[400];
-    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
+    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, v->taught ? " · this head was taught with gold antecedents" : "",
              clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
-    RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
-    if (write_heatmap(w, file, &hm, m, L.head)) return -1;
-    html_figure(w->pg, file, "The same head as a heatmap, the pronoun's row outlined.",
-                "Cùng head đó dạng bản đồ nhiệt, hàng của đại từ được viền.", NULL);
+    RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
+    if (write_heatmap(w, file, &hm, m, L->head)) return -1;
+    html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",
+                "Cùng head đó dạng bản đồ nhiệt, hàng của token được viền.", NULL);
     return 0;
 }
 
@@ -233,10 +256,11 @@ static int all_query_views(Show *w) {
     for (int q = 0; q < w->s->words.n && any < MAX_QUERY_VIEWS; q++) {
         const char *word = w->s->words.tok[q];
         if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
-        HeadLink L = links_for_query(w->t, q, &w->ps->coref);
-        if (L.map < 0) continue;
+        LinksView v = links_view(w->t, q, links_is_pronoun(word), &w->ps->coref,
+                                 w->ps->focus_given ? w->ps->focus_map : -1, w->ps->focus_head);
+        if (v.link.map < 0) continue;
         any++;
-        if (!w->ps->no_pictures && (query_views(w, q, L) || pictures_aggregate(w, q))) return -1;
+        if (!w->ps->no_pictures && (query_views(w, q, &v) || pictures_aggregate(w, q))) return -1;
     }
     if (!any) {
         html_raw(w->pg, "<p>");
@@ -318,7 +342,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
              taught ? "   (outlined: a head training taught where to look)" : "");
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
+    RenderMeta meta = pictures_meta(w, items, title2, NULL, NULL, NULL);
     int r = render_grid(path, title2, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
                         w->errlen);
     free(cells); free(rt); free(ct); free(tb);

@@ -35,6 +35,8 @@ typedef struct {
     const char *command;      /* the command line that made it, shown on the page      */
     const char *query;        /* lines views for this source token; NULL: the pronouns */
     int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
+    int focus_given;          /* 1: the user chose it (--focus): the lines views draw it
+                                 too when it is a self-attention head (links_view)       */
     int keep_steps;           /* 1: trace.json keeps every head's step matrices;
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */
