@@ -144,7 +144,8 @@ def write_gpt2_dir(d, weights=None, dtype="F32", prefix="transformer.", config=N
     cfg = {"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_embd": C, "n_head": kw.get("H", 4),
            "n_layer": L, "vocab_size": w["wte.weight"].shape[0], "n_positions": w["wpe.weight"].shape[0],
            "n_ctx": w["wpe.weight"].shape[0], "n_inner": None, "layer_norm_epsilon": 1e-5,
-           "activation_function": "gelu_new"}
+           "activation_function": "gelu_new", "scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False,
+           "reorder_and_upcast_attn": False, "add_cross_attention": False, "torch_dtype": "float32"}
     cfg.update(config or {})
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
@@ -167,7 +168,8 @@ def write_bert_dir(d, weights=None, dtype="F32", config=None, lower=True, **kw):
            "num_attention_heads": kw.get("H", 4), "num_hidden_layers": L, "vocab_size": e.shape[0],
            "intermediate_size": w["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
            "max_position_embeddings": w["bert.embeddings.position_embeddings.weight"].shape[0],
-           "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu"}
+           "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu",
+           "position_embedding_type": "absolute", "is_decoder": False, "pad_token_id": 0}
     cfg.update(config or {})
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)

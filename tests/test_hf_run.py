@@ -180,6 +180,13 @@ def test_loader_errors(tmp):
     expect_error(d, out, "config.json")
     d, out = broken(tmp, "llama", lambda d: open(os.path.join(d, "config.json"), "w").write('{"model_type": "llama"}'))
     expect_error(d, out, "llama", "gpt2, bert")
+    def relative(d):
+        p = os.path.join(d, "config.json")
+        cfg = json.load(open(p))
+        cfg["scale_attn_by_inverse_layer_idx"] = True
+        json.dump(cfg, open(p, "w"))
+    d, out = broken(tmp, "inverse", relative)
+    expect_error(d, out, "scale_attn_by_inverse_layer_idx", "true")
     d, out = broken(tmp, "noconfig", lambda d: os.remove(os.path.join(d, "config.json")))
     expect_error(d, out, "config.json")
     expect_error(os.path.join(tmp, "absent"), os.path.join(tmp, "absent-out"))

@@ -571,7 +571,9 @@ int cli_run(int argc, char **argv) {
         r.ms_model += now_ms() - t0;
         if (cli_prepare_outdir(a.out) != 0 || show_all(&r) != 0) goto cleanup;
     }
-    if (!a.quiet) printf("pictures, trace.json and index.html in %s/\n", a.out);
+    if (!a.quiet)
+        printf("%s in %s/\n", strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html"
+                                                           : "pictures and index.html (no trace.json: --trace none)", a.out);
     if (a.timing)
         printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "
                "trace %.1f ms\n", r.ms_model, r.ms_pictures, r.n_pictures,

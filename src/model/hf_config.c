@@ -63,8 +63,24 @@ static int family_of(const cJSON *j, HfFamily *f, const char *path, char *err, s
     return errmsg_set(err, errlen, "%s: no model_type or architectures naming GPT-2 or BERT", path);
 }
 
+/* Options that change the computation and that attnviz does not compute: the
+ * run stops rather than draw something the model does not do. */
+static int refuse(const cJSON *j, const char *key, const char *usual, const char *path, char *err, size_t errlen) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!it || cJSON_IsNull(it)) return 0;
+    char *text = cJSON_PrintUnformatted(it);
+    int same = text && !strcmp(text, usual);
+    int rc = same ? 0 : errmsg_set(err, errlen, "%s: %s is %s; attnviz computes only %s", path, key, text ? text : "?", usual);
+    free(text);
+    return rc;
+}
+
 static int read_gpt2(HfConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
     int ctx = 0;
+    if (refuse(j, "scale_attn_weights", "true", path, err, errlen) ||
+        refuse(j, "scale_attn_by_inverse_layer_idx", "false", path, err, errlen) ||
+        refuse(j, "add_cross_attention", "false", path, err, errlen))
+        return -1;
     if (get_int(j, "n_embd", -1, &c->d_model, path, err, errlen) || get_int(j, "n_head", -1, &c->n_head, path, err, errlen) ||
         get_int(j, "n_layer", -1, &c->n_layer, path, err, errlen) || get_int(j, "vocab_size", -1, &c->n_vocab, path, err, errlen) ||
         get_int(j, "n_ctx", 1024, &ctx, path, err, errlen) || get_int(j, "n_positions", ctx, &c->n_pos, path, err, errlen) ||
@@ -77,6 +93,9 @@ static int read_gpt2(HfConfig *c, const cJSON *j, const char *path, char *err, s
 }
 
 static int read_bert(HfConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
+    if (refuse(j, "position_embedding_type", "\"absolute\"", path, err, errlen) ||
+        refuse(j, "is_decoder", "false", path, err, errlen))
+        return -1;
     if (get_int(j, "hidden_size", -1, &c->d_model, path, err, errlen) ||
         get_int(j, "num_attention_heads", -1, &c->n_head, path, err, errlen) ||
         get_int(j, "num_hidden_layers", -1, &c->n_layer, path, err, errlen) ||

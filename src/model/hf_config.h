@@ -9,6 +9,10 @@
  *   BERT:  hidden_size, num_attention_heads, num_hidden_layers,
  *          intermediate_size, max_position_embeddings, vocab_size,
  *          type_vocab_size (2), layer_norm_eps (1e-12), hidden_act (gelu)
+ * Options that change the computation in ways attnviz does not compute
+ * (GPT-2's scale_attn_weights false, scale_attn_by_inverse_layer_idx,
+ * add_cross_attention; BERT's relative position_embedding_type, is_decoder)
+ * are refused with their name rather than drawn wrong.
  * Errors: -1 and one line naming the file and the key (core/errmsg.h). */
 #ifndef ATTNVIZ_HF_CONFIG_H
 #define ATTNVIZ_HF_CONFIG_H

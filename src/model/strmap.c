@@ -34,6 +34,9 @@ static int grow(StrMap *m) {
         g.hash[s] = m->hash[i];
     }
     g.n = m->n;
+    g.chunks = m->chunks;   /* the keys stay where they are */
+    g.n_chunks = m->n_chunks;
+    g.used = m->used;
     free(m->keys); free(m->vals); free(m->hash);
     *m = g;
     return 0;
