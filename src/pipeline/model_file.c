@@ -52,6 +52,14 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     char **words = NULL;
     int n_words = 0;
     if (checkpoint_load(f->path, &f->m, &words, &n_words, &f->metadata, err, errlen) != 0) {
+        char dir[4096], cfg[4200];
+        snprintf(dir, sizeof dir, "%s", f->path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        snprintf(cfg, sizeof cfg, "%s/config.json", slash ? dir : ".");
+        if (access(cfg, R_OK) == 0)   /* a Hugging Face file given instead of its folder */
+            errmsg_set(err, errlen, "%s is not an attnviz model; it sits in a Hugging Face folder: give the folder "
+                       "(--model %s)", f->path, slash ? dir : ".");
         model_file_free(f);
         return -1;
     }
