@@ -31,9 +31,11 @@ BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null) -DATTNVIZ_BLAS=
 endif
 endif
 
+# -fno-math-errno: sqrtf and friends need not set errno, so loops calling them
+# vectorise (no value changes; nothing here reads errno after a math call).
 OPT     ?= -O2
 SAN     ?=
-CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
+CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
@@ -45,7 +47,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help demo bench bench-hf model
+.PHONY: all deps test unit sanitize install uninstall clean help demo bench bench-train bench-hf model
 
 all: $(BUILD)/attnviz
 
@@ -58,6 +60,13 @@ $(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The float kernels at -O3: GCC vectorises their short fixed-width loops there
+# (no -ffast-math: the order of every float sum stays as written).  Only these
+# files: elsewhere -O3 buys nothing and adds false "may be used uninitialized".
+KERNEL_OPT ?= -O3
+KERNEL_OBJ := $(addprefix $(BUILD)/src/,core/tensor.o core/attention.o model/model.o model/model_backward.o)
+$(KERNEL_OBJ): CFLAGS += $(KERNEL_OPT)
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
@@ -120,9 +129,18 @@ BENCH_SENTENCES := "the animal didn't cross the street because it was too tired 
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
 bench: $(BUILD)/attnviz
+	@echo "== run: the lesson's sentences"
 	@for s in $(BENCH_SENTENCES); do \
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
+	@$(MAKE) --no-print-directory bench-train
+
+# Training tokens/s of attnviz beside PyTorch (python3-torch), same model, batches
+# and run, at two shapes with 1 and 2 threads; prints the ratios and peak memory
+# (tests/bench_train.py says how tokens are counted).  BENCH_ROUNDS=N repeats.
+bench-train: $(BUILD)/attnviz
+	@echo "== train: attnviz beside PyTorch"
+	@/usr/bin/python3 tests/bench_train.py $(BUILD)/attnviz $(BUILD)/bench-train
 
 # A GPT-2-small-shaped folder (saved once in $(BUILD)/bench-hf) beside PyTorch:
 # load + forward + 144 maps on 64 tokens, peak memory, 1024 tokens with a
@@ -131,7 +149,7 @@ bench-hf: $(BUILD)/attnviz
 	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
 
 sanitize:
-	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
+	$(MAKE) BUILD=build/san OPT=-O1 KERNEL_OPT= OPENMP=0 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 install: $(BUILD)/attnviz

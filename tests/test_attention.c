@@ -1,6 +1,8 @@
 /* test_attention.c — the attention engine against values computed by hand. */
 #include "core/attention.h"
 #include "check.h"
+#include "core/rng.h"
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
 
@@ -114,4 +116,40 @@ TEST(attention_causal_offset) {
     attn_causal_mask(m, 2, 3);
     const unsigned char want[6] = {1, 1, 0, 1, 1, 1};
     CHECK(memcmp(m, want, 6) == 0);
+}
+
+/* attention_forward_fast against attention_forward (its reference): same bits for
+ * the weights and the output, with strides, a padding+causal mask, a fully masked
+ * row (-inf fill), a finite fill, and a K tile too big for the stack. */
+static void fast_vs_ref(int Tq, int Tk, int D, float fill, unsigned seed) {
+    int ld = 3 * D + 5;                     /* a head's columns inside wider rows */
+    size_t nq = (size_t)Tq * ld, nk = (size_t)Tk * ld;
+    float *q = malloc(nq * sizeof(float)), *k = malloc(nk * sizeof(float)), *v = malloc(nk * sizeof(float));
+    float *o1 = calloc(nq, sizeof(float)), *o2 = calloc(nq, sizeof(float));
+    float *w1 = malloc((size_t)Tq * Tk * sizeof(float)), *w2 = malloc((size_t)Tq * Tk * sizeof(float));
+    unsigned char *mask = malloc((size_t)Tq * Tk);
+    REQUIRE(q && k && v && o1 && o2 && w1 && w2 && mask);
+    Rng r = rng_from_state(seed);
+    for (size_t i = 0; i < nq; i++) q[i] = 4.0f * rng_float(&r) - 2.0f;
+    for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * rng_float(&r) - 2.0f; v[i] = 2.0f * rng_float(&r) - 1.0f; }
+    for (int i = 0; i < Tq; i++)
+        for (int j = 0; j < Tk; j++) mask[(size_t)i * Tk + j] = (unsigned char)(j <= i && j < Tk - 2 && i != 1);
+    AttnHead a = {.q = q + D, .ldq = ld, .k = k + D, .ldk = ld, .v = v + D, .ldv = ld, .mask = mask,
+                  .mask_fill = fill, .scale = 1.0f / sqrtf((float)D), .Tq = Tq, .Tk = Tk, .D = D, .Dv = D,
+                  .out = o1 + D, .ldo = ld, .weights = w1};
+    int e1 = attention_forward(&a);
+    a.out = o2 + D; a.weights = w2;
+    int e2 = attention_forward_fast(&a);
+    CHECK_INT(e2, e1);
+    CHECK(memcmp(w1, w2, (size_t)Tq * Tk * sizeof(float)) == 0);
+    CHECK(memcmp(o1, o2, nq * sizeof(float)) == 0);
+    CHECK_CLOSE("weights", w2, w1, Tq * Tk, 0, 0);
+    free(q); free(k); free(v); free(o1); free(o2); free(w1); free(w2); free(mask);
+}
+
+TEST(attention_fast_matches_reference) {
+    fast_vs_ref(14, 14, 24, -INFINITY, 1);    /* the training shapes */
+    fast_vs_ref(13, 14, 32, -INFINITY, 2);    /* cross-attention: Tq != Tk */
+    fast_vs_ref(5, 7, 3, -10000.0f, 3);       /* the lesson's finite fill */
+    fast_vs_ref(9, 300, 64, -INFINITY, 4);    /* K tile on the heap */
 }

@@ -2,7 +2,9 @@
  * parameter table; gradient checks of the backward pass (central differences). */
 #include "check.h"
 #include "model/model.h"
+#include "model/model_internal.h"
 #include "trace/trace.h"
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -799,4 +801,67 @@ TEST(model_kernels_layernorm) {
         CHECK_NEAR(dw[c], sw, 1e-4);
         CHECK_NEAR(db[c], sb, 1e-5);
     }
+}
+
+/* attention_head_backward against attention_head_backward_ref (the plain loops):
+ * one head's columns inside wider rows, a causal+padding mask (masked cells A = 0),
+ * with and without a supervision target, a tile too big for the stack.  The other
+ * heads' columns of dq, dk, dv must stay untouched. */
+static void head_backward_case(int Tq, int Tk, int D, int supervised, uint64_t seed) {
+    int ld = 2 * D + 3;
+    size_t nq = (size_t)Tq * ld, nk = (size_t)Tk * ld, na = (size_t)Tq * Tk;
+    float *q = malloc(nq * 4), *dy = malloc(nq * 4), *k = malloc(nk * 4), *v = malloc(nk * 4);
+    float *A = malloc(na * 4), *t = calloc(na, 4), *dA1 = malloc(na * 4), *dA2 = malloc(na * 4);
+    float *g1 = malloc((2 * nq + 4 * nk) * 4), *g2 = malloc((2 * nq + 4 * nk) * 4);
+    REQUIRE(q && dy && k && v && A && t && dA1 && dA2 && g1 && g2);
+    fill_test(q, nq, seed, 0); fill_test(dy, nq, seed + 1, 0);
+    fill_test(k, nk, seed + 2, 0); fill_test(v, nk, seed + 3, 0);
+    fill_test(g1, 2 * nq + 4 * nk, seed + 4, 0);
+    memcpy(g2, g1, (2 * nq + 4 * nk) * 4);
+    for (int i = 0; i < Tq; i++) {                  /* softmax rows over keys j <= i, j < Tk-1 */
+        double sum = 0;
+        for (int j = 0; j < Tk; j++) {
+            int ok = j <= i && j < Tk - 1;
+            A[(size_t)i * Tk + j] = ok ? (float)exp(q[(size_t)i * ld + j % D]) : 0.0f;
+            sum += A[(size_t)i * Tk + j];
+        }
+        for (int j = 0; j < Tk; j++) A[(size_t)i * Tk + j] = (float)(A[(size_t)i * Tk + j] / sum);
+        if (supervised && i % 2 == 0) t[(size_t)i * Tk] = 1.0f;      /* gold key 0 */
+    }
+    float *dq1 = g1 + D, *dk1 = g1 + nq + D, *dv1 = g1 + nq + nk + D;
+    float *dq2 = g2 + D, *dk2 = g2 + nq + D, *dv2 = g2 + nq + nk + D;
+    float scale = 1.0f / sqrtf((float)D), cs = supervised ? 0.25f : 0.0f;
+    attention_head_backward_ref(dq1, dk1, dv1, dA1, dy + D, q + D, k + D, v + D, A,
+                                supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
+    attention_head_backward(dq2, dk2, dv2, dA2, dy + D, q + D, k + D, v + D, A,
+                            supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
+    CHECK_CLOSE("head backward dq, dk, dv and the other columns", g2, g1, (int)(2 * nq + 4 * nk), 1e-6, 1e-5);
+    double norm = 0;
+    for (size_t i = 0; i < 2 * nq + 4 * nk; i++) norm += fabs(g1[i]);
+    CHECK(norm > 0);
+    free(q); free(dy); free(k); free(v); free(A); free(t); free(dA1); free(dA2); free(g1); free(g2);
+}
+
+TEST(model_kernels_attention_head_backward) {
+    head_backward_case(14, 14, 24, 0, 21);    /* decoder self-attention shape */
+    head_backward_case(13, 14, 32, 1, 22);    /* cross-attention, supervised   */
+    head_backward_case(3, 5, 1, 1, 23);
+    head_backward_case(70, 90, 64, 0, 24);    /* tiles on the heap             */
+}
+
+/* exp_shifted (the loss's vectorised exp) against expf over its whole range. */
+TEST(model_kernels_exp_shifted) {
+    enum { N = 4001 };
+    float x[N], y[N];
+    for (int i = 0; i < N; i++) x[i] = -90.0f + 90.0f * (float)i / (N - 1) + 3.0f;   /* x − 3 in [−90, 0] */
+    exp_shifted(y, x, 3.0f, N);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        float v = x[i] - 3.0f;
+        double want = v < -87.0f ? exp(-87.0) : (double)expf(v);
+        double rel = fabs(y[i] - want) / want;
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 4 * 1.2e-7);          /* within ~2 ulp of expf */
+    CHECK(y[N - 1] == 1.0f);            /* exp(0) exactly */
 }

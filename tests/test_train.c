@@ -2,6 +2,7 @@
  * the schedule, clipping, batches, the data order, a short run that must lower
  * the loss, exact resume, and the eval metric on hand-made attention rows. */
 #include "check.h"
+#include "core/threads.h"
 #include "model/checkpoint.h"
 #include "lesson/eval.h"
 #include "model/decode.h"
@@ -392,4 +393,30 @@ TEST(maps_argmax_link_rules) {
     CHECK_INT(l, 1);
     CHECK_INT(h, 2);
     CHECK_NEAR(eval_mean_heads(t, 2, 4), (0.25 + 0.9 + 0.3) / 3, 1e-12);
+}
+
+/* The thread tuner: untimed first step, THREADS_TUNE_STEPS with the upper bound,
+ * as many with one thread, then the faster (by its fastest step) until the next
+ * measurement. */
+TEST(train_thread_tune_picks_the_faster) {
+    ThreadTune t;
+    thread_tune_init(&t);
+    t.max = t.best = 2;                       /* as if OpenMP offered two threads */
+    int seen[2 + 2 * THREADS_TUNE_STEPS];
+    for (int i = 0; i < 1 + 2 * THREADS_TUNE_STEPS; i++) {
+        seen[i] = thread_tune_threads(&t);
+        thread_tune_after(&t, seen[i] == 1 ? 0.5 : (i == 2 ? 0.1 : 1.0));   /* one lucky 2-thread step */
+    }
+    CHECK_INT(seen[0], 2);                                  /* warm-up, untimed */
+    for (int i = 1; i <= THREADS_TUNE_STEPS; i++) CHECK_INT(seen[i], 2);
+    for (int i = 1; i <= THREADS_TUNE_STEPS; i++) CHECK_INT(seen[THREADS_TUNE_STEPS + i], 1);
+    CHECK_INT(t.best, 2);                                   /* 0.1 s beat 0.5 s */
+    for (long s = t.step; s < THREADS_TUNE_PERIOD + 1; s++) {
+        CHECK_INT(thread_tune_threads(&t), 2);
+        thread_tune_after(&t, 1.0);
+    }
+    for (int i = 0; i < 2 * THREADS_TUNE_STEPS; i++)           /* second measurement: one wins */
+        thread_tune_after(&t, thread_tune_threads(&t) == 1 ? 0.5 : 1.0);
+    CHECK_INT(t.best, 1);
+    CHECK_INT(thread_tune_threads(&t), 1);   /* (thread_tune_before never ran: OpenMP untouched) */
 }

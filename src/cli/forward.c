@@ -4,13 +4,15 @@
  * or times training steps on random tokens.
  *
  *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps] [--ablate MAP.H,…]
- *   attnviz forward --model PATH --bench N [--batch B] [--len T]
+ *   attnviz forward --model PATH --bench N [--batch B] [--len S] [--tgt-len T]
  * IDS: token ids separated by spaces, batch items separated by ';' ("5 6 7;8 9").
  * Shorter items are padded with id 0 (<pad>) and masked by their length. */
 #include "cli/cli.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
+#include "core/threads.h"
+#include "lesson/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include "pipeline/importance.h"
@@ -30,7 +32,7 @@
 typedef struct {
     const char *model, *src, *tgt, *out, *logits, *ablate;
     int steps, timing;
-    long bench, batch, len;
+    long bench, batch, len, tgt_len;
 } ForwardArgs;
 
 static void forward_usage(FILE *f) {
@@ -40,8 +42,9 @@ static void forward_usage(FILE *f) {
                "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
                "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
                "  --ablate MAP.H[,MAP.H…]           knock these heads out (output zeroed before W_O)\n"
-               "  --bench N [--batch B] [--len T]   time N training steps (forward+backward)\n"
-               "                                    on random tokens instead (default 32 x 20)\n"
+               "  --bench N [--batch B] [--len S] [--tgt-len T]\n"
+               "        time N training steps (forward, backward, clip, Adam) on random tokens\n"
+               "        instead; mean source/target lengths S and T (default 32 items, 12 / 11)\n"
                "For a GPT-2/BERT folder: --src is the token ids (no [CLS]/[SEP] added), --out the\n"
                "trace of every head, --logits every position's logits as raw float32 (T, V)\n"
                "(BERT: the masked-LM head's), --timing the milliseconds of each stage.\n");
@@ -49,14 +52,14 @@ static void forward_usage(FILE *f) {
 
 /* 0 to go on, 1 after --help, 2 after a usage error (printed). */
 static int parse_args(ForwardArgs *a, int argc, char **argv) {
-    *a = (ForwardArgs){.batch = 32, .len = 20};
+    *a = (ForwardArgs){.batch = 32, .len = 12, .tgt_len = 11};
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out},
                                   {"--logits", &a->logits}, {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--bench", &a->bench, 1, 1000000}, {"--batch", &a->batch, 1, 4096},
-                                 {"--len", &a->len, 1, 100000}};
+                                 {"--len", &a->len, 1, 100000}, {"--tgt-len", &a->tgt_len, 1, 100000}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "forward");
-        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 3, "forward");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 4, "forward");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(argv[i])) { forward_usage(stdout); return 1; }
@@ -125,56 +128,93 @@ static cJSON *matrix_json(const float *x, int rows, int cols) {
     return a;
 }
 
+/* CPU time of the process (all threads): steadier than wall time on a shared machine. */
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Times forward and forward+backward on random tokens (lengths T, T-1, T-2, T-3 to
- * include padding). */
-static int forward_bench(Model *m, int steps, int B, int T) {
+/* Lengths of the benchmark's batch items: mean exactly `mean` (B even), spread
+ * mean-2 … mean+2 like a length-bucketed batch; items 2k and 2k+1 differ in sign.
+ * tests/bench_train.py builds the PyTorch batches with the same rule. */
+static int bench_len(int b, int mean, int phase) {
+    int dev = (b / 2 + phase) % 3;
+    int len = mean + (b % 2 ? dev : -dev);
+    return len > 1 ? len : 1;
+}
+
+/* Times N training steps on random tokens: forward, zero_grad, backward (label
+ * smoothing 0.05), gradient-norm clip 1, Adam — the steps of `attnviz train`.
+ * Tokens per step = Σ source lengths + Σ target lengths (non-pad positions; the
+ * count `attnviz train` reports).  Prints one "train_bench" line for scripts. */
+static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean) {
     const ModelConfig *c = &m->config;
     int V = c->vocab_size, rc = 1;
-    if (T > c->max_len) T = c->max_len;
-    int *src = malloc(sizeof(int) * (size_t)B * T), *tgt = malloc(sizeof(int) * (size_t)B * T);
+    int S = src_mean + 2 < c->max_len ? src_mean + 2 : c->max_len;
+    int T = tgt_mean + 2 < c->max_len ? tgt_mean + 2 : c->max_len;
+    int *src = malloc(sizeof(int) * (size_t)B * S), *tgt = malloc(sizeof(int) * (size_t)B * T);
     int *y = malloc(sizeof(int) * (size_t)B * T), *sl = malloc(sizeof(int) * (size_t)B);
     int *tl = malloc(sizeof(int) * (size_t)B);
-    if (!src || !tgt || !y || !sl || !tl) { cli_error("out of memory"); goto done; }
+    Adam adam;
+    memset(&adam, 0, sizeof adam);
+    if (!src || !tgt || !y || !sl || !tl || adam_init(&adam, m->num_params)) { cli_error("out of memory"); goto done; }
     Rng r = rng_from_state(88172645463325252ULL);
+    for (int i = 0; i < B * S; i++) src[i] = (int)(rng_next(&r) % (uint64_t)V);
     for (int i = 0; i < B * T; i++) {
-        src[i] = (int)(rng_next(&r) % (uint64_t)V);
         tgt[i] = (int)(rng_next(&r) % (uint64_t)V);
         y[i] = (int)(rng_next(&r) % (uint64_t)V);
     }
     long ntok_src = 0, ntok_tgt = 0;
     for (int b = 0; b < B; b++) {
-        sl[b] = tl[b] = T - b % 4 > 0 ? T - b % 4 : 1;
+        sl[b] = bench_len(b, src_mean, 0) < S ? bench_len(b, src_mean, 0) : S;
+        tl[b] = bench_len(b, tgt_mean, 1) < T ? bench_len(b, tgt_mean, 1) : T;
         ntok_src += sl[b];
         ntok_tgt += tl[b];
     }
     if (c->arch == MODEL_ENCODER_ONLY) ntok_tgt = 0;
     if (c->arch == MODEL_DECODER_ONLY) ntok_src = 0;
-    double tf = 0, tb = 0;
+    double tf = 0, tb = 0, tu = 0, cpu0 = 0;
+    ThreadTune tune;                               /* as train_run: threads by measurement */
+    thread_tune_init(&tune);
     for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
+        if (it == 1) cpu0 = cpu_seconds();
+        thread_tune_before(&tune);
         double t0 = now_seconds();
-        if (model_forward(m, src, sl, T, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
+        if (model_forward(m, src, sl, S, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
         double t1 = now_seconds();
-        if (model_zero_grad(m) || isnan(model_backward(m, y, 0.1f))) { cli_error("%s", m->err); goto done; }
+        if (model_zero_grad(m) || isnan(model_backward(m, y, 0.05f))) { cli_error("%s", m->err); goto done; }
         double t2 = now_seconds();
-        if (it) { tf += t1 - t0; tb += t2 - t1; }
+        train_clip_grad_norm(m->grads_memory, m->num_params, 1.0);
+        adam_update(&adam, m->params_memory, m->grads_memory, 1e-4f);
+        double t3 = now_seconds();
+        thread_tune_after(&tune, t3 - t0);
+        if (it) { tf += t1 - t0; tb += t2 - t1; tu += t3 - t2; }
     }
-    tf /= steps; tb /= steps;
+    thread_tune_end(&tune);
+    double cpu = (cpu_seconds() - cpu0) / steps;
+    tf /= steps; tb /= steps; tu /= steps;
+    double step = tf + tb + tu, ntok = (double)(ntok_src + ntok_tgt);
     printf("model %s d_model %d heads %d layers %d+%d d_ff %d vocab %d (%zu parameters)\n",
            model_arch_name(c->arch), c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers,
            c->d_ff, V, m->num_params);
-    printf("batch %d x %d tokens: forward %.1f ms, backward %.1f ms, step %.1f ms\n",
-           B, T, tf * 1e3, tb * 1e3, (tf + tb) * 1e3);
+    printf("batch %d, source %d (mean %.2f), target %d (mean %.2f): forward %.2f ms, backward %.2f ms, "
+           "clip+adam %.2f ms, step %.2f ms\n", B, S, (double)ntok_src / B, T, (double)ntok_tgt / B,
+           tf * 1e3, tb * 1e3, tu * 1e3, step * 1e3);
     printf("training: %.0f tokens/s (source+target), %.0f target tokens/s; forward only: %.0f tokens/s\n",
-           (ntok_src + ntok_tgt) / (tf + tb), (ntok_tgt ? ntok_tgt : ntok_src) / (tf + tb),
-           (ntok_src + ntok_tgt) / tf);
+           ntok / step, (ntok_tgt ? ntok_tgt : ntok_src) / step, ntok / tf);
+    printf("threads: up to %d, %d after measuring (src/core/threads.h)\n", tune.max, tune.best);
+    printf("train_bench tokens_per_step %.0f step_ms %.4f tokens_per_s %.1f cpu_ms %.4f\n", ntok, step * 1e3,
+           ntok / step, cpu * 1e3);
     rc = 0;
 done:
+    adam_free(&adam);
     free(src); free(tgt); free(y); free(sl); free(tl);
     return rc;
 }
@@ -344,7 +384,7 @@ int cli_forward(int argc, char **argv) {
     rc = 1;
     if (a.ablate && model_ablate_parse(&m, a.ablate) != 0) { cli_error("--ablate %s", m.err); goto done; }
     if (a.bench > 0) {
-        rc = forward_bench(&m, (int)a.bench, (int)a.batch, (int)a.len);
+        rc = forward_bench(&m, (int)a.bench, (int)a.batch, (int)a.len, (int)a.tgt_len);
         goto done;
     }
     int B = run_ids(&m, &a, &src, &sl, &tgt, &tl);

@@ -1,5 +1,6 @@
 /* attention.c — see attention.h. Plain loops; the model calls this per head. */
 #include "core/attention.h"
+#include "core/tensor.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,30 @@ int attention_forward(const AttnHead *a) {
         empty_rows += softmax_and_values(a, i, row);
     }
     if (row != stack_row) free(row);
+    return empty_rows;
+}
+
+#define KT_STACK 4096   /* floats of the on-stack K tile (D·Tkp up to 64×64) */
+
+int attention_forward_fast(const AttnHead *a) {
+    int Tq = a->Tq, Tk = a->Tk, D = a->D, Tkp = tile_cols(Tk);
+    float kt_stack[KT_STACK];
+    float *kt = (size_t)D * Tkp <= KT_STACK ? kt_stack : malloc((size_t)D * Tkp * sizeof(float));
+    if (!kt) return -1;
+    pack_transposed(kt, a->k, a->ldk, Tk, D, Tkp);       /* kt (D, Tkp) = this head's Kᵀ */
+    int empty_rows = 0;
+    for (int i = 0; i < Tq; i++) {
+        float *row = a->weights + (size_t)i * Tk;
+        vecmat_tile(row, a->q + (size_t)i * a->ldq, kt, D, Tk, Tkp);   /* Q·Kᵀ, row i */
+        const unsigned char *mk = a->mask ? a->mask + (size_t)i * Tk : NULL;
+        for (int j = 0; j < Tk; j++) {
+            row[j] *= a->scale;
+            if (mk && !mk[j]) row[j] = a->mask_fill;
+        }
+        empty_rows += attn_softmax_row(row, Tk);
+        if (a->v && a->out) combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, Tk, a->Dv);
+    }
+    if (kt != kt_stack) free(kt);
     return empty_rows;
 }
 

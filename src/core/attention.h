@@ -62,6 +62,15 @@ typedef struct {
  * masked rows (>= 0), or -1 when out of memory. */
 int attention_forward(const AttnHead *a);
 
+/* The same head as attention_forward, for the model's every-layer forward (training
+ * and inference): identical arithmetic (each score summed over d in order, scaled,
+ * masked, attn_softmax_row, then weights·V in key order), so identical bits, but
+ * the scores of 4–16 keys advance together: K's head columns are first copied into
+ * a (D, Tk) tile, the transpose a GEMM kernel packs, one head at a time.  Needs
+ * `weights` (contiguous (Tq, Tk)); `steps` is ignored (use attention_forward for
+ * the record).  Same return value. */
+int attention_forward_fast(const AttnHead *a);
+
 /* Softmax + ·V starting from already-scaled scores (Tq, Tk) — the `--scores`
  * path of `attnviz steps`; q, k, D and scale are not used.  The steps'
  * `scores` and `scaled` both receive the given scores. */

@@ -2,6 +2,7 @@
  * memory so the compiler vectorizes them, and rows go to OpenMP threads. */
 #include "core/tensor.h"
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #ifdef ATTNVIZ_BLAS
 #include <cblas.h>
@@ -10,28 +11,31 @@
 #endif
 static int use_blas = 1;
 
-/* One thread pool: OpenBLAS runs single-threaded and OpenMP threads each take a
- * block of rows (two pools on 2 cores fight: OpenMP threads spin while
- * OpenBLAS's own threads want the cores).  sgemm on rows [r0, r0+n) of C. */
+/* One thread pool: OpenBLAS runs single-threaded and OpenMP threads take blocks
+ * of rows (two pools on 2 cores fight: OpenMP threads spin while OpenBLAS's own
+ * threads want the cores).  The rows go in 4 blocks per thread, handed out as
+ * threads come free (dynamic): on a shared machine one thread often runs slower,
+ * and with one block each the product waited for it.  sgemm on rows [r0, r1) of C. */
+#define BLAS_MIN_ROWS 32
+static int blas_single = 0;   /* openblas_set_num_threads(1) done */   /* rows of a block: keeps each sgemm call efficient */
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
-    static int single = 0;
-    if (!single) { openblas_set_num_threads(1); single = 1; }
-    int nt = 1;
+    if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+    int nb = 1;
 #ifdef _OPENMP
-    if ((long)Mr * Nc * Kd >= 1L << 18) nt = omp_get_max_threads();
+    if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
 #endif
-    if (nt > Mr) nt = Mr;
-    if (nt <= 1) {
+    if (nb > Mr / BLAS_MIN_ROWS) nb = Mr / BLAS_MIN_ROWS;
+    if (nb <= 1) {
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                     Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
         return;
     }
 #ifdef _OPENMP
-    #pragma omp parallel for num_threads(nt) schedule(static)
+    #pragma omp parallel for schedule(dynamic)
 #endif
-    for (int t = 0; t < nt; t++) {
-        int r0 = (int)((long)Mr * t / nt), r1 = (int)((long)Mr * (t + 1) / nt);
+    for (int t = 0; t < nb; t++) {
+        int r0 = (int)((long)Mr * t / nb), r1 = (int)((long)Mr * (t + 1) / nb);
         /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
         const float *at = transa ? a + r0 : a + (size_t)r0 * lda;
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
@@ -57,9 +61,10 @@ int tensor_blas_enabled(void) { return use_blas; }
 #define ICHUNK 64   /* rows of dout per pass in matmul_backward_weights_ref */
 
 /* dbias (M) += Σ_i dout[i][·] */
-static void column_sums(float *dbias, const float *dout, int N, int M) {
+static void column_sums(float *restrict dbias, const float *restrict dout, int N, int M) {
     for (int i = 0; i < N; i++) {
-        const float *d = dout + (size_t)i * M;
+        const float *restrict d = dout + (size_t)i * M;
+        OMP_SIMD
         for (int j = 0; j < M; j++) dbias[j] += d[j];
     }
 }
@@ -141,6 +146,24 @@ void matmul_backward_weights_ref(float *dw, float *dbias, const float *dout, con
 void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
                      const float *dout, const float *inp, const float *w,
                      int N, int K, int M) {
+#if defined(ATTNVIZ_BLAS) && defined(_OPENMP)
+    /* Two threads: dinp and dw are independent products of equal size, one per
+     * thread in one parallel region (one barrier instead of two, each sgemm whole). */
+    if (dinp && use_blas && omp_get_max_threads() == 2 && (long)N * K * M >= 1L << 18) {
+        if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+        #pragma omp parallel sections num_threads(2)
+        {
+            #pragma omp section
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, K, M, 1.0f, dout, M, w, M, 1.0f, dinp, K);
+            #pragma omp section
+            {
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, M, N, 1.0f, inp, K, dout, M, 1.0f, dw, M);
+                if (dbias) column_sums(dbias, dout, N, M);
+            }
+        }
+        return;
+    }
+#endif
     if (dinp && use_blas) {
 #ifdef ATTNVIZ_BLAS
         blas_rows(0, 1, N, K, M, dout, M, w, M, dinp, K);
@@ -158,15 +181,18 @@ void layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
                        const float *w, const float *b, int N, int C) {
     OMP_PARALLEL_FOR
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C;
-        float *o = out + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C;
+        float *restrict o = out + (size_t)i * C;
         double m = 0.0, v = 0.0;
+        OMP_SIMD_REDUCE(m)
         for (int c = 0; c < C; c++) m += x[c];
         m /= C;
+        OMP_SIMD_REDUCE(v)
         for (int c = 0; c < C; c++) { double d = x[c] - m; v += d * d; }
         v /= C;
         float s = (float)(1.0 / sqrt(v + LAYERNORM_EPS));
         float mf = (float)m;
+        OMP_SIMD
         for (int c = 0; c < C; c++) o[c] = (x[c] - mf) * s * w[c] + b[c];
         mean[i] = mf;
         rstd[i] = s;
@@ -180,27 +206,31 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
      *   dx = rstd · (dn - mean(dn) - n · mean(dn·n)) */
     OMP_PARALLEL_FOR
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
-        float *dx = dinp + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C, *restrict d = dout + (size_t)i * C;
+        float *restrict dx = dinp + (size_t)i * C;
         float m = mean[i], s = rstd[i];
-        double sum_dn = 0.0, sum_dn_n = 0.0;
+        float sum_dn = 0.0f, sum_dn_n = 0.0f;
+        OMP_SIMD_REDUCE(sum_dn, sum_dn_n)
         for (int c = 0; c < C; c++) {
             float n = (x[c] - m) * s, dn = d[c] * w[c];
             sum_dn += dn;
             sum_dn_n += dn * n;
         }
-        float a = (float)(sum_dn / C), bb = (float)(sum_dn_n / C);
+        float a = sum_dn / C, bb = sum_dn_n / C;
+        OMP_SIMD
         for (int c = 0; c < C; c++) {
             float n = (x[c] - m) * s, dn = d[c] * w[c];
             dx[c] += s * (dn - a - n * bb);
         }
     }
+    float *restrict gw = dw, *restrict gb = db;
     for (int i = 0; i < N; i++) {
-        const float *x = inp + (size_t)i * C, *d = dout + (size_t)i * C;
+        const float *restrict x = inp + (size_t)i * C, *restrict d = dout + (size_t)i * C;
         float m = mean[i], s = rstd[i];
+        OMP_SIMD
         for (int c = 0; c < C; c++) {
-            dw[c] += d[c] * (x[c] - m) * s;
-            db[c] += d[c];
+            gw[c] += d[c] * (x[c] - m) * s;
+            gb[c] += d[c];
         }
     }
 }
@@ -214,6 +244,113 @@ void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
     for (size_t i = 0; i < n; i++) if (out[i] > 0.0f) dinp[i] += dout[i];
 }
 
-void residual_forward(float *out, const float *a, const float *b, size_t n) {
+void residual_forward(float *restrict out, const float *restrict a, const float *restrict b, size_t n) {
+    OMP_SIMD
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp) {
+    for (int d = 0; d < D; d++) {
+        float *row = mt + (size_t)d * Tkp;
+        for (int j = 0; j < Tk; j++) row[j] = m[(size_t)j * ld + d];
+        for (int j = Tk; j < Tkp; j++) row[j] = 0.0f;
+    }
+}
+
+/* 4 floats in one SSE register (GCC/Clang vector extension): the tile kernels below
+ * say what they mean instead of hoping the vectoriser sees it.  Multiply and add
+ * stay separate operations (no FMA contraction without -mfma), so a lane computes
+ * exactly what the scalar loop would. */
+typedef float f4 __attribute__((vector_size(16)));
+typedef int32_t i4 __attribute__((vector_size(16)));
+static inline f4 load4(const float *p) { f4 v; memcpy(&v, p, sizeof v); return v; }
+static inline void store4(float *p, f4 v) { memcpy(p, &v, sizeof v); }
+static inline f4 splat4(float x) { return (f4){x, x, x, x}; }
+
+void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int Tkp) {
+    for (int j0 = 0; j0 < Tk; j0 += TILE_COLS) {           /* TILE_COLS = 8: two registers */
+        f4 a0 = splat4(0.0f), a1 = splat4(0.0f);
+        const float *col = mt + j0;
+        for (int d = 0; d < D; d++) {
+            f4 xd = splat4(x[d]);
+            const float *r = col + (size_t)d * Tkp;
+            a0 += xd * load4(r);
+            a1 += xd * load4(r + 4);
+        }
+        float acc[TILE_COLS];
+        store4(acc, a0);
+        store4(acc + 4, a1);
+        int n = Tk - j0 < TILE_COLS ? Tk - j0 : TILE_COLS;
+        for (int jj = 0; jj < n; jj++) out[j0 + jj] = acc[jj];
+    }
+}
+
+/* combine_rows on 4·W columns starting at d0, accumulators in registers. */
+#define COMBINE_BLOCK(W)                                                          \
+    for (; d0 + 4 * (W) <= D; d0 += 4 * (W)) {                                    \
+        f4 acc[W];                                                                \
+        for (int u = 0; u < (W); u++) acc[u] = splat4(0.0f);                      \
+        for (int s = 0; s < n; s++) {                                             \
+            float c = coef[s];                                                    \
+            if (c == 0.0f) continue;                                              \
+            f4 cv = splat4(c);                                                    \
+            const float *r = rows + (size_t)s * ld + d0;                          \
+            for (int u = 0; u < (W); u++) acc[u] += cv * load4(r + 4 * u);        \
+        }                                                                         \
+        for (int u = 0; u < (W); u++) store4(out + d0 + 4 * u, acc[u]);           \
+    }
+
+void combine_rows(float *restrict out, const float *restrict coef, const float *restrict rows,
+                  int ld, int n, int D) {
+    int d0 = 0;
+    COMBINE_BLOCK(8)          /* 32 columns */
+    COMBINE_BLOCK(4)          /* 16 */
+    COMBINE_BLOCK(2)          /* 8 */
+    COMBINE_BLOCK(1)          /* 4 */
+    if (d0 == D) return;
+    for (int d = d0; d < D; d++) out[d] = 0.0f;         /* the last D % 4 */
+    for (int s = 0; s < n; s++) {
+        float c = coef[s];
+        if (c == 0.0f) continue;
+        const float *r = rows + (size_t)s * ld;
+        for (int d = d0; d < D; d++) out[d] += c * r[d];
+    }
+}
+#undef COMBINE_BLOCK
+
+void exp_shifted(float *restrict out, const float *restrict x, float shift, int n) {
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+        f4 v = load4(x + i) - splat4(shift);
+        i4 low = v < splat4(-87.0f);                                       /* clamp at −87 */
+        v = (f4)(((i4)v & ~low) | ((i4)splat4(-87.0f) & low));
+        f4 k = (v * splat4(1.44269504088896341f) + splat4(12582912.0f)) - splat4(12582912.0f);
+        f4 r = v - k * splat4(0.693359375f);                               /* Cody–Waite ln 2 */
+        r = r - k * splat4(-2.12194440e-4f);
+        f4 y = splat4(1.9875691500e-4f);
+        y = y * r + splat4(1.3981999507e-3f);
+        y = y * r + splat4(8.3334519073e-3f);
+        y = y * r + splat4(4.1665795894e-2f);
+        y = y * r + splat4(1.6666665459e-1f);
+        y = y * r + splat4(5.0000001201e-1f);
+        y = y * r * r + r + splat4(1.0f);
+        i4 e = (__builtin_convertvector(k, i4) + 127) << 23;              /* 2^k */
+        store4(out + i, y * (f4)e);
+    }
+    for (; i < n; i++) {                                                   /* the same, one lane */
+        float v = x[i] - shift;
+        v = v < -87.0f ? -87.0f : v;
+        float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+        float r = v - k * 0.693359375f;
+        r = r - k * -2.12194440e-4f;
+        float y = 1.9875691500e-4f;
+        y = y * r + 1.3981999507e-3f;
+        y = y * r + 8.3334519073e-3f;
+        y = y * r + 4.1665795894e-2f;
+        y = y * r + 1.6666665459e-1f;
+        y = y * r + 5.0000001201e-1f;
+        y = y * r * r + r + 1.0f;
+        union { int32_t i; float f; } two_k = { .i = ((int32_t)k + 127) << 23 };
+        out[i] = y * two_k.f;
+    }
 }

@@ -20,10 +20,17 @@
 /* OpenMP loops, silent when OpenMP is off (make OPENMP=0): no unknown-pragma warnings. */
 #ifdef _OPENMP
 #define OMP_PARALLEL_FOR   _Pragma("omp parallel for schedule(static)")
-#define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(static)")
+#define OMP_PARALLEL_FOR2  _Pragma("omp parallel for collapse(2) schedule(dynamic, 8)")
 #define OMP_SIMD           _Pragma("omp simd")
 #define OMP_SIMD_SUM       _Pragma("omp simd reduction(+:sum)")   /* accumulates into `sum` */
+#define OMP_PRAGMA(x)      _Pragma(#x)
+#define OMP_SIMD_REDUCE(...) OMP_PRAGMA(omp simd reduction(+:__VA_ARGS__))   /* sums, any order */
+#define OMP_PARALLEL_FOR_SUM(v) OMP_PRAGMA(omp parallel for schedule(static) reduction(+:v))
+#define OMP_PARALLEL_FOR_SIMD _Pragma("omp parallel for simd schedule(static)")
 #else
+#define OMP_PARALLEL_FOR_SIMD
+#define OMP_PARALLEL_FOR_SUM(v)
+#define OMP_SIMD_REDUCE(...)
 #define OMP_SIMD
 #define OMP_SIMD_SUM
 #define OMP_PARALLEL_FOR
@@ -73,6 +80,27 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 void relu_forward(float *out, const float *inp, size_t n);
 /* dinp += dout where out > 0 (out is the relu output). */
 void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
+
+/* Small building blocks of the per-head attention kernels (core/attention.c,
+ * model/model_backward.c); each sums in a fixed order, so results do not depend
+ * on the vector width.
+ * pack_transposed: mt (D, Tkp) = mᵀ for m (Tk rows of D, row stride ld); columns
+ *   Tk … Tkp-1 are zero (Tkp = tile_cols(Tk)).
+ * vecmat_tile: out[j] = Σ_d x[d]·mt[d·Tkp + j] for j < Tk, summed in order of d,
+ *   TILE_COLS columns at a time in registers.
+ * combine_rows: out (D) = Σ_s coef[s]·rows[s·ld …], in order of s, zero
+ *   coefficients skipped (out overwritten). */
+#define TILE_COLS 8
+static inline int tile_cols(int n) { return (n + TILE_COLS - 1) / TILE_COLS * TILE_COLS; }
+void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp);
+void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int Tkp);
+void combine_rows(float *out, const float *coef, const float *rows, int ld, int n, int D);
+
+/* out[i] = exp(x[i] − shift) for x[i] − shift <= 0 (the softmax of the loss over the
+ * vocabulary): Cephes' expf polynomial, within 2 ulp of expf, in a loop the compiler
+ * vectorises (expf itself is a call per element); arguments below −87 give
+ * exp(−87) ≈ 1.6e-38 instead of less.  Tested against expf. */
+void exp_shifted(float *out, const float *x, float shift, int n);
 
 /* out = a + b, n elements. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);

@@ -4,6 +4,8 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
+#include "core/tensor.h"
+#include "core/threads.h"
 #include "core/strbuf.h"
 #include "model/checkpoint.h"
 #include <cJSON.h>
@@ -252,21 +254,25 @@ void adam_update(Adam *a, float *params, const float *grads, float lr) {
     double bc1 = 1.0 - pow(a->beta1, (double)a->t), bc2 = 1.0 - pow(a->beta2, (double)a->t);
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
     float step = (float)(lr / bc1), rbc2 = (float)(1.0 / bc2);
-    #pragma omp parallel for schedule(static)
+    float *restrict pm = params, *restrict am = a->m, *restrict av = a->v;
+    const float *restrict gr = grads;
+    OMP_PARALLEL_FOR_SIMD
     for (size_t i = 0; i < a->n; i++) {
-        float g = grads[i];
-        float m = a->m[i] = b1 * a->m[i] + (1.0f - b1) * g;
-        float v = a->v[i] = b2 * a->v[i] + (1.0f - b2) * g * g;
-        params[i] -= step * m / (sqrtf(v * rbc2) + eps);
+        float g = gr[i];
+        float m = am[i] = b1 * am[i] + (1.0f - b1) * g;
+        float v = av[i] = b2 * av[i] + (1.0f - b2) * g * g;
+        pm[i] -= step * m / (sqrtf(v * rbc2) + eps);
     }
 }
 
 double train_clip_grad_norm(float *g, size_t n, double max_norm) {
     double ss = 0.0;
+    OMP_SIMD_REDUCE(ss)
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
     double norm = sqrt(ss);
     if (max_norm > 0 && norm > max_norm) {
         float s = (float)(max_norm / (norm + 1e-12));
+        OMP_SIMD
         for (size_t i = 0; i < n; i++) g[i] *= s;
     }
     return norm;
@@ -513,6 +519,7 @@ typedef struct {
     long tokens;                       /* source + target tokens seen                 */
     double lr, last_loss;              /* of the last step done                       */
     LossStats loss, coref_aux, align_aux;
+    ThreadTune tune;                   /* OpenMP threads per step, by measurement     */
 } TrainLoop;
 
 static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
@@ -522,9 +529,11 @@ static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
     L->last_loss = NAN;
     L->loss.ema = L->coref_aux.ema = L->align_aux.ema = NAN;
     while (L->next_snap < o->n_snap_steps && o->snap_steps[L->next_snap] < start_step) L->next_snap++;
+    thread_tune_init(&L->tune);
 }
 
 static void loop_free(TrainLoop *L) {
+    thread_tune_end(&L->tune);
     free(L->coref_target); free(L->align_target);
     batch_free(&L->batch);
     free(L->order); free(L->starts); free(L->snapshots.buf);
@@ -685,7 +694,10 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         if (step == o->steps) break;
         const int *idx = next_batch(&L, s, o, step, err, errlen);
         if (!idx) goto done;
+        thread_tune_before(&L.tune);
+        double t_step = now_sec();
         if (train_step(&L, m, adam, s, o, idx, step, start_step, err, errlen)) goto done;
+        thread_tune_after(&L.tune, now_sec() - t_step);
         report_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
             if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;

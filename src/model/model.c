@@ -597,7 +597,7 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
                            .mask = mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
                            .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C,
                            .weights = att + ((size_t)b * H + h) * Tq * Tk};
-            attention_forward(&ah);
+            attention_forward_fast(&ah);
         }
     const unsigned char *ab = ablate_row(m, kind, l);
     if (ab) ablate_heads(atty, ab, ablate_values(m, kind, l), B * Tq, C, H);
@@ -788,42 +788,68 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
     return 0;
 }
 
-float model_loss(Model *m, const int *targets, float eps) {
+/* Softmax, loss and (dlogits != NULL) ∂loss/∂logits of one output row in one pass
+ * over its V logits after the max: p = exp(z − max) (exp_shifted), sums in double.
+ * Adds the row's nll to *total when it counts (t < out_len). */
+static void loss_row(float *p, float *dlogits, const float *z, int y, int counts, int V, float eps,
+                     float inv_count, double *total) {
+    float mx = -INFINITY;
+    for (int v = 0; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+    exp_shifted(p, z, mx, V);
+    double sum = 0.0, zsum = 0.0;
+    OMP_SIMD_REDUCE(sum)
+    for (int v = 0; v < V; v++) sum += p[v];
+    float inv = (float)(1.0 / sum);
+    OMP_SIMD
+    for (int v = 0; v < V; v++) p[v] *= inv;
+    if (!counts) {
+        if (dlogits) memset(dlogits, 0, (size_t)V * sizeof(float));
+        return;
+    }
+    if (dlogits) {   /* (softmax − target distribution) / count, target = (1−eps)·onehot + eps/V */
+        float off = eps / V;
+        OMP_SIMD
+        for (int v = 0; v < V; v++) dlogits[v] = (p[v] - off) * inv_count;
+        dlogits[y] -= (1.0f - eps) * inv_count;
+    }
+    double logsum = log(sum);
+    double nll = -((double)z[y] - mx - logsum);
+    if (eps > 0.0f) {
+        OMP_SIMD_REDUCE(zsum)
+        for (int v = 0; v < V; v++) zsum += z[v];
+        double mean_logp = zsum / V - mx - logsum;    /* mean over v of log p[v] */
+        nll = (1.0 - eps) * nll - eps * mean_logp;
+    }
+    *total += nll;
+}
+
+float model_loss_grad(Model *m, const int *targets, float eps, float *dlogits) {
     if (!m->acts.logits || m->B < 1) { errmsg_set(m->err, sizeof m->err, "model_loss: no forward pass yet"); return NAN; }
-    int V = m->config.vocab_size, To = m->To;
-    double total = 0.0;
+    int V = m->config.vocab_size, To = m->To, B = m->B;
     long count = 0;
-    for (int b = 0; b < m->B; b++)
+    for (int b = 0; b < B; b++)
         for (int t = 0; t < m->out_len[b]; t++) {
             int y = targets[(size_t)b * To + t];
             if (y < 0 || y >= V) {
                 errmsg_set(m->err, sizeof m->err, "model_loss: target id %d at (%d,%d) is outside 0..%d", y, b, t, V - 1);
                 return NAN;
             }
-        }
-    for (int b = 0; b < m->B; b++)
-        for (int t = 0; t < To; t++) {
-            const float *z = m->acts.logits + ((size_t)b * To + t) * V;
-            float *p = m->acts.probs + ((size_t)b * To + t) * V;
-            float mx = -INFINITY;
-            for (int v = 0; v < V; v++) if (z[v] > mx) mx = z[v];
-            double sum = 0.0;
-            for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
-            double logsum = log(sum);
-            for (int v = 0; v < V; v++) p[v] = (float)exp((double)z[v] - mx - logsum);
-            if (t >= m->out_len[b]) continue;
-            int y = targets[(size_t)b * To + t];
-            double nll = -((double)z[y] - mx - logsum);
-            if (eps > 0.0f) {
-                double mean_logp = 0.0;
-                for (int v = 0; v < V; v++) mean_logp += (double)z[v] - mx - logsum;
-                mean_logp /= V;
-                nll = (1.0 - eps) * nll - eps * mean_logp;
-            }
-            total += nll;
             count++;
         }
+    float inv_count = count ? 1.0f / (float)count : 0.0f;
+    double total = 0.0;
+    OMP_PARALLEL_FOR_SUM(total)
+    for (int bt = 0; bt < B * To; bt++) {
+        int counts = bt % To < m->out_len[bt / To];
+        size_t o = (size_t)bt * V;
+        loss_row(m->acts.probs + o, dlogits ? dlogits + o : NULL, m->acts.logits + o,
+                 counts ? targets[bt] : 0, counts, V, eps, inv_count, &total);
+    }
     return count ? (float)(total / count) : 0.0f;
+}
+
+float model_loss(Model *m, const int *targets, float eps) {
+    return model_loss_grad(m, targets, eps, NULL);
 }
 
 /* ----------------------------------------------------------------- probe */
