@@ -124,7 +124,9 @@ model: $(BUILD)/attnviz
 	  $(ONE_THREAD) $(BUILD)/attnviz eval --model $$m --corpus $(BUILD)/corpus --ablation --write-metadata \
 	    || exit 1; done
 
-# Times `run` on the lesson's sentences: model, pictures, trace, pictures per second.
+# make bench: times `run` on the lesson's sentences (model, pictures, trace,
+# pictures per second), then training beside PyTorch (bench-train) and a
+# GPT-2-small-shaped folder beside PyTorch (bench-hf).
 BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
@@ -134,6 +136,8 @@ bench: $(BUILD)/attnviz
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
 	@$(MAKE) --no-print-directory bench-train
+	@echo "== GPT-2-small folder: attnviz beside PyTorch"
+	@$(MAKE) --no-print-directory bench-hf
 
 # Training tokens/s of attnviz beside PyTorch (python3-torch), same model, batches
 # and run, at two shapes with 1 and 2 threads; prints the ratios and peak memory
