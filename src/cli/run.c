@@ -95,7 +95,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (taken < 0) return -1;
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
-        else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else if (!strcmp(arg, "--quiet")) { a->quiet = 1; cli_set_quiet(1); }
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
@@ -307,6 +307,10 @@ static int show_sentence(Run *r, int i, const char *dir) {
         printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
         if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
+    if (trace_check_finite(&t, r->err, sizeof r->err) != 0) {   /* NaN weights are never drawn as if real */
+        cli_error("model %s on \"%s\": %s", r->mf.path, s->text, r->err);
+        goto done;
+    }
     int focus_map, focus_head;
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
     print_links(r, s, &t);
@@ -367,7 +371,13 @@ int cli_run(int argc, char **argv) {
     double t0 = now_ms();
     if (translate_all(&r) != 0) goto cleanup;
     r.ms_model += now_ms() - t0;
-    if (cli_prepare_outdir(a.out) != 0 || show_all(&r) != 0) goto cleanup;
+    OutStage stage;   /* every file goes to a staging folder first: a failure leaves --out as it was */
+    if (cli_stage_open(&stage, a.out) != 0) goto cleanup;
+    const char *out = a.out;
+    a.out = stage.dir;
+    int shown = show_all(&r) == 0;
+    a.out = out;
+    if (cli_stage_close(&stage, shown) != 0) goto cleanup;
     if (!a.quiet) printf("pictures, trace.json and index.html in %s/\n", a.out);
     if (a.timing)
         printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "
