@@ -45,7 +45,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help demo bench model
+.PHONY: all deps test unit sanitize fuzz install uninstall clean help demo bench model
 
 all: $(BUILD)/attnviz
 
@@ -61,7 +61,8 @@ $(BUILD)/%.o: %.c
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
-            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium
+            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
+            clang libclang-rt-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -117,6 +118,33 @@ sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/NAME/), built
+# with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
+# keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
+# FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/fuzz
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fno-omit-frame-pointer \
+                -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
+.SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
+	  echo "fuzz $$t: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/$$t.log)"; \
+	  if TMPDIR=$${TMPDIR:-/tmp} $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	       -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus-$$t tests/fuzz/$$t >$(FUZZ_DIR)/$$t.log 2>&1; \
+	  then grep -E '^Done [0-9]+ runs' $(FUZZ_DIR)/$$t.log | sed "s/^/  $$t: /"; \
+	  else fail=1; echo "  $$t: FAILED"; tail -n 30 $(FUZZ_DIR)/$$t.log; fi; \
+	done; exit $$fail
+
 install: $(BUILD)/attnviz
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz
 	install -m 755 $(BUILD)/attnviz $(DESTDIR)$(PREFIX)/bin/attnviz
@@ -131,6 +159,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
