@@ -23,17 +23,19 @@ endif
 
 # OpenBLAS (Debian's libopenblas-dev) for the big matrix products when present;
 # the plain loops stay as the reference (make BLAS=0 uses only them).
+# Read when a recipe first needs them (not when make starts), so `make deps
+# demo` builds with what deps has just installed; $(BUILD)/flags records the
+# flags and every object depends on it, so a later make rebuilds when they change.
 BLAS ?= 1
 ifeq ($(BLAS),1)
-BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
-ifneq ($(strip $(BLAS_LIBS)),)
-BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null) -DATTNVIZ_BLAS=1
-endif
+BLAS_LIBS = $(eval BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null))$(BLAS_LIBS)
+BLAS_CFLAGS = $(eval BLAS_CFLAGS := $(if $(strip $(BLAS_LIBS)),$(shell pkg-config --cflags openblas 2>/dev/null) \
+              -DATTNVIZ_BLAS=1))$(BLAS_CFLAGS)
 endif
 
 OPT     ?= -O2
 SAN     ?=
-CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
+CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
@@ -45,7 +47,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize fuzz install uninstall clean help demo bench model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench model
 
 all: $(BUILD)/attnviz
 
@@ -55,9 +57,19 @@ $(BUILD)/attnviz: $(BUILD)/src/cli/main.o $(LIB_OBJ)
 $(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+# `make deps X`: deps finishes before anything is compiled, even with -j.
+DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
+
+$(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The compile and link flags in force; rewritten only when they change.
+$(BUILD)/flags: FORCE | $(DEPS_FIRST)
+	@mkdir -p $(BUILD)
+	$(file >$@.new,$(CC) $(CFLAGS) $(LDFLAGS) $(LDLIBS))
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+FORCE:
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
