@@ -67,7 +67,7 @@ $(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 # The compile and link flags in force; rewritten only when they change.
 $(BUILD)/flags: FORCE | $(DEPS_FIRST)
 	@mkdir -p $(BUILD)
-	$(file >$@.new,$(CC) $(CFLAGS) $(LDFLAGS) $(LDLIBS))
+	@printf '%s\n' '$(subst ','\'',$(CC) $(CFLAGS) $(LDFLAGS) $(LDLIBS))' > $@.new
 	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
 FORCE:
 

@@ -67,7 +67,8 @@ static void run_usage(FILE *f) {
         "                    of each translated word falls (importance.png)\n"
         "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
         "  --out DIR         output folder (default output/)\n"
-        "  --quiet           print only errors\n"
+        "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
+        "  --quiet           print only errors (no translation, links or warnings)\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
         "Example:\n"
         "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n",

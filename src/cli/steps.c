@@ -21,6 +21,11 @@
 #include <unistd.h>
 
 #define STEPS_MAX_TOKENS 4096
+/* The pictures' limit (render's canvas cap is reached between 2048 and 3072
+ * tokens), checked before any computation; the help text states it. */
+#define STEPS_MAX_SIDE 2048
+/* trace.json larger than this is announced before it is written. */
+#define STEPS_TRACE_WARN_BYTES (100u << 20)
 
 typedef struct {
     const char *q, *k, *v, *scores, *mask, *mask_fill, *tokens, *query_tokens, *out;
@@ -44,6 +49,8 @@ static void steps_usage(FILE *f) {
         "  --query-tokens .. query labels when Tq ≠ Tk\n"
         "  --out DIR         where pictures and trace.json go (default output/)\n"
         "  --quiet           do not print the tables (warnings and errors are still printed)\n\n"
+        "Limits: at most 2048 queries, keys and value columns (the pictures' size), checked\n"
+        "before computing; a trace.json over 100 MB (from about 1400 × 1400) is announced first.\n\n"
         "A row whose keys are all masked with -inf has no softmax (0/0): attnviz\n"
         "defines its weights and output as zeros and warns.\n\n"
         "Example (the lesson's causal 3×3):\n"
@@ -169,6 +176,9 @@ static int parse_fill(const char *s, float *fill) {
         return -1;
     }
     *fill = (float)d;
+    if (d > 0)
+        cli_warn("--mask-fill %s is positive: masked cells get more weight than the others, not less (the lesson "
+                 "uses -10000 or -1e9)", s);
     return 0;
 }
 
@@ -244,6 +254,15 @@ static int read_matrices(const StepsArgs *a, StepsInput *in) {
         }
     }
     in->Dv = a->v ? in->V.cols : 0;
+    if (in->Tq > STEPS_MAX_SIDE || in->Tk > STEPS_MAX_SIDE || in->Dv > STEPS_MAX_SIDE) {
+        cli_error("%d queries × %d keys%s is too large to draw: steps takes at most %d of each", in->Tq, in->Tk,
+                  a->v ? " (and V's columns)" : "", STEPS_MAX_SIDE);
+        return -1;
+    }
+    /* weights, scores, scaled, masked (Tq × Tk) and output (Tq × Dv), ~12 bytes a number */
+    double trace_bytes = 12.0 * in->Tq * (4.0 * in->Tk + in->Dv);
+    if (trace_bytes > STEPS_TRACE_WARN_BYTES)
+        cli_warn("trace.json will be about %.0f MB (%d × %d)", trace_bytes / (1 << 20), in->Tq, in->Tk);
     return 0;
 }
 
