@@ -133,8 +133,10 @@ sanitize:
 # libFuzzer harnesses (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/NAME/), built
 # with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
 # keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
-# FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.
-FUZZ_TARGETS ?= checkpoint jsonmat tokenizer
+# FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.  The Hugging Face
+# readers' harnesses (safetensors, config.json, BPE, WordPiece) join once their
+# sources are in src/model/.
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer $(if $(wildcard src/model/bpe.c),safetensors hf_config bpe wordpiece)
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
