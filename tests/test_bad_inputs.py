@@ -130,6 +130,15 @@ def huge_embedding_model(tmp):
     return changed_model(tmp, "huge", change_tensors=fix)
 
 
+def huge_tensor_model(tmp, name, index=None):
+    def fix(t):
+        if index is None:
+            t[name][:] = 3e38
+        else:
+            t[name][index] = 3e38
+    return changed_model(tmp, "huge-" + name + str(index), change_tensors=fix)
+
+
 def sparse_file(tmp, name, size, head=b""):
     p = os.path.join(tmp, name)
     with open(p, "wb") as f:
@@ -163,7 +172,12 @@ CASES = [
     ("steps 3e38 overflows", "1", lambda t, o: ["steps", "--q", "[[3e38]]", "--k", "[[3e38],[1]]", "--v", "[[1],[2]]",
                                                 "--out", o], ["step 1"], None),
     ("run with 3e38 in the embedding", "1",
-     lambda t, o: ["run", "--model", huge_embedding_model(t), "--out", o, SENT], ["encoder.0.self", "non-finite"], None),
+     lambda t, o: ["run", "--model", huge_embedding_model(t), "--out", o, SENT], ["encoder's input", "non-finite"], None),
+    ("run with 3e38 in a decoder feed-forward", "1",
+     lambda t, o: ["run", "--model", huge_tensor_model(t, "dec.ffn.w1"), "--out", o, SENT],
+     ["decoder layer 0 (feed-forward)"], None),
+    ("run with 3e38 in one encoder weight", "1",
+     lambda t, o: ["run", "--model", huge_tensor_model(t, "enc.ffn.w2", 1), "--out", o, SENT], ["non-finite"], None),
     # 2. atomic output: disk full (ulimit -f) or a model that cannot read the sentence
     ("steps, disk full", "2", lambda t, o: ["steps", "--scores", "[[1,2],[3,4]]", "--mask", "causal", "--out", o],
      ["cannot write"], 8 * KB),
