@@ -323,3 +323,9 @@ def test_run_quiet_silences_warnings(tmp):
     assert r.returncode == 0 and r.stderr == b"", r.stderr
     r = attnviz(["run", "--query", "zebra", "--out", tmp, SENT])
     assert b"warning" in r.stderr
+
+
+def test_focus_is_checked_before_the_model_runs(tmp):
+    r = attnviz(["run", "--focus", "encoder.9.self.0", "--out", os.path.join(tmp, "o"), SENT])
+    assert r.returncode == 1 and r.stdout == b"", r.stdout   # no translation printed: refused first
+    assert not os.path.exists(os.path.join(tmp, "o"))

@@ -154,6 +154,10 @@ static int translate_all(Run *r) {
         if (model_ablate_parse(&r->mf.m, a->ablate) != 0) { cli_error("--ablate %s", r->mf.m.err); return -1; }
         model_ablate_describe(&r->mf.m, 0, r->ablated, sizeof r->ablated);
     }
+    if (a->focus && links_check_focus(a->focus, &r->mf.m.config, r->err, sizeof r->err) != 0) {
+        cli_error("%s", r->err);   /* before any sentence runs */
+        return -1;
+    }
     int n = a->n_sentences, tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR;
     for (int i = 0; i < n; i++) {
         Sentence *s = &r->sent[i];

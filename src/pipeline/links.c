@@ -84,3 +84,27 @@ int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, ch
     return errmsg_set(err, errlen, "--focus '%s': this model has no map %s (maps look like encoder.0.self, "
                       "decoder.1.cross)", focus, id);
 }
+
+int links_check_focus(const char *focus, const ModelConfig *c, char *err, size_t errlen) {
+    Trace t;
+    trace_init(&t);
+    const char *tok[1] = {"x"};
+    char id[64];
+    int rc = 0, m, h;
+    for (int l = 0; rc == 0 && l < c->n_enc_layers; l++) {
+        snprintf(id, sizeof id, "encoder.%d.self", l);
+        if (!trace_add_map(&t, id, "encoder", l, "self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+    }
+    for (int l = 0; rc == 0 && l < c->n_dec_layers; l++) {
+        snprintf(id, sizeof id, "decoder.%d.masked_self", l);
+        if (!trace_add_map(&t, id, "decoder", l, "masked_self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+        snprintf(id, sizeof id, "decoder.%d.cross", l);
+        if (rc == 0 && !trace_add_map(&t, id, "decoder", l, "cross", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads))
+            rc = -1;
+    }
+    if (rc != 0) errmsg_set(err, errlen, "out of memory");
+    else rc = links_parse_focus(focus, &t, &m, &h, err, errlen);
+    trace_free(&t);
+    return rc;
+}
+
