@@ -230,6 +230,9 @@ CASES = [
      None),
     ("run --target over the model's limit", "6",
      lambda t, o: ["run", "--target", " ".join(["le"] * 70), "--out", o, SENT], ["has 70 tokens", "at most 63"], None),
+    ("a long message is cut between UTF-8 characters", "6",
+     lambda t, o: ["run", "--to", "vi", "--target", " ".join(["nước"] * 200), "--out", o, SENT], ["has 200 tokens"],
+     None),
     ("invalid UTF-8 is escaped", "6", lambda t, o: ["steps", "--mask", b"\xff\xfe", "--scores", "[[1]]", "--out", o],
      ["\\xFF\\xFE"], None),
 ]

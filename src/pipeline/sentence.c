@@ -32,7 +32,9 @@ int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab 
     if (tokenizer_split_max(&s->words, text, 4096, err, errlen) != 0) return -1;
     int max_len = m->config.max_len;
     if (s->words.n + 1 > max_len) {
-        errmsg_set(err, errlen, "\"%s\" has %d tokens; this model reads at most %d", text, s->words.n, max_len - 1);
+        /* the sentence last: a long one is cut, the numbers stay */
+        errmsg_set(err, errlen, "the sentence has %d tokens; this model reads at most %d: \"%s\"", s->words.n,
+                   max_len - 1, text);
         sentence_free(s);
         return -1;
     }
@@ -73,8 +75,8 @@ int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target
     Tokens tt = {0};
     if (tokenizer_split_max(&tt, target, 4096, err, errlen) != 0) return -1;
     if (tt.n + 1 > s->cap) {
-        errmsg_set(err, errlen, "the target \"%s\" has %d tokens; this model writes at most %d", target, tt.n,
-                   s->cap - 1);
+        errmsg_set(err, errlen, "the target has %d tokens; this model writes at most %d: \"%s\"", tt.n, s->cap - 1,
+                   target);
         tokens_free(&tt);
         return -1;
     }
