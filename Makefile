@@ -136,7 +136,7 @@ sanitize:
 # FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.  The Hugging Face
 # readers' harnesses (safetensors, config.json, BPE, WordPiece) join once their
 # sources are in src/model/.
-FUZZ_TARGETS ?= checkpoint jsonmat tokenizer $(if $(wildcard src/model/bpe.c),safetensors hf_config bpe wordpiece)
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config $(if $(wildcard src/model/bpe.c),safetensors hf_config bpe wordpiece)
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
