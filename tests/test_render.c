@@ -4,6 +4,7 @@
  * chunks, same bytes twice, failures that leave no file. */
 #include "check.h"
 #include "render/canvas.h"
+#include "render/colorbar.h"
 #include "render/fmt.h"
 #include "render/font.h"
 #include "render/html.h"
@@ -141,28 +142,63 @@ TEST(render_colormap_diverging) {
     CHECK_NEAR(render_cmap_position(RENDER_CMAP_DIVERGING, 0.0f, -1, 10), 0.5, 1e-6);
 }
 
+/* One value in a picture of its own (the format a one-cell picture gets). */
+static const char *one_cell(char *s, size_t n, float v) {
+    FmtCells f = fmt_cells_choose(&v, 1, NULL);
+    fmt_cell(&f, s, n, v);
+    return s;
+}
+
+/* The cells of one picture: one format, chosen so no value misreads. */
+static int cells_read(const float *v, long n, const char *const *want) {
+    FmtCells f = fmt_cells_choose(v, n, NULL);
+    for (long k = 0; k < n; k++) {
+        char s[64];
+        fmt_cell(&f, s, sizeof s, v[k]);
+        if (strcmp(s, want[k])) { fprintf(stderr, "cell %ld: %s, want %s\n", k, s, want[k]); return 0; }
+    }
+    return 1;
+}
+
+TEST(render_colorbar_has_three_ticks) {
+    /* one-row pictures (short bars) and narrow symmetric scales once got a lone "0" */
+    const float lo[] = {-0.4f, -3.0f, 0.0f, -1e-3f, 2.0f, -10000.0f}, hi[] = {0.4f, 2.0f, 1.0f, 1e-3f, 2.2f, 0.0f};
+    const int hs[] = {30, 60, 120, 360};
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 4; k++) {
+            double t[32], step;
+            int n = colorbar_ticks(lo[i], hi[i], hs[k], t, 32, &step);
+            if (n < 3) check_fail(__FILE__, __LINE__, "[%g, %g] h %d: %d ticks", lo[i], hi[i], hs[k], n);
+            for (int j = 0; j < n; j++)
+                if (t[j] < lo[i] - 1e-6 || t[j] > hi[i] + 1e-6)
+                    check_fail(__FILE__, __LINE__, "tick %g outside [%g, %g]", t[j], lo[i], hi[i]);
+        }
+}
+
 TEST(render_value_format) {
     char s[64];
-    fmt_value(s, sizeof s, 0.0474f);
-    CHECK(!strcmp(s, "0.05"));
-    fmt_value(s, sizeof s, 14.0f);        /* whole numbers ≥ 2: no decimals */
-    CHECK(!strcmp(s, "14"));
-    fmt_value(s, sizeof s, 4.0f);
-    CHECK(!strcmp(s, "4"));
-    fmt_value(s, sizeof s, 14.5f);
-    CHECK(!strcmp(s, "14.5"));
-    fmt_value(s, sizeof s, 1.0f);         /* a weight of 1 stays 1.00 */
-    CHECK(!strcmp(s, "1.00"));
-    fmt_value(s, sizeof s, -10000.0f);
-    CHECK(!strcmp(s, "\xE2\x88\x92" "10000"));
-    fmt_value(s, sizeof s, -1e9f);
-    CHECK(!strcmp(s, "\xE2\x88\x92" "1e9"));
-    fmt_value(s, sizeof s, 123.4f);
-    CHECK(!strcmp(s, "123"));
-    fmt_value(s, sizeof s, -0.001f);
-    CHECK(!strcmp(s, "0.00"));
-    fmt_value(s, sizeof s, -INFINITY);
-    CHECK(!strcmp(s, "\xE2\x88\x92\xE2\x88\x9E"));
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.0474f), "0.05"));
+    CHECK(!strcmp(one_cell(s, sizeof s, 14.0f), "14"));          /* whole numbers: no decimals */
+    CHECK(!strcmp(one_cell(s, sizeof s, 14.5f), "14.5"));
+    CHECK(!strcmp(one_cell(s, sizeof s, -10000.0f), "\xE2\x88\x92" "10000"));
+    CHECK(!strcmp(one_cell(s, sizeof s, -1e9f), "\xE2\x88\x92" "1e9"));
+    CHECK(!strcmp(one_cell(s, sizeof s, 123.4f), "123"));
+    CHECK(!strcmp(one_cell(s, sizeof s, -0.001f), "\xE2\x88\x92" "0.001"));  /* never 0.00 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.0031f), "0.003"));
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.9969f), "0.997"));      /* never 1.00 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 1e-7f), "\xE2\x89\x88" "0"));       /* ≈0 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.99999f), "\xE2\x89\x88" "1"));    /* ≈1 */
+    CHECK(!strcmp(one_cell(s, sizeof s, -INFINITY), "\xE2\x88\x92\xE2\x88\x9E"));
+    /* one format per picture: "2" never sits beside "0.00", nor above "2.20" */
+    const float w[] = {2.0f, 0.0f, 2.2f, 0.5f};
+    const char *const ww[] = {"2.00", "0.00", "2.20", "0.50"};
+    CHECK(cells_read(w, 4, ww));
+    const float sc[] = {4.0f, 14.0f, -3.0f};                      /* the lesson's scores */
+    const char *const ssc[] = {"4", "14", "\xE2\x88\x92" "3"};
+    CHECK(cells_read(sc, 3, ssc));
+    const float soft[] = {0.0031f, 0.9969f, 1.0f, 0.0f};          /* a sharp softmax row */
+    const char *const ssoft[] = {"0.003", "0.997", "1.000", "0.000"};
+    CHECK(cells_read(soft, 4, ssoft));
     fmt_tick(s, sizeof s, 0.5, 0.25);
     CHECK(!strcmp(s, "0.5"));
     fmt_tick(s, sizeof s, 0.75, 0.25);

@@ -3,6 +3,7 @@
  *   attnviz corpus [--seed N] [--train N] [--heldout N] [--heldout-share P]
  *                  [--lesson-copies N] [--data DIR] [--out DIR] */
 #include "cli/cli.h"
+#include "core/datadir.h"
 #include "lesson/corpus.h"
 #include <errno.h>
 #include <limits.h>
@@ -29,34 +30,20 @@ static void corpus_usage(FILE *f) {
         "                      adjective) combinations never occur in training (default 2000)\n"
         "  --heldout-share P   per mille of the combinations held out, 1..900 (default 100)\n"
         "  --lesson-copies N   copies of each lesson sentence per language (default 10)\n"
-        "  --data DIR          lexicon and templates (default samples/corpus)\n"
+        "  --data DIR          lexicon and templates (default: the shipped samples/corpus,\n"
+        "                      or PREFIX/share/attnviz/corpus when installed)\n"
         "  --out DIR           where train.tsv, heldout.tsv, vocab.txt go (default build/corpus)\n\n"
         "train.tsv / heldout.tsv columns: lang, source, target, align (t-s), coref (p-a), template.\n");
 }
 
-static int file_exists(const char *dir, const char *name) {
-    char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    return access(p, R_OK) == 0;
-}
-
-/* samples/corpus in the current folder, next to the binary (../samples/corpus
- * from build/), or in the installed data folder. */
+/* The lexicon and templates: shipped with the binary (core/datadir.h), else
+ * samples/corpus in the working folder. */
 static const char *default_data_dir(char *buf, size_t n) {
-    if (file_exists("samples/corpus", "templates.txt")) return "samples/corpus";
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, n, "%s/../samples/corpus", exe);
-            if (file_exists(buf, "templates.txt")) return buf;
-        }
+    if (datadir_find("corpus/templates.txt", buf, n) == 0) {
+        char *slash = strrchr(buf, '/');
+        if (slash) *slash = '\0';
+        return buf;
     }
-    snprintf(buf, n, "%s/corpus", ATTNVIZ_DATADIR);
-    if (file_exists(buf, "templates.txt")) return buf;
     return "samples/corpus";
 }
 
@@ -86,7 +73,9 @@ int cli_corpus(int argc, char **argv) {
     o.lesson_copies = (int)copies;
     o.data_dir = data ? data : default_data_dir(data_buf, sizeof data_buf);
     struct stat ds;
-    if (data && (stat(data, &ds) != 0 || !S_ISDIR(ds.st_mode) || !file_exists(data, "nouns.txt"))) {
+    char nouns[4200];
+    snprintf(nouns, sizeof nouns, "%s/nouns.txt", data ? data : ".");
+    if (data && (stat(data, &ds) != 0 || !S_ISDIR(ds.st_mode) || access(nouns, R_OK) != 0)) {
         cli_error("--data %s is not a folder with the corpus lexicon (nouns.txt, verbs.txt, templates.txt, …; "
                   "e.g. samples/corpus)", data);
         return 1;

@@ -8,13 +8,18 @@
  * IDS: token ids separated by spaces, batch items separated by ';' ("5 6 7;8 9").
  * Shorter items are padded with id 0 (<pad>) and masked by their length. */
 #include "cli/cli.h"
+#include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include "pipeline/importance.h"
+#include "pipeline/hf_file.h"
 #include "trace/trace.h"
 #include <cJSON.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,19 +28,23 @@
 #include <time.h>
 
 typedef struct {
-    const char *model, *src, *tgt, *out, *ablate;
-    int steps;
+    const char *model, *src, *tgt, *out, *logits, *ablate;
+    int steps, timing;
     long bench, batch, len;
 } ForwardArgs;
 
 static void forward_usage(FILE *f) {
-    fprintf(f, "usage: attnviz forward --model PATH [--src IDS] [--tgt IDS] --out FILE.json [--steps]\n\n"
+    fprintf(f, "usage: attnviz forward --model PATH [--src IDS] [--tgt IDS] --out FILE.json [--steps]\n"
+               "       attnviz forward --model HF_DIR --src IDS [--out TRACE.json] [--logits FILE] [--steps] [--timing]\n\n"
                "Runs the model on token ids and writes every attention map and the logits\n"
                "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
                "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
                "  --ablate MAP.H[,MAP.H…]           knock these heads out (output zeroed before W_O)\n"
                "  --bench N [--batch B] [--len T]   time N training steps (forward+backward)\n"
-               "                                    on random tokens instead (default 32 x 20)\n");
+               "                                    on random tokens instead (default 32 x 20)\n"
+               "For a GPT-2/BERT folder: --src is the token ids (no [CLS]/[SEP] added), --out the\n"
+               "trace of every head, --logits every position's logits as raw float32 (T, V)\n"
+               "(BERT: the masked-LM head's), --timing the milliseconds of each stage.\n");
 }
 
 /* 0 to go on, 1 after --help, 2 after a usage error (printed). */
@@ -43,17 +52,19 @@ static int parse_args(ForwardArgs *a, int argc, char **argv) {
     *a = (ForwardArgs){.batch = 32, .len = 20};
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out},
-                                  {"--ablate", &a->ablate}};
+                                  {"--logits", &a->logits}, {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--bench", &a->bench, 1, 1000000}, {"--batch", &a->batch, 1, 4096},
                                  {"--len", &a->len, 1, 100000}};
-        int taken = cli_take_option(argc, argv, &i, opts, 5, "forward");
+        int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "forward");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 3, "forward");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(argv[i])) { forward_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--steps")) a->steps = 1;
+        else if (!strcmp(argv[i], "--timing")) a->timing = 1;
         else return cli_unknown_option("forward", argv[i]);
     }
+    if (a->model && hf_file_is_dir(a->model)) return 0;
     if (!a->model || (!a->out && a->bench <= 0)) { cli_error("forward: --model and --out (or --bench N) are required"); return 2; }
     return 0;
 }
@@ -263,10 +274,68 @@ static int run_ids(Model *m, const ForwardArgs *a, int **src, int **sl, int **tg
     return B;
 }
 
+/* Every position's logits (T, V) as raw float32. */
+static int write_logits(HfFile *f, const char *path, char *err, size_t errlen) {
+    int T = f->m.T, V = f->m.c.n_vocab;
+    float *lg = malloc((size_t)T * V * sizeof *lg);
+    if (!lg) return errmsg_set(err, errlen, "out of memory");
+    int rc = 0;
+    for (int t = 0; t < T && rc == 0; t++) rc = hf_model_logits(&f->m, t, lg + (size_t)t * V, err, errlen);
+    if (rc == 0) rc = file_write_atomic(path, lg, (size_t)T * V * sizeof *lg, err, errlen);
+    free(lg);
+    return rc;
+}
+
+/* A GPT-2/BERT folder on given ids: trace, logits, timings. */
+static int forward_hf(const ForwardArgs *a) {
+#ifdef _OPENMP
+    if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);   /* as run: one sentence; OpenBLAS keeps its threads */
+#endif
+    HfFile f;
+    char err[1024];
+    int *ids = NULL, *lens = NULL, B = 0, T = 0, rc = 1;
+    double t0 = now_seconds();
+    if (hf_file_load(&f, a->model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    double t1 = now_seconds();
+    Trace tr;
+    trace_init(&tr);
+    if (!a->src || parse_ids(a->src, &ids, &lens, &B, &T) != 0 || B != 1) {
+        cli_error("forward: --src needs one list of token ids, e.g. --src \"464 3290 318\"");
+        goto done;
+    }
+    char **tok = calloc((size_t)T, sizeof *tok);
+    for (int t = 0; tok && t < T; t++) {
+        char buf[256];
+        hf_file_token_text(&f, ids[t], buf, sizeof buf);
+        tok[t] = strdup(buf);
+    }
+    HfSteps all = {1, -1, -1};
+    int fr = tok ? hf_model_forward(&f.m, ids, T, T, &tr, (const char *const *)tok, a->steps ? &all : NULL, err,
+                                    sizeof err)
+                 : errmsg_set(err, sizeof err, "out of memory");
+    for (int t = 0; tok && t < T; t++) free(tok[t]);
+    free(tok);
+    if (fr != 0) { cli_error("forward: %s", err); goto done; }
+    double t2 = now_seconds();
+    if (a->out && trace_write_json(&tr, a->out, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
+    double t3 = now_seconds();
+    if (a->logits && write_logits(&f, a->logits, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
+    if (a->timing)
+        printf("load_ms %.1f forward_trace_ms %.1f maps %d trace_write_ms %.1f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+               tr.n_maps * (tr.n_maps ? tr.maps[0].n_heads : 0), (t3 - t2) * 1e3);
+    rc = 0;
+done:
+    trace_free(&tr);
+    free(ids); free(lens);
+    hf_file_free(&f);
+    return rc;
+}
+
 int cli_forward(int argc, char **argv) {
     ForwardArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc) return rc == 1 ? 0 : rc;
+    if (hf_file_is_dir(a.model)) return forward_hf(&a);
     Model m;
     char **vocab = NULL, err[512], *txt = NULL;
     int nv = 0, *src = NULL, *sl = NULL, *tgt = NULL, *tl = NULL;

@@ -5,17 +5,19 @@
 #include "cli/cli.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
+#include "pipeline/hf_file.h"
 #include "pipeline/model_file.h"
 #include <cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: attnviz info [--model NAME|PATH] [--json]\n\n"
-               "Prints a model file's configuration, parameter count, tensors and metadata,\n"
+    fprintf(f, "usage: attnviz info [--model NAME|PATH|DIR] [--json]\n\n"
+               "Prints a model's configuration, parameter count, tensors and metadata,\n"
                "and lists the shipped models.\n"
-               "  --model NAME|PATH  taught or untaught (the shipped models), or a checkpoint\n"
-               "                 (.safetensors) written by attnviz (default: taught)\n"
+               "  --model NAME|PATH|DIR  taught or untaught (the shipped models), a checkpoint\n"
+               "                 (.safetensors) written by attnviz (default: taught),\n"
+               "                 or a GPT-2 / BERT folder in the Hugging Face layout\n"
                "  --json         print the configuration as one JSON object\n");
 }
 
@@ -53,6 +55,45 @@ static void print_info(const ModelFile *mf) {
         printf("  %-9s %s\n            %s\n", name, *path ? path : "(not found: make model trains it)", what);
 }
 
+/* A GPT-2 / BERT folder: family, shapes, parameters, dtype, tokenizer. */
+static int info_hf(const char *dir, int as_json) {
+    HfFile f;
+    char err[1024], js[1024];
+    if (hf_file_load(&f, dir, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    const HfConfig *c = &f.m.c;
+    hf_model_json(&f.m, js, sizeof js);
+    if (as_json) {
+        printf("%s\n", js);
+    } else {
+        int gpt = c->family == HF_GPT2;
+        printf("model:        %s\n", f.dir);
+        printf("format:       Hugging Face folder (config.json + safetensors)\n");
+        printf("family:       %s, %s, %s-norm, %s\n", hf_family_name(c->family),
+               gpt ? "decoder-only (masked self-attention)" : "encoder-only (self-attention)", gpt ? "pre" : "post",
+               c->act_name);
+        printf("d_model:      %d   heads: %d   d_k: %d   d_ff: %d\n", c->d_model, c->n_head, c->d_model / c->n_head, c->d_ff);
+        printf("layers:       %d (maps %s.0.%s … %s.%d.%s)\n", c->n_layer, gpt ? "decoder" : "encoder",
+               gpt ? "masked_self" : "self", gpt ? "decoder" : "encoder", c->n_layer - 1, gpt ? "masked_self" : "self");
+        printf("positions:    %d\n", c->n_pos);
+        printf("vocabulary:   %d tokens (%s)\n", c->n_vocab,
+               gpt ? "byte-level BPE: vocab.json + merges.txt" : f.lower ? "WordPiece, uncased: vocab.txt"
+                                                                         : "WordPiece, cased: vocab.txt");
+        printf("parameters:   %zu\n", f.m.n_params);
+        printf("dtype:        %s (computed in float32)\n", f.m.dtype);
+        printf("layernorm:    eps %g\n", (double)c->ln_eps);
+        if (!gpt) printf("masked-LM:    %s\n", f.m.has_mlm ? "yes (run fills [MASK])" : "no (cls.predictions.* absent)");
+        printf("tensors:      %d in %d file(s)\n", f.m.st.n, f.m.st.n_files);
+        for (int i = 0; i < f.m.st.n; i++) {
+            const StTensor *t = &f.m.st.t[i];
+            printf("  %-52s %-5s [", t->name, t->dtype);
+            for (int d = 0; d < t->ndim; d++) printf("%s%ld", d ? ", " : "", t->shape[d]);
+            printf("]\n");
+        }
+    }
+    hf_file_free(&f);
+    return 0;
+}
+
 int cli_info(int argc, char **argv) {
     const char *path = NULL;
     int as_json = 0;
@@ -65,6 +106,7 @@ int cli_info(int argc, char **argv) {
         if (!strcmp(argv[i], "--json")) as_json = 1;
         else return cli_unknown_option("info", argv[i]);
     }
+    if (hf_file_is_dir(path)) return info_hf(path, as_json);
     ModelFile mf;
     char err[1024];
     if (model_file_load(&mf, path, err, sizeof err) != 0) { cli_error("%s", err); return 1; }

@@ -13,6 +13,7 @@ static void usage(FILE *f) {
         "  demo    the whole lesson as pictures, in order, with index.html\n"
         "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
         "  info    a model file's configuration and parameters\n"
+        "  tokenize  a GPT-2 or BERT folder's tokenizer on lines of stdin\n"
         "  model-init  write an untrained (random) model file\n"
         "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
         "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "info")) return cli_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "forward")) return cli_forward(argc - 1, argv + 1);   /* hidden: tests */
+    if (!strcmp(cmd, "tokenize")) return cli_tokenize(argc - 1, argv + 1);
     fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
     return 2;
 }

@@ -8,6 +8,8 @@
  * each (sentence-1/ …) with an index.html linking them; --batch runs them
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
+#include "pipeline/hf_file.h"
+#include "pipeline/hf_run.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"
 #include "pipeline/model_file.h"
@@ -25,10 +27,14 @@
 #include <time.h>
 
 #define RUN_MAX_SENTENCES 64
+#define RUN_MAX_LIST 64              /* --layers / --heads indices 0..63 */
+#define RUN_TRACE_WARN_MB 50         /* a trace.json above this is announced */
 
 typedef struct {
-    const char *model, *to, *target, *out, *query, *focus, *trace_mode, *ablate;
+    const char *model, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
+    long max_pictures, lines_top;
     int batch, quiet, no_pictures, timing, importance;
+    unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
 } RunArgs;
@@ -43,6 +49,7 @@ typedef struct {
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
+    int hf_pad_to;               /* --batch on a GPT-2/BERT folder: the longest sentence's tokens */
     char err[1024];
 } Run;
 
@@ -52,26 +59,38 @@ static void run_usage(FILE *f) {
         "Runs the model on English sentences, translates them, and draws every\n"
         "attention map: per-head heatmaps, a grid per kind, a lines view of the\n"
         "pronouns, a step strip, trace.json and index.html.\n\n"
-        "  --model PATH      checkpoint (default: the shipped model, see attnviz info)\n"
+        "  --model PATH      checkpoint (default: the shipped model, see attnviz info), or a\n"
+        "                    GPT-2 / BERT folder in the Hugging Face layout (docs/own-model.md):\n"
+        "                    GPT-2 then predicts the next token, BERT fills each [MASK]\n"
         "  --to fr|vi        target language (default fr)\n"
         "  --target TEXT     give the decoder this translation instead of decoding\n"
         "  --query TOKEN     draw the lines view for this source token (default: pronouns)\n"
-        "  --focus L.H       step strip for encoder layer L head H, or MAP.H such as\n"
-        "                    decoder.1.cross.2 (default: the head that links the first\n"
-        "                    pronoun most strongly, else encoder.0.self.0)\n"
-        "  --trace weights|steps  steps also keeps scores, scaled, masked, output in trace.json\n"
+        "  --focus L.H       the head of the step strip and, for a self-attention head, of the\n"
+        "                    lines views: encoder layer L head H, or MAP.H such as\n"
+        "                    decoder.1.cross.2 (default: a pronoun's head is the model's\n"
+        "                    coreference head when eval recorded one, else the encoder head\n"
+        "                    whose link from the token is strongest)\n"
+        "  --trace none|weights|steps  none writes no trace.json; steps also keeps scores,\n"
+        "                    scaled, masked, output (a trace over 50 MB is announced first)\n"
+        "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
+        "  --heads LIST      draw only these heads, e.g. 0-3 (default: all)\n"
+        "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
+        "  --lines-top K     lines views draw each token's K strongest links (default: all;\n"
+        "                    8 for GPT-2 / BERT folders)\n"
         "  --ablate MAP.H[,MAP.H…]  knock heads out: their output is replaced by zeros before\n"
         "                    W_O (e.g. encoder.2.self.0); the translation, every picture and\n"
         "                    the trace are those of the model without them\n"
         "  --importance      knock out each head alone and draw how much the log-probability\n"
         "                    of each translated word falls (importance.png)\n"
-        "  --batch           run all sentences as one padded batch (shows <pad> and its mask)\n"
+        "  --batch           run all sentences as one padded batch (shows <pad>, [PAD] and the\n"
+        "                    padding mask)\n"
         "  --out DIR         output folder (default output/)\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
         "  --quiet           print only errors (no translation, links or warnings)\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
-        "Example:\n"
-        "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n",
+        "Examples:\n"
+        "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n"
+        "  attnviz run --model ~/gpt2 --layers 0,11 \"The animal didn't cross the street because it\"\n",
         f);
 }
 
@@ -81,18 +100,43 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* "0,3-5" → on[0] = on[3] = on[4] = on[5] = 1.  NULL: nothing to do.  0, or -1 (printed). */
+static int parse_list(const char *opt, const char *s, unsigned char *on) {
+    if (!s) return 0;
+    memset(on, 0, RUN_MAX_LIST);
+    for (const char *p = s; *p;) {
+        char *end;
+        long lo = strtol(p, &end, 10), hi = lo;
+        if (end == p) break;
+        if (*end == '-') { p = end + 1; hi = strtol(p, &end, 10); if (end == p) break; }
+        if (lo < 0 || hi < lo || hi >= RUN_MAX_LIST) break;
+        for (long k = lo; k <= hi; k++) on[k] = 1;
+        p = end;
+        if (*p == ',') p++;
+        else if (*p) break;
+        if (!*p) return 0;
+    }
+    cli_error("%s '%s' is not a list of indices such as 0,2,5-7 (0..%d)", opt, s, RUN_MAX_LIST - 1);
+    return -1;
+}
+
 /* 0 to go on, 1 after --help, -1 after an error (printed). */
 static int parse_args(RunArgs *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
     a->out = "output";
     a->to = "fr";
     a->trace_mode = "weights";
+    a->max_pictures = 64;
+    a->lines_top = -1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const CliOption opts[] = {
             {"--model", &a->model}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
-            {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--ablate", &a->ablate}};
+            {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
+            {"--heads", &a->heads}, {"--ablate", &a->ablate}};
+        const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 2, "run");
         if (taken < 0) return -1;
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
@@ -120,10 +164,11 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         cli_error("--to '%s' is not a target language this model knows (use fr or vi)", a->to);
         return -1;
     }
-    if (strcmp(a->trace_mode, "weights") && strcmp(a->trace_mode, "steps")) {
-        cli_error("--trace '%s' must be weights or steps", a->trace_mode);
+    if (strcmp(a->trace_mode, "none") && strcmp(a->trace_mode, "weights") && strcmp(a->trace_mode, "steps")) {
+        cli_error("--trace '%s' must be none, weights or steps", a->trace_mode);
         return -1;
     }
+    if (parse_list("--layers", a->layers, a->layer_on) || parse_list("--heads", a->heads, a->head_on)) return -1;
     if (a->target && a->n_sentences != 1) {
         cli_error("--target gives the translation of one sentence; run one sentence with it");
         return -1;
@@ -182,38 +227,50 @@ static int translate_all(Run *r) {
     return 0;
 }
 
-/* Prints each pronoun's (or the --query token's) link; warns when the query is absent. */
-static void print_links(const Run *r, const Sentence *s, const Trace *t) {
+/* Why the drawn head was chosen, for the printed summary. */
+static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n) {
+    if (v->why == LINKS_BY_FOCUS) snprintf(buf, n, "the --focus head");
+    else if (v->why == LINKS_BY_STRENGTH) snprintf(buf, n, "the encoder head whose link from it is strongest");
+    else if (c->taught) snprintf(buf, n, "the model's coreference head, TAUGHT with gold antecedents (train --supervise-coref)");
+    else snprintf(buf, n, "the head eval found linking pronouns to antecedents most often (%.0f%%), not taught",
+                  100 * c->accuracy);
+}
+
+/* Prints each pronoun's (or the --query token's) link — the head the lines view
+ * draws — and warns when the query is absent. */
+static void print_links(const Run *r, const Sentence *s, const Trace *t, int focus_map, int focus_head) {
     const RunArgs *a = r->a;
     const CorefHead *c = &r->coref;
     int any = 0;
     for (int q = 0; q < s->words.n; q++) {
         const char *w = s->words.tok[q];
         if (a->query ? strcmp(w, a->query) != 0 : !links_is_pronoun(w)) continue;
-        HeadLink L = links_for_query(t, q, c);
-        if (L.map < 0) continue;
+        LinksView v = links_view(t, q, links_is_pronoun(w), c, a->focus ? focus_map : -1, focus_head);
+        if (v.link.map < 0) continue;
         any = 1;
         if (a->quiet) continue;
-        const TraceMap *m = &t->maps[L.map];
-        int is_coref = c->layer >= 0 && m->layer == c->layer && L.head == c->head;
+        const TraceMap *m = &t->maps[v.link.map];
         char why[256];
-        if (!is_coref) snprintf(why, sizeof why, "the strongest link of any encoder head");
-        else if (c->taught) snprintf(why, sizeof why, "the model's coreference head, TAUGHT with gold antecedents "
-                                     "(train --supervise-coref)");
-        else snprintf(why, sizeof why, "the head eval found linking pronouns to antecedents most often (%.0f%%), "
-                      "not taught", 100 * c->accuracy);
-        printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[L.key], L.key,
-               m->id, L.head, (double)L.weight, L.weight < 0.5f ? " (weak link: below 0.5)" : "", why,
-               model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, L.head) ? "; KNOCKED OUT: its output is not used" : "");
+        why_text(&v, c, why, sizeof why);
+        const char *out = model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, v.link.head) && !strcmp(m->stack, "encoder")
+                              ? "; KNOCKED OUT: its output is not used" : "";
+        if (v.no_antecedent)
+            printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "
+                   "strongest link to another word is “%s” (%.2f, weak link)%s\n", w, q, m->id, v.link.head, why,
+                   (double)v.top_weight, m->keys[v.top_key], v.top_key == q ? " itself" : "", m->keys[v.link.key],
+                   (double)v.link.weight, out);
+        else
+            printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[v.link.key],
+                   v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "", why, out);
         HeadLink B = links_strongest(t, q);
-        if (c->layer >= 0 && B.map >= 0 && (B.map != L.map || B.head != L.head))
-            printf("      strongest link of any encoder head: %s (%s head %d, weight %.2f)\n",
+        if (v.why != LINKS_BY_STRENGTH && B.map >= 0 && (B.map != v.link.map || B.head != v.link.head))
+            printf("      strongest link of any encoder head: “%s” (%s head %d, weight %.2f)\n",
                    t->maps[B.map].keys[B.key], t->maps[B.map].id, B.head, (double)B.weight);
     }
     if (!any && a->query && !a->quiet) cli_warn("--query '%s' is not a token of \"%s\"", a->query, s->text);
 }
 
-/* The step strip's head: --focus, else the first query token's link, else encoder.0.self.0. */
+/* The step strip's head: --focus, else the first query token's drawn head, else encoder.0.self.0. */
 static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int *head) {
     *map = -1;
     *head = 0;
@@ -224,12 +281,14 @@ static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int
         }
         return 0;
     }
-    for (int q = 0; q < s->words.n && *map < 0; q++)
-        if (r->a->query ? !strcmp(s->words.tok[q], r->a->query) : links_is_pronoun(s->words.tok[q])) {
-            HeadLink L = links_for_query(t, q, &r->coref);
-            *map = L.map;
-            *head = L.head;
+    for (int q = 0; q < s->words.n && *map < 0; q++) {
+        const char *w = s->words.tok[q];
+        if (r->a->query ? !strcmp(w, r->a->query) : links_is_pronoun(w)) {
+            LinksView v = links_view(t, q, links_is_pronoun(w), &r->coref, -1, 0);
+            *map = v.link.map;
+            *head = v.link.head;
         }
+    }
     if (*map < 0) *map = 0, *head = 0;
     return 0;
 }
@@ -292,6 +351,29 @@ static int forward_for(Run *r, int i) {
     return 0;
 }
 
+/* The choices of --layers, --heads, --max-pictures and --lines-top. */
+static void pictures_choose(PictureSpec *ps, const RunArgs *a) {
+    if (a->layers) { ps->layer_on = a->layer_on; ps->n_layer_on = RUN_MAX_LIST; }
+    if (a->heads) { ps->head_on = a->head_on; ps->n_head_on = RUN_MAX_LIST; }
+    ps->max_heatmaps = (int)a->max_pictures;
+    ps->lines_top = a->lines_top > 0 ? (int)a->lines_top : 0;
+}
+
+/* --layers / --heads must name layers and heads the model has. */
+static int check_choice(const RunArgs *a, int n_layers, int n_heads) {
+    for (int k = 0; k < RUN_MAX_LIST; k++) {
+        if (a->layers && a->layer_on[k] && k >= n_layers) {
+            cli_error("--layers %s: this model has layers 0..%d", a->layers, n_layers - 1);
+            return -1;
+        }
+        if (a->heads && a->head_on[k] && k >= n_heads) {
+            cli_error("--heads %s: this model has heads 0..%d", a->heads, n_heads - 1);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Sentence i: forward, trace, print, pictures, trace.json and index.html in dir. */
 static int show_sentence(Run *r, int i, const char *dir) {
     const RunArgs *a = r->a;
@@ -318,13 +400,15 @@ static int show_sentence(Run *r, int i, const char *dir) {
     }
     int focus_map, focus_head;
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
-    print_links(r, s, &t);
+    print_links(r, s, &t, focus_map, focus_head);
     if (explain_sentence(r, i, &t, &rollout, &imp) != 0) goto done;
     r->ms_model += now_ms() - t0;
     PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
                       .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
-                      .no_pictures = a->no_pictures, .coref = r->coref, .ablated = r->ablated,
-                      .importance = a->importance ? &imp : NULL, .rollout = rollout};
+                      .no_pictures = a->no_pictures, .focus_given = a->focus != NULL, .coref = r->coref, .no_trace = !strcmp(a->trace_mode, "none"),
+                      .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &imp : NULL,
+                      .rollout = rollout};
+    pictures_choose(&ps, a);
     PictureReport rep;
     rc = pictures_show_sentence(&ps, s, &t, &rep, r->err, sizeof r->err);
     r->ms_pictures += rep.ms_pictures;
@@ -359,6 +443,113 @@ static int show_all(Run *r) {
     return 0;
 }
 
+/* ---- a GPT-2 or BERT folder ---- */
+
+static void print_candidates(const char *what, const HfCandidate *c) {
+    printf("  %s", what);
+    for (int i = 0; i < HF_RUN_TOP; i++) printf("%s “%s” %.3f", i ? "," : "", c[i].text, (double)c[i].prob);
+    printf("\n");
+}
+
+/* What the model says: GPT-2's next token, BERT's [MASK] fillings. */
+static void print_hf_predictions(const HfRun *h, const HfFile *f) {
+    printf("%s\n  tokens (%d):", h->s.text, h->in.n);
+    for (int t = 0; t < h->in.n && t < 40; t++) printf(" %s", h->in.tokens[t]);
+    printf("%s\n", h->in.n > 40 ? " …" : "");
+    if (f->m.c.family == HF_GPT2) { print_candidates("next token:", h->next); return; }
+    if (!h->has_predictions) {
+        if (h->in.n_masks > 0) cli_warn("%s has no masked-LM head (cls.predictions.*): [MASK] is not filled", f->dir);
+        return;
+    }
+    if (h->n_masks == 0) printf("  (no [MASK] in the sentence: write [MASK] where BERT should guess a word)\n");
+    for (int m = 0; m < h->n_masks; m++) {
+        char what[64];
+        snprintf(what, sizeof what, "[MASK] at %d →", h->mask_pos[m]);
+        print_candidates(what, h->fill[m]);
+    }
+}
+
+/* One sentence through a GPT-2/BERT folder into dir. */
+static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
+    const RunArgs *a = r->a;
+    HfTraceMode tm = !strcmp(a->trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a->trace_mode, "steps") ? HF_TRACE_STEPS
+                                                                                                       : HF_TRACE_WEIGHTS;
+    HfRunSpec spec = {a->sentences[i], tm, a->no_pictures, r->hf_pad_to};
+    HfRun h;
+    double t0 = now_ms();
+    int rc = -1;
+    if (hf_run_forward(&h, f, &spec, r->err, sizeof r->err)) { cli_error("%s", r->err); goto done; }
+    r->ms_model += now_ms() - t0;
+    if (cli_prepare_outdir(dir) != 0) goto done;   /* only once the sentence has gone through */
+    if (!a->quiet) print_hf_predictions(&h, f);
+    size_t bytes = hf_run_trace_bytes(&h);
+    if (tm != HF_TRACE_NONE && bytes > (size_t)RUN_TRACE_WARN_MB << 20)
+        cli_warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it",
+                 bytes >> 20, h.t.n_maps, f->m.c.n_head, h.in.n);
+    PictureSpec ps = {.dir = dir, .model_path = f->dir, .command = r->command, .query = a->query, .focus_map = -1,
+                      .keep_steps = tm == HF_TRACE_STEPS, .no_pictures = a->no_pictures, .no_trace = tm == HF_TRACE_NONE,
+                      .coref = {-1, -1, -1, 0}};
+    pictures_choose(&ps, a);
+    if (a->lines_top < 0) ps.lines_top = 8;
+    if (a->focus && links_parse_focus(a->focus, &h.t, &ps.focus_map, &ps.focus_head, r->err, sizeof r->err)) {
+        cli_error("%s", r->err);
+        goto done;
+    }
+    PictureReport rep = {0};
+    rc = hf_run_pictures(&h, f, &ps, &rep, r->err, sizeof r->err);
+    r->ms_pictures += rep.ms_pictures;
+    r->ms_trace += rep.ms_trace;
+    r->n_pictures += rep.n_pictures;
+    if (rc != 0) cli_error("%s", r->err);
+    else if (rep.n_heatmaps_skipped > 0 && !a->quiet)
+        printf("  %d heads not drawn as heatmaps (at most %ld; --max-pictures, --layers, --heads); the grid shows "
+               "them all\n", rep.n_heatmaps_skipped, a->max_pictures);
+done:
+    hf_run_free(&h);
+    return rc;
+}
+
+/* run --model DIR: every sentence through a GPT-2/BERT folder. */
+static int run_hf(Run *r) {
+    const RunArgs *a = r->a;
+    if (a->target || strcmp(a->to, "fr")) {
+        cli_error("--target and --to are for attnviz's translation model, not a GPT-2/BERT folder");
+        return -1;
+    }
+    HfFile f;
+    double t0 = now_ms();
+    if (hf_file_load(&f, a->model, r->err, sizeof r->err)) { cli_error("%s", r->err); return -1; }
+    r->ms_model += now_ms() - t0;
+    int rc = check_choice(a, f.m.c.n_layer, f.m.c.n_head);
+    for (int i = 0; a->batch && i < a->n_sentences && rc == 0; i++) {   /* a batch is padded to its longest */
+        HfInput in;
+        rc = hf_file_encode(&f, a->sentences[i], &in, r->err, sizeof r->err);
+        if (rc != 0) cli_error("sentence %d: %s", i + 1, r->err);
+        else if (in.n > r->hf_pad_to) r->hf_pad_to = in.n;
+        hf_input_free(&in);
+    }
+    HtmlPage top;
+    html_page_begin(&top, "attnviz run", "One page per sentence.");
+    for (int i = 0; i < a->n_sentences && rc == 0; i++) {
+        char dir[4096], href[64];
+        if (a->n_sentences == 1) snprintf(dir, sizeof dir, "%s", a->out);
+        else snprintf(dir, sizeof dir, "%s/sentence-%d", a->out, i + 1);
+        rc = show_hf_sentence(r, &f, i, dir);
+        snprintf(href, sizeof href, "sentence-%d/index.html", i + 1);
+        html_link(&top, href, a->sentences[i]);
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.html", a->out);
+    if (rc == 0 && a->n_sentences > 1 && html_page_write(&top, path, r->err, sizeof r->err) != 0) {
+        cli_error("%s", r->err);
+        rc = -1;
+    } else if (rc != 0 || a->n_sentences == 1) {
+        html_page_free(&top);
+    }
+    hf_file_free(&f);
+    return rc;
+}
+
 int cli_run(int argc, char **argv) {
     static Run r;   /* large (sentences, paths); one per process */
     RunArgs a;
@@ -374,16 +565,30 @@ int cli_run(int argc, char **argv) {
     command_line(r.command, sizeof r.command, argc, argv);
     int status = 1;
     double t0 = now_ms();
-    if (translate_all(&r) != 0) goto cleanup;
-    r.ms_model += now_ms() - t0;
+    int hf = hf_file_is_dir(a.model);
+    if (hf) {
+        if (a.ablate || a.importance) {   /* knock-outs live in attnviz's own model for now */
+            cli_error("%s works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet on "
+                      "GPT-2/BERT folders", a.ablate ? "--ablate" : "--importance");
+            goto cleanup;
+        }
+    } else {
+        if (translate_all(&r) != 0 || check_choice(&a, r.mf.m.config.n_enc_layers > r.mf.m.config.n_dec_layers
+                                                               ? r.mf.m.config.n_enc_layers : r.mf.m.config.n_dec_layers,
+                                                       r.mf.m.config.n_heads) != 0)
+            goto cleanup;
+        r.ms_model += now_ms() - t0;
+    }
     OutStage stage;   /* every file goes to a staging folder first: a failure leaves --out as it was */
     if (cli_stage_open(&stage, a.out) != 0) goto cleanup;
     const char *out = a.out;
     a.out = stage.dir;
-    int shown = show_all(&r) == 0;
+    int shown = (hf ? run_hf(&r) : show_all(&r)) == 0;
     a.out = out;
     if (cli_stage_close(&stage, shown) != 0) goto cleanup;
-    if (!a.quiet) printf("pictures, trace.json and index.html in %s/\n", a.out);
+    if (!a.quiet)
+        printf("%s in %s/\n", strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html"
+                                                           : "pictures and index.html (no trace.json: --trace none)", a.out);
     if (a.timing)
         printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "
                "trace %.1f ms\n", r.ms_model, r.ms_pictures, r.n_pictures,

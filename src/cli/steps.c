@@ -389,7 +389,8 @@ static void print_steps(const StepsArgs *a, const StepsInput *in, const AttnStep
     }
     if (in->has_mask) print_table("Step 3", mask_formula, st->masked, Tq, Tk, in->qlab, in->klab);
     else printf("Step 3   no mask (--mask none): masked = scaled\n\n");
-    print_table("Step 4", "weights = softmax(masked), row by row", st->weights, Tq, Tk, in->qlab, in->klab);
+    print_table("Step 4", in->has_mask ? "weights = softmax(masked), row by row" : "weights = softmax(scaled), row by row",
+                st->weights, Tq, Tk, in->qlab, in->klab);
     if (a->v) print_table("Step 5", "output = weights · V", st->output, Tq, in->Dv, in->qlab, in->vlab);
 }
 
@@ -410,8 +411,10 @@ static int step_panels(const StepsArgs *a, const StepsInput *in, const AttnSteps
     sv.title[STEP_SCALED] = a->no_scale ? "2. not scaled (--no-scale)" : NULL;
     sv.subtitle[STEP_SCALED] = scale_caption;
     sv.subtitle[STEP_MASKED] = mask_caption;
-    sv.title[STEP_WEIGHTS] = "4. weights = softmax(masked)";
-    sv.subtitle[STEP_WEIGHTS] = "each row sums to 1";
+    /* the formula's step numbers everywhere (tables, panels, files): without a
+       mask step 3 is skipped, and the weights panel says why 3 is missing */
+    sv.title[STEP_WEIGHTS] = in->has_mask ? "4. weights = softmax(masked)" : "4. weights = softmax(scaled)";
+    sv.subtitle[STEP_WEIGHTS] = in->has_mask ? "each row sums to 1" : "no mask: step 3 (+ M) skipped; rows sum to 1";
     sv.subtitle[STEP_OUTPUT] = "weighted sum of V rows";
     sv.Tq = in->Tq; sv.Tk = in->Tk; sv.Dv = in->Dv;
     sv.queries = (const char *const *)in->qlab;

@@ -54,7 +54,8 @@ int demo_steps_by_hand(Demo *d) {
     trace_init(&t);
     AttnSteps s1 = {0}, s2 = {0};
     static const float Q[3] = {1, 2, 3}, K[6] = {2, 1, 0, 1, 2, 3}, V[4] = {1, 2, 3, 4};
-    static const char *const ql[] = {"q"}, *const kl[] = {"k₁", "k₂"}, *const vl[] = {"dim 0", "dim 1"};
+    /* labelled as `attnviz steps` prints them (q0, k0 k1, d0 d1), the command the caption quotes */
+    static const char *const ql[] = {"q0"}, *const kl[] = {"k0", "k1"}, *const vl[] = {"d0", "d1"};
     if (attn_steps_alloc(&s1, 1, 2, 2)) goto oom;
     AttnHead h1 = {.q = Q, .ldq = 3, .k = K, .ldk = 3, .v = V, .ldv = 2, .mask_fill = -INFINITY,
                    .scale = 1.0f / sqrtf(3.0f), .Tq = 1, .Tk = 2, .D = 3, .Dv = 2, .steps = &s1};
@@ -67,26 +68,27 @@ int demo_steps_by_hand(Demo *d) {
     fmt_row(a, sizeof a, s1.scaled, 2);
     cat(pre, sizeof pre, "2. ÷ √3 (1.732) = %s\n", a);
     fmt_row(a, sizeof a, s1.weights, 2);
-    cat(pre, sizeof pre, "3. softmax     = %s\n", a);
+    cat(pre, sizeof pre, "3. no mask      (step 3, + M, is skipped)\n");
+    cat(pre, sizeof pre, "4. softmax     = %s\n", a);
     fmt_row(b, sizeof b, s1.output, 2);
-    cat(pre, sizeof pre, "4. · V         = %.3f·[1, 2] + %.3f·[3, 4] = %s\n", (double)s1.weights[0],
+    cat(pre, sizeof pre, "5. · V         = %.3f·[1, 2] + %.3f·[3, 4] = %s\n", (double)s1.weights[0],
         (double)s1.weights[1], b);
     StepView sv = {.x = {s1.scores, s1.scaled, NULL, s1.weights, s1.output},
-                   .title = {"1. scores = Q·Kᵀ", "2. scaled = ÷ √d_k", NULL, "3. weights = softmax",
-                             "4. output = weights · V"},
-                   .subtitle = {NULL, "d_k = 3"}, .Tq = 1, .Tk = 2, .Dv = 2, .queries = ql, .keys = kl, .dims = vl,
+                   .title = {"1. scores = Q·Kᵀ", "2. scaled = ÷ √d_k", NULL, "4. weights = softmax(scaled)",
+                             "5. output = weights · V"},
+                   .subtitle = {NULL, "d_k = 3", NULL, "no mask: step 3 (+ M) skipped"}, .Tq = 1, .Tk = 2, .Dv = 2, .queries = ql, .keys = kl, .dims = vl,
                    .show_values = 1};
     RenderHeatmap p[STEP_COUNT];
     stepview_panels(&sv, p, NULL);
     char cap[1024], capvi[1024];
     snprintf(cap, sizeof cap,
              "One query q = [1, 2, 3] against two keys: scores [%g, %g], scaled by 1/√3, softmax gives %.3f and %.3f "
-             "— almost all the weight on k₂, the key that points the same way as q — and the output is that mix of "
+             "— almost all the weight on k1, the key that points the same way as q0 — and the output is that mix of "
              "the value rows.",
              (double)s1.scores[0], (double)s1.scores[1], (double)s1.weights[0], (double)s1.weights[1]);
     snprintf(capvi, sizeof capvi,
              "Một query q = [1, 2, 3] với hai key: điểm [%g, %g], chia cho √3, softmax cho %.3f và %.3f — gần như "
-             "toàn bộ trọng số dồn vào k₂, key cùng hướng với q — và đầu ra là tổ hợp tương ứng của các hàng V.",
+             "toàn bộ trọng số dồn vào k1, key cùng hướng với q0 — và đầu ra là tổ hợp tương ứng của các hàng V.",
              (double)s1.scores[0], (double)s1.scores[1], (double)s1.weights[0], (double)s1.weights[1]);
     if (demo_strip(d, "p1-qk-steps.png", "Q = [[1,2,3]], K = [[2,1,0],[1,2,3]], V = [[1,2],[3,4]]", p, 4, 1, cap, capvi,
                    "attnviz steps --q '[[1,2,3]]' --k '[[2,1,0],[1,2,3]]' --v '[[1,2],[3,4]]'"))
@@ -327,8 +329,9 @@ int demo_masking_by_hand(Demo *d, Trace *t) {
     if (demo_heatmap(d, "p3-causal-mask.png", &hm,
                      "The causal mask of a 5-token decoder input: 1 on and below the diagonal, 0 above it. A 0 "
                      "becomes −∞ added to the score, so position i never sees positions after i.",
-                     "Mặt nạ nhân quả cho đầu vào decoder 5 token: 1 trên và dưới đường chéo, 0 phía trên. Số 0 "
-                     "trở thành −∞ cộng vào điểm, nên vị trí i không bao giờ thấy các vị trí sau i.",
+                     "Mặt nạ nhân quả cho đầu vào decoder 5 token: các ô nằm trên đường chéo chính và các ô bên dưới "
+                     "nó bằng 1 (hàng i được nhìn cột j khi j ≤ i); các ô phía trên đường chéo bằng 0. Số 0 trở "
+                     "thành −∞ cộng vào điểm, nên vị trí i không bao giờ thấy các vị trí sau i.",
                      "attnviz demo   (part 3; the mask of: attnviz steps --mask causal)"))
         return -1;
 

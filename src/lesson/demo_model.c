@@ -5,6 +5,7 @@
  * greedy translation, or teacher forcing where a target is given, then
  * model_trace. */
 #include "lesson/demo.h"
+#include "model/checkpoint.h"
 #include "pipeline/sentence.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
@@ -280,11 +281,13 @@ int demo_three_kinds(Demo *d) {
                                          "encoder–decoder (cross) attention"};
     static const char *const sub[3] = {"Q, K, V: English", "Q, K, V: French so far", "Q: French · K, V: English"};
     RenderHeatmap pn[3];
-    char ttl[3][96];
+    char ttl[3][128];
+    int taught[3];
     for (int k = 0; k < 3; k++) {
         const TraceMap *m = trace_find_map(&t, id[k]);
         if (!m) { demo_fail(d, "model has no map %s", id[k]); goto done; }
-        snprintf(ttl[k], sizeof ttl[k], "%s (layer %d, head 0)", names[k], m->layer);
+        taught[k] = checkpoint_meta_head_supervised(d->mf.metadata, id[k], 0);
+        snprintf(ttl[k], sizeof ttl[k], "%s (layer %d, head 0%s)", names[k], m->layer, taught[k] ? ", TAUGHT" : "");
         pn[k] = mapview_weights_heatmap(m, 0, ttl[k], sub[k], -1);
         pn[k].show_values = 0;
     }
@@ -299,11 +302,16 @@ int demo_three_kinds(Demo *d) {
     snprintf(cap, sizeof cap,
              "“%s” → “%s”, head 0 of the last layer of each kind. Left: square, nothing masked. Middle: square, "
              "the future hatched. Right: rectangular — rows are French (decoder) positions, columns English "
-             "(encoder) words; this is where the translation reads the source.", s_en, p.translation);
+             "(encoder) words; this is where the translation reads the source.%s", s_en, p.translation,
+             taught[2] ? " This cross-attention head was TAUGHT the word alignment during training (train "
+                         "--supervise-align): its clean diagonal was a target, not a discovery; the grid of "
+                         "attnviz run shows the other heads." : "");
     snprintf(capvi, sizeof capvi,
              "“%s” → “%s”, head 0 của lớp cuối mỗi loại. Trái: ma trận vuông, không che gì. Giữa: vuông, phần tương "
              "lai bị gạch chéo. Phải: hình chữ nhật — hàng là vị trí tiếng Pháp (decoder), cột là từ tiếng Anh "
-             "(encoder); đây là nơi bản dịch đọc câu nguồn.", s_en, p.translation);
+             "(encoder); đây là nơi bản dịch đọc câu nguồn.%s", s_en, p.translation,
+             taught[2] ? " Head cross-attention này được DẠY căn chỉnh từ khi huấn luyện (--supervise-align): đường "
+                         "chéo gọn gàng của nó là mục tiêu được cho trước, không phải tự tìm ra." : "");
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "\"the cat sat on the mat .\"   (grid.*.png, one per kind)");
     if (demo_strip(d, "p5-three-kinds.png", title, pn, 3, 0, cap, capvi, cmd)) goto done;
     trace_add_image(&t, "p5-three-kinds.png");

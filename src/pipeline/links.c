@@ -2,6 +2,7 @@
 #include "pipeline/links.h"
 #include "core/errmsg.h"
 #include "trace/maps.h"
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,9 +20,12 @@ int links_is_target_pronoun(const char *w) {
 
 HeadLink links_strongest(const Trace *t, int q) {
     HeadLink best = {-1, -1, -1, -1};
+    const char *kind = "masked_self";   /* a decoder-only model (GPT-2) has no encoder self-attention */
+    for (int i = 0; i < t->n_maps; i++)
+        if (!strcmp(t->maps[i].kind, "self")) kind = "self";
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
-        if (strcmp(m->kind, "self") || q >= m->Tq) continue;
+        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
         for (int h = 0; h < m->n_heads; h++) {
             float w;
             int k = maps_strongest_link(m, h, q, &w);
@@ -44,6 +48,47 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
         }
     }
     return links_strongest(t, q);
+}
+
+/* 1 for a token made only of punctuation ("." "," "?!"). */
+static int is_punct(const char *w) {
+    if (!*w) return 0;
+    for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+        if (!ispunct(*p)) return 0;
+    return 1;
+}
+
+LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
+    LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1};
+    const TraceMap *fm = focus_map >= 0 && focus_map < t->n_maps ? &t->maps[focus_map] : NULL;
+    if (fm && strstr(fm->kind, "self") && q < fm->Tq && focus_head >= 0 && focus_head < fm->n_heads) {
+        float w;
+        int k = maps_strongest_link(fm, focus_head, q, &w);
+        if (k >= 0) { v.link = (HeadLink){focus_map, focus_head, k, w}; v.why = LINKS_BY_FOCUS; }
+    }
+    if (v.link.map < 0 && is_pronoun && coref->layer >= 0) {
+        HeadLink L = links_for_query(t, q, coref);
+        const TraceMap *m = L.map >= 0 ? &t->maps[L.map] : NULL;
+        if (m && m->layer == coref->layer && L.head == coref->head && !strcmp(m->kind, "self")) {
+            v.link = L;
+            v.why = LINKS_BY_COREF;
+        }
+    }
+    if (v.link.map < 0) v.link = links_strongest(t, q);
+    if (v.link.map < 0) return v;
+    const TraceMap *m = &t->maps[v.link.map];
+    v.taught = coref->taught && !strcmp(m->stack, "encoder") && !strcmp(m->kind, "self") && m->layer == coref->layer &&
+               v.link.head == coref->head;
+    v.weak = v.link.weight < 0.5f;
+    const float *row = m->heads[v.link.head].weights + (size_t)q * m->Tk;
+    for (int j = 0; j < m->Tk; j++)
+        if ((!m->mask || m->mask[(size_t)q * m->Tk + j]) && (v.top_key < 0 || row[j] > v.top_weight)) {
+            v.top_key = j;
+            v.top_weight = row[j];
+        }
+    v.no_antecedent = is_pronoun && v.top_key >= 0 &&
+                      (v.top_key == q || is_punct(m->keys[v.top_key]) || maps_is_special(m->keys[v.top_key]));
+    return v;
 }
 
 /* s[0..n) as a small non-negative integer (digits only, below 1000000); -1 if it is not one. */

@@ -23,7 +23,8 @@ int links_is_pronoun(const char *word);
  * nó, họ, chúng, anh, cô (vi; the first word of "anh ấy", "cô ấy", "chúng nó"). */
 int links_is_target_pronoun(const char *word);
 
-/* Over every encoder self-attention head: the one whose strongest link from
+/* Over every encoder self-attention head (a decoder-only model's masked
+ * self-attention heads when it has none): the one whose strongest link from
  * query q is strongest. */
 HeadLink links_strongest(const Trace *t, int q);
 
@@ -31,6 +32,31 @@ HeadLink links_strongest(const Trace *t, int q);
  * its metadata names one (that head is what eval measured), else the
  * strongest (links_strongest). */
 HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
+
+/* Which head a lines view and the printed summary show for query token q,
+ * and what its row says:
+ *   --focus given (focus_map >= 0) on a self-attention map that has row q:
+ *                  that head (LINKS_BY_FOCUS);
+ *   a pronoun, and the model records a coreference head (eval): that head,
+ *                  the one eval measured (LINKS_BY_COREF);
+ *   otherwise      the head whose strongest link from q is strongest
+ *                  (links_strongest, LINKS_BY_STRENGTH).
+ * link is that head's strongest link (q itself and <…> tokens left out);
+ * weak: its weight is below 0.5; no_antecedent (pronouns): over all keys the
+ * head's strongest is q itself or punctuation (top_key, top_weight), so the
+ * sentence offers it nothing to refer to. */
+typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH } LinksWhy;
+typedef struct {
+    HeadLink link;
+    LinksWhy why;
+    int taught;            /* training taught this head the antecedent (train --supervise-coref) */
+    int weak;              /* link.weight < 0.5                                                  */
+    int no_antecedent;     /* a pronoun whose head looks mostly at itself or at punctuation      */
+    int top_key;           /* the head's strongest key over all keys of row q                    */
+    float top_weight;
+} LinksView;
+
+LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head);
 
 /* --focus L.H (encoder layer L head H) or MAP.H (decoder.1.cross.2) → map
  * index and head.  0, or -1 with err naming what is wrong. */

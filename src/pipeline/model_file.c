@@ -1,5 +1,6 @@
 /* model_file.c — see model_file.h. */
 #include "pipeline/model_file.h"
+#include "core/datadir.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
 #include <limits.h>
@@ -14,26 +15,11 @@ static const struct { const char *name, *file, *what; } shipped[] = {
     {"untaught", MODEL_FILE_UNTAUGHT_NAME, "same data and size, no head taught"},
 };
 
-/* Looks for a shipped file: samples/models/ next to the binary (build/attnviz or
- * build/x/attnviz in a checkout), then the installed data folder.  0 or -1. */
+/* A shipped model file, where core/datadir.h looks.  0 or -1. */
 static int find_shipped(const char *file, char *path, size_t n) {
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        const char *rel[] = {"/../samples/models/", "/../../samples/models/", "/../share/attnviz/models/"};
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-            char candidate[PATH_MAX + 128], real[PATH_MAX];
-            snprintf(candidate, sizeof candidate, "%s%s%s", exe, rel[i], file);
-            if (access(candidate, R_OK) != 0) continue;
-            snprintf(path, n, "%s", realpath(candidate, real) ? real : candidate);
-            return 0;
-        }
-    }
-    snprintf(path, n, "%s/models/%s", ATTNVIZ_DATADIR, file);
-    return access(path, R_OK) == 0 ? 0 : -1;
+    char rel[256];
+    snprintf(rel, sizeof rel, "models/%s", file);
+    return datadir_find(rel, path, n);
 }
 
 int model_file_find_default(char *path, size_t n) {
@@ -66,6 +52,14 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     char **words = NULL;
     int n_words = 0;
     if (checkpoint_load(f->path, &f->m, &words, &n_words, &f->metadata, err, errlen) != 0) {
+        char dir[4096], cfg[4200];
+        snprintf(dir, sizeof dir, "%s", f->path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        snprintf(cfg, sizeof cfg, "%s/config.json", slash ? dir : ".");
+        if (access(cfg, R_OK) == 0)   /* a Hugging Face file given instead of its folder */
+            errmsg_set(err, errlen, "%s is not an attnviz model; it sits in a Hugging Face folder: give the folder "
+                       "(--model %s)", f->path, slash ? dir : ".");
         model_file_free(f);
         return -1;
     }

@@ -13,14 +13,12 @@
 #ifndef ATTNVIZ_MODEL_FILE_H
 #define ATTNVIZ_MODEL_FILE_H
 #include <stddef.h>
+#include "core/datadir.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
 #define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"           /* "taught"   */
 #define MODEL_FILE_UNTAUGHT_NAME "attnviz-en-fr-vi-untaught.safetensors"  /* "untaught" */
-#ifndef ATTNVIZ_DATADIR
-#define ATTNVIZ_DATADIR "/usr/local/share/attnviz"
-#endif
 
 typedef struct {
     Model m;

@@ -2,6 +2,7 @@
 #include "pipeline/pictures.h"
 #include "pipeline/pictures_internal.h"
 #include "core/errmsg.h"
+#include "model/checkpoint.h"
 #include "pipeline/links.h"
 #include "render/mapview.h"
 #include "render/render.h"
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define SUBTITLE_CHARS 110    /* the sentence in a subtitle, clipped with "…" */
+#define MAX_QUERY_VIEWS 6      /* pronouns (or --query tokens) drawn per sentence */
 
 static double now_ms(void) {
     struct timespec ts;
@@ -38,6 +42,15 @@ void pictures_safe_name(char *out, size_t n, const char *tok) {
     for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
         out[j++] = (char)(isalnum(*p) ? *p : '_');
     out[j] = '\0';
+}
+
+/* 1 when layer l / head h is chosen by the spec. */
+static int layer_chosen(const PictureSpec *ps, int l) {
+    return !ps->layer_on || (l >= 0 && l < ps->n_layer_on && ps->layer_on[l]);
+}
+
+static int head_chosen(const PictureSpec *ps, int h) {
+    return !ps->head_on || (h >= 0 && h < ps->n_head_on && ps->head_on[h]);
 }
 
 void pictures_path(const Show *w, const char *file, char *path, size_t n) {
@@ -80,6 +93,11 @@ int pictures_list_has(const char *list, const char *id, int h) {
     return 0;
 }
 
+/* 1 if training taught head h of map id where to look (train --supervise-*). */
+static int is_taught(const Show *w, const char *id, int h) {
+    return w->ps->metadata && checkpoint_meta_head_supervised(w->ps->metadata, id, h);
+}
+
 /* " · knocked out: encoder.2.self.0" for titles, or "". */
 static const char *ablated_note(const Show *w, char *buf, size_t n) {
     if (!w->ps->ablated || !*w->ps->ablated) return "";
@@ -106,9 +124,12 @@ static void coref_section(Show *w) {
                  c->taught ? " Head này được huấn luyện với tiền ngữ đúng làm mục tiêu (--supervise-coref): nó được "
                              "dạy liên kết này, không tự khám phá ra." : "");
     } else {
-        snprintf(how_en, sizeof how_en, "For each pronoun, the encoder head whose strongest link (ignoring the pronoun itself "
+        int encoder = 0;
+        for (int i = 0; i < w->t->n_maps; i++) encoder |= !strcmp(w->t->maps[i].kind, "self");
+        snprintf(how_en, sizeof how_en, "For each pronoun, the %s head whose strongest link (ignoring the pronoun itself "
                  "and special tokens) is strongest, and where it points. This model records no coreference head, so "
-                 "the strongest head is shown; strongest is not the same as right.");
+                 "the strongest head is shown; strongest is not the same as right.",
+                 encoder ? "encoder" : "masked self-attention (earlier tokens only)");
         snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
                  "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.");
     }
@@ -117,40 +138,114 @@ static void coref_section(Show *w) {
 
 /* ---- one query token: lines view + its head's heatmap, row outlined ---- */
 
-static int query_views(Show *w, int q, HeadLink L) {
-    const TraceMap *m = &w->t->maps[L.map];
-    const CorefHead *c = &w->ps->coref;
+/* The sentence as a picture's subtitle: at most max characters, then "…". */
+static const char *clip_text(char *out, size_t n, const char *text, int max) {
+    size_t k = 0;
+    int chars = 0;
+    for (; text[k] && k + 4 < n; k++) {
+        if (((unsigned char)text[k] & 0xC0) != 0x80 && chars++ == max) break;
+    }
+    while (k > 0 && ((unsigned char)text[k] & 0xC0) == 0x80) k--;   /* whole characters only */
+    memcpy(out, text, k);
+    strcpy(out + k, text[k] ? "…" : "");
+    return out;
+}
+
+/* Lines view of query q in head h.  With lines_top = k (< keys) only q and
+ * its k strongest keys are drawn, in sentence order, labelled with their
+ * positions, so a long sentence stays one readable fan. */
+static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path, const char *title,
+                      const RenderMeta *meta) {
+    const float *row = m->heads[h].weights + (size_t)q * m->Tk, *all = m->heads[h].weights;
+    int k = w->ps->lines_top;
+    if (k <= 0 || k >= m->Tk)
+        return render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+                            all, m->mask, q, meta, w->err, w->errlen);
+    unsigned char *take = calloc((size_t)m->Tk, 1);
+    float *wk = malloc((size_t)k * sizeof *wk);
+    char (*lab)[80] = malloc((size_t)k * sizeof *lab);
+    const char **keys = malloc((size_t)k * sizeof *keys);
+    int rc = -1;
+    if (!take || !wk || !lab || !keys) { errmsg_set(w->err, w->errlen, "out of memory"); goto done; }
+    for (int i = 0; i < k; i++) {   /* the k largest, ties to the first */
+        int best = -1;
+        for (int j = 0; j < m->Tk; j++)
+            if (!take[j] && (best < 0 || row[j] > row[best])) best = j;
+        take[best] = 1;
+    }
+    for (int j = 0, n = 0; j < m->Tk; j++) {
+        if (!take[j]) continue;
+        snprintf(lab[n], sizeof lab[n], "%s (%d)", m->keys[j], j);
+        keys[n] = lab[n];
+        wk[n++] = row[j];
+    }
+    const char *left[1] = {m->queries[q]};
+    rc = render_lines(path, title, left, 1, keys, k, wk, NULL, 0, meta, w->err, w->errlen);
+done:
+    free(take); free(wk); free(lab); free(keys);
+    return rc;
+}
+
+/* Title and captions of the lines view of q (EN, VI), from what its head shows. */
+static void query_texts(const Show *w, int q, const LinksView *v, char *title, size_t tn, char *cap, size_t cn,
+                        char *capvi, size_t vn) {
+    const TraceMap *m = &w->t->maps[v->link.map];
+    const HeadLink *L = &v->link;
+    const char *word = w->s->words.tok[q], *taught = v->taught ? ", TAUGHT head" : "";
+    char note[300], only[96] = "";
+    if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
+        snprintf(only, sizeof only, " Only the %d strongest links are drawn.", w->ps->lines_top);
+    const char *why = v->why == LINKS_BY_FOCUS ? "the --focus head"
+                    : v->why == LINKS_BY_COREF ? (v->taught ? "the model's coreference head, trained with gold antecedents"
+                                                            : "the model's coreference head (attnviz eval)")
+                                               : "the head whose link from it is strongest";
+    if (v->no_antecedent) {
+        snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
+                 taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
+        snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”%s, so the sentence offers no "
+                 "antecedent here; its strongest link to another word, “%s”, is weak (%.2f).%s", m->id, L->head, why, word,
+                 (double)v->top_weight, m->keys[v->top_key], v->top_key == q ? " itself" : "", m->keys[L->key],
+                 (double)L->weight, only);
+        snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d): câu này không có tiền ngữ cho nó; liên kết mạnh nhất "
+                 "tới từ khác, “%s”, yếu (%.2f).", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head,
+                 m->keys[L->key], (double)L->weight);
+        return;
+    }
+    snprintf(title, tn, "“%s” → “%s”   (%s head %d, %.2f%s%s)%s", word, m->keys[L->key], m->id, L->head,
+             (double)L->weight, v->weak ? ", weak link" : "", taught, ablated_note(w, note, sizeof note));
+    snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” attends most to “%s” (weight %.2f%s).%s", m->id, L->head, why,
+             word, m->keys[L->key], (double)L->weight, v->weak ? ", a weak link: below 0.5" : "", only);
+    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s).", word, m->keys[L->key], m->id,
+             L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "");
+}
+
+static int query_views(Show *w, int q, const LinksView *v) {
+    const HeadLink *L = &v->link;
+    const TraceMap *m = &w->t->maps[L->map];
     const char *word = w->s->words.tok[q];
-    char file[256], title[256], sub[512], cap[512], capvi[512], safe[32];
+    char file[256], title[512], sub[512], cap[1024], capvi[1024], safe[32];
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
-    int taught = c->taught && L.head == c->head && m->layer == c->layer;
-    char note[300];
-    snprintf(title, sizeof title, "“%s” → “%s”   (%s head %d, %.2f%s)%s", word, m->keys[L.key], m->id, L.head,
-             (double)L.weight, taught ? ", taught head" : "", ablated_note(w, note, sizeof note));
+    query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
     char path[4096], headtxt[16];
     pictures_path(w, file, path, sizeof path);
-    snprintf(headtxt, sizeof headtxt, "%d", L.head);
+    snprintf(headtxt, sizeof headtxt, "%d", L->head);
     RenderMetaItem items[8];
     RenderMeta meta = pictures_meta(w, items, title, m->id, NULL, headtxt);
-    if (render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
-                     m->heads[L.head].weights, m->mask, q, &meta, w->err, w->errlen) != 0)
-        return -1;
+    if (draw_lines(w, m, L->head, q, path, title, &meta) != 0) return -1;
     trace_add_image(w->t, file);
-    snprintf(cap, sizeof cap, "Lines view: “%s” attends most to “%s” in %s head %d (weight %.2f).%s", word,
-             m->keys[L.key], m->id, L.head, (double)L.weight, taught ? " This head was trained with gold antecedents." : "");
-    snprintf(capvi, sizeof capvi, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f).", word, m->keys[L.key],
-             m->id, L.head, (double)L.weight);
     html_figure(w->pg, file, cap, capvi, NULL);
 
-    snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L.head, q);
-    snprintf(title, sizeof title, "%s · %s · head %d", m->id, pictures_kind_title(m->kind), L.head);
-    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, taught ? " · this head was taught with gold antecedents" : "",
-             w->s->text);
-    RenderHeatmap hm = mapview_weights_heatmap(m, L.head, title, sub, q);
-    if (write_heatmap(w, file, &hm, m, L.head)) return -1;
-    html_figure(w->pg, file, "The same head as a heatmap, the pronoun's row outlined.",
-                "Cùng head đó dạng bản đồ nhiệt, hàng của đại từ được viền.", NULL);
+    snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L->head, q);
+    snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, pictures_kind_title(m->kind), L->head,
+             v->taught ? " · TAUGHT" : "");
+    char clip[400];
+    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, v->taught ? " · this head was taught with gold antecedents" : "",
+             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+    RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
+    if (write_heatmap(w, file, &hm, m, L->head)) return -1;
+    html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",
+                "Cùng head đó dạng bản đồ nhiệt, hàng của token được viền.", NULL);
     return 0;
 }
 
@@ -158,13 +253,14 @@ static int query_views(Show *w, int q, HeadLink L) {
 static int all_query_views(Show *w) {
     coref_section(w);
     int any = 0;
-    for (int q = 0; q < w->s->words.n; q++) {
+    for (int q = 0; q < w->s->words.n && any < MAX_QUERY_VIEWS; q++) {
         const char *word = w->s->words.tok[q];
         if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
-        HeadLink L = links_for_query(w->t, q, &w->ps->coref);
-        if (L.map < 0) continue;
-        any = 1;
-        if (!w->ps->no_pictures && (query_views(w, q, L) || pictures_aggregate(w, q))) return -1;
+        LinksView v = links_view(w->t, q, links_is_pronoun(word), &w->ps->coref,
+                                 w->ps->focus_given ? w->ps->focus_map : -1, w->ps->focus_head);
+        if (v.link.map < 0) continue;
+        any++;
+        if (!w->ps->no_pictures && (query_views(w, q, &v) || pictures_aggregate(w, q))) return -1;
     }
     if (!any) {
         html_raw(w->pg, "<p>");
@@ -213,10 +309,12 @@ static int step_strip(Show *w) {
 
 static int kind_grid(Show *w, const char *stack, const char *kind) {
     const Trace *t = w->t;
-    int idx[64], n = 0, n_heads = t->n_maps ? t->maps[0].n_heads : 0;
+    int idx[64], n = 0, n_heads = 0, hidx[64], all_heads = t->n_maps ? t->maps[0].n_heads : 0, taught = 0;
     for (int i = 0; i < t->n_maps && n < 64; i++)
-        if (!strcmp(t->maps[i].kind, kind)) idx[n++] = i;
-    if (n == 0) return 0;
+        if (!strcmp(t->maps[i].kind, kind) && layer_chosen(w->ps, t->maps[i].layer)) idx[n++] = i;
+    for (int h = 0; h < all_heads && n_heads < 64; h++)
+        if (head_chosen(w->ps, h)) hidx[n_heads++] = h;
+    if (n == 0 || n_heads == 0) return 0;
     RenderHeatmap *cells = calloc((size_t)n * n_heads, sizeof *cells);
     char **rt = calloc(n, sizeof(char *)), **ct = calloc(n_heads, sizeof(char *));
     char *tb = calloc((size_t)(n + n_heads), 24);
@@ -227,18 +325,25 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
         snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
-        for (int h = 0; h < n_heads; h++) cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], h, NULL, NULL, -1);
+        for (int h = 0; h < n_heads; h++) {
+            cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], hidx[h], NULL, NULL, -1);
+            cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, hidx[h]);
+            taught |= cells[r * n_heads + h].outline;
+        }
     }
-    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", h); }
+    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", hidx[h]); }
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    char note[300];
-    snprintf(title, sizeof title, "%s %s: every layer × head%s", stack, pictures_kind_title(kind),
-             ablated_note(w, note, sizeof note));
+    char note[300], title2[1600];
+    snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, pictures_kind_title(kind),
+             w->ps->layer_on || w->ps->head_on ? "chosen" : "every", ablated_note(w, note, sizeof note));
+    /* the sentence on a second line, and what the outline means */
+    snprintf(title2, sizeof title2, "%s\n%s → %s%s", title, w->s->text, w->s->translation,
+             taught ? "   (outlined: a head training taught where to look)" : "");
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
-    int r = render_grid(path, title, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
+    RenderMeta meta = pictures_meta(w, items, title2, NULL, NULL, NULL);
+    int r = render_grid(path, title2, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
                         w->errlen);
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
@@ -255,22 +360,37 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 static int every_head(Show *w) {
     html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
                  "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    int drawn = 0;
     for (int i = 0; i < w->t->n_maps; i++) {
         const TraceMap *m = &w->t->maps[i];
+        if (!layer_chosen(w->ps, m->layer)) continue;
         for (int h = 0; h < m->n_heads; h++) {
-            char file[256], title[256], sub[512];
+            if (!head_chosen(w->ps, h)) continue;
+            if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
+            drawn++;
+            char file[256], title[256], sub[512], clip[400];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+                     is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
             if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s", w->s->text);
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s",
+                         clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
             else
-                snprintf(sub, sizeof sub, "%s", w->s->text);
+                snprintf(sub, sizeof sub, "%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
             RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
             if (write_heatmap(w, file, &hm, m, h)) return -1;
             html_figure(w->pg, file, title, NULL, NULL);
         }
+    }
+    if (w->skipped > 0) {
+        char note[256];
+        snprintf(note, sizeof note, "%d more heads were not drawn: at most %d heatmaps per run (--max-pictures; "
+                 "--layers and --heads choose which).", w->skipped, w->ps->max_heatmaps);
+        html_raw(w->pg, "<p>");
+        html_text(w->pg, note);
+        html_raw(w->pg, "</p>\n");
     }
     return 0;
 }
@@ -294,7 +414,8 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
     html_text(pg, ps->model_path);
     html_raw(pg, "</code> · command: <code>");
     html_text(pg, ps->command);
-    html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
+    if (ps->no_trace) html_raw(pg, "</code> · no trace.json (--trace none)</p>\n");
+    else html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
 }
 
 /* Every picture, in page order. */
@@ -312,17 +433,18 @@ static int draw_all(Show *w) {
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen) {
     HtmlPage pg;
-    Show w = {ps, s, t, &pg, err, errlen};
+    Show w = {ps, s, t, &pg, err, errlen, 0};
     if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
     page_header(&pg, ps, s);
     double t0 = now_ms();
     int r = draw_all(&w);
     rep->ms_pictures = now_ms() - t0;
     rep->n_pictures = t->n_images;
+    rep->n_heatmaps_skipped = w.skipped;
     t0 = now_ms();
     if (!ps->keep_steps) strip_steps(t, -1, -1);
     char path[4096];
-    if (r == 0) {
+    if (r == 0 && !ps->no_trace) {
         snprintf(path, sizeof path, "%s/trace.json", ps->dir);
         r = trace_write_json(t, path, err, errlen);
     }

@@ -4,7 +4,8 @@
  *
  *   {map}.h{H}.png          a heatmap per map and head (encoder.0.self.h2.png …)
  *   grid.{stack}.{kind}.png every layer × head of one kind ("model view")
- *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default)
+ *   lines.{pos}-{tok}.png   lines view of each query token (pronouns by default,
+ *                           the first 6)
  *   {map}.h{H}.q{pos}.png   that head as a heatmap with the query row outlined
  *   steps.{map}.h{H}.png    the step strip of the focus head
  *   explain.{pos}-{tok}.png raw weights, norm-weighted attention and rollout of
@@ -13,6 +14,9 @@
  *   trace.json, index.html
  *
  * Every picture is listed in the trace's images and on the page, in order.
+ * For real models the spec chooses layers and heads (the grids and the
+ * per-head heatmaps show only those), caps the per-head heatmaps, and keeps
+ * only the strongest links of the lines views.
  * Errors: -1 and a one-line message; what was written before stays (the caller
  * owns the folder). */
 #ifndef ATTNVIZ_PICTURES_H
@@ -31,6 +35,8 @@ typedef struct {
     const char *command;      /* the command line that made it, shown on the page      */
     const char *query;        /* lines views for this source token; NULL: the pronouns */
     int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
+    int focus_given;          /* 1: the user chose it (--focus): the lines views draw it
+                                 too when it is a self-attention head (links_view)       */
     int keep_steps;           /* 1: trace.json keeps every head's step matrices;
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */
@@ -38,12 +44,21 @@ typedef struct {
     const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
                                  named in titles and PNG text chunks                     */
     const Importance *importance; /* run --importance: the grids (NULL: none)            */
+    const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
+                                 were taught (supervised_heads), marked in every picture */
     const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the
                                  norm-weighted matrices in the trace, drawn beside the raw
                                  weights of each query token                             */
+    /* Real models (12 layers × 12 heads, hundreds of tokens): */
+    const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
+    const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
+    int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
+    int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
+    int no_trace;             /* 1: no trace.json (--trace none)                       */
 } PictureSpec;
 
 typedef struct {
+    int n_heatmaps_skipped;   /* selected heads left out by max_heatmaps */
     int n_pictures;
     double ms_pictures, ms_trace;   /* time spent drawing, and writing trace.json */
 } PictureReport;

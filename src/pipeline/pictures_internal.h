@@ -12,6 +12,7 @@ typedef struct {
     HtmlPage *pg;
     char *err;
     size_t errlen;
+    int skipped;         /* heatmaps left out by the cap (max_heatmaps) */
 } Show;
 
 /* "self-attention", "masked self-attention", "cross-attention (encoder–decoder)". */

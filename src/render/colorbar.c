@@ -7,24 +7,29 @@
 
 /* Ticks of a colour bar of height h: 0, 0.25 … 1 (0.5 steps below 120 px)
  * for the weight scale, else a round step (through 0 when the scale straddles
- * it) giving about one tick per 36 px, 2 to 6 of them. */
-static int bar_ticks(float vmin, float vmax, int h, double *ticks, int max_ticks, double *step_out) {
+ * it) giving about one tick per 36 px, 2 to 6 intervals — and never fewer than
+ * three ticks, so even a one-row picture's bar has a scale to read. */
+int colorbar_ticks(float vmin, float vmax, int h, double *ticks, int max_ticks, double *step_out) {
     double lo = vmin, hi = vmax, range = hi - lo;
     if (!(range > 0)) return 0;
     int target = h / 36;
     if (target > 6) target = 6;
     if (target < 2) target = 2;
-    double step = (lo == 0 && hi == 1) ? (h >= 120 ? 0.25 : 0.5) : fmt_tick_step(range, target);
     int n = 0;
-    for (double k = ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && n < max_ticks; k++)
-        ticks[n++] = k * step;
-    *step_out = step;
+    for (;; target++) {
+        double step = (lo == 0 && hi == 1) ? (h >= 120 ? 0.25 : 0.5) : fmt_tick_step(range, target);
+        n = 0;
+        for (double k = ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && n < max_ticks; k++)
+            ticks[n++] = k * step;
+        *step_out = step;
+        if (n >= 3 || target >= 12) break;
+    }
     return n;
 }
 
 int colorbar_width(float vmin, float vmax, int bar_w, int h, int font_px) {
     double ticks[32], step;
-    int n = bar_ticks(vmin, vmax, h, ticks, 32, &step), w = 0;
+    int n = colorbar_ticks(vmin, vmax, h, ticks, 32, &step), w = 0;
     for (int i = 0; i < n; i++) {
         char s[64];
         fmt_tick(s, sizeof s, ticks[i], step);
@@ -43,7 +48,7 @@ void colorbar_draw(Canvas *c, int x, int y, int bar_w, int h, RenderCmap cmap, f
     }
     canvas_stroke_rect(c, x - 1, y - 1, bar_w + 2, h + 2, 1, RGB_HEX(0x8A8A8A));
     double ticks[32], step;
-    int n = bar_ticks(vmin, vmax, h, ticks, 32, &step);
+    int n = colorbar_ticks(vmin, vmax, h, ticks, 32, &step);
     for (int i = 0; i < n; i++) {
         double f = (vmax - ticks[i]) / (vmax - vmin);
         int ty = y + (int)lround(f * (h - 1));

@@ -31,19 +31,52 @@ static void fmt_exp(char *out, size_t outlen, double v) {
     snprintf(out, outlen, "%se%d", mant, e);
 }
 
-void fmt_value(char *out, size_t outlen, float fv) {
+/* 1 if v, not a whole number, prints as 0, 1 or −1 with d decimals (a weight
+ * that reads 0.00 or 1.00; 123.4 may well read 123). */
+static int reads_whole(double v, int d) {
+    double scale = pow(10, d), r = round(v * scale) / scale;
+    return v != floor(v) && r == floor(r) && fabs(r) <= 1;
+}
+
+FmtCells fmt_cells_choose(const float *values, long n, const unsigned char *mask) {
+    FmtCells f = {2, 0};
+    double amax = 0;
+    int whole = 1, any = 0;
+    for (long k = 0; k < n; k++) {
+        double v = values[k];
+        if ((mask && !mask[k]) || !isfinite(v)) continue;
+        any = 1;
+        if (fabs(v) > amax) amax = fabs(v);
+        if (v != floor(v)) whole = 0;
+    }
+    if (!any) return f;
+    if (amax >= 99999.5) { f.exponent = 1; return f; }
+    if (whole) { f.decimals = 0; return f; }
+    f.decimals = amax < 9.995 ? 2 : amax < 99.95 ? 1 : 0;
+    for (int raise = 1; raise && f.decimals < 3;) {
+        raise = 0;
+        for (long k = 0; k < n && !raise; k++) {
+            double v = values[k];
+            if ((mask && !mask[k]) || !isfinite(v)) continue;
+            raise = reads_whole(v, f.decimals);
+        }
+        if (raise) f.decimals++;
+    }
+    return f;
+}
+
+void fmt_cell(const FmtCells *f, char *out, size_t outlen, float fv) {
     double v = fv;
     if (isnan(v)) { snprintf(out, outlen, "NaN"); return; }
     if (isinf(v)) { snprintf(out, outlen, v < 0 ? MINUS INFTY : "+" INFTY); return; }
-    double a = fabs(v);
-    /* Whole numbers of 2 and more (the lesson's scores 4 and 14) print as such;
-     * weights (≤ 1) keep two decimals so a row reads evenly. */
-    if (a >= 2 && a < 99999.5 && v == floor(v)) snprintf(out, outlen, "%.0f", v);
-    else if (a < 9.995) snprintf(out, outlen, "%.2f", v);
-    else if (a < 99.95) snprintf(out, outlen, "%.1f", v);
-    else if (a < 99999.5) snprintf(out, outlen, "%.0f", v);
-    else fmt_exp(out, outlen, v);
-    if (!strcmp(out, "-0.00")) snprintf(out, outlen, "0.00");
+    if (f->exponent && v != 0) { fmt_exp(out, outlen, v); typographic_minus(out, outlen); return; }
+    if (f->decimals > 0 && reads_whole(v, f->decimals)) {
+        snprintf(out, outlen, "\xE2\x89\x88%.0f", round(v));     /* ≈0, ≈1 */
+        if (!strcmp(out, "\xE2\x89\x88-0")) snprintf(out, outlen, "\xE2\x89\x88" "0");
+        return;
+    }
+    snprintf(out, outlen, "%.*f", f->decimals, v);
+    if (out[0] == '-' && strspn(out + 1, "0.") == strlen(out + 1)) memmove(out, out + 1, strlen(out));   /* -0.00 */
     typographic_minus(out, outlen);
 }
 

@@ -8,9 +8,20 @@
 #define ATTNVIZ_RENDER_FMT_H
 #include <stddef.h>
 
-/* A cell value: 2 decimals below 10 (whole numbers from 2 without), 1 below
- * 100, integers up to 99999, then compact exponent ("−1e9"). */
-void fmt_value(char *out, size_t outlen, float v);
+/* One number format for every cell of a picture, chosen from its values:
+ *   all whole numbers (the lesson's scores 4, 14)   → integers;
+ *   any |v| ≥ 99999.5                                → exponent form ("−1e9");
+ *   otherwise a fixed number of decimals: 2 below 10, 1 below 100, 0 above,
+ *   raised (up to 3) while a value that is not 0 or ±1 would print as one
+ *   (0.0031 → "0.003", 0.9969 → "0.997", never "0.00" or "1.00").
+ * A value still too close to 0 or ±1 at 3 decimals prints as "≈0", "≈1",
+ * so no picture shows a non-zero weight as 0 or a weight below 1 as 1.
+ * Values with mask[k] == 0 and non-finite ones are left out of the choice. */
+typedef struct { int decimals, exponent; } FmtCells;
+
+FmtCells fmt_cells_choose(const float *values, long n, const unsigned char *mask);
+void fmt_cell(const FmtCells *f, char *out, size_t outlen, float v);
+
 /* A tick label: shortest form with the decimals the step needs ("0.25", "1",
  * "−10"); exponent form from 1e5. */
 void fmt_tick(char *out, size_t outlen, double v, double step);

@@ -1,7 +1,7 @@
 /* grid.c — the "model view": every layer × head of one kind of attention as
  * thumbnails, row titles on the left ("layer 0"), column titles on top
- * ("head 0"), one shared colour bar, token labels on the outer edges when the
- * thumbnails' cells are large enough to carry them. */
+ * ("head 0"), one shared colour bar; token labels on every thumbnail up to 24
+ * tokens, beyond on the outer edges, thinned to every k-th token. */
 #include "render/heatmap.h"
 #include "render/colorbar.h"
 #include "render/colormap.h"
@@ -10,30 +10,39 @@
 #include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #define COS45 0.70710678
 #define MARGIN 28         /* around the picture */
 #define SLOT_GAP 18       /* between thumbnails */
 #define TITLE_PX 22
 #define HEAD_PX 15        /* row and column titles */
-#define TOKEN_PX 13
+#define TOKEN_PX 12
 #define TOKEN_MAX_W 120
 #define TICK_PX 13
 #define CBAR_W 16
 
+#define EACH_MAX 24       /* up to this many tokens every thumbnail is labelled */
+#define EACH_CELL 16      /* ... with cells at least this large */
+#define SUB_PX 15         /* the title's second line */
+
 typedef struct {
     const RenderHeatmap *cells;          /* rows × cols thumbnails */
     int rows, cols;
+    const char *title;                   /* first line of the title */
+    char subtitle[1024];                 /* its second line ("" none) */
     const char *const *row_titles, *const *col_titles;
     float vmin, vmax;                    /* the shared colour scale */
     int p;                               /* pixels per cell in a thumbnail */
-    int slot_w, slot_h;                  /* room of one thumbnail */
-    int tokens;                          /* token labels on the outer edges */
+    int each;                            /* token labels on every thumbnail */
+    int step;                            /* label every step-th token (outer edges) */
+    int slot_w, slot_h;                  /* room of one thumbnail with its labels */
     int angle;                           /* of the key labels: 0, 45 or 90 */
     int row_tok_w, col_tok_w, col_tok_h;
-    int title_base, head_base;           /* baselines of the title and column titles */
+    int title_base, sub_base, head_base; /* baselines of the title lines and column titles */
     int x0, y0;                          /* top-left of the first slot */
-    int cbar_x, cbar_h;
+    int cbar_x, cbar_y, cbar_h;
     long w, h;
 } GridLayout;
 
@@ -48,40 +57,42 @@ static int grid_check(const RenderHeatmap *cells, int rows, int cols, char *err,
     return 0;
 }
 
-/* Pixels per cell: about 180 px for the most tokens, 2 to 30 px (1 beyond 128 tokens). */
+/* Pixels per cell: about 180 px for the most tokens, 2 to 30 px (1 beyond
+ * 128 tokens); at least EACH_CELL up to EACH_MAX tokens, to carry labels. */
 static int thumb_cell(int nmax) {
     int p = 180 / nmax;
     if (p > 30) p = 30;
+    if (nmax <= EACH_MAX && p < EACH_CELL) p = EACH_CELL;
     if (p < 2) p = nmax > 128 ? 1 : 2;
     return p;
 }
 
-/* Token labels only when a cell is at least a text line high: query labels
- * left of the first column, key labels above the first row, standing at 45°
- * or upright when they are wider than a cell. */
+/* Widths of the query and key labels (every step-th), the angle of the key
+ * labels (horizontal when they fit a cell, 45° when neighbours don't touch,
+ * else upright) and the height they take. */
 static void grid_measure_tokens(GridLayout *L) {
     int asc, desc;
     char buf[512];
     font_vmetrics(FONT_REGULAR, TOKEN_PX, &asc, &desc);
-    L->tokens = L->p >= asc + desc - 1;
-    if (!L->tokens) return;
+    int line = asc + desc;
+    L->step = L->p >= line - 1 ? 1 : (int)ceil((double)line / L->p);
     for (int r = 0; r < L->rows; r++) {
         const RenderHeatmap *hm = &L->cells[r * L->cols];
-        for (int i = 0; i < hm->rows; i++) {
+        for (int i = 0; i < hm->rows; i += L->step) {
             int w = label_fit(FONT_REGULAR, TOKEN_PX, hm->row_labels, i, TOKEN_MAX_W, buf, sizeof buf);
             if (w > L->row_tok_w) L->row_tok_w = w;
         }
     }
     for (int cc = 0; cc < L->cols; cc++) {
         const RenderHeatmap *hm = &L->cells[cc];
-        for (int j = 0; j < hm->cols; j++) {
+        for (int j = 0; j < hm->cols; j += L->step) {
             int w = label_fit(FONT_REGULAR, TOKEN_PX, hm->col_labels, j, TOKEN_MAX_W, buf, sizeof buf);
             if (w > L->col_tok_w) L->col_tok_w = w;
         }
     }
-    int p = L->p;
-    L->angle = L->col_tok_w <= p - 4 ? 0 : p * COS45 >= (asc + desc) * 1.05 ? 45 : 90;
-    L->col_tok_h = L->angle == 0 ? asc + desc + 6
+    int pitch = L->p * L->step;
+    L->angle = L->col_tok_w <= pitch - 4 ? 0 : pitch * COS45 >= line * 1.05 ? 45 : 90;
+    L->col_tok_h = L->angle == 0 ? line + 6
                  : L->angle == 45 ? (int)ceil((L->col_tok_w + asc) * COS45) + 10 : L->col_tok_w + 10;
 }
 
@@ -94,69 +105,77 @@ static int widest_title(const char *const *titles, int n) {
     return widest;
 }
 
-static void grid_layout(GridLayout *L, const char *title) {
-    /* Thumbnails: one cell size for the largest map, slots as wide as the
-     * column titles so narrow thumbnails (many queries, few keys) don't run
-     * the titles together. */
+/* Title lines, then column titles: their baselines; returns the y below them. */
+static int grid_layout_titles(GridLayout *L, int y) {
+    int asc, desc;
+    if (L->title && *L->title) {
+        font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
+        L->title_base = y + asc;
+        y += asc + desc + (L->subtitle[0] ? 4 : 14);
+    }
+    if (L->subtitle[0]) {
+        font_vmetrics(FONT_REGULAR, SUB_PX, &asc, &desc);
+        L->sub_base = y + asc;
+        y += asc + desc + 12;
+    }
+    font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
+    L->head_base = y + asc;
+    return y + (L->col_titles ? asc + desc + 8 : 0);
+}
+
+static void grid_layout(GridLayout *L) {
+    /* Thumbnails: one cell size for the largest map; a slot holds a thumbnail
+     * (and, when every thumbnail is labelled, its labels), at least as wide as
+     * the column titles so narrow thumbnails don't run the titles together. */
     int rmax = 0, cmax = 0;
     for (int k = 0; k < L->rows * L->cols; k++) {
         if (L->cells[k].rows > rmax) rmax = L->cells[k].rows;
         if (L->cells[k].cols > cmax) cmax = L->cells[k].cols;
     }
-    L->p = thumb_cell(rmax > cmax ? rmax : cmax);
-    L->slot_w = cmax * L->p;
-    L->slot_h = rmax * L->p;
+    int nmax = rmax > cmax ? rmax : cmax;
+    L->p = thumb_cell(nmax);
+    grid_measure_tokens(L);
+    L->each = nmax <= EACH_MAX && L->step == 1;
+    L->slot_w = cmax * L->p + (L->each ? L->row_tok_w + 8 : 0);
+    L->slot_h = rmax * L->p + (L->each ? L->col_tok_h : 0);
     int col_title_w = widest_title(L->col_titles, L->cols);
     if (col_title_w > L->slot_w) L->slot_w = col_title_w;
-    grid_measure_tokens(L);
 
-    /* Horizontal: row titles, query tokens, the slots, the colour bar */
+    /* Horizontal: row titles, query tokens (outer edge), the slots, the colour bar */
     int row_title_w = widest_title(L->row_titles, L->rows);
-    L->x0 = MARGIN + (row_title_w ? row_title_w + 16 : 0) + (L->tokens ? L->row_tok_w + 8 : 0);
+    L->x0 = MARGIN + (row_title_w ? row_title_w + 16 : 0) + (L->each ? 0 : L->row_tok_w + 8);
+    /* Vertical: title lines, column titles, key tokens (outer edge), the slots */
+    L->y0 = grid_layout_titles(L, MARGIN) + (L->each ? 0 : L->col_tok_h);
 
-    /* Vertical: title, column titles, key tokens, the slots */
-    int asc, desc, y = MARGIN;
-    font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
-    int head_h = L->col_titles ? asc + desc + 8 : 0, head_asc = asc;
-    if (title && *title) {
-        font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
-        L->title_base = y + asc;
-        y += asc + desc + 14;
-    }
-    L->head_base = y + head_asc;
-    y += head_h;
-    L->y0 = y + L->col_tok_h;
-
-    /* Picture size */
     int grid_w = L->cols * L->slot_w + (L->cols - 1) * SLOT_GAP;
     int grid_h = L->rows * L->slot_h + (L->rows - 1) * SLOT_GAP;
     L->cbar_x = L->x0 + grid_w + 28;
+    L->cbar_y = L->y0 + (L->each ? L->col_tok_h : 0);
     L->cbar_h = grid_h < 120 ? 120 : grid_h > 360 ? 360 : grid_h;
     L->w = L->cbar_x + colorbar_width(L->vmin, L->vmax, CBAR_W, L->cbar_h, TICK_PX) + MARGIN;
-    if (L->tokens && L->angle == 45) {   /* the last column's key labels reach right of it */
-        long r = L->x0 + (L->cols - 1) * (L->slot_w + SLOT_GAP) + (L->cells[L->cols - 1].cols - 1) * L->p + L->p / 2 +
-                 (long)ceil((L->col_tok_w + TOKEN_PX) * COS45) + 4;
+    if (L->angle == 45) {   /* the last column's key labels reach right of it */
+        long r = L->x0 + (L->cols - 1) * (L->slot_w + SLOT_GAP) + L->slot_w + (long)ceil((L->col_tok_w + TOKEN_PX) * COS45) + 4;
         if (r + MARGIN > L->w) L->w = r + MARGIN;
     }
-    if (title && MARGIN + font_width(FONT_BOLD, TITLE_PX, title) + MARGIN > L->w)
-        L->w = MARGIN + font_width(FONT_BOLD, TITLE_PX, title) + MARGIN;
-    L->h = L->y0 + (grid_h > L->cbar_h ? grid_h : L->cbar_h) + MARGIN;
+    int tw = L->title ? font_width(FONT_BOLD, TITLE_PX, L->title) : 0, sw = font_width(FONT_REGULAR, SUB_PX, L->subtitle);
+    if (MARGIN + (tw > sw ? tw : sw) + MARGIN > L->w) L->w = MARGIN + (tw > sw ? tw : sw) + MARGIN;
+    L->h = L->y0 + (grid_h > L->cbar_h + (L->cbar_y - L->y0) ? grid_h : L->cbar_h + (L->cbar_y - L->y0)) + MARGIN;
 }
 
-/* Query labels right-aligned left of a thumbnail at (x, y). */
-static void draw_query_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, int p) {
+/* Query labels right-aligned left of a thumbnail at (x, y), every step-th. */
+static void draw_query_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, int p, int step) {
     char buf[512];
-    for (int i = 0; i < hm->rows; i++) {
+    for (int i = 0; i < hm->rows; i += step) {
         label_fit(FONT_REGULAR, TOKEN_PX, hm->row_labels, i, TOKEN_MAX_W, buf, sizeof buf);
         font_draw_right(c, FONT_REGULAR, TOKEN_PX, x - 6, font_center_baseline(TOKEN_PX, y + i * p + p / 2.0), buf,
                         i == hm->highlight_row ? COL_HILITE : COL_TEXT);
     }
 }
 
-/* Key labels above a thumbnail at (x, y), at `angle` degrees. */
-static void draw_key_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, int p, int angle) {
+/* Key labels above a thumbnail at (x, y), every step-th, at `angle` degrees. */
+static void draw_key_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, int p, int step, int angle) {
     char buf[512];
-    for (int j = 0; j < hm->cols; j++) {
+    for (int j = 0; j < hm->cols; j += step) {
         label_fit(FONT_REGULAR, TOKEN_PX, hm->col_labels, j, TOKEN_MAX_W, buf, sizeof buf);
         double cx = x + j * p + p / 2.0;
         if (angle == 0)
@@ -169,17 +188,18 @@ static void draw_key_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, in
     }
 }
 
-/* Thumbnail (r, cc), centred in its slot, with the labels and titles that
- * stand beside it on the grid's outer edges. */
+/* Thumbnail (r, cc) in its slot, with its labels (every thumbnail's, or
+ * those on the grid's outer edges), its titles and its outline. */
 static void grid_draw_thumbnail(Canvas *c, const GridLayout *L, int r, int cc) {
     const RenderHeatmap *hm = &L->cells[r * L->cols + cc];
-    int p = L->p;
-    int x = L->x0 + cc * (L->slot_w + SLOT_GAP) + (L->slot_w - hm->cols * p) / 2;
-    int y = L->y0 + r * (L->slot_h + SLOT_GAP);
+    int p = L->p, lab = L->each ? L->row_tok_w + 8 : 0;
+    int x = L->x0 + cc * (L->slot_w + SLOT_GAP) + lab + (L->slot_w - lab - hm->cols * p) / 2;
+    int y = L->y0 + r * (L->slot_h + SLOT_GAP) + (L->each ? L->col_tok_h : 0);
     heatmap_draw_cells(c, hm, x, y, p, p >= 12 ? 1 : 0, L->vmin, L->vmax);
     heatmap_draw_highlight(c, hm, x, y, p, p >= 8 ? 2 : 1);
-    if (L->tokens && cc == 0) draw_query_tokens(c, hm, x, y, p);
-    if (L->tokens && r == 0) draw_key_tokens(c, hm, x, y, p, L->angle);
+    if (hm->outline) canvas_stroke_rect(c, x - 5, y - 5, hm->cols * p + 10, hm->rows * p + 10, 3, COL_HILITE);
+    if (L->each || cc == 0) draw_query_tokens(c, hm, x, y, p, L->step);
+    if (L->each || r == 0) draw_key_tokens(c, hm, x, y, p, L->step, L->angle);
     if (r == 0 && L->col_titles && L->col_titles[cc])
         font_draw_center(c, FONT_BOLD, HEAD_PX, x + hm->cols * p / 2, L->head_base, L->col_titles[cc], COL_TEXT);
     if (cc == 0 && L->row_titles && L->row_titles[r])
@@ -193,16 +213,24 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
                 char *err, size_t errlen) {
     if (grid_check(cells, rows, cols, err, errlen) || font_ensure(err, errlen)) return -1;
     GridLayout L = {.cells = cells, .rows = rows, .cols = cols, .row_titles = row_titles, .col_titles = col_titles};
+    char first[1024] = "";
+    if (title) {   /* "first line\nsecond line" */
+        const char *nl = strchr(title, '\n');
+        snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - title) : (int)strlen(title), title);
+        if (nl) snprintf(L.subtitle, sizeof L.subtitle, "%s", nl + 1);
+        L.title = first;
+    }
     /* Shared scale: cells[0]'s; a diverging auto scale covers every cell. */
     cmap_scale(cells, rows * cols, &L.vmin, &L.vmax);
-    grid_layout(&L, title);
+    grid_layout(&L);
 
     Canvas c;
     if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
-    if (L.title_base) font_draw(&c, FONT_BOLD, TITLE_PX, MARGIN, L.title_base, title, COL_TEXT);
+    if (L.title_base) font_draw(&c, FONT_BOLD, TITLE_PX, MARGIN, L.title_base, L.title, COL_TEXT);
+    if (L.sub_base) font_draw(&c, FONT_REGULAR, SUB_PX, MARGIN, L.sub_base, L.subtitle, COL_MUTED);
     for (int r = 0; r < rows; r++)
         for (int cc = 0; cc < cols; cc++) grid_draw_thumbnail(&c, &L, r, cc);
-    colorbar_draw(&c, L.cbar_x, L.y0, CBAR_W, L.cbar_h, cells[0].cmap, L.vmin, L.vmax, TICK_PX);
+    colorbar_draw(&c, L.cbar_x, L.cbar_y, CBAR_W, L.cbar_h, cells[0].cmap, L.vmin, L.vmax, TICK_PX);
     int status = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);
     return status;

@@ -34,6 +34,7 @@
 
 typedef struct {
     const RenderHeatmap *hm;
+    FmtCells fmt;            /* one number format for every cell */
     float vmin, vmax;
     int margin;
     int cell, gap;
@@ -63,9 +64,10 @@ static int cell_masked(const RenderHeatmap *hm, long k) {
 }
 
 /* Text drawn in cell k: the mask label for a masked cell, else its value. */
-static const char *cell_text(const RenderHeatmap *hm, long k, char *buf, size_t buflen) {
+static const char *cell_text(const HmLayout *L, long k, char *buf, size_t buflen) {
+    const RenderHeatmap *hm = L->hm;
     if (cell_masked(hm, k)) return hm->mask_label ? hm->mask_label : MASK_LABEL_DEFAULT;
-    fmt_value(buf, buflen, hm->values[k]);
+    fmt_cell(&L->fmt, buf, buflen, hm->values[k]);
     return buf;
 }
 
@@ -121,7 +123,7 @@ static int value_font_px(const HmLayout *L) {
         int maxw = 0;
         char buf[64];
         for (long k = 0; k < ncell; k++) {
-            int w = font_width(FONT_REGULAR, px, cell_text(hm, k, buf, sizeof buf));
+            int w = font_width(FONT_REGULAR, px, cell_text(L, k, buf, sizeof buf));
             if (w > maxw) maxw = w;
         }
         if (maxw + 6 <= L->cell && px * 1.25 <= L->cell) return px;
@@ -250,6 +252,7 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
                       int forced_mat_y) {
     memset(L, 0, sizeof *L);
     L->hm = hm;
+    L->fmt = fmt_cells_choose(hm->values, (long)hm->rows * hm->cols, hm->mask);
     cmap_scale(hm, 1, &L->vmin, &L->vmax);
     L->margin = margin;
     int n = hm->rows > hm->cols ? hm->rows : hm->cols;
@@ -280,7 +283,7 @@ static void hm_draw_values(Canvas *c, const HmLayout *L, int mx, int my) {
         for (int j = 0; j < hm->cols; j++) {
             long k = (long)i * hm->cols + j;
             float v = hm->values[k];
-            const char *s = cell_text(hm, k, buf, sizeof buf);
+            const char *s = cell_text(L, k, buf, sizeof buf);
             int cx = mx + j * cell + cell / 2, base = font_center_baseline(L->value_px, my + i * cell + cell / 2.0);
             Rgb fg;
             if (cell_masked(hm, k) || !isfinite(v)) {
@@ -469,7 +472,8 @@ static void strip_draw(Canvas *c, const StripLayout *S, const char *title, int a
         hm_draw(c, &L[p], x, S->top);
         if (arrows && p + 1 < S->n) {
             double ay = S->top + S->mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
-            double x0 = x + L[p].w - STRIP_MARGIN + 2, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 2;
+            /* 8 px clear of the colour bar's ticks and of the next panel's labels */
+            double x0 = x + L[p].w - STRIP_MARGIN + 8, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 8;
             canvas_arrow(c, x0, ay, x1, ay, 3.0, 13.0, RGB_HEX(0x707070));
         }
         x += L[p].w + STRIP_GAP;

@@ -172,7 +172,9 @@ static void draw_best_weight(Canvas *c, const LinesView *V) {
     double y1 = V->ly0 + V->focus_row * V->pitch, y2 = V->ry0 + V->best * V->pitch, t = 0.74;
     double lxm = V->x_a + t * (V->x_b - V->x_a), lym = y1 + t * (y2 - y1);
     char s[32];
-    fmt_value(s, sizeof s, V->weights[(long)V->focus_row * V->n_right + V->best]);
+    float w = V->weights[(long)V->focus_row * V->n_right + V->best];
+    FmtCells f = fmt_cells_choose(&w, 1, NULL);
+    fmt_cell(&f, s, sizeof s, w);
     int sw = font_width(FONT_BOLD, 14, s);
     canvas_fill_round_rect(c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, COL_BG, 1.0f);
     canvas_fill_round_rect(c, lxm - sw / 2.0 - 6, lym - 11, sw + 12, 22, 6, V->strong, 0.15f);

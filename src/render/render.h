@@ -54,6 +54,8 @@ typedef struct {
     float vmin, vmax;                /* colour scale; diverging with vmin==vmax → auto symmetric */
     int show_values;                 /* -1 auto, 0 never, 1 when they fit           */
     int highlight_row;               /* row to outline (e.g. the pronoun), -1 none  */
+    int outline;                     /* 1: a thick frame around the whole matrix (a
+                                        taught head in a grid)                      */
 } RenderHeatmap;
 
 /* A single heatmap with its colour bar. */
@@ -86,8 +88,11 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
 
 /* "Model view": a rows × cols grid of small heatmaps (cells[r*cols+c]) with row
  * titles on the left (e.g. "layer 0") and column titles on top ("head 0"), one
- * shared colour bar (taken from cells[0]'s cmap and scale), an overall title.
- * Thumbnails carry no per-cell text; axis token labels only when they fit. */
+ * shared colour bar (taken from cells[0]'s cmap and scale), an overall title;
+ * a second line after a '\n' in title is drawn smaller (e.g. the sentence).
+ * Thumbnails carry no per-cell text.  Up to 24 tokens every thumbnail has its
+ * query and key labels; beyond, the outer edges carry them, thinned to every
+ * k-th token so they stay legible.  A cell with outline set gets a thick frame. */
 int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
                 int rows, int cols, const char *const *row_titles,
                 const char *const *col_titles, const RenderMeta *meta,

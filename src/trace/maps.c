@@ -6,7 +6,8 @@
 
 int maps_is_special(const char *w) {
     size_t n = strlen(w);
-    return n >= 3 && w[0] == '<' && w[n - 1] == '>';
+    if (n >= 3 && w[0] == '<' && w[n - 1] == '>') return 1;
+    return !strcmp(w, "[CLS]") || !strcmp(w, "[SEP]") || !strcmp(w, "[PAD]");   /* BERT's */
 }
 
 int maps_argmax_link(const float *row, int n, int exclude, const unsigned char *skip) {

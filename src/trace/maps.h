@@ -6,7 +6,8 @@
 #define ATTNVIZ_MAPS_H
 #include "trace/trace.h"
 
-/* 1 if the token is a special token such as <eos>, <pad>, <2fr>. */
+/* 1 if the token is a special token such as <eos>, <pad>, <2fr>, <|endoftext|>,
+ * or BERT's [CLS], [SEP], [PAD]. */
 int maps_is_special(const char *token);
 
 /* Strongest link of one attention row: argmax over keys 0..n-1 skipping

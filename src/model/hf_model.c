@@ -1,0 +1,471 @@
+/* hf_model.c — see hf_model.h. */
+#include "model/hf_model.h"
+#include "core/attention.h"
+#include "core/errmsg.h"
+#include "core/tensor.h"
+#include "model/safetensors.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- loading ---- */
+
+/* Where copies land: the model's block, cut per weight (all layers of one
+ * weight side by side).  Pages of it that no copy touches cost no memory. */
+typedef struct {
+    float *wte, *wpe, *wtt, *emb_ln_w, *emb_ln_b, *lnf_w, *lnf_b;
+    float *mlm_w, *mlm_b, *mlm_ln_w, *mlm_ln_b, *mlm_bias;
+    float *ln1_w, *ln1_b, *qkv_w, *qkv_b, *proj_w, *proj_b, *ln2_w, *ln2_b, *fc_w, *fc_b, *fc2_w, *fc2_b;
+} Block;
+
+/* What one load holds: the files, the folder (for messages), a scratch buffer
+ * for tensors that are transposed or strided on their way in. */
+typedef struct {
+    SafeTensors *st;
+    Block b;
+    const char *dir;
+    const char *prefix;      /* "transformer." or "bert." */
+    float *scratch;
+    size_t scratch_n;
+    size_t n_params;
+    char *err;
+    size_t errlen;
+} Loader;
+
+/* name, or prefix + name, or with LayerNorm's gamma/beta for weight/bias. */
+static const StTensor *find_tensor(const Loader *ld, const char *name) {
+    char alt[512], full[600];
+    snprintf(alt, sizeof alt, "%s", name);
+    size_t n = strlen(alt);
+    int is_ln = strstr(name, "LayerNorm") || strstr(name, "ln_");
+    if (is_ln && n > 7 && !strcmp(alt + n - 7, ".weight")) strcpy(alt + n - 7, ".gamma");
+    else if (is_ln && n > 5 && !strcmp(alt + n - 5, ".bias")) strcpy(alt + n - 5, ".beta");
+    const char *cands[2] = {name, is_ln ? alt : NULL};
+    for (int c = 0; c < 2; c++) {
+        if (!cands[c]) continue;
+        const StTensor *t = safetensors_find(ld->st, cands[c]);
+        if (t) return t;
+        snprintf(full, sizeof full, "%s%s", ld->prefix, cands[c]);
+        if ((t = safetensors_find(ld->st, full))) return t;
+    }
+    return NULL;
+}
+
+static void shape_text(char *buf, size_t n, int ndim, const long *shape) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && k < n; d++) k += (size_t)snprintf(buf + k, n - k, "%s%ld", d ? ", " : "", shape[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Tensor `name` of shape (d0) or (d0, d1) → *field.  A float32 tensor used
+ * as stored is not copied (*field points into the mapped file); otherwise it
+ * is read into dst: transposed when `transpose` (stored (d0, d1) goes in as
+ * (d1, d0)), rows ld floats apart.  field NULL: into dst only.  Missing
+ * tensors are an error unless optional (then 1 is returned). */
+static int load(Loader *ld, const char *name, int ndim, long d0, long d1, const float **field, float *dst,
+                int transpose, long ldd, int optional) {
+    const StTensor *t = find_tensor(ld, name);
+    long want[2] = {d0, d1};
+    char ws[64], hs[64];
+    shape_text(ws, sizeof ws, ndim, want);
+    if (!t) {
+        if (optional) return 1;
+        return errmsg_set(ld->err, ld->errlen, "%s: tensor %s%s is missing (expected shape %s)", ld->dir, ld->prefix,
+                          name, ws);
+    }
+    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
+        shape_text(hs, sizeof hs, t->ndim, t->shape);
+        return errmsg_set(ld->err, ld->errlen, "%s: tensor %s has shape %s; expected %s", ld->dir, t->name, hs, ws);
+    }
+    ld->n_params += t->numel;
+    long rows = ndim == 2 ? d0 : 1, cols = ndim == 2 ? d1 : d0;
+    const float *mapped = field && !transpose && ldd == cols ? safetensors_map_f32(ld->st, t) : NULL;
+    if (mapped) { *field = mapped; return 0; }
+    if (field) *field = dst;
+    if (!transpose && ldd == cols) return safetensors_read_f32(ld->st, t, dst, ld->err, ld->errlen);
+    if (ld->scratch_n < t->numel) {
+        free(ld->scratch);
+        ld->scratch = malloc(t->numel * sizeof(float));
+        ld->scratch_n = ld->scratch ? t->numel : 0;
+        if (!ld->scratch) return errmsg_set(ld->err, ld->errlen, "out of memory loading %s", t->name);
+    }
+    if (safetensors_read_f32(ld->st, t, ld->scratch, ld->err, ld->errlen) != 0) return -1;
+    for (long r = 0; r < rows; r++)
+        for (long c = 0; c < cols; c++) {
+            float v = ld->scratch[r * cols + c];
+            if (transpose) dst[c * ldd + r] = v;
+            else dst[r * ldd + c] = v;
+        }
+    return 0;
+}
+
+/* Cuts the block b out of base; counts floats when base is NULL. */
+static size_t carve(const HfConfig *c, float *base, Block *b) {
+    size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, L = (size_t)c->n_layer, V = (size_t)c->n_vocab, off = 0;
+#define TAKE(field, count) do { b->field = base ? base + off : NULL; off += (count); } while (0)
+    TAKE(wte, V * C); TAKE(wpe, (size_t)c->n_pos * C);
+    if (c->family == HF_BERT) { TAKE(wtt, (size_t)c->n_type * C); TAKE(emb_ln_w, C); TAKE(emb_ln_b, C); }
+    TAKE(ln1_w, L * C); TAKE(ln1_b, L * C); TAKE(qkv_w, L * C * 3 * C); TAKE(qkv_b, L * 3 * C);
+    TAKE(proj_w, L * C * C); TAKE(proj_b, L * C); TAKE(ln2_w, L * C); TAKE(ln2_b, L * C);
+    TAKE(fc_w, L * C * F); TAKE(fc_b, L * F); TAKE(fc2_w, L * F * C); TAKE(fc2_b, L * C);
+    if (c->family == HF_GPT2) { TAKE(lnf_w, C); TAKE(lnf_b, C); }
+    else { TAKE(mlm_w, C * C); TAKE(mlm_b, C); TAKE(mlm_ln_w, C); TAKE(mlm_ln_b, C); TAKE(mlm_bias, V); }
+#undef TAKE
+    return off;
+}
+
+/* The weights' block, n floats: aligned to 2 MB and asking for huge pages,
+ * which spares the copies a quarter of a million page faults. */
+static float *alloc_params(size_t n) {
+    void *p = NULL;
+    size_t bytes = n * sizeof(float);
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);   /* a hint: ignored where unsupported */
+#endif
+    return p;
+}
+
+static int load_gpt2_layer(Loader *ld, HfModel *m, int l) {
+    const HfConfig *c = &m->c;
+    long C = c->d_model, F = c->d_ff;
+    HfLayer *y = &m->w.layer[l];
+    const Block *b = &ld->b;
+    char n[12][96];
+    const char *part[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                            "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                            "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "h.%d.%s", l, part[i]);
+    if (load(ld, n[0], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
+        load(ld, n[1], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
+        load(ld, n[2], 2, C, 3 * C, &y->qkv_w, b->qkv_w + l * C * 3 * C, 0, 3 * C, 0) ||
+        load(ld, n[3], 1, 3 * C, 0, &y->qkv_b, b->qkv_b + l * 3 * C, 0, 3 * C, 0) ||
+        load(ld, n[4], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 0, C, 0) ||
+        load(ld, n[5], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
+        load(ld, n[6], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
+        load(ld, n[7], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0) ||
+        load(ld, n[8], 2, C, F, &y->fc_w, b->fc_w + l * C * F, 0, F, 0) ||
+        load(ld, n[9], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
+        load(ld, n[10], 2, F, C, &y->fc2_w, b->fc2_w + l * F * C, 0, C, 0) ||
+        load(ld, n[11], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0))
+        return -1;
+    return 0;
+}
+
+static int load_gpt2(Loader *ld, HfModel *m) {
+    const HfConfig *c = &m->c;
+    long C = c->d_model;
+    HfWeights *w = &m->w;
+    ld->prefix = "transformer.";
+    if (load(ld, "wte.weight", 2, c->n_vocab, C, &w->wte, ld->b.wte, 0, C, 0) ||
+        load(ld, "wpe.weight", 2, c->n_pos, C, &w->wpe, ld->b.wpe, 0, C, 0))
+        return -1;
+    for (int l = 0; l < c->n_layer; l++)
+        if (load_gpt2_layer(ld, m, l)) return -1;
+    return load(ld, "ln_f.weight", 1, C, 0, &w->lnf_w, ld->b.lnf_w, 0, C, 0) ||
+           load(ld, "ln_f.bias", 1, C, 0, &w->lnf_b, ld->b.lnf_b, 0, C, 0) ? -1 : 0;
+}
+
+static int load_bert_layer(Loader *ld, HfModel *m, int l) {
+    const HfConfig *c = &m->c;
+    long C = c->d_model, F = c->d_ff;
+    HfLayer *y = &m->w.layer[l];
+    const Block *b = &ld->b;
+    char n[16][128];
+    const char *part[16] = {"attention.self.query.weight", "attention.self.query.bias", "attention.self.key.weight",
+                            "attention.self.key.bias", "attention.self.value.weight", "attention.self.value.bias",
+                            "attention.output.dense.weight", "attention.output.dense.bias",
+                            "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
+                            "intermediate.dense.weight", "intermediate.dense.bias", "output.dense.weight",
+                            "output.dense.bias", "output.LayerNorm.weight", "output.LayerNorm.bias"};
+    for (int i = 0; i < 16; i++) snprintf(n[i], sizeof n[i], "encoder.layer.%d.%s", l, part[i]);
+    float *qkv = b->qkv_w + l * C * 3 * C, *qkvb = b->qkv_b + l * 3 * C;
+    y->qkv_w = qkv;
+    y->qkv_b = qkvb;
+    for (int p = 0; p < 3; p++)   /* query, key, value → columns p·C … (p+1)·C of (C, 3C) */
+        if (load(ld, n[2 * p], 2, C, C, NULL, qkv + p * C, 1, 3 * C, 0) ||
+            load(ld, n[2 * p + 1], 1, C, 0, NULL, qkvb + p * C, 0, C, 0))
+            return -1;
+    if (load(ld, n[6], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 1, C, 0) ||
+        load(ld, n[7], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
+        load(ld, n[8], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
+        load(ld, n[9], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
+        load(ld, n[10], 2, F, C, &y->fc_w, b->fc_w + l * C * F, 1, F, 0) ||
+        load(ld, n[11], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
+        load(ld, n[12], 2, C, F, &y->fc2_w, b->fc2_w + l * F * C, 1, C, 0) ||
+        load(ld, n[13], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0) ||
+        load(ld, n[14], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
+        load(ld, n[15], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0))
+        return -1;
+    return 0;
+}
+
+/* BERT's masked-LM head: all of it, or none (has_mlm 0). */
+static int load_bert_mlm(Loader *ld, HfModel *m) {
+    long C = m->c.d_model, V = m->c.n_vocab;
+    HfWeights *w = &m->w;
+    const Block *b = &ld->b;
+    int r = load(ld, "cls.predictions.transform.dense.weight", 2, C, C, &w->mlm_w, b->mlm_w, 1, C, 1);
+    if (r != 0) return r < 0 ? -1 : 0;
+    if (load(ld, "cls.predictions.transform.dense.bias", 1, C, 0, &w->mlm_b, b->mlm_b, 0, C, 0) ||
+        load(ld, "cls.predictions.transform.LayerNorm.weight", 1, C, 0, &w->mlm_ln_w, b->mlm_ln_w, 0, C, 0) ||
+        load(ld, "cls.predictions.transform.LayerNorm.bias", 1, C, 0, &w->mlm_ln_b, b->mlm_ln_b, 0, C, 0))
+        return -1;
+    r = load(ld, "cls.predictions.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 1);
+    if (r > 0 && load(ld, "cls.predictions.decoder.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 0)) return -1;
+    if (r < 0) return -1;
+    m->has_mlm = 1;
+    return 0;
+}
+
+static int load_bert(Loader *ld, HfModel *m) {
+    const HfConfig *c = &m->c;
+    long C = c->d_model;
+    HfWeights *w = &m->w;
+    const Block *b = &ld->b;
+    ld->prefix = "bert.";
+    if (load(ld, "embeddings.word_embeddings.weight", 2, c->n_vocab, C, &w->wte, b->wte, 0, C, 0) ||
+        load(ld, "embeddings.position_embeddings.weight", 2, c->n_pos, C, &w->wpe, b->wpe, 0, C, 0) ||
+        load(ld, "embeddings.token_type_embeddings.weight", 2, c->n_type, C, &w->wtt, b->wtt, 0, C, 0) ||
+        load(ld, "embeddings.LayerNorm.weight", 1, C, 0, &w->emb_ln_w, b->emb_ln_w, 0, C, 0) ||
+        load(ld, "embeddings.LayerNorm.bias", 1, C, 0, &w->emb_ln_b, b->emb_ln_b, 0, C, 0))
+        return -1;
+    for (int l = 0; l < c->n_layer; l++)
+        if (load_bert_layer(ld, m, l)) return -1;
+    ld->prefix = "";   /* the MLM head sits beside "bert.", not under it */
+    return load_bert_mlm(ld, m);
+}
+
+int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    if (hf_config_load(&m->c, dir, err, errlen) != 0) return -1;
+    Loader ld = {.st = &m->st, .dir = dir, .err = err, .errlen = errlen};
+    size_t n = carve(&m->c, NULL, &ld.b);
+    m->params = alloc_params(n);
+    m->w.layer = calloc((size_t)m->c.n_layer, sizeof *m->w.layer);
+    if (!m->params || !m->w.layer) {
+        hf_model_free(m);
+        return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
+    }
+    carve(&m->c, m->params, &ld.b);
+    int rc = safetensors_open_dir(&m->st, dir, err, errlen);
+    if (rc == 0) rc = m->c.family == HF_GPT2 ? load_gpt2(&ld, m) : load_bert(&ld, m);
+    if (rc == 0) {
+        int gpt = m->c.family == HF_GPT2;
+        ld.prefix = gpt ? "transformer." : "bert.";
+        const StTensor *t = find_tensor(&ld, gpt ? "wte.weight" : "embeddings.word_embeddings.weight");
+        snprintf(m->dtype, sizeof m->dtype, "%s", t ? t->dtype : "F32");
+        m->n_params = ld.n_params;
+    }
+    free(ld.scratch);
+    if (rc != 0) hf_model_free(m);
+    return rc;
+}
+
+/* ---- forward ---- */
+
+/* out (T,C) = LayerNorm(inp) with weight w, bias b and epsilon eps. */
+static void layernorm_eps(float *out, const float *inp, const float *w, const float *b, int T, int C, float eps) {
+    for (int t = 0; t < T; t++) {
+        const float *x = inp + (size_t)t * C;
+        double mean = 0, var = 0;
+        for (int i = 0; i < C; i++) mean += x[i];
+        mean /= C;
+        for (int i = 0; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
+        float rstd = (float)(1.0 / sqrt(var / C + eps));
+        float *o = out + (size_t)t * C;
+        for (int i = 0; i < C; i++) o[i] = (float)(x[i] - mean) * rstd * w[i] + b[i];
+    }
+}
+
+/* GELU's tanh form 0.5·x·(1 + tanh(u)) is written x / (1 + e^(−2u)), the same
+ * number: one expf instead of tanhf (which costs an expm1f and more). */
+static void activation_forward(float *x, size_t n, HfAct act) {
+    const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (act == HF_ACT_GELU_TANH) x[i] = v / (1.0f + expf(-2.0f * s * (v + 0.044715f * v * v * v)));
+        else if (act == HF_ACT_GELU_ERF) x[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+        else x[i] = v > 0 ? v : 0;
+    }
+}
+
+/* Scratch of one forward pass, cut from m->buf. */
+typedef struct {
+    float *qkv;    /* (T, 3C) */
+    float *att;    /* (T, C)  heads' outputs side by side */
+    float *ff;     /* (T, F)  */
+    float *y;      /* (T, C)  a sublayer's output, or the normed input */
+    float *wts;    /* (T, T)  one head's weights */
+    unsigned char *mask;   /* (T, T) causal (GPT-2) and padding: keys n_real… hidden */
+    int use_mask;          /* 0: nothing is masked (BERT, no padding)               */
+    AttnSteps st;  /* one head's steps when asked */
+} Scratch;
+
+/* Every head of layer l: q, k, v from qkv, outputs into att, weights into
+ * the trace as map "decoder.l.masked_self" / "encoder.l.self". */
+static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, const char *const *tokens,
+                           const HfSteps *want) {
+    const HfConfig *c = &m->c;
+    int C = c->d_model, H = c->n_head, D = C / H;
+    int gpt = c->family == HF_GPT2;
+    TraceMap *map = NULL;
+    if (tr) {
+        char id[64];
+        snprintf(id, sizeof id, gpt ? "decoder.%d.masked_self" : "encoder.%d.self", l);
+        map = trace_add_map(tr, id, gpt ? "decoder" : "encoder", l, gpt ? "masked_self" : "self", tokens, T, tokens, T,
+                            D, D, s->use_mask ? s->mask : NULL, -INFINITY, H);
+        if (!map) return -1;
+    }
+    for (int h = 0; h < H; h++) {
+        int steps = want && (want->all || (want->layer == l && want->head == h));
+        AttnHead a = {.q = s->qkv + h * D, .ldq = 3 * C, .k = s->qkv + C + h * D, .ldk = 3 * C,
+                      .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = s->use_mask ? s->mask : NULL,
+                      .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
+                      .out = s->att + h * D, .ldo = C, .weights = s->wts, .steps = steps ? &s->st : NULL};
+        if (attention_forward(&a) < 0) return -1;
+        if (map && trace_set_head(map, h, s->wts, steps ? s->st.scores : NULL, steps ? s->st.scaled : NULL,
+                                  steps ? s->st.masked : NULL, steps ? s->st.output : NULL))
+            return -1;
+    }
+    return 0;
+}
+
+/* x (T,C) → x after layer l. */
+static int block_forward(HfModel *m, Scratch *s, float *x, int l, int T, Trace *tr, const char *const *tokens,
+                         const HfSteps *steps) {
+    const HfConfig *c = &m->c;
+    const HfLayer *y = &m->w.layer[l];
+    int C = c->d_model, F = c->d_ff;
+    size_t n = (size_t)T * C;
+    int pre = c->family == HF_GPT2;
+    const float *in = x;
+    if (pre) { layernorm_eps(s->y, x, y->ln1_w, y->ln1_b, T, C, c->ln_eps); in = s->y; }
+    matmul_forward(s->qkv, in, y->qkv_w, y->qkv_b, T, C, 3 * C);
+    if (attention_layer(m, s, l, T, tr, tokens, steps)) return -1;
+    matmul_forward(s->y, s->att, y->proj_w, y->proj_b, T, C, C);
+    for (size_t i = 0; i < n; i++) x[i] += s->y[i];
+    if (!pre) layernorm_eps(x, x, y->ln1_w, y->ln1_b, T, C, c->ln_eps);
+    in = x;
+    if (pre) { layernorm_eps(s->y, x, y->ln2_w, y->ln2_b, T, C, c->ln_eps); in = s->y; }
+    matmul_forward(s->ff, in, y->fc_w, y->fc_b, T, C, F);
+    activation_forward(s->ff, (size_t)T * F, c->act);
+    matmul_forward(s->y, s->ff, y->fc2_w, y->fc2_b, T, F, C);
+    for (size_t i = 0; i < n; i++) x[i] += s->y[i];
+    if (!pre) layernorm_eps(x, x, y->ln2_w, y->ln2_b, T, C, c->ln_eps);
+    return 0;
+}
+
+/* x (T,C) = the embeddings of ids. */
+static void embed(HfModel *m, float *x, const int *ids, int T) {
+    const HfConfig *c = &m->c;
+    const HfWeights *w = &m->w;
+    int C = c->d_model;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < C; i++) {
+            float v = w->wte[(size_t)ids[t] * C + i] + w->wpe[(size_t)t * C + i];
+            x[(size_t)t * C + i] = c->family == HF_BERT ? v + w->wtt[i] : v;   /* token type 0 */
+        }
+    if (c->family == HF_BERT) layernorm_eps(x, x, w->emb_ln_w, w->emb_ln_b, T, C, c->ln_eps);
+}
+
+/* Sizes m->x and m->buf for T tokens (n_real of them not padding) and cuts the scratch. */
+static int scratch_for(HfModel *m, Scratch *s, int T, int n_real, const HfSteps *steps) {
+    size_t C = (size_t)m->c.d_model, F = (size_t)m->c.d_ff, Tz = (size_t)T;
+    size_t nf = Tz * 3 * C + Tz * C + Tz * F + Tz * C + Tz * Tz;
+    free(m->x); free(m->buf);
+    m->x = malloc(Tz * C * sizeof(float));
+    m->buf = malloc(nf * sizeof(float) + Tz * Tz);
+    memset(s, 0, sizeof *s);
+    if (!m->x || !m->buf) return -1;
+    s->qkv = m->buf; s->att = s->qkv + Tz * 3 * C; s->ff = s->att + Tz * C; s->y = s->ff + Tz * F;
+    s->wts = s->y + Tz * C;
+    s->mask = (unsigned char *)(s->wts + Tz * Tz);
+    int gpt = m->c.family == HF_GPT2;
+    if (gpt) attn_causal_mask(s->mask, T, T);
+    else memset(s->mask, 1, Tz * Tz);
+    for (size_t i = 0; i < Tz; i++)   /* the padding mask: no query sees a pad */
+        memset(s->mask + i * Tz + n_real, 0, Tz - (size_t)n_real);
+    s->use_mask = gpt || n_real < T;
+    m->T = T;
+    return steps ? attn_steps_alloc(&s->st, T, T, (int)C / m->c.n_head) : 0;
+}
+
+int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, const char *const *tokens,
+                     const HfSteps *with_steps, char *err, size_t errlen) {
+    const HfConfig *c = &m->c;
+    if (T < 1 || T > c->n_pos)
+        return errmsg_set(err, errlen, "%d tokens; this %s model reads 1 to %d", T, hf_family_name(c->family), c->n_pos);
+    if (n_real < 1 || n_real > T) return errmsg_set(err, errlen, "%d tokens are not padding, of %d", n_real, T);
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= c->n_vocab)
+            return errmsg_set(err, errlen, "token id %d at position %d is outside the vocabulary (0..%d)", ids[t], t,
+                              c->n_vocab - 1);
+    Scratch s;
+    int rc = -1;
+    if (scratch_for(m, &s, T, n_real, with_steps) != 0) { errmsg_set(err, errlen, "out of memory for %d tokens", T); goto done; }
+    if (tr) {
+        char mj[512];
+        hf_model_json(m, mj, sizeof mj);
+        int gpt = c->family == HF_GPT2;
+        if (trace_set_model_json(tr, mj) || trace_set_source(tr, tokens, gpt ? 0 : T) ||
+            trace_set_target(tr, tokens, gpt ? T : 0)) { errmsg_set(err, errlen, "out of memory (trace)"); goto done; }
+    }
+    embed(m, m->x, ids, T);
+    for (int l = 0; l < c->n_layer; l++)
+        if (block_forward(m, &s, m->x, l, T, tr, tokens, with_steps)) {
+            errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
+            goto done;
+        }
+    if (c->family == HF_GPT2) layernorm_eps(m->x, m->x, m->w.lnf_w, m->w.lnf_b, T, c->d_model, c->ln_eps);
+    rc = 0;
+done:
+    attn_steps_free(&s.st);
+    return rc;
+}
+
+int hf_model_logits(HfModel *m, int t, float *logits, char *err, size_t errlen) {
+    const HfConfig *c = &m->c;
+    int C = c->d_model, V = c->n_vocab;
+    if (!m->x || t < 0 || t >= m->T) return errmsg_set(err, errlen, "no forward pass covers position %d", t);
+    const float *h = m->x + (size_t)t * C;
+    float *tmp = NULL;
+    if (c->family == HF_BERT) {
+        if (!m->has_mlm) return errmsg_set(err, errlen, "this BERT checkpoint has no masked-LM head (cls.predictions)");
+        tmp = malloc((size_t)C * sizeof *tmp);
+        if (!tmp) return errmsg_set(err, errlen, "out of memory");
+        matmul_forward(tmp, h, m->w.mlm_w, m->w.mlm_b, 1, C, C);
+        activation_forward(tmp, (size_t)C, c->act);
+        layernorm_eps(tmp, tmp, m->w.mlm_ln_w, m->w.mlm_ln_b, 1, C, c->ln_eps);
+        h = tmp;
+    }
+    for (int v = 0; v < V; v++) {   /* · wteᵀ: the tied output embedding */
+        const float *e = m->w.wte + (size_t)v * C;
+        float sum = 0;
+        OMP_SIMD_SUM
+        for (int i = 0; i < C; i++) sum += h[i] * e[i];
+        logits[v] = sum + (c->family == HF_BERT ? m->w.mlm_bias[v] : 0.0f);
+    }
+    free(tmp);
+    return 0;
+}
+
+int hf_model_json(const HfModel *m, char *buf, size_t n) {
+    const HfConfig *c = &m->c;
+    return snprintf(buf, n,
+                    "{\"family\":\"%s\",\"d_model\":%d,\"n_heads\":%d,\"d_k\":%d,\"n_layers\":%d,\"d_ff\":%d,"
+                    "\"vocab_size\":%d,\"max_positions\":%d,\"norm\":\"%s\",\"activation\":\"%s\","
+                    "\"layernorm_eps\":%g,\"parameters\":%zu,\"dtype\":\"%s\"}",
+                    hf_family_name(c->family), c->d_model, c->n_head, c->d_model / c->n_head, c->n_layer, c->d_ff,
+                    c->n_vocab, c->n_pos, c->family == HF_GPT2 ? "pre" : "post", c->act_name, (double)c->ln_eps,
+                    m->n_params, m->dtype);
+}
+
+void hf_model_free(HfModel *m) {
+    if (!m) return;
+    free(m->params); free(m->w.layer); free(m->x); free(m->buf);
+    safetensors_close(&m->st);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,190 @@
+/* hf_file.c — see hf_file.h. */
+#include "pipeline/hf_file.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hf_file_is_dir(const char *path) {
+    struct stat sb;
+    return path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* do_lower_case and strip_accents of DIR/tokenizer_config.json (uncased when absent). */
+static void bert_case(const char *dir, int *lower, int *strip) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+    *lower = 1;
+    *strip = -1;
+    char *text = access(path, R_OK) == 0 ? file_read_all(path, 1u << 20, NULL, NULL, 0) : NULL;
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    const cJSON *lc = cJSON_GetObjectItemCaseSensitive(j, "do_lower_case");
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(j, "strip_accents");
+    if (cJSON_IsBool(lc)) *lower = cJSON_IsTrue(lc);
+    if (cJSON_IsBool(sa)) *strip = cJSON_IsTrue(sa);
+    cJSON_Delete(j);
+    free(text);
+}
+
+static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
+    char a[4200], b[4200];
+    if (f->m.c.family == HF_GPT2) {
+        snprintf(a, sizeof a, "%s/vocab.json", f->dir);
+        snprintf(b, sizeof b, "%s/merges.txt", f->dir);
+        if (access(a, R_OK) != 0 || access(b, R_OK) != 0)
+            return errmsg_set(err, errlen, "%s: a GPT-2 folder needs vocab.json and merges.txt (save the tokenizer "
+                              "with tokenizer.save_pretrained(DIR))", f->dir);
+        f->bpe = bpe_load(a, b, err, errlen);
+        if (!f->bpe) return -1;
+        if (bpe_vocab_size(f->bpe) > f->m.c.n_vocab)
+            return errmsg_set(err, errlen, "%s: vocab.json has %d tokens but the model only %d", f->dir,
+                              bpe_vocab_size(f->bpe), f->m.c.n_vocab);
+        return 0;
+    }
+    snprintf(a, sizeof a, "%s/vocab.txt", f->dir);
+    if (access(a, R_OK) != 0)
+        return errmsg_set(err, errlen, "%s: a BERT folder needs vocab.txt (save the tokenizer with "
+                          "tokenizer.save_pretrained(DIR))", f->dir);
+    int strip;
+    bert_case(f->dir, &f->lower, &strip);
+    f->wp = wordpiece_load(a, f->lower, strip, err, errlen);
+    if (!f->wp) return -1;
+    if (wordpiece_vocab_size(f->wp) > f->m.c.n_vocab)
+        return errmsg_set(err, errlen, "%s: vocab.txt has %d tokens but the model only %d", f->dir,
+                          wordpiece_vocab_size(f->wp), f->m.c.n_vocab);
+    if (wordpiece_id(f->wp, "[CLS]") < 0 || wordpiece_id(f->wp, "[SEP]") < 0)
+        return errmsg_set(err, errlen, "%s: vocab.txt has no [CLS] or [SEP]", f->dir);
+    return 0;
+}
+
+int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s", dir);
+    if (hf_config_load(&f->m.c, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
+        hf_file_free(f);
+        return -1;
+    }
+    return 0;
+}
+
+int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s", dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    if (access(path, R_OK) != 0)
+        return errmsg_set(err, errlen, "%s has no config.json: give a folder written by save_pretrained (GPT-2 or "
+                          "BERT), or an attnviz .safetensors file", dir);
+    if (hf_model_load(&f->m, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
+        hf_file_free(f);
+        return -1;
+    }
+    return 0;
+}
+
+int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen) {
+    return f->bpe ? bpe_encode(f->bpe, text, ids, n, err, errlen) : wordpiece_encode(f->wp, text, ids, n, err, errlen);
+}
+
+void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
+    if (f->bpe) {
+        char buf[256];
+        bpe_token_text(f->bpe, id, buf, sizeof buf);
+        snprintf(out, n, "%s", buf[0] == ' ' && buf[1] ? buf + 1 : buf);
+    } else {
+        const char *t = wordpiece_token(f->wp, id);
+        if (t) snprintf(out, n, "%s", t);
+        else snprintf(out, n, "<%d>", id);
+    }
+}
+
+int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen) {
+    memset(in, 0, sizeof *in);
+    int *raw = NULL, n = 0;
+    if (hf_file_token_ids(f, text, &raw, &n, err, errlen) != 0) return -1;
+    int bert = f->wp != NULL, total = n + (bert ? 2 : 0);
+    if (n == 0) { free(raw); return errmsg_set(err, errlen, "the sentence has no tokens"); }
+    if (total > f->m.c.n_pos) {
+        free(raw);
+        return errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", total, f->m.c.n_pos);
+    }
+    in->ids = malloc((size_t)total * sizeof *in->ids);
+    in->tokens = calloc((size_t)total, sizeof *in->tokens);
+    if (!in->ids || !in->tokens) { free(raw); hf_input_free(in); return errmsg_set(err, errlen, "out of memory"); }
+    int k = 0, mask = bert ? wordpiece_id(f->wp, "[MASK]") : -2;
+    if (bert) in->ids[k++] = wordpiece_id(f->wp, "[CLS]");
+    for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
+    if (bert) in->ids[k++] = wordpiece_id(f->wp, "[SEP]");
+    free(raw);
+    in->n = in->n_real = total;
+    for (int i = 0; i < total; i++) {
+        char buf[256];
+        hf_file_token_text(f, in->ids[i], buf, sizeof buf);
+        if (!(in->tokens[i] = strdup(buf))) { hf_input_free(in); return errmsg_set(err, errlen, "out of memory"); }
+        in->n_masks += in->ids[i] == mask;
+    }
+    return 0;
+}
+
+int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
+    if (T <= in->n) return 0;
+    if (T > f->m.c.n_pos) return errmsg_set(err, errlen, "padding to %d tokens: the model reads at most %d", T, f->m.c.n_pos);
+    const char *pad = f->bpe ? "<|endoftext|>" : "[PAD]";
+    int id = f->bpe ? bpe_id(f->bpe, pad) : wordpiece_id(f->wp, pad);
+    if (id < 0) return errmsg_set(err, errlen, "%s: the vocabulary has no %s to pad with", f->dir, pad);
+    int *ids = realloc(in->ids, (size_t)T * sizeof *ids);
+    if (ids) in->ids = ids;
+    char **tok = ids ? realloc(in->tokens, (size_t)T * sizeof *tok) : NULL;
+    if (tok) in->tokens = tok;
+    if (!ids || !tok) return errmsg_set(err, errlen, "out of memory");
+    for (; in->n < T; in->n++) {
+        in->ids[in->n] = id;
+        if (!(in->tokens[in->n] = strdup(pad))) return errmsg_set(err, errlen, "out of memory");
+    }
+    return 0;
+}
+
+int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen) {
+    int V = f->m.c.n_vocab;
+    float *lg = malloc((size_t)V * sizeof *lg);
+    if (!lg) return errmsg_set(err, errlen, "out of memory");
+    if (hf_model_logits(&f->m, pos, lg, err, errlen) != 0) { free(lg); return -1; }
+    float mx = -INFINITY;
+    for (int v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
+    double z = 0;
+    for (int v = 0; v < V; v++) z += exp((double)lg[v] - mx);
+    for (int i = 0; i < k; i++) {   /* k passes: k is small */
+        int best = -1;
+        for (int v = 0; v < V; v++) {
+            int taken = 0;
+            for (int j = 0; j < i && !taken; j++) taken = out[j].id == v;
+            if (!taken && (best < 0 || lg[v] > lg[best])) best = v;
+        }
+        out[i].id = best;
+        out[i].prob = (float)(exp((double)lg[best] - mx) / z);
+        hf_file_token_text(f, best, out[i].text, sizeof out[i].text);
+    }
+    free(lg);
+    return 0;
+}
+
+void hf_input_free(HfInput *in) {
+    if (!in) return;
+    for (int i = 0; i < in->n && in->tokens; i++) free(in->tokens[i]);
+    free(in->tokens); free(in->ids);
+    memset(in, 0, sizeof *in);
+}
+
+void hf_file_free(HfFile *f) {
+    if (!f) return;
+    hf_model_free(&f->m);
+    bpe_free(f->bpe);
+    wordpiece_free(f->wp);
+    f->bpe = NULL;
+    f->wp = NULL;
+}

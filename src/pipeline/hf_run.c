@@ -1,0 +1,111 @@
+/* hf_run.c — see hf_run.h. */
+#include "pipeline/hf_run.h"
+#include "core/errmsg.h"
+#include "pipeline/links.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "next: “the” 0.12, “a” 0.08 …" or "[MASK] → cat 0.31, dog 0.12 …" for the page. */
+static void prediction_text(HfRun *r, int gpt) {
+    char *p = r->s.translation;
+    size_t n = sizeof r->s.translation, k = 0;
+    if (!r->has_predictions) { snprintf(p, n, "(no masked-LM head: nothing to fill)"); return; }
+    if (gpt) {
+        k += (size_t)snprintf(p + k, n - k, "next token:");
+        for (int i = 0; i < HF_RUN_TOP && k < n; i++)
+            k += (size_t)snprintf(p + k, n - k, "%s “%s” %.2f", i ? "," : "", r->next[i].text, (double)r->next[i].prob);
+        return;
+    }
+    if (r->n_masks == 0) { snprintf(p, n, "(no [MASK] to fill)"); return; }
+    for (int m = 0; m < r->n_masks && k < n; m++)
+        k += (size_t)snprintf(p + k, n - k, "%s[MASK] → %s %.2f", m ? "; " : "", r->fill[m][0].text,
+                              (double)r->fill[m][0].prob);
+}
+
+static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
+    int gpt = f->m.c.family == HF_GPT2;
+    r->has_predictions = gpt || f->m.has_mlm;
+    if (gpt) {
+        if (hf_file_top(f, r->in.n_real - 1, HF_RUN_TOP, r->next, err, errlen)) return -1;
+    } else if (r->has_predictions) {
+        int mask = wordpiece_id(f->wp, "[MASK]");
+        for (int t = 0; t < r->in.n_real && r->n_masks < HF_RUN_MAX_MASKS; t++) {
+            if (r->in.ids[t] != mask) continue;
+            r->mask_pos[r->n_masks] = t;
+            if (hf_file_top(f, t, HF_RUN_TOP, r->fill[r->n_masks++], err, errlen)) return -1;
+        }
+    }
+    prediction_text(r, gpt);
+    return 0;
+}
+
+int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    trace_init(&r->t);
+    if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
+        return -1;
+    HfSteps all = {1, -1, -1};
+    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &r->t, (const char *const *)r->in.tokens,
+                         spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen))
+        return -1;
+    r->s.text = spec->text;
+    r->s.words.n = r->in.n;
+    r->s.words.tok = r->in.tokens;   /* borrowed: the Sentence is never sentence_free'd */
+    return predict(r, f, err, errlen);
+}
+
+size_t hf_run_trace_bytes(const HfRun *r) {
+    size_t bytes = 0;
+    for (int i = 0; i < r->t.n_maps; i++) {
+        const TraceMap *m = &r->t.maps[i];
+        size_t n = (size_t)m->Tq * m->Tk, masked = 0;
+        for (size_t k = 0; m->mask && k < n; k++) masked += !m->mask[k];
+        bytes += m->mask ? 3 * n : 0;                       /* the mask: "1, " */
+        for (int h = 0; h < m->n_heads; h++)   /* a weight "%.9g, " ≈ 15 bytes; a masked one "0, " */
+            bytes += ((n - masked) * 15 + masked * 3) * (m->heads[h].scores ? 5 : 1);
+    }
+    return bytes;
+}
+
+/* The strip's head: the first query token's link, else map 0 head 0. */
+static void choose_focus(HfRun *r, const PictureSpec *ps, int *map, int *head) {
+    *map = 0;
+    *head = 0;
+    for (int q = 0; q < r->in.n; q++) {
+        const char *w = r->in.tokens[q];
+        if (ps->query ? strcmp(w, ps->query) != 0 : !links_is_pronoun(w)) continue;
+        HeadLink L = links_for_query(&r->t, q, &ps->coref);
+        if (L.map >= 0) { *map = L.map; *head = L.head; return; }
+    }
+}
+
+/* Runs the forward pass again keeping the steps of (map, head): the trace
+ * becomes that pass's, which is the same but for those steps. */
+static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t errlen) {
+    if (r->t.maps[map].heads[head].scores || r->in.n > HF_RUN_STRIP_MAX) return 0;
+    Trace t2;
+    trace_init(&t2);
+    HfSteps one = {0, r->t.maps[map].layer, head};
+    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &t2, (const char *const *)r->in.tokens, &one, err,
+                         errlen)) {
+        trace_free(&t2);
+        return -1;
+    }
+    trace_free(&r->t);
+    r->t = t2;
+    return 0;
+}
+
+int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
+    if (ps->focus_map < 0) choose_focus(r, ps, &ps->focus_map, &ps->focus_head);
+    if (!ps->no_pictures && strip_steps(r, f, ps->focus_map, ps->focus_head, err, errlen)) return -1;
+    return pictures_show_sentence(ps, &r->s, &r->t, rep, err, errlen);
+}
+
+void hf_run_free(HfRun *r) {
+    if (!r) return;
+    trace_free(&r->t);
+    hf_input_free(&r->in);
+    memset(r, 0, sizeof *r);
+}

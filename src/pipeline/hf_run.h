@@ -1,0 +1,59 @@
+/* hf_run.h — the sentence pipeline for a Hugging Face folder (hf_file.h): the
+ * sentence → tokens → forward pass with every head recorded → what the model
+ * predicts → pictures (pictures.h) + trace.json + index.html.
+ *
+ * Two halves, so the caller can speak between them (print the predictions,
+ * warn about a large trace before it is written):
+ *   hf_run_forward   tokens, forward pass, trace, predictions: GPT-2's most
+ *                    likely next tokens; BERT's candidates for each [MASK]
+ *   hf_run_pictures  the pictures the spec asks for, trace.json unless
+ *                    --trace none, index.html
+ * The step strip's head is --focus, else the head that links the first query
+ * token (pronouns by default), else layer 0 head 0; its steps come from a
+ * second forward pass of that one head (skipped over HF_RUN_STRIP_MAX tokens).
+ * Errors: -1 and one line in err.  hf_run_free accepts a zeroed HfRun. */
+#ifndef ATTNVIZ_HF_RUN_H
+#define ATTNVIZ_HF_RUN_H
+#include <stddef.h>
+#include "pipeline/hf_file.h"
+#include "pipeline/pictures.h"
+#include "pipeline/sentence.h"
+#include "trace/trace.h"
+
+#define HF_RUN_TOP 5            /* candidates printed per prediction */
+#define HF_RUN_MAX_MASKS 16
+#define HF_RUN_STRIP_MAX 128    /* tokens at most for a step strip   */
+
+typedef enum { HF_TRACE_NONE = 0, HF_TRACE_WEIGHTS = 1, HF_TRACE_STEPS = 2 } HfTraceMode;
+
+typedef struct {
+    const char *text;
+    HfTraceMode trace;
+    int no_pictures;
+    int pad_to;                  /* pad to this many tokens (a batch's longest); 0: none */
+} HfRunSpec;
+
+typedef struct {
+    HfInput in;
+    Trace t;
+    Sentence s;                  /* text, tokens and the prediction, as pictures.h reads them */
+    HfCandidate next[HF_RUN_TOP];              /* GPT-2: after the last token  */
+    int n_masks;
+    int mask_pos[HF_RUN_MAX_MASKS];            /* BERT: positions of [MASK]    */
+    HfCandidate fill[HF_RUN_MAX_MASKS][HF_RUN_TOP];
+    int has_predictions;         /* 0: BERT without its masked-LM head        */
+} HfRun;
+
+/* Encodes spec->text and runs the forward pass.  0, or -1 with err. */
+int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen);
+
+/* Bytes trace.json will take, roughly (for the warning before a large write). */
+size_t hf_run_trace_bytes(const HfRun *r);
+
+/* The pictures, trace.json and index.html in ps->dir.  ps->focus_map < 0
+ * lets the pipeline choose the strip's head.  0, or -1 with err. */
+int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen);
+
+void hf_run_free(HfRun *r);
+
+#endif

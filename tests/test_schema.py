@@ -1,0 +1,62 @@
+"""docs/trace.schema.json describes what attnviz writes, no more: every real
+trace validates, and every member the schema defines occurs in at least one
+real trace (a schema field no trace holds is documentation of nothing)."""
+import os
+from helpers import ROOT, run_ok, load_json, validate_trace, schema
+
+TIRED = "the animal didn't cross the street because it was too tired ."
+
+
+def schema_members(node, path="", out=None):
+    """Every 'properties' member of the schema as a dotted path (arrays as [])."""
+    out = set() if out is None else out
+    if isinstance(node, dict):
+        if "$ref" in node:
+            name = node["$ref"].split("/")[-1]
+            if (path, name) not in SEEN:
+                SEEN.add((path, name))
+                schema_members(schema()["$defs"][name], path, out)
+        for k, v in node.get("properties", {}).items():
+            p = f"{path}.{k}" if path else k
+            out.add(p)
+            schema_members(v, p, out)
+        if "items" in node:
+            schema_members(node["items"], path + "[]", out)
+        for alt in node.get("oneOf", []):
+            schema_members(alt, path, out)
+    return out
+
+
+SEEN = set()
+
+
+def trace_members(x, path="", out=None):
+    out = set() if out is None else out
+    if isinstance(x, dict):
+        for k, v in x.items():
+            p = f"{path}.{k}" if path else k
+            out.add(p)
+            trace_members(v, p, out)
+    elif isinstance(x, list):
+        for v in x:
+            trace_members(v, path + "[]", out)
+    return out
+
+
+def test_schema_has_no_unused_fields(tmp):
+    traces = []
+    a = os.path.join(tmp, "a")
+    run_ok("steps", "--q", "[[1,0],[0,1]]", "--k", "[[1,0],[0,1]]", "--v", "[[1,2],[3,4]]", "--mask", "causal",
+           "--out", a)
+    traces.append(load_json(os.path.join(a, "trace.json")))
+    b = os.path.join(tmp, "b")
+    run_ok("run", "--trace", "steps", "--importance", "--ablate", "decoder.0.cross.1", "--out", b, TIRED)
+    traces.append(load_json(os.path.join(b, "trace.json")))
+    seen = set()
+    for t in traces:
+        validate_trace(t)
+        trace_members(t, out=seen)
+    SEEN.clear()
+    declared = schema_members(schema())
+    unused = sorted(declared - seen)
+    assert not unused, f"the schema defines members no trace holds: {unused}"
