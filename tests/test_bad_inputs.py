@@ -139,6 +139,15 @@ def huge_tensor_model(tmp, name, index=None):
     return changed_model(tmp, "huge-" + name + str(index), change_tensors=fix)
 
 
+def gpt2_dir(tmp):
+    """A tiny random GPT-2 folder (tests/hf_fixtures.py), made once."""
+    import hf_fixtures
+    d = os.path.join(tmp, "gpt2")
+    if not os.path.isdir(d):
+        hf_fixtures.write_gpt2_dir(d, C=16, H=2, L=1, P=32)
+    return d
+
+
 def sparse_file(tmp, name, size, head=b""):
     p = os.path.join(tmp, name)
     with open(p, "wb") as f:
@@ -189,6 +198,12 @@ CASES = [
      ["cannot write"], 16 * KB),
     ("train, disk full", "2", lambda t, o: tiny_model_args(small_corpus(t), os.path.join(o, "m.safetensors")),
      ["cannot write"], 1 * KB),
+    ("run on a GPT-2 folder, disk full", "2",
+     lambda t, o: ["run", "--model", gpt2_dir(t), "--out", o, "The animal didn't cross the street because it"],
+     ["cannot write"], 64 * KB),
+    ("run on a GPT-2 folder, bad --focus", "3",
+     lambda t, o: ["run", "--model", gpt2_dir(t), "--focus", "decoder.99.masked_self.0", "--out", o, "The animal"],
+     ["--focus"], None),
     ("run, model too short for the sentence", "2",
      lambda t, o: ["run", "--model", config_model(t, "short", max_len=4), "--out", o, SENT], ["at most 3"], None),
     # 3. arguments checked before the work
