@@ -148,6 +148,16 @@ def gpt2_dir(tmp):
     return d
 
 
+def gpt2_dir_big_header(tmp):
+    d = os.path.join(tmp, "gpt2-big-header")
+    if not os.path.isdir(d):
+        shutil.copytree(gpt2_dir(tmp), d)
+        with open(os.path.join(d, "model.safetensors"), "wb") as f:
+            f.write(struct.pack("<Q", 100 << 20) + b"{")
+            f.truncate((100 << 20) + 64)
+    return d
+
+
 def sparse_file(tmp, name, size, head=b""):
     p = os.path.join(tmp, name)
     with open(p, "wb") as f:
@@ -201,6 +211,8 @@ CASES = [
     ("run on a GPT-2 folder, disk full", "2",
      lambda t, o: ["run", "--model", gpt2_dir(t), "--out", o, "The animal didn't cross the street because it"],
      ["cannot write"], 64 * KB),
+    ("run on a GPT-2 folder with a 100 MB safetensors header", "4",
+     lambda t, o: ["run", "--model", gpt2_dir_big_header(t), "--out", o, "The animal"], ["the limit is"], None),
     ("run on a GPT-2 folder, bad --focus", "3",
      lambda t, o: ["run", "--model", gpt2_dir(t), "--focus", "decoder.99.masked_self.0", "--out", o, "The animal"],
      ["--focus"], None),
