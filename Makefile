@@ -23,19 +23,21 @@ endif
 
 # OpenBLAS (Debian's libopenblas-dev) for the big matrix products when present;
 # the plain loops stay as the reference (make BLAS=0 uses only them).
+# Read when a recipe first needs them (not when make starts), so `make deps
+# demo` builds with what deps has just installed; $(BUILD)/flags records the
+# flags and every object depends on it, so a later make rebuilds when they change.
 BLAS ?= 1
 ifeq ($(BLAS),1)
-BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null)
-ifneq ($(strip $(BLAS_LIBS)),)
-BLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null) -DATTNVIZ_BLAS=1
-endif
+BLAS_LIBS = $(eval BLAS_LIBS := $(shell pkg-config --libs openblas 2>/dev/null))$(BLAS_LIBS)
+BLAS_CFLAGS = $(eval BLAS_CFLAGS := $(if $(strip $(BLAS_LIBS)),$(shell pkg-config --cflags openblas 2>/dev/null) \
+              -DATTNVIZ_BLAS=1))$(BLAS_CFLAGS)
 endif
 
 # -fno-math-errno: sqrtf and friends need not set errno, so loops calling them
 # vectorise (no value changes; nothing here reads errno after a math call).
 OPT     ?= -O2
 SAN     ?=
-CFLAGS  := $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
+CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
@@ -47,7 +49,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize install uninstall clean help demo bench bench-train bench-hf model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf model
 
 all: $(BUILD)/attnviz
 
@@ -57,7 +59,10 @@ $(BUILD)/attnviz: $(BUILD)/src/cli/main.o $(LIB_OBJ)
 $(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/%.o: %.c
+# `make deps X`: deps finishes before anything is compiled, even with -j.
+DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
+
+$(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -67,10 +72,17 @@ $(BUILD)/%.o: %.c
 KERNEL_OPT ?= -O3
 KERNEL_OBJ := $(addprefix $(BUILD)/src/,core/tensor.o core/attention.o model/model.o model/model_backward.o)
 $(KERNEL_OBJ): CFLAGS += $(KERNEL_OPT)
+# The compile and link flags in force; rewritten only when they change.
+$(BUILD)/flags: FORCE | $(DEPS_FIRST)
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(subst ','\'',$(CC) $(CFLAGS) $(LDFLAGS) $(LDLIBS))' > $@.new
+	@cmp -s $@.new $@ && rm -f $@.new || mv $@.new $@
+FORCE:
 
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
-            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium
+            fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
+            clang libclang-rt-dev
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
@@ -156,6 +168,35 @@ sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 KERNEL_OPT= OPENMP=0 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c, seeds in tests/fuzz/NAME/), built
+# with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
+# keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
+# FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.  The Hugging Face
+# readers' harnesses (safetensors, config.json, BPE, WordPiece) join once their
+# sources are in src/model/.
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config $(if $(wildcard src/model/bpe.c),safetensors hf_config bpe wordpiece)
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_DIR     := build/fuzz
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fno-omit-frame-pointer \
+                -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
+.SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_DIR)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+	@fail=0; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
+	  echo "fuzz $$t: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/$$t.log)"; \
+	  if TMPDIR=$${TMPDIR:-/tmp} $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	       -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus-$$t tests/fuzz/$$t >$(FUZZ_DIR)/$$t.log 2>&1; \
+	  then grep -E '^Done [0-9]+ runs' $(FUZZ_DIR)/$$t.log | sed "s/^/  $$t: /"; \
+	  else fail=1; echo "  $$t: FAILED"; tail -n 30 $(FUZZ_DIR)/$$t.log; fi; \
+	done; exit $$fail
+
 install: $(BUILD)/attnviz
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/attnviz
 	install -m 755 $(BUILD)/attnviz $(DESTDIR)$(PREFIX)/bin/attnviz
@@ -170,6 +211,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make bench | make bench-hf | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -110,7 +110,7 @@ def test_run_bad_inputs(tmp):
         (["run", "--model", mp, "--focus", "0.9", "the cat ."], "head 9"),
         (["run", "--model", mp, "--trace", "all", "the cat ."], "--trace"),
         (["run", "--model", mp, "--target", "le chat", "a", "b"], "--target"),
-        (["run", "--model", mp, " ".join(["cat"] * 70)], "64"),
+        (["run", "--model", mp, " ".join(["cat"] * 70)], "at most 63"),   # the model's true limit (max_len 64 less <eos>)
     ]
     for i, (args, words) in enumerate(cases):
         out = os.path.join(tmp, f"o{i}")

@@ -253,3 +253,28 @@ TEST(tokenizer_vocab_save_load) {
     CHECK(strstr(err, "<pad>") != NULL);
     CHECK_INT(vocab_load(&w, "/nonexistent/vocab.txt", err, sizeof err), -1);
 }
+
+/* Issue 14: a hyphen right after an apostrophe is its own token, so the tokens
+ * joined by spaces re-tokenize to themselves (found by fuzz_tokenizer's property). */
+TEST(tokenizer_hyphen_after_apostrophe_round_trips) {
+    const char *cases[][4] = {{"'-s", "'", "-", "s"}, {"l'-a", "l'", "-", "a"}};
+    for (int c = 0; c < 2; c++) {
+        Tokens t, again;
+        char err[256];
+        REQUIRE(tokenizer_split(&t, cases[c][0], err, sizeof err) == 0);
+        CHECK(t.n == 3);
+        for (int i = 0; i < 3 && i < t.n; i++) CHECK(!strcmp(t.tok[i], cases[c][i + 1]));
+        char joined[64] = "";
+        for (int i = 0; i < t.n; i++) { if (i) strcat(joined, " "); strcat(joined, t.tok[i]); }
+        REQUIRE(tokenizer_split(&again, joined, err, sizeof err) == 0);
+        CHECK(again.n == t.n);
+        for (int i = 0; i < t.n && i < again.n; i++) CHECK(!strcmp(t.tok[i], again.tok[i]));
+        tokens_free(&t);
+        tokens_free(&again);
+    }
+    Tokens g;
+    char err[256];
+    REQUIRE(tokenizer_split(&g, "grand-mère", err, sizeof err) == 0);
+    CHECK(g.n == 1);
+    tokens_free(&g);
+}

@@ -12,6 +12,7 @@
  * anything else. */
 #ifndef ATTNVIZ_CLI_H
 #define ATTNVIZ_CLI_H
+#include "core/fileio.h"
 #include <stddef.h>
 
 #define ATTNVIZ_VERSION "0.1.0"
@@ -33,6 +34,17 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Creates DIR (and parents) if missing and checks it is writable.  0 or -1 (message printed). */
 int cli_prepare_outdir(const char *dir);
+
+/* Output written through a staging folder (fileio.h's OutStage): checks DIR
+ * like cli_prepare_outdir and opens the stage; write under st->dir.  While it
+ * is open, messages name DIR instead of the staging folder.  0 or -1 (printed). */
+int cli_stage_open(OutStage *st, const char *dir);
+/* ok: moves the staged files into DIR; else removes them (nothing new is
+ * left).  0 when committed, -1 otherwise (an error while committing is printed). */
+int cli_stage_close(OutStage *st, int ok);
+
+/* --quiet: warnings are not printed either (errors always are). */
+void cli_set_quiet(int quiet);
 
 /* 1 if arg is --help or -h. */
 int cli_is_help(const char *arg);

@@ -8,10 +8,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The staging folder of the output being written and the folder the user
+ * named: messages show the latter (cli_stage_open). */
+static char stage_dir[4096], stage_target[4096];
+static int quiet_warnings;
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
+static int utf8_seq(const unsigned char *p) {
+    unsigned c = p[0];
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (!len) return 0;
+    unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (int i = 1; i < len; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* Writes s as one line: the staging folder shown as the user's folder, bytes
+ * that are not UTF-8 as \xNN, control characters (newlines too) as spaces. */
+static void put_clean(const char *s, FILE *f) {
+    size_t sl = strlen(stage_dir);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        if (sl && !strncmp((const char *)p, stage_dir, sl)) { fputs(stage_target, f); p += sl; continue; }
+        int len = utf8_seq(p);
+        if (!len) { fprintf(f, "\\x%02X", *p++); continue; }
+        if (len == 1 && (*p < 0x20 || *p == 0x7F)) { fputc(' ', f); p++; continue; }
+        fwrite(p, 1, (size_t)len, f);
+        p += len;
+    }
+}
+
 /* "attnviz: KIND: message" on stderr, one line. */
 static void say(const char *kind, const char *fmt, va_list ap) {
+    char buf[8192];
+    vsnprintf(buf, sizeof buf, fmt, ap);
     fprintf(stderr, "attnviz: %s: ", kind);
-    vfprintf(stderr, fmt, ap);
+    put_clean(buf, stderr);
     fputc('\n', stderr);
 }
 
@@ -22,7 +60,10 @@ void cli_error(const char *fmt, ...) {
     va_end(ap);
 }
 
+void cli_set_quiet(int quiet) { quiet_warnings = quiet; }
+
 void cli_warn(const char *fmt, ...) {
+    if (quiet_warnings) return;
     va_list ap;
     va_start(ap, fmt);
     say("warning", fmt, ap);
@@ -62,6 +103,30 @@ int cli_prepare_outdir(const char *dir) {
         return -1;
     }
     return 0;
+}
+
+int cli_stage_open(OutStage *st, const char *dir) {
+    char err[1024];
+    if (!dir || !*dir) { cli_error("--out needs a folder name"); return -1; }
+    struct stat sb;
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        cli_error("--out %s is a file, not a folder (choose another --out)", dir);
+        return -1;
+    }
+    if (outstage_open(st, dir, err, sizeof err) != 0) { cli_error("%s (choose another --out)", err); return -1; }
+    snprintf(stage_dir, sizeof stage_dir, "%s", st->dir);
+    snprintf(stage_target, sizeof stage_target, "%s", st->target);
+    return 0;
+}
+
+int cli_stage_close(OutStage *st, int ok) {
+    char err[1024];
+    int rc = 0;
+    if (ok) rc = outstage_commit(st, err, sizeof err);
+    else outstage_abort(st);
+    if (rc != 0) cli_error("%s", err);
+    stage_dir[0] = stage_target[0] = '\0';
+    return ok && rc == 0 ? 0 : -1;
 }
 
 int cli_is_help(const char *arg) {

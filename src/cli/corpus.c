@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef ATTNVIZ_DATADIR
@@ -71,12 +72,25 @@ int cli_corpus(int argc, char **argv) {
     o.heldout_permille = (int)share;
     o.lesson_copies = (int)copies;
     o.data_dir = data ? data : default_data_dir(data_buf, sizeof data_buf);
-    if (cli_prepare_outdir(o.out_dir)) return 1;
+    struct stat ds;
+    char nouns[4200];
+    snprintf(nouns, sizeof nouns, "%s/nouns.txt", data ? data : ".");
+    if (data && (stat(data, &ds) != 0 || !S_ISDIR(ds.st_mode) || access(nouns, R_OK) != 0)) {
+        cli_error("--data %s is not a folder with the corpus lexicon (nouns.txt, verbs.txt, templates.txt, …; "
+                  "e.g. samples/corpus)", data);
+        return 1;
+    }
     CorpusStats *st = calloc(1, sizeof *st);
     if (!st) { cli_error("out of memory"); return 1; }
+    OutStage stage;   /* written into a staging folder, moved into --out when complete */
+    if (cli_stage_open(&stage, o.out_dir)) { free(st); return 1; }
+    const char *out = o.out_dir;
+    o.out_dir = stage.dir;
     char err[512];
-    if (corpus_generate(&o, st, err, sizeof err)) {
-        cli_error("%s", err);
+    int made = corpus_generate(&o, st, err, sizeof err) == 0;
+    o.out_dir = out;
+    if (!made) cli_error("%s", err);
+    if (cli_stage_close(&stage, made) != 0) {
         free(st);
         return 1;
     }

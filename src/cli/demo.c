@@ -84,10 +84,15 @@ int cli_demo(int argc, char **argv) {
 #endif
     int status = 1;
     if (demo_load(&d) != 0) { cli_error("%s", d.err); goto cleanup; }
-    if (cli_prepare_outdir(d.out) != 0) goto cleanup;
+    OutStage stage;   /* every file goes to a staging folder first: a failure leaves --out as it was */
+    if (cli_stage_open(&stage, d.out) != 0) goto cleanup;
+    const char *out = d.out;
+    d.out = stage.dir;
     int r = demo_render(&d);
+    d.out = out;
     print_warnings(&d);
-    if (r != 0) { cli_error("%s", d.err); goto cleanup; }
+    if (r != 0) cli_error("%s", d.err);
+    if (cli_stage_close(&stage, r == 0) != 0) goto cleanup;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (!quiet) print_summary(&d, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     status = 0;

@@ -1,5 +1,6 @@
 /* main.c — attnviz command line: dispatches to the subcommands (cli.h). */
 #include "cli/cli.h"
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@ static void omp_short_spin(char **argv) {
 int main(int argc, char **argv) {
     omp_short_spin(argv);
     if (argc < 2) { usage(stderr); return 2; }
+    /* A file over `ulimit -f` is then a write error we report and clean up
+     * after, not a signal that kills us with half-written files behind. */
+    signal(SIGXFSZ, SIG_IGN);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) { printf("attnviz %s\n", ATTNVIZ_VERSION); return 0; }
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }

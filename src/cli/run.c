@@ -85,7 +85,8 @@ static void run_usage(FILE *f) {
         "  --batch           run all sentences as one padded batch (shows <pad>, [PAD] and the\n"
         "                    padding mask)\n"
         "  --out DIR         output folder (default output/)\n"
-        "  --quiet           print only errors\n"
+        "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
+        "  --quiet           print only errors (no translation, links or warnings)\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
         "Examples:\n"
         "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n"
@@ -139,7 +140,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (taken < 0) return -1;
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
-        else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else if (!strcmp(arg, "--quiet")) { a->quiet = 1; cli_set_quiet(1); }
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
@@ -197,6 +198,10 @@ static int translate_all(Run *r) {
     if (a->ablate) {
         if (model_ablate_parse(&r->mf.m, a->ablate) != 0) { cli_error("--ablate %s", r->mf.m.err); return -1; }
         model_ablate_describe(&r->mf.m, 0, r->ablated, sizeof r->ablated);
+    }
+    if (a->focus && links_check_focus(a->focus, &r->mf.m.config, r->err, sizeof r->err) != 0) {
+        cli_error("%s", r->err);   /* before any sentence runs */
+        return -1;
     }
     int n = a->n_sentences, tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR;
     for (int i = 0; i < n; i++) {
@@ -389,6 +394,10 @@ static int show_sentence(Run *r, int i, const char *dir) {
         printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
         if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
+    if (trace_check_finite(&t, r->err, sizeof r->err) != 0) {   /* NaN weights are never drawn as if real */
+        cli_error("model %s on \"%s\": %s", r->mf.path, s->text, r->err);
+        goto done;
+    }
     int focus_map, focus_head;
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
     print_links(r, s, &t, focus_map, focus_head);
@@ -556,21 +565,27 @@ int cli_run(int argc, char **argv) {
     command_line(r.command, sizeof r.command, argc, argv);
     int status = 1;
     double t0 = now_ms();
-    if (hf_file_is_dir(a.model)) {
+    int hf = hf_file_is_dir(a.model);
+    if (hf) {
         if (a.ablate || a.importance) {   /* knock-outs live in attnviz's own model for now */
             cli_error("%s works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet on "
                       "GPT-2/BERT folders", a.ablate ? "--ablate" : "--importance");
             goto cleanup;
         }
-        if (run_hf(&r) != 0) goto cleanup;
     } else {
         if (translate_all(&r) != 0 || check_choice(&a, r.mf.m.config.n_enc_layers > r.mf.m.config.n_dec_layers
                                                                ? r.mf.m.config.n_enc_layers : r.mf.m.config.n_dec_layers,
                                                        r.mf.m.config.n_heads) != 0)
             goto cleanup;
         r.ms_model += now_ms() - t0;
-        if (cli_prepare_outdir(a.out) != 0 || show_all(&r) != 0) goto cleanup;
     }
+    OutStage stage;   /* every file goes to a staging folder first: a failure leaves --out as it was */
+    if (cli_stage_open(&stage, a.out) != 0) goto cleanup;
+    const char *out = a.out;
+    a.out = stage.dir;
+    int shown = (hf ? run_hf(&r) : show_all(&r)) == 0;
+    a.out = out;
+    if (cli_stage_close(&stage, shown) != 0) goto cleanup;
     if (!a.quiet)
         printf("%s in %s/\n", strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html"
                                                            : "pictures and index.html (no trace.json: --trace none)", a.out);

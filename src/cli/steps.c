@@ -5,8 +5,8 @@
  *
  * Prints each step as an aligned table under its formula, then writes one
  * picture per step, a strip of all steps, and trace.json into --out.  Every
- * input is checked before anything is written; if writing fails half-way, the
- * files already written by this run are removed. */
+ * input is checked before anything is written; the files are written into a
+ * staging folder and moved into --out only when all are written (fileio.h). */
 #include "core/attention.h"
 #include "cli/cli.h"
 #include "core/jsonmat.h"
@@ -21,6 +21,11 @@
 #include <unistd.h>
 
 #define STEPS_MAX_TOKENS 4096
+/* The pictures' limit (render's canvas cap is reached between 2048 and 3072
+ * tokens), checked before any computation; the help text states it. */
+#define STEPS_MAX_SIDE 2048
+/* trace.json larger than this is announced before it is written. */
+#define STEPS_TRACE_WARN_BYTES (100u << 20)
 
 typedef struct {
     const char *q, *k, *v, *scores, *mask, *mask_fill, *tokens, *query_tokens, *out;
@@ -43,7 +48,9 @@ static void steps_usage(FILE *f) {
         "  --tokens a,b,c    key labels (also query labels when Tq = Tk)\n"
         "  --query-tokens .. query labels when Tq ≠ Tk\n"
         "  --out DIR         where pictures and trace.json go (default output/)\n"
-        "  --quiet           do not print the tables\n\n"
+        "  --quiet           do not print the tables (warnings and errors are still printed)\n\n"
+        "Limits: at most 2048 queries, keys and value columns (the pictures' size), checked\n"
+        "before computing; a trace.json over 100 MB (from about 1400 × 1400) is announced first.\n\n"
         "A row whose keys are all masked with -inf has no softmax (0/0): attnviz\n"
         "defines its weights and output as zeros and warns.\n\n"
         "Example (the lesson's causal 3×3):\n"
@@ -169,6 +176,9 @@ static int parse_fill(const char *s, float *fill) {
         return -1;
     }
     *fill = (float)d;
+    if (d > 0)
+        cli_warn("--mask-fill %s is positive: masked cells get more weight than the others, not less (the lesson "
+                 "uses -10000 or -1e9)", s);
     return 0;
 }
 
@@ -205,14 +215,6 @@ static int parse_args(StepsArgs *a, int argc, char **argv) {
         return -1;
     }
     return 0;
-}
-
-/* Files written by this run, so a failure can remove them. */
-typedef struct { char paths[16][4096]; int n; } Written;
-
-static void written_rollback(Written *w) {
-    for (int i = 0; i < w->n; i++) unlink(w->paths[i]);
-    w->n = 0;
 }
 
 /* The checked inputs of one computation. */
@@ -252,6 +254,15 @@ static int read_matrices(const StepsArgs *a, StepsInput *in) {
         }
     }
     in->Dv = a->v ? in->V.cols : 0;
+    if (in->Tq > STEPS_MAX_SIDE || in->Tk > STEPS_MAX_SIDE || in->Dv > STEPS_MAX_SIDE) {
+        cli_error("%d queries × %d keys%s is too large to draw: steps takes at most %d of each", in->Tq, in->Tk,
+                  a->v ? " (and V's columns)" : "", STEPS_MAX_SIDE);
+        return -1;
+    }
+    /* weights, scores, scaled, masked (Tq × Tk) and output (Tq × Dv), ~12 bytes a number */
+    double trace_bytes = 12.0 * in->Tq * (4.0 * in->Tk + in->Dv);
+    if (trace_bytes > STEPS_TRACE_WARN_BYTES)
+        cli_warn("trace.json will be about %.0f MB (%d × %d)", trace_bytes / (1 << 20), in->Tq, in->Tk);
     return 0;
 }
 
@@ -338,6 +349,28 @@ static int compute(const StepsArgs *a, const StepsInput *in, AttnSteps *st) {
     return 0;
 }
 
+/* The first step holding NaN or ±∞ (a masked cell's −∞ excepted), named with
+ * its cell: inputs near float32's limit (3.4e38) overflow.  0, or -1 (printed). */
+static int check_finite(const StepsArgs *a, const StepsInput *in, const AttnSteps *st) {
+    struct { const char *name; const float *x; int cols; } steps[] = {
+        {a->scores ? "the given scores" : "step 1 (scores = Q·Kᵀ)", st->scores, in->Tk},
+        {"step 2 (scaled = scores / √d_k)", a->scores ? NULL : st->scaled, in->Tk},
+        {"step 3 (masked = scaled + M)", in->has_mask ? st->masked : NULL, in->Tk},
+        {"step 4 (weights = softmax)", st->weights, in->Tk},
+        {"step 5 (output = weights · V)", a->v ? st->output : NULL, in->Dv}};
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        const float *x = steps[s].x;
+        for (size_t i = 0; x && i < (size_t)in->Tq * steps[s].cols; i++) {
+            if (isfinite(x[i]) || (x == st->masked && !in->mask[i] && x[i] == in->fill)) continue;
+            cli_error("%s gives %s at row %zu, column %zu: the inputs are too large for float32 (|x| < 3.4e38, "
+                      "products too); scale them down", steps[s].name, isnan(x[i]) ? "NaN" : "infinity",
+                      i / steps[s].cols, i % steps[s].cols);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Every step as an aligned table under its formula. */
 static void print_steps(const StepsArgs *a, const StepsInput *in, const AttnSteps *st) {
     int Tq = in->Tq, Tk = in->Tk, D = in->D;
@@ -394,8 +427,8 @@ static int step_panels(const StepsArgs *a, const StepsInput *in, const AttnSteps
     return stepview_panels(&sv, p, kinds);
 }
 
-/* One picture per step, the strip of all, then trace.json; a failure removes what this run wrote. */
-static int write_outputs(const StepsArgs *a, const StepsInput *in, const AttnSteps *st, Trace *trace) {
+/* One picture per step, the strip of all, then trace.json, into dir (the staging folder). */
+static int write_outputs(const StepsArgs *a, const char *dir, const StepsInput *in, const AttnSteps *st, Trace *trace) {
     static const char *const files[STEP_COUNT] = {"steps-1-scores.png", "steps-2-scaled.png", "steps-3-masked.png",
                                                   "steps-4-weights.png", "steps-5-output.png"};
     char scale_caption[64], mask_caption[64], err[512], tokens_text[1024] = "";
@@ -406,14 +439,12 @@ static int write_outputs(const StepsArgs *a, const StepsInput *in, const AttnSte
         size_t len = strlen(tokens_text);
         snprintf(tokens_text + len, sizeof tokens_text - len, "%s%s", j ? " " : "", in->klab[j]);
     }
-    static Written written;
-    written.n = 0;
     for (int p = 0; p <= np; p++) {
         const char *file = p < np ? files[kinds[p]] : "steps-strip.png";
         char path[4096];
-        if (snprintf(path, sizeof path, "%s/%s", a->out, file) >= (int)sizeof path) {
+        if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path) {
             cli_error("--out path is too long");
-            goto rollback;
+            return -1;
         }
         RenderMetaItem items[] = {
             {"Title", p < np ? hms[p].title : "attention step by step"},
@@ -426,8 +457,7 @@ static int write_outputs(const StepsArgs *a, const StepsInput *in, const AttnSte
         int r = p < np ? render_heatmap(path, &hms[p], &meta, err, sizeof err)
                        : render_strip(path, "Attention step by step: softmax(Q·Kᵀ / √d_k + M) · V", hms, np, &meta,
                                       err, sizeof err);
-        if (r != 0) { cli_error("%s", err); goto rollback; }
-        snprintf(written.paths[written.n++], sizeof written.paths[0], "%s", path);
+        if (r != 0) { cli_error("%s", err); return -1; }
         trace_add_image(trace, file);
     }
     TraceMap *m = trace_add_map(trace, "custom", "custom", 0, "custom", (const char *const *)in->qlab, in->Tq,
@@ -435,19 +465,15 @@ static int write_outputs(const StepsArgs *a, const StepsInput *in, const AttnSte
                                 in->fill, 1);
     if (!m || trace_set_head(m, 0, st->weights, st->scores, st->scaled, st->masked, a->v ? st->output : NULL)) {
         cli_error("out of memory");
-        goto rollback;
+        return -1;
     }
     m->scaled_by_sqrt_dk = !(a->no_scale || a->scores);
     trace_set_source(trace, (const char *const *)in->klab, in->Tk);
     trace_set_target(trace, (const char *const *)in->qlab, in->Tq);
     char path[4096];
-    snprintf(path, sizeof path, "%s/trace.json", a->out);
-    if (trace_write_json(trace, path, err, sizeof err)) { cli_error("%s", err); goto rollback; }
-    if (!a->quiet) printf("wrote %d pictures and trace.json to %s/\n", np + 1, a->out);
-    return 0;
-rollback:
-    written_rollback(&written);
-    return -1;
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    if (trace_write_json(trace, path, err, sizeof err)) { cli_error("%s", err); return -1; }
+    return np + 1;
 }
 
 static void input_free(StepsInput *in) {
@@ -471,9 +497,13 @@ int cli_steps(int argc, char **argv) {
     if (isinf(in.fill)) snprintf(in.fill_text, sizeof in.fill_text, "−∞");
     else format_value(in.fill_text, sizeof in.fill_text, in.fill);
     if (read_matrices(&a, &in) || build_mask(&a, &in) || build_labels(&a, &in)) goto cleanup;
-    if (compute(&a, &in, &st)) goto cleanup;
+    if (compute(&a, &in, &st) || check_finite(&a, &in, &st)) goto cleanup;
     if (!a.quiet) print_steps(&a, &in, &st);
-    if (cli_prepare_outdir(a.out) != 0 || write_outputs(&a, &in, &st, &trace) != 0) goto cleanup;
+    OutStage stage;
+    if (cli_stage_open(&stage, a.out) != 0) goto cleanup;
+    int n_pictures = write_outputs(&a, stage.dir, &in, &st, &trace);
+    if (cli_stage_close(&stage, n_pictures > 0) != 0) goto cleanup;
+    if (!a.quiet) printf("wrote %d pictures and trace.json to %s/\n", n_pictures, a.out);
     status = 0;
 cleanup:
     input_free(&in);

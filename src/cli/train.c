@@ -6,6 +6,8 @@
  *
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
+#include "core/fileio.h"
+#include "lesson/corpus.h"
 #include "lesson/eval.h"
 #include "lesson/train.h"
 #include "model/checkpoint.h"
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The two sentences of the lesson's coreference picture (snapshots). */
@@ -220,8 +223,44 @@ static char *join_args(const char *first, int argc, char **argv) {
     return s;
 }
 
+/* --out must name a file we can create beside its folder's other files: not a
+ * folder, not a dangling symlink, in an existing writable folder.  Checked
+ * before training, which may take hours.  0, or -1 (printed). */
+static int check_out_path(const char *out) {
+    struct stat st;
+    if (lstat(out, &st) == 0) {
+        if (S_ISLNK(st.st_mode) && stat(out, &st) != 0) {
+            cli_error("--out %s is a symbolic link to nothing (remove it or choose another --out)", out);
+            return -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            cli_error("--out %s is a folder; give a file name, e.g. %s/model.safetensors", out, out);
+            return -1;
+        }
+    }
+    AtomicFile probe;   /* the temporary the checkpoint will be written through, created and removed */
+    char err[1024];
+    if (atomic_open(&probe, out, err, sizeof err)) { cli_error("--out: %s", err); return -1; }
+    atomic_abort(&probe);
+    return 0;
+}
+
+/* Every line of a TSV checked as strictly as eval reads it (corpus_read_tsv),
+ * before any training.  0, or -1 (printed). */
+static int check_tsv(const char *path) {
+    Corpus c;
+    char err[1024];
+    if (corpus_read_tsv(&c, path, err, sizeof err)) { cli_error("%s", err); return -1; }
+    corpus_free(&c);
+    return 0;
+}
+
 static int load_corpus(Training *tr, const TrainArgs *a) {
     char path[4096];
+    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
+    if (access(path, R_OK) == 0 && check_tsv(path)) return -1;
+    snprintf(path, sizeof path, "%s/heldout.tsv", a->corpus);
+    if (a->eval_limit > 0 && access(path, R_OK) == 0 && check_tsv(path)) return -1;
     snprintf(path, sizeof path, "%s/vocab.txt", a->corpus);
     if (vocab_load(&tr->v, path, tr->err, sizeof tr->err)) {
         cli_error("%s (run `attnviz corpus --out %s` first)", tr->err, a->corpus);
@@ -398,6 +437,21 @@ static void record_result(Training *tr, const TrainResult *res) {
              isnan(res->coref_aux) ? -1.0 : res->coref_aux, isnan(res->align_aux) ? -1.0 : res->align_aux);
 }
 
+/* The checkpoint with everything the run measured (the eval's head once there is one).  0, or -1 (printed). */
+static int save_final(Training *tr, const TrainOptions *o, long step) {
+    const char *extra_final[] = {"train_command", tr->cmd ? tr->cmd : "", "train_options", tr->opts,
+                                 "train_seed", tr->seed, "train_steps", tr->steps, "train_data", tr->data,
+                                 "train_seconds", tr->seconds, "train_tokens_per_second", tr->tokens_per_sec,
+                                 "train_final_loss", tr->loss, "supervised_heads", tr->supervised,
+                                 "train_final_aux_loss", tr->aux,
+                                 tr->coref[0] ? "coreference_head" : NULL, tr->coref, "eval_quick", tr->eval, NULL};
+    if (train_save_checkpoint(&tr->m, &tr->adam, step, o, extra_final, tr->err, sizeof tr->err)) {
+        cli_error("%s", tr->err);
+        return -1;
+    }
+    return 0;
+}
+
 static void training_free(Training *tr) {
     for (int k = 0; k < N_SNAP_SENTENCES; k++) sentence_free(&tr->snap[k]);
     free(tr->snap_path);
@@ -416,7 +470,7 @@ int cli_train(int argc, char **argv) {
     memset(&tr, 0, sizeof tr);
     train_set_init(&tr.set);
     int status = 1;
-    if (load_corpus(&tr, &a)) goto cleanup;
+    if (check_out_path(a.out) || load_corpus(&tr, &a)) goto cleanup;
     if (a.resume ? resume_model(&tr, &a) : new_model(&tr, &a)) goto cleanup;
     if (check_plan(&tr, &a)) goto cleanup;
     tr.cmd = join_args("attnviz train", argc, argv);
@@ -438,17 +492,10 @@ int cli_train(int argc, char **argv) {
     if (progress.mode == 1) fputc('\n', stderr);   /* below the bar */
     if (trained != 0) { cli_error("%s", tr.err); goto cleanup; }
     record_result(&tr, &res);
+    /* the checkpoint is saved before the eval, so a failing eval loses no training */
+    if (save_final(&tr, &o, res.step_end)) goto cleanup;
     if (quick_eval(&tr, &a)) goto cleanup;
-    const char *extra_final[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
-                                 "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
-                                 "train_seconds", tr.seconds, "train_tokens_per_second", tr.tokens_per_sec,
-                                 "train_final_loss", tr.loss, "supervised_heads", tr.supervised,
-                                 "train_final_aux_loss", tr.aux,
-                                 tr.coref[0] ? "coreference_head" : NULL, tr.coref, "eval_quick", tr.eval, NULL};
-    if (train_save_checkpoint(&tr.m, &tr.adam, res.step_end, &o, extra_final, tr.err, sizeof tr.err)) {
-        cli_error("%s", tr.err);
-        goto cleanup;
-    }
+    if (tr.coref[0] && save_final(&tr, &o, res.step_end)) goto cleanup;
     if (!a.quiet)
         fprintf(stderr, "train: done in %.1f s, %.0f tokens/s, loss %.4f -> %.4f; wrote %s (+ .state)%s%s\n",
                 res.seconds, res.tokens_per_sec, res.first_loss, res.last_loss, a.out,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,4 +108,119 @@ char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, 
     buf[n] = '\0';
     if (len) *len = n;
     return buf;
+}
+
+/* rm -rf path (files and folders we created; no symlinks are followed). */
+static void remove_tree(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+                char sub[4096];
+                if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub) remove_tree(sub);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* mkdir -p; the outermost folder created goes into made ("" if none). */
+static int make_parents(const char *dir, char *made, size_t made_len) {
+    char path[4096];
+    size_t n = strlen(dir);
+    made[0] = '\0';
+    if (n == 0 || n >= sizeof path) { errno = ENAMETOOLONG; return -1; }
+    memcpy(path, dir, n + 1);
+    for (char *p = path + 1;; p++) {
+        if (*p != '/' && *p != '\0') continue;
+        char c = *p;
+        *p = '\0';
+        if (mkdir(path, 0777) == 0) { if (!made[0]) snprintf(made, made_len, "%s", path); }
+        else if (errno != EEXIST) return -1;
+        *p = c;
+        if (!c) break;
+    }
+    return 0;
+}
+
+int outstage_open(OutStage *st, const char *target, char *err, size_t errlen) {
+    memset(st, 0, sizeof *st);
+    size_t n = strlen(target);
+    while (n > 1 && target[n - 1] == '/') n--;
+    if (n == 0 || n + 32 >= sizeof st->dir) return errmsg_set(err, errlen, "output folder name is empty or too long");
+    memcpy(st->target, target, n);
+    st->target[n] = '\0';
+    struct stat sb;
+    if (stat(st->target, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) return errmsg_set(err, errlen, "%s is a file, not a folder", st->target);
+        snprintf(st->dir, sizeof st->dir, "%s/.attnviz-tmp-XXXXXX", st->target);
+    } else {
+        st->fresh = 1;
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", st->target);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+            *slash = '\0';
+            if (make_parents(parent, st->made, sizeof st->made) != 0)
+                return errmsg_set(err, errlen, "cannot create folder %s: %s", parent, strerror(errno));
+        }
+        snprintf(st->dir, sizeof st->dir, "%s.tmp-XXXXXX", st->target);
+    }
+    if (!mkdtemp(st->dir)) {
+        int e = errno;
+        if (st->made[0]) remove_tree(st->made);
+        return errmsg_set(err, errlen, "cannot write to output folder %s: %s", st->target, strerror(e));
+    }
+    (void)chmod(st->dir, 0755);
+    return 0;
+}
+
+/* Moves every entry of from into to (folders merged, files replaced). */
+static int merge_into(const char *from, const char *to, char *err, size_t errlen) {
+    DIR *d = opendir(from);
+    if (!d) return errmsg_set(err, errlen, "cannot read %s: %s", from, strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char src[4096], dst[4096];
+        if (snprintf(src, sizeof src, "%s/%s", from, e->d_name) >= (int)sizeof src ||
+            snprintf(dst, sizeof dst, "%s/%s", to, e->d_name) >= (int)sizeof dst) {
+            rc = errmsg_set(err, errlen, "path too long under %s", to);
+            break;
+        }
+        struct stat ss, ds;
+        if (lstat(src, &ss) != 0) continue;
+        if (S_ISDIR(ss.st_mode) && stat(dst, &ds) == 0 && S_ISDIR(ds.st_mode)) rc = merge_into(src, dst, err, errlen);
+        else if (rename(src, dst) != 0) rc = errmsg_set(err, errlen, "cannot move %s into %s: %s", e->d_name, to, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+int outstage_commit(OutStage *st, char *err, size_t errlen) {
+    if (!st->dir[0]) return errmsg_set(err, errlen, "nothing to commit");
+    int rc = 0;
+    if (st->fresh && rename(st->dir, st->target) == 0) { memset(st, 0, sizeof *st); return 0; }
+    struct stat sb;
+    if (stat(st->target, &sb) != 0 && mkdir(st->target, 0777) != 0)
+        rc = errmsg_set(err, errlen, "cannot create output folder %s: %s", st->target, strerror(errno));
+    if (rc == 0) rc = merge_into(st->dir, st->target, err, errlen);
+    remove_tree(st->dir);
+    memset(st, 0, sizeof *st);
+    return rc;
+}
+
+void outstage_abort(OutStage *st) {
+    if (!st || !st->dir[0]) return;
+    remove_tree(st->dir);
+    if (st->made[0]) remove_tree(st->made);
+    memset(st, 0, sizeof *st);
 }

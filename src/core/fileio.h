@@ -43,4 +43,30 @@ int file_write_atomic(const char *path, const void *data, size_t n, char *err, s
  * err ("cannot read PATH: …", "PATH is N bytes; the limit is M"). */
 char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
 
+/* Staged output folder: a command that writes several files into a folder
+ * writes them into a hidden staging folder first and moves them in only when
+ * all are written, so a failure leaves nothing new and an earlier run's files
+ * untouched.
+ *
+ *     OutStage st;
+ *     if (outstage_open(&st, "output", err, errlen)) return -1;
+ *     ... write every file under st.dir ...
+ *     ok ? outstage_commit(&st, err, errlen) : outstage_abort(&st);
+ *
+ * When the target folder exists, the staging folder is TARGET/.attnviz-tmp-XXXXXX
+ * and commit renames each staged file (and subfolder's files) onto TARGET/...;
+ * when it does not, the staging folder is TARGET.tmp-XXXXXX beside it (its
+ * missing parents created) and commit renames it to TARGET; abort removes it
+ * and any parent folder that open created. */
+typedef struct {
+    char target[4096];   /* the folder the user named                   */
+    char dir[4096];      /* where to write now (the staging folder)      */
+    char made[4096];     /* the outermost parent open created, or ""    */
+    int fresh;           /* 1: target did not exist (commit = one rename) */
+} OutStage;
+
+int outstage_open(OutStage *st, const char *target, char *err, size_t errlen);
+int outstage_commit(OutStage *st, char *err, size_t errlen);
+void outstage_abort(OutStage *st);
+
 #endif

@@ -1,8 +1,7 @@
-/* jsonmat.c — see jsonmat.h.  Parsing by cJSON; the checks are ours. */
+/* jsonmat.c — see jsonmat.h.  Our own small parser (memory: the floats), and our checks. */
 #include "core/jsonmat.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
-#include <cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -56,86 +55,146 @@ static void where(const char *text, const char *at, int *line, int *col) {
     }
 }
 
+/* A small parser of exactly what we accept (an array of rows of numbers, or
+ * one flat row): memory is the floats themselves, 4 bytes a value, so a large
+ * file costs its size plus its matrix (cJSON took ~40 bytes a value). */
+typedef struct {
+    const char *text, *p, *what;
+    int mask;
+    float *data; size_t n, cap;   /* values so far, row-major */
+    int rows, cols;               /* cols: row 0's length once known (-1 before) */
+    char *err; size_t errlen;
+} MatParser;
+
+static void skip_ws(MatParser *m) { while (*m->p == ' ' || *m->p == '\t' || *m->p == '\n' || *m->p == '\r') m->p++; }
+
+static int bad_json(MatParser *m) {
+    int line, col;
+    where(m->text, m->p, &line, &col);
+    return errmsg_set(m->err, m->errlen, "%s is not valid JSON (line %d, column %d); expected rows of numbers like "
+                      "[[1,2],[3,4]]", m->what, line, col);
+}
+
+/* One JSON number at m->p into *x; -1 (message) when it is not one. */
+static int parse_number(MatParser *m, double *x, int row, int col) {
+    const char *q = m->p;
+    if (*q == '"' || *q == '{' || *q == '[' || !strncmp(q, "true", 4) || !strncmp(q, "false", 5) || !strncmp(q, "null", 4))
+        return errmsg_set(m->err, m->errlen, "%s: value at row %d, column %d is not a number", m->what, row, col);
+    if (*q == '-') q++;
+    if (*q == '0') q++;
+    else if (*q >= '1' && *q <= '9') while (*q >= '0' && *q <= '9') q++;
+    else { m->p = q; return bad_json(m); }
+    if (*q == '.') { q++; if (!(*q >= '0' && *q <= '9')) { m->p = q; return bad_json(m); } while (*q >= '0' && *q <= '9') q++; }
+    if (*q == 'e' || *q == 'E') {
+        q++;
+        if (*q == '+' || *q == '-') q++;
+        if (!(*q >= '0' && *q <= '9')) { m->p = q; return bad_json(m); }
+        while (*q >= '0' && *q <= '9') q++;
+    }
+    *x = strtod(m->p, NULL);
+    m->p = q;
+    return 0;
+}
+
+static int push_value(MatParser *m, double d, int row, int col) {
+    float fv = (float)d;
+    if (!isfinite(d) || !isfinite(fv))
+        return errmsg_set(m->err, m->errlen, "%s: value at row %d, column %d is too large for float32 (|x| must be "
+                          "below 3.4e38)", m->what, row, col);
+    if (m->mask && !(d == 0.0 || d == 1.0))
+        return errmsg_set(m->err, m->errlen, "%s: value at row %d, column %d is %g; a mask holds only 0 (masked) and "
+                          "1 (may attend)", m->what, row, col, d);
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 64;
+        float *nd = realloc(m->data, cap * sizeof *nd);
+        if (!nd) return errmsg_set(m->err, m->errlen, "%s: out of memory (%zu values)", m->what, cap);
+        m->data = nd; m->cap = cap;
+    }
+    m->data[m->n++] = fv;
+    return 0;
+}
+
+/* One row "[x, y, …]" (m->p after its '['), as row number row. */
+static int parse_row(MatParser *m, int row) {
+    int j = 0;
+    skip_ws(m);
+    if (*m->p == ']') {
+        if (row == 0) return errmsg_set(m->err, m->errlen, "%s: row 0 is empty (every row needs at least one number)", m->what);
+    } else {
+        for (;; j++) {
+            double d;
+            skip_ws(m);
+            if (j >= JSONMAT_MAX_DIM)
+                return errmsg_set(m->err, m->errlen, "%s has more than %d columns; at most %d rows and columns", m->what,
+                                  JSONMAT_MAX_DIM, JSONMAT_MAX_DIM);
+            if (parse_number(m, &d, row, j) || push_value(m, d, row, j)) return -1;
+            skip_ws(m);
+            if (*m->p == ',') { m->p++; continue; }
+            if (*m->p == ']') { j++; break; }
+            return bad_json(m);
+        }
+    }
+    m->p++;
+    if (row == 0) m->cols = j;
+    else if (j != m->cols)
+        return errmsg_set(m->err, m->errlen, "%s: row %d has %d values but row 0 has %d (rows must all be the same "
+                          "length)", m->what, row, j, m->cols);
+    return 0;
+}
+
+/* The rows of "[[…], […], …]" (m->p at the first inner '['). */
+static int parse_rows(MatParser *m) {
+    for (int i = 0;; i++) {
+        skip_ws(m);
+        if (*m->p != '[') {
+            if (*m->p == '-' || (*m->p >= '0' && *m->p <= '9'))
+                return errmsg_set(m->err, m->errlen, "%s: row %d is not an array (mix of rows and numbers?)", m->what, i);
+            return bad_json(m);
+        }
+        if (i >= JSONMAT_MAX_DIM)
+            return errmsg_set(m->err, m->errlen, "%s has more than %d rows; at most %d rows and columns", m->what,
+                              JSONMAT_MAX_DIM, JSONMAT_MAX_DIM);
+        m->p++;
+        if (parse_row(m, i)) return -1;
+        m->rows = i + 1;
+        skip_ws(m);
+        if (*m->p == ',') { m->p++; continue; }
+        if (*m->p == ']') { m->p++; return 0; }
+        return bad_json(m);
+    }
+}
+
 static int parse_values(JsonMat *out, const char *text, const char *what, int mask,
                         char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        int line = 1, col = 1;
-        if (at) where(text, at, &line, &col);
-        const char *p = text;
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-        if (!*p)
-            errmsg_set(err, errlen, "%s is empty (expected rows of numbers like [[1,2],[3,4]])", what);
-        else
-            errmsg_set(err, errlen, "%s is not valid JSON (line %d, column %d); expected rows of numbers like [[1,2],[3,4]]",
-                       what, line, col);
-        return -1;
+    MatParser m = {.text = text, .p = text, .what = what, .mask = mask, .cols = -1, .err = err, .errlen = errlen};
+    skip_ws(&m);
+    if (!*m.p) return errmsg_set(err, errlen, "%s is empty (expected rows of numbers like [[1,2],[3,4]])", what);
+    if (*m.p != '[') {
+        if (strchr("{\"-0123456789tfn", *m.p))
+            return errmsg_set(err, errlen, "%s must be a JSON array of rows, like [[1,2],[3,4]]", what);
+        return bad_json(&m);
     }
+    m.p++;
+    skip_ws(&m);
     int rc = -1;
-    if (!cJSON_IsArray(root)) {
-        errmsg_set(err, errlen, "%s must be a JSON array of rows, like [[1,2],[3,4]]", what);
-        goto cleanup;
-    }
-    int rows = cJSON_GetArraySize(root);
-    if (rows == 0) {
+    if (*m.p == ']') {
         errmsg_set(err, errlen, "%s is an empty matrix (give at least one row with one number)", what);
-        goto cleanup;
+    } else if (*m.p == '[') {
+        rc = parse_rows(&m);
+    } else {   /* a flat array of numbers is one row */
+        rc = parse_row(&m, 0);
+        m.rows = 1;
     }
-    /* A flat array of numbers is one row. */
-    int flat = !cJSON_IsArray(cJSON_GetArrayItem(root, 0));
-    int cols = flat ? rows : cJSON_GetArraySize(cJSON_GetArrayItem(root, 0));
-    if (flat) rows = 1;
-    if (cols == 0) {
-        errmsg_set(err, errlen, "%s: row 0 is empty (every row needs at least one number)", what);
-        goto cleanup;
+    if (rc == 0) {
+        skip_ws(&m);
+        if (*m.p) rc = bad_json(&m);
     }
-    if (rows > JSONMAT_MAX_DIM || cols > JSONMAT_MAX_DIM) {
-        errmsg_set(err, errlen, "%s is %d×%d; at most %d rows and columns", what, rows, cols, JSONMAT_MAX_DIM);
-        goto cleanup;
-    }
-    out->data = malloc((size_t)rows * cols * sizeof(float));
-    if (!out->data) { errmsg_set(err, errlen, "%s: out of memory", what); goto cleanup; }
-    out->rows = rows; out->cols = cols;
-    for (int i = 0; i < rows; i++) {
-        const cJSON *row = flat ? root : cJSON_GetArrayItem(root, i);
-        if (!cJSON_IsArray(row)) {
-            errmsg_set(err, errlen, "%s: row %d is not an array (mix of rows and numbers?)", what, i);
-            goto cleanup;
-        }
-        if (cJSON_GetArraySize(row) != cols) {
-            errmsg_set(err, errlen, "%s: row %d has %d values but row 0 has %d (rows must all be the same length)",
-                       what, i, cJSON_GetArraySize(row), cols);
-            goto cleanup;
-        }
-        for (int j = 0; j < cols; j++) {
-            const cJSON *x = cJSON_GetArrayItem(row, j);
-            if (!cJSON_IsNumber(x)) {
-                errmsg_set(err, errlen, "%s: value at row %d, column %d is not a number", what, i, j);
-                goto cleanup;
-            }
-            double d = x->valuedouble;
-            float fv = (float)d;
-            if (!isfinite(d) || !isfinite(fv)) {
-                errmsg_set(err, errlen, "%s: value at row %d, column %d is too large for float32 (|x| must be below 3.4e38)",
-                           what, i, j);
-                goto cleanup;
-            }
-            if (mask && !(d == 0.0 || d == 1.0)) {
-                errmsg_set(err, errlen, "%s: value at row %d, column %d is %g; a mask holds only 0 (masked) and 1 (may attend)",
-                           what, i, j, d);
-                goto cleanup;
-            }
-            out->data[(size_t)i * cols + j] = fv;
-        }
-    }
-    rc = 0;
-cleanup:
-    cJSON_Delete(root);
-    if (rc != 0) jsonmat_free(out);
-    return rc;
+    if (rc != 0) { free(m.data); return -1; }
+    out->data = m.data;
+    out->rows = m.rows;
+    out->cols = m.cols;
+    return 0;
 }
 
 int jsonmat_parse_text(JsonMat *out, const char *text, const char *what, char *err, size_t errlen) {

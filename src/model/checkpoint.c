@@ -2,6 +2,7 @@
 #include "model/checkpoint.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "model/tokenizer.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -164,6 +165,11 @@ static char *read_header(const char *path, FILE **f_out, uint64_t *hlen_out, uin
     if (fread(len8, 1, 8, f) != 8) { errmsg_set(err, errlen, "cannot read %s", path); goto fail; }
     uint64_t hlen = 0;
     for (int i = 0; i < 8; i++) hlen |= (uint64_t)len8[i] << (8 * i);
+    if (hlen > CHECKPOINT_MAX_HEADER && hlen <= fsize - 8) {
+        errmsg_set(err, errlen, "%s: the header is %llu bytes; the limit is %u (8 MB): not an attnviz model", path,
+                   (unsigned long long)hlen, CHECKPOINT_MAX_HEADER);
+        goto fail;
+    }
     if (hlen < 2 || hlen > fsize - 8 || hlen > CHECKPOINT_MAX_HEADER) {
         errmsg_set(err, errlen, "%s: header length %llu is impossible for a %llu-byte file "
                    "(not a safetensors file, or truncated)", path, (unsigned long long)hlen,
@@ -185,6 +191,25 @@ static char *read_header(const char *path, FILE **f_out, uint64_t *hlen_out, uin
 fail:
     fclose(f);
     return NULL;
+}
+
+/* The special tokens <pad> <unk> <bos> <eos> <2fr> <2vi> are ids 0..5, in that
+ * order, and nowhere else (tokenizer.h): decoding relies on it.  0, or -1 with err. */
+static int check_specials(char *const *vocab, int n, const char *path, char *err, size_t errlen) {
+    if (n < VOCAB_N_SPECIAL)
+        return errmsg_set(err, errlen, "%s: the vocabulary has %d tokens, fewer than the %d special ones", path, n,
+                          VOCAB_N_SPECIAL);
+    for (int i = 0; i < n; i++) {
+        int special = -1;
+        for (int k = 0; k < VOCAB_N_SPECIAL && special < 0; k++) if (!strcmp(vocab[i], vocab_special[k])) special = k;
+        if (i < VOCAB_N_SPECIAL && special != i)
+            return errmsg_set(err, errlen, "%s: vocab entry %d is \"%s\", expected the special token %s there", path,
+                              i, vocab[i], vocab_special[i]);
+        if (i >= VOCAB_N_SPECIAL && special >= 0)
+            return errmsg_set(err, errlen, "%s: the special token %s appears again as vocab entry %d (damaged file)",
+                              path, vocab[i], i);
+    }
+    return 0;
 }
 
 /* __metadata__: every value a string, format and version ours, a valid config
@@ -217,6 +242,9 @@ static int read_metadata(const cJSON *root, const char *path, const cJSON **meta
     char cerr[200];
     if (model_config_from_json(cfg, cfgj->valuestring, cerr, sizeof cerr))
         return errmsg_set(err, errlen, "%s: bad model %s", path, cerr);
+    if (cfg->max_len < 2)   /* one token and <eos> at least; a smaller model cannot translate anything */
+        return errmsg_set(err, errlen, "%s: max_len %d is below 2, too short for any sentence (retrain with "
+                          "--max-len 2 or more)", path, cfg->max_len);
 
     const cJSON *vj = cJSON_GetObjectItemCaseSensitive(meta, "vocab");
     if (!cJSON_IsString(vj)) return errmsg_set(err, errlen, "%s: __metadata__ has no \"vocab\"", path);
@@ -235,6 +263,7 @@ static int read_metadata(const cJSON *root, const char *path, const cJSON **meta
         if (!vocab[i]) { errmsg_set(err, errlen, "out of memory reading %s", path); goto done; }
         (*n_vocab_out)++;
     }
+    if (check_specials(vocab, *n_vocab_out, path, err, errlen)) goto done;
     *meta_out = meta;
     rc = 0;
 done:
@@ -295,13 +324,21 @@ static int check_tensor_table(const cJSON *root, const ModelConfig *cfg, uint64_
     Span spans[MODEL_MAX_TENSORS];
     for (int t = 0; t < nt; t++)
         if (check_tensor_entry(root, &tab[t], data_size, path, &spans[t], err, errlen)) return -1;
+    int seen[MODEL_MAX_TENSORS] = {0}, seen_meta = 0;
     for (const cJSON *it = root->child; it; it = it->next) {
-        if (!it->string || !strcmp(it->string, "__metadata__")) continue;
-        int known = 0;
-        for (int t = 0; t < nt && !known; t++) known = !strcmp(it->string, tab[t].name);
-        if (!known)
+        if (!it->string) continue;
+        if (!strcmp(it->string, "__metadata__")) {
+            if (seen_meta++) return errmsg_set(err, errlen, "%s: __metadata__ appears twice in the header", path);
+            continue;
+        }
+        int known = -1;
+        for (int t = 0; t < nt && known < 0; t++) if (!strcmp(it->string, tab[t].name)) known = t;
+        if (known < 0)
             return errmsg_set(err, errlen, "%s: unexpected tensor \"%s\" for a %s model (wrong config or damaged file)",
                               path, it->string, model_arch_name(cfg->arch));
+        if (seen[known]++)   /* cJSON keeps both; which one would be read is arbitrary */
+            return errmsg_set(err, errlen, "%s: tensor \"%s\" appears twice in the header (damaged file)", path,
+                              it->string);
     }
     qsort(spans, (size_t)nt, sizeof spans[0], cmp_span);
     for (int t = 1; t < nt; t++)

@@ -23,7 +23,9 @@
 
 #define CHECKPOINT_FORMAT  "attnviz-model"
 #define CHECKPOINT_VERSION "1"
-#define CHECKPOINT_MAX_HEADER (100u * 1024u * 1024u)   /* 100 MB */
+/* An attnviz header (config, vocabulary, metadata) is tens of kB; 8 MB keeps
+ * the JSON parse of a hostile header near 300 MB of memory (cJSON ~40× the text). */
+#define CHECKPOINT_MAX_HEADER (8u * 1024u * 1024u)   /* 8 MB */
 
 /* Writes the model's parameters, config and vocab (n_vocab must equal vocab_size).
  * extra: NULL or a NULL-terminated list of key, value, key, value, … strings added

@@ -3,6 +3,8 @@
 #include "model/decode.h"
 #include "core/errmsg.h"
 #include "model/tokenizer.h"
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,39 @@ int decode_pick(const float *z, int V) {
     int best = VOCAB_EOS;
     for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
     return best;
+}
+
+static int any_nonfinite(const float *x, size_t n) {
+    if (!x) return 0;
+    for (size_t i = 0; i < n; i++) if (!isfinite(x[i])) return 1;
+    return 0;
+}
+
+/* After a forward of (B, S) sources and (B, T) targets: 0 if its logits are
+ * finite, else -1 with a message naming the first layer whose output holds NaN
+ * or infinity (weights too large for float32 make a silent empty translation). */
+static int check_finite_forward(const Model *m, int B, int S, int T, char *err, size_t errlen) {
+    const ModelConfig *c = &m->config;
+    const ModelActs *a = &m->acts;
+    size_t C = (size_t)c->d_model, es = (size_t)B * S * C, ds = (size_t)B * T * C;
+    if (!any_nonfinite(a->logits, (size_t)B * T * c->vocab_size)) return 0;
+    const char *what = NULL;
+    char buf[96];
+    if (any_nonfinite(a->enc_x, es)) what = "the encoder's input (token embedding × √d_model + positions)";
+    for (int l = 0; !what && l < c->n_enc_layers; l++) {
+        const char *step = any_nonfinite(a->enc_res1 + l * es, es) ? "self-attention" :
+                           any_nonfinite(a->enc_res2 + l * es, es) ? "feed-forward" : NULL;
+        if (step) { snprintf(buf, sizeof buf, "encoder layer %d (%s)", l, step); what = buf; }
+    }
+    if (!what && any_nonfinite(a->dec_x, ds)) what = "the decoder's input (token embedding + positions)";
+    for (int l = 0; !what && l < c->n_dec_layers; l++) {
+        const char *step = any_nonfinite(a->dec_res1 + l * ds, ds) ? "masked self-attention" :
+                           any_nonfinite(a->dec_res2 + l * ds, ds) ? "cross-attention" :
+                           any_nonfinite(a->dec_res3 + l * ds, ds) ? "feed-forward" : NULL;
+        if (step) { snprintf(buf, sizeof buf, "decoder layer %d (%s)", l, step); what = buf; }
+    }
+    return errmsg_set(err, errlen, "non-finite numbers (NaN or infinity) from %s: the model's numbers overflowed "
+                      "float32 (are its weights damaged or far too large?)", what ? what : "the output layer (logits)");
 }
 
 int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
@@ -43,6 +78,7 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
         int f = model_forward(m, src, src_len, S, in, tl, T, B);
         free(in);
         if (f) { errmsg_set(err, errlen, "%s", m->err); rc = -1; break; }
+        if (check_finite_forward(m, B, S, T, err, errlen)) { rc = -1; break; }
         for (int b = 0; b < B; b++) {
             if (done[b]) continue;
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;

@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ST_MAX_HEADER (100u * 1024u * 1024u)
+/* Headers of real checkpoints are tens to hundreds of kB; 16 MB bounds the JSON
+ * parse of a hostile one to about 600 MB of memory (cJSON ~40× the text). */
+#define ST_MAX_HEADER (16u * 1024u * 1024u)
 #define ST_MAX_INDEX  (64u * 1024u * 1024u)
 
 int safetensors_dtype_size(const char *dtype) {
@@ -116,6 +118,9 @@ static int read_header(SafeTensors *st, int file, char *err, size_t errlen) {
         return errmsg_set(err, errlen, "%s is not a safetensors file (shorter than its 8-byte header length)", path);
     uint64_t n = 0;
     for (int i = 7; i >= 0; i--) n = n << 8 | len8[i];
+    if (n > ST_MAX_HEADER && 8 + n <= (uint64_t)sb.st_size)
+        return errmsg_set(err, errlen, "%s: the header is %llu bytes; the limit is %u (16 MB)", path,
+                          (unsigned long long)n, ST_MAX_HEADER);
     if (n < 2 || n > ST_MAX_HEADER || 8 + n > (uint64_t)sb.st_size)
         return errmsg_set(err, errlen, "%s is not a safetensors file or is truncated (header length %llu, file %lld bytes)",
                           path, (unsigned long long)n, (long long)sb.st_size);

@@ -207,7 +207,9 @@ static int split_into(Tokens *out, const char *text, int max_tokens, char *err,
                 uint32_t next = 0, nn;
                 const char *w2;
                 int l2 = i + 1 < n ? utf8_decode(u, n, i + 1, &next, &w2) : 0;
-                if (wl && l2 && char_class(next, &nn) == CH_WORD) cls = CH_WORD;
+                /* not after an apostrophe: "'-s" and "l'-a" split as ' - s and l' - a,
+                   so the tokens joined by spaces re-tokenize to themselves */
+                if (wl && word[wl - 1] != '\'' && l2 && char_class(next, &nn) == CH_WORD) cls = CH_WORD;
                 else cls = CH_PUNCT;
             }
         }

@@ -91,16 +91,29 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
     return v;
 }
 
+/* s[0..n) as a small non-negative integer (digits only, below 1000000); -1 if it is not one. */
+static int small_index(const char *s, size_t n) {
+    if (n == 0 || n > 6) return -1;
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        v = 10 * v + (s[i] - '0');
+    }
+    return v;
+}
+
 int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, char *err, size_t errlen) {
     char id[128];
     int l, h;
-    if (sscanf(focus, "%d.%d", &l, &h) == 2 && strchr(focus, '.') == strrchr(focus, '.')) {
+    const char *dot = strrchr(focus, '.');
+    if (dot && strchr(focus, '.') == dot && (l = small_index(focus, (size_t)(dot - focus))) >= 0 &&
+        (h = small_index(dot + 1, strlen(dot + 1))) >= 0) {
         snprintf(id, sizeof id, "encoder.%d.self", l);
     } else {
-        const char *dot = strrchr(focus, '.');
-        if (!dot || dot == focus || sscanf(dot + 1, "%d", &h) != 1 || (size_t)(dot - focus) >= sizeof id)
-            return errmsg_set(err, errlen, "--focus '%s' is not L.H or MAP.H (e.g. --focus 1.2 or --focus "
-                              "decoder.0.cross.3)", focus);
+        if (!dot || dot == focus || (h = small_index(dot + 1, strlen(dot + 1))) < 0 ||
+            (size_t)(dot - focus) >= sizeof id)
+            return errmsg_set(err, errlen, "--focus '%s' is not L.H or MAP.H with small whole numbers (e.g. --focus "
+                              "1.2 or --focus decoder.0.cross.3)", focus);
         memcpy(id, focus, (size_t)(dot - focus));
         id[dot - focus] = '\0';
     }
@@ -116,3 +129,27 @@ int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, ch
     return errmsg_set(err, errlen, "--focus '%s': this model has no map %s (maps look like encoder.0.self, "
                       "decoder.1.cross)", focus, id);
 }
+
+int links_check_focus(const char *focus, const ModelConfig *c, char *err, size_t errlen) {
+    Trace t;
+    trace_init(&t);
+    const char *tok[1] = {"x"};
+    char id[64];
+    int rc = 0, m, h;
+    for (int l = 0; rc == 0 && l < c->n_enc_layers; l++) {
+        snprintf(id, sizeof id, "encoder.%d.self", l);
+        if (!trace_add_map(&t, id, "encoder", l, "self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+    }
+    for (int l = 0; rc == 0 && l < c->n_dec_layers; l++) {
+        snprintf(id, sizeof id, "decoder.%d.masked_self", l);
+        if (!trace_add_map(&t, id, "decoder", l, "masked_self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+        snprintf(id, sizeof id, "decoder.%d.cross", l);
+        if (rc == 0 && !trace_add_map(&t, id, "decoder", l, "cross", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads))
+            rc = -1;
+    }
+    if (rc != 0) errmsg_set(err, errlen, "out of memory");
+    else rc = links_parse_focus(focus, &t, &m, &h, err, errlen);
+    trace_free(&t);
+    return rc;
+}
+

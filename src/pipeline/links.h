@@ -61,5 +61,9 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
 /* --focus L.H (encoder layer L head H) or MAP.H (decoder.1.cross.2) → map
  * index and head.  0, or -1 with err naming what is wrong. */
 int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, char *err, size_t errlen);
+/* The same check against an encoder–decoder model's config alone (its maps
+ * encoder.L.self, decoder.L.masked_self, decoder.L.cross), so a bad --focus is
+ * refused before the model runs.  0, or -1 with err. */
+int links_check_focus(const char *focus, const ModelConfig *c, char *err, size_t errlen);
 
 #endif

@@ -28,10 +28,13 @@ static int encode_words(const Vocab *v, const Tokens *w, int *ids, char *list, s
 int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab *v, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->text = text;
-    if (tokenizer_split(&s->words, text, err, errlen) != 0) return -1;
+    /* the tokenizer's widest limit, so a long sentence hears the model's true limit below */
+    if (tokenizer_split_max(&s->words, text, 4096, err, errlen) != 0) return -1;
     int max_len = m->config.max_len;
     if (s->words.n + 1 > max_len) {
-        errmsg_set(err, errlen, "\"%s\" has %d tokens; this model reads at most %d", text, s->words.n, max_len - 1);
+        /* the sentence last: a long one is cut, the numbers stay */
+        errmsg_set(err, errlen, "the sentence has %d tokens; this model reads at most %d: \"%s\"", s->words.n,
+                   max_len - 1, text);
         sentence_free(s);
         return -1;
     }
@@ -70,10 +73,10 @@ int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err
 
 int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target, char *err, size_t errlen) {
     Tokens tt = {0};
-    if (tokenizer_split(&tt, target, err, errlen) != 0) return -1;
+    if (tokenizer_split_max(&tt, target, 4096, err, errlen) != 0) return -1;
     if (tt.n + 1 > s->cap) {
-        errmsg_set(err, errlen, "the target \"%s\" has %d tokens; this model writes at most %d", target, tt.n,
-                   s->cap - 1);
+        errmsg_set(err, errlen, "the target has %d tokens; this model writes at most %d: \"%s\"", tt.n, s->cap - 1,
+                   target);
         tokens_free(&tt);
         return -1;
     }

@@ -3,6 +3,7 @@
  * cJSON nodes, and %.9g keeps full float32 precision where cJSON prints %1.15g
  * of the double.  Strings are escaped per RFC 8259. */
 #include "trace/trace.h"
+#include "core/errmsg.h"
 #include "core/fileio.h"
 #include <math.h>
 #include <stdio.h>
@@ -209,7 +210,7 @@ static void put_number(FILE *f, float x) {
         if (strcmp(buf, "-0") == 0) strcpy(buf, "0");
         fputs(buf, f);
     } else {
-        fputs("null", f);   /* JSON has no infinity: −∞ (masked) and NaN are null */
+        fputs("null", f);   /* JSON has no infinity: −∞ (masked) is null; NaN never gets here */
     }
 }
 
@@ -273,7 +274,57 @@ static void put_map(FILE *f, const TraceMap *m) {
     fputs("]}", f);
 }
 
+/* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
+ * masked cell when allow_masked; -1 when every cell is finite. */
+static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked) {
+    if (!x) return -1;
+    for (size_t i = 0; i < (size_t)rows * cols; i++) {
+        if (isfinite(x[i])) continue;
+        if (allow_masked && m->mask && !m->mask[i] && isinf(m->mask_fill) && x[i] == m->mask_fill) continue;
+        return (long)i;
+    }
+    return -1;
+}
+
+int trace_check_finite(const Trace *t, char *err, size_t errlen) {
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        for (int h = 0; h < m->n_heads; h++) {
+            const TraceHead *hd = &m->heads[h];
+            struct { const char *name; const float *x; int cols; } parts[] = {
+                {"scores", hd->scores, m->Tk}, {"scaled scores", hd->scaled, m->Tk},
+                {"masked scores", hd->masked, m->Tk}, {"weights", hd->weights, m->Tk},
+                {"output", hd->output, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tk}};
+            for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+                long at = first_nonfinite(parts[p].x, m->Tq, parts[p].cols, m, parts[p].x == hd->masked);
+                if (at < 0) continue;
+                return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column "
+                                  "%ld: the numbers overflowed float32 in or before this layer",
+                                  m->id, hd->head, parts[p].name, isnan(parts[p].x[at]) ? "NaN" : "infinity",
+                                  at / parts[p].cols, at % parts[p].cols);
+            }
+        }
+    }
+    return 0;
+}
+
+size_t trace_json_estimate(const Trace *t) {
+    size_t cells = 0;
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        for (int h = 0; h < m->n_heads; h++) {
+            const TraceHead *hd = &m->heads[h];
+            const float *tk[] = {hd->weights, hd->scores, hd->scaled, hd->masked, hd->norm_weighted};
+            for (int p = 0; p < 5; p++) if (tk[p]) cells += (size_t)m->Tq * m->Tk;
+            if (hd->output) cells += (size_t)m->Tq * m->Dv;
+        }
+        if (m->mask) cells += (size_t)m->Tq * m->Tk / 6;   /* "0," is a sixth of a number */
+    }
+    return cells * 12;   /* "%.9g" and ", " ≈ 12 bytes a number */
+}
+
 int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen) {
+    if (trace_check_finite(t, err, errlen)) return -1;   /* null means −∞ (masked) and nothing else */
     AtomicFile af;
     if (atomic_open(&af, path, err, errlen)) return -1;
     FILE *f = af.f;

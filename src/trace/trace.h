@@ -83,7 +83,16 @@ int trace_set_norm_weighted(TraceMap *m, int head, const float *values);
 /* Finds a map by id, or NULL. */
 TraceMap *trace_find_map(Trace *t, const char *id);
 
-/* Writes JSON atomically (core/fileio.h).  0, or -1 with a message in err. */
+/* 0 if every number of every map is finite (a masked cell's −∞ excepted),
+ * else -1 with "MAP head H: the STEP hold a non-finite value … at row R,
+ * column C: …" naming the first one. */
+int trace_check_finite(const Trace *t, char *err, size_t errlen);
+/* About how many bytes trace_write_json will write (to warn before a large one). */
+size_t trace_json_estimate(const Trace *t);
+
+/* Writes JSON atomically (core/fileio.h); refuses (-1) a trace with a
+ * non-finite number (trace_check_finite), so null in it always means −∞.
+ * 0, or -1 with a message in err. */
 int trace_write_json(const Trace *t, const char *path, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,76 @@
+/* test_reliability.c — issue 14's library pieces: messages cut on a UTF-8
+ * boundary, the staged output folder (nothing new on failure, earlier files kept). */
+#include "check.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+TEST(errmsg_cut_keeps_utf8_whole) {
+    char err[8];
+    for (size_t len = 2; len <= sizeof err; len++) {
+        errmsg_set(err, len, "abcdé€𝄞xyz");   /* 1-, 2-, 3- and 4-byte characters */
+        size_t n = strlen(err);
+        CHECK(n < len);
+        /* what is left is whole characters: "a", "ab", … never a lead byte without its tail */
+        const char *whole[] = {"", "a", "ab", "abc", "abcd", "abcd", "abcdé", "abcdé"};
+        CHECK(!strcmp(err, whole[len - 1]));
+    }
+}
+
+static int exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(text, f); fclose(f); }
+}
+
+TEST(outstage_commit_into_existing_folder_keeps_other_files) {
+    char dir[512], path[600], err[256];
+    snprintf(dir, sizeof dir, "%s/stage-existing", check_tmpdir());
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/old.txt", dir);
+    write_text(path, "old");
+    OutStage st;
+    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    CHECK(!st.fresh);
+    snprintf(path, sizeof path, "%s/sub", st.dir);
+    mkdir(path, 0777);
+    snprintf(path, sizeof path, "%s/sub/new.txt", st.dir);
+    write_text(path, "new");
+    REQUIRE(outstage_commit(&st, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/old.txt", dir);
+    CHECK(exists(path));
+    snprintf(path, sizeof path, "%s/sub/new.txt", dir);
+    CHECK(exists(path));
+}
+
+TEST(outstage_abort_leaves_nothing_new) {
+    char dir[512], path[600], err[256], top[512];
+    snprintf(top, sizeof top, "%s/stage-fresh", check_tmpdir());
+    snprintf(dir, sizeof dir, "%s/a/b", top);
+    OutStage st;
+    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    CHECK(st.fresh);
+    snprintf(path, sizeof path, "%s/x.png", st.dir);
+    write_text(path, "x");
+    outstage_abort(&st);
+    CHECK(!exists(top));   /* the parents open created are gone too */
+    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/x.png", st.dir);
+    write_text(path, "x");
+    REQUIRE(outstage_commit(&st, err, sizeof err) == 0);
+    snprintf(path, sizeof path, "%s/x.png", dir);
+    CHECK(exists(path));
+}
+
+TEST(outstage_refuses_a_file) {
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/stage-file", check_tmpdir());
+    write_text(path, "x");
+    OutStage st;
+    CHECK(outstage_open(&st, path, err, sizeof err) == -1);
+    CHECK(strstr(err, "not a folder") != NULL);
+}
