@@ -21,7 +21,8 @@ static void usage(FILE *f) {
         "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"
         "  eval    measure the model: translation, pronouns, coreference heads, alignment\n"
         "  help    this text\n\n"
-        "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/).\n",
+        "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/ for\n"
+        "demo, output/run/ and output/steps/ for run and steps).\n",
         ATTNVIZ_VERSION);
 }
 

@@ -84,7 +84,8 @@ static void run_usage(FILE *f) {
         "                    of each translated word falls (importance.png)\n"
         "  --batch           run all sentences as one padded batch (shows <pad>, [PAD] and the\n"
         "                    padding mask)\n"
-        "  --out DIR         output folder (default output/)\n"
+        "  --out DIR         output folder (default output/run/); files an earlier run wrote\n"
+        "                    there and this one does not are removed, yours are kept\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
         "  --quiet           print only errors (no translation, links or warnings)\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
@@ -123,7 +124,7 @@ static int parse_list(const char *opt, const char *s, unsigned char *on) {
 /* 0 to go on, 1 after --help, -1 after an error (printed). */
 static int parse_args(RunArgs *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
-    a->out = "output";
+    a->out = "output/run";   /* its own folder: the demo's lesson in output/ stays */
     a->to = "fr";
     a->trace_mode = "weights";
     a->max_pictures = 64;
@@ -586,7 +587,11 @@ int cli_run(int argc, char **argv) {
     int shown = (hf ? run_hf(&r) : show_all(&r)) == 0;
     a.out = out;
     if (cli_stage_close(&stage, shown) != 0) goto cleanup;
-    if (!a.quiet)
+    if (!a.quiet && a.n_sentences > 1)   /* only what was written: the top folder holds no trace.json */
+        printf("index.html in %s/, and %s in one folder per sentence (sentence-1/ … sentence-%d/)\n", a.out,
+               strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html" : "pictures and index.html",
+               a.n_sentences);
+    else if (!a.quiet)
         printf("%s in %s/\n", strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html"
                                                            : "pictures and index.html (no trace.json: --trace none)", a.out);
     if (a.timing)

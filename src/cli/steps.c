@@ -47,7 +47,7 @@ static void steps_usage(FILE *f) {
         "  --no-scale        skip ÷√d_k (to see why we scale)\n"
         "  --tokens a,b,c    key labels (also query labels when Tq = Tk)\n"
         "  --query-tokens .. query labels when Tq ≠ Tk\n"
-        "  --out DIR         where pictures and trace.json go (default output/)\n"
+        "  --out DIR         where pictures and trace.json go (default output/steps/)\n"
         "  --quiet           do not print the tables (warnings and errors are still printed)\n\n"
         "Limits: at most 2048 queries, keys and value columns (the pictures' size), checked\n"
         "before computing; a trace.json over 100 MB (from about 1400 × 1400) is announced first.\n\n"
@@ -184,7 +184,7 @@ static int parse_fill(const char *s, float *fill) {
 
 static int parse_args(StepsArgs *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
-    a->out = "output";
+    a->out = "output/steps";
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const CliOption opts[] = {

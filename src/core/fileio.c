@@ -1,6 +1,8 @@
 /* fileio.c — see fileio.h. */
 #include "core/fileio.h"
 #include "core/errmsg.h"
+#include "core/strbuf.h"
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,15 +207,96 @@ static int merge_into(const char *from, const char *to, char *err, size_t errlen
     return rc;
 }
 
+/* ---- what a command wrote into a folder: TARGET/.attnviz-files ----
+ * One relative path a line.  The next staged output into the same folder
+ * removes the files of that list it did not write again, so a folder never
+ * holds one run's index beside another run's pictures; files attnviz did not
+ * write are never touched. */
+
+/* Appends the regular files under root/rel (relative paths, one a line) to b. */
+static int list_files(const char *root, const char *rel, StrBuf *b) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, OUTSTAGE_MANIFEST)) continue;
+        char sub[4096], path[4096];
+        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+        snprintf(path, sizeof path, "%s/%s", root, sub);
+        struct stat sb;
+        if (lstat(path, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode)) rc = list_files(root, sub, b);
+        else rc = strbuf_printf(b, "%s\n", sub);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* 1 if line (len n) is a line of list. */
+static int listed(const char *list, const char *line, size_t n) {
+    for (const char *p = list; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t m = nl ? (size_t)(nl - p) : strlen(p);
+        if (m == n && !memcmp(p, line, n)) return 1;
+        p = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+/* Removes target/entry for each entry of the old list missing from the new one
+ * (and the folders that leaves empty); entries that climb out are ignored. */
+static void prune_old(const char *target, const char *old, const char *now) {
+    for (const char *p = old; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char rel[2048];
+        if (n > 0 && n < sizeof rel && p[0] != '/' && !listed(now, p, n)) {
+            memcpy(rel, p, n);
+            rel[n] = '\0';
+            if (!strstr(rel, "..")) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s", target, rel);
+                struct stat sb;
+                if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && unlink(path) == 0)
+                    for (char *slash = strrchr(path, '/'); slash && slash > path + strlen(target); slash = strrchr(path, '/')) {
+                        *slash = '\0';
+                        if (rmdir(path) != 0) break;
+                    }
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
 int outstage_commit(OutStage *st, char *err, size_t errlen) {
     if (!st->dir[0]) return errmsg_set(err, errlen, "nothing to commit");
+    StrBuf now = {0};
+    char manifest[4200];
+    snprintf(manifest, sizeof manifest, "%s/%s", st->target, OUTSTAGE_MANIFEST);
+    if (list_files(st->dir, "", &now) != 0 || strbuf_printf(&now, "%s", "") != 0) {
+        free(now.buf);
+        outstage_abort(st);
+        return errmsg_set(err, errlen, "cannot list what was written for %s", st->target);
+    }
     int rc = 0;
-    if (st->fresh && rename(st->dir, st->target) == 0) { memset(st, 0, sizeof *st); return 0; }
-    struct stat sb;
-    if (stat(st->target, &sb) != 0 && mkdir(st->target, 0777) != 0)
-        rc = errmsg_set(err, errlen, "cannot create output folder %s: %s", st->target, strerror(errno));
-    if (rc == 0) rc = merge_into(st->dir, st->target, err, errlen);
-    remove_tree(st->dir);
+    char *old = NULL;
+    if (st->fresh && rename(st->dir, st->target) == 0) {
+        st->dir[0] = '\0';
+    } else {
+        old = file_read_all(manifest, (size_t)16 << 20, NULL, err, errlen);   /* none: nothing to prune */
+        struct stat sb;
+        if (stat(st->target, &sb) != 0 && mkdir(st->target, 0777) != 0)
+            rc = errmsg_set(err, errlen, "cannot create output folder %s: %s", st->target, strerror(errno));
+        if (rc == 0) rc = merge_into(st->dir, st->target, err, errlen);
+        remove_tree(st->dir);
+        if (rc == 0 && old) prune_old(st->target, old, now.buf);
+    }
+    if (rc == 0) rc = file_write_atomic(manifest, now.buf, now.len, err, errlen);
+    free(old);
+    free(now.buf);
     memset(st, 0, sizeof *st);
     return rc;
 }

@@ -57,7 +57,13 @@ char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, 
  * and commit renames each staged file (and subfolder's files) onto TARGET/...;
  * when it does not, the staging folder is TARGET.tmp-XXXXXX beside it (its
  * missing parents created) and commit renames it to TARGET; abort removes it
- * and any parent folder that open created. */
+ * and any parent folder that open created.
+ *
+ * Commit also records what this output wrote in TARGET/.attnviz-files and
+ * removes the files the previous list named that this output did not write
+ * again, so an earlier run's pictures never stay beside a new index; files
+ * attnviz did not write are left alone. */
+#define OUTSTAGE_MANIFEST ".attnviz-files"
 typedef struct {
     char target[4096];   /* the folder the user named                   */
     char dir[4096];      /* where to write now (the staging folder)      */
