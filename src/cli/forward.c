@@ -183,6 +183,7 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
     double tf = 0, tb = 0, tu = 0, cpu0 = 0;
     ThreadTune tune;                               /* as train_run: threads by measurement */
     thread_tune_init(&tune);
+    m->training = 1;                               /* as train_step: pad rows skipped (no dropout) */
     for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
         if (it == 1) cpu0 = cpu_seconds();
         thread_tune_before(&tune);
@@ -198,6 +199,7 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
         if (it) { tf += t1 - t0; tb += t2 - t1; tu += t3 - t2; }
     }
     thread_tune_end(&tune);
+    m->training = 0;
     double cpu = (cpu_seconds() - cpu0) / steps;
     tf /= steps; tb /= steps; tu /= steps;
     double step = tf + tb + tu, ntok = (double)(ntok_src + ntok_tgt);

@@ -628,13 +628,12 @@ static int batch_supervisions(TrainLoop *L, const TrainSet *s, const TrainOption
 static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, const TrainOptions *o,
                       const int *idx, long step, long start_step, char *err, size_t errlen) {
     const Batch *b = &L->batch;
-    /* dropout only in this forward (snapshots and evaluation never drop); the
-     * backward applies the masks this forward stored */
-    if (o->dropout > 0.0f) {
-        m->training = 1;
-        m->dropout = o->dropout;
-        model_dropout_seed(m, o->seed, (uint64_t)step);
-    }
+    /* a training forward: pad rows left out of the products, and dropout only in
+     * this forward (snapshots and evaluation never drop); the backward applies
+     * the masks this forward stored */
+    m->training = 1;
+    m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
+    if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
     int frc = model_forward(m, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B);
     m->training = 0;
     if (frc) return errmsg_set(err, errlen, "%s", m->err);

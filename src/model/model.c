@@ -249,6 +249,7 @@ void model_free(Model *m) {
     if (!m) return;
     free(m->params_memory); free(m->grads_memory); free(m->pe);
     free(m->acts_memory); free(m->mask_memory); free(m->tok_memory); free(m->bwd_memory);
+    free(m->pack_memory);
     free(m->ablate); free(m->ablate_value);
     memset(m, 0, sizeof *m);
 }
@@ -585,9 +586,11 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
     float *q = a->q + l * nq, *k = a->k + l * nk, *v = a->v + l * nk;
     float *att = a->att + (size_t)l * B * H * Tq * Tk;
     float *atty = a->atty + l * nq, *proj = a->proj + l * nq;
-    matmul_forward(q, xq, p->wq + l * CC, p->bq + (size_t)l * C, B * Tq, C, C);
-    matmul_forward(k, xkv, p->wk + l * CC, p->bk + (size_t)l * C, B * Tk, C, C);
-    matmul_forward(v, xkv, p->wv + l * CC, p->bv + (size_t)l * C, B * Tk, C, C);
+    const int *qlen = kind == MODEL_ATTN_ENC_SELF ? m->src_len : m->tgt_len;
+    const int *klen = kind == MODEL_ATTN_DEC_SELF ? m->tgt_len : m->src_len;
+    model_linear_forward(m, qlen, Tq, q, xq, p->wq + l * CC, p->bq + (size_t)l * C, B * Tq, C, C);
+    model_linear_forward(m, klen, Tk, k, xkv, p->wk + l * CC, p->bk + (size_t)l * C, B * Tk, C, C);
+    model_linear_forward(m, klen, Tk, v, xkv, p->wv + l * CC, p->bv + (size_t)l * C, B * Tk, C, C);
     float scale = 1.0f / sqrtf((float)D);
     OMP_PARALLEL_FOR2
     for (int b = 0; b < B; b++)
@@ -601,14 +604,16 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
         }
     const unsigned char *ab = ablate_row(m, kind, l);
     if (ab) ablate_heads(atty, ab, ablate_values(m, kind, l), B * Tq, C, H);
-    matmul_forward(proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
+    model_linear_forward(m, qlen, Tq, proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
 }
 
-static void ffn_forward(FfnActs *a, int l, const float *x, const FfnParams *p, int N, int C, int F) {
+/* len, T: the rows' lengths and padded length (model_linear_forward). */
+static void ffn_forward(const Model *m, const int *len, int T, FfnActs *a, int l, const float *x,
+                        const FfnParams *p, int N, int C, int F) {
     float *h = a->h + (size_t)l * N * F, *proj = a->proj + (size_t)l * N * C;
-    matmul_forward(h, x, p->w1 + (size_t)l * C * F, p->b1 + (size_t)l * F, N, C, F);
+    model_linear_forward(m, len, T, h, x, p->w1 + (size_t)l * C * F, p->b1 + (size_t)l * F, N, C, F);
     relu_forward(h, h, (size_t)N * F);
-    matmul_forward(proj, h, p->w2 + (size_t)l * F * C, p->b2 + (size_t)l * C, N, F, C);
+    model_linear_forward(m, len, T, proj, h, p->w2 + (size_t)l * F * C, p->b2 + (size_t)l * C, N, F, C);
 }
 
 /* Residual sub-layer, first half: the input of the sub-layer's function.
@@ -707,6 +712,8 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         return -1;
     }
     if (acts_prepare(m, B, S, T, drop)) return -1;
+    m->pad_skip = m->training;   /* pad rows left out of the products (pad_rows.c) */
+    if (m->pad_skip && model_pad_prepare(m, B, S, T)) return -1;
     m->B = B; m->S = S; m->T = T; m->To = enc && !dec ? S : T;
     if (enc) { memcpy(m->src, src, (size_t)B * S * sizeof(int)); memcpy(m->src_len, src_len, (size_t)B * sizeof(int)); }
     else memset(m->src_len, 0, (size_t)B * sizeof(int));
@@ -751,7 +758,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
             mha_forward(m, MODEL_ATTN_ENC_SELF, &a->enc_self, l, in, in, &p->enc_self, a->enc_mask, B, S, S, C, H);
             s = sub_end(pre, a->enc_res1, a->enc_self.proj + (size_t)l * NS * C, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
             in = sub_begin(pre, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
-            ffn_forward(&a->enc_ffn, l, in, &p->enc_ffn, NS, C, F);
+            ffn_forward(m, m->src_len, S, &a->enc_ffn, l, in, &p->enc_ffn, NS, C, F);
             s = sub_end(pre, a->enc_res2, a->enc_ffn.proj + (size_t)l * NS * C, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
         }
         if (pre) {
@@ -775,7 +782,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
                 s = sub_end(pre, a->dec_res2, a->dec_cross.proj + (size_t)l * NT * C, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
             }
             in = sub_begin(pre, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
-            ffn_forward(&a->dec_ffn, l, in, &p->dec_ffn, NT, C, F);
+            ffn_forward(m, m->tgt_len, T, &a->dec_ffn, l, in, &p->dec_ffn, NT, C, F);
             s = sub_end(pre, a->dec_res3, a->dec_ffn.proj + (size_t)l * NT * C, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
         }
         if (pre) {
@@ -784,7 +791,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         }
         final = s;
     }
-    matmul_forward(a->logits, final, p->out_w, p->out_b, B * m->To, C, V);
+    model_linear_forward(m, m->out_len, m->To, a->logits, final, p->out_w, p->out_b, B * m->To, C, V);
     return 0;
 }
 

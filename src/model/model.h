@@ -180,6 +180,8 @@ typedef struct {
     unsigned char *mask_memory; size_t mask_cap;
     int *tok_memory; size_t tok_cap;
     float *bwd_memory; size_t bwd_cap;       /* backward scratch            */
+    float *pack_memory; size_t pack_cap;     /* packed non-pad rows (pad_rows.c) */
+    int pad_skip;             /* last forward skipped pad rows (training)   */
     /* dropout (training only): model_forward drops when training && dropout > 0 */
     int training;             /* 0 (default): inference, never drops        */
     float dropout;            /* P, 0 <= P < 1                              */

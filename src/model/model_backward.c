@@ -38,6 +38,7 @@ typedef struct {
     float *wt;      /* (max(C·C, C·F, C·V)) transposed weight for matmul_backward  */
     const ModelAttnSupervision *sup;   /* n_sup auxiliary attention losses (may be NULL) */
     int n_sup;
+    const Model *m;  /* pad rows left out of the products when m->pad_skip (pad_rows.c) */
 } Bwd;
 
 static int bwd_prepare(Model *m, Bwd *w) {
@@ -183,27 +184,31 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
         sup_c[s->head] = s->weight / (float)s->rows;
         any = 1;
     }
+    const int *qlen = kind == MODEL_ATTN_ENC_SELF ? w->m->src_len : w->m->tgt_len;
+    const int *klen = kind == MODEL_ATTN_DEC_SELF ? w->m->tgt_len : w->m->src_len;
     memset(w->datty, 0, nq * sizeof(float));
-    matmul_backward(w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
-                    p->wo + l * CC, B * Tq, C, C);
+    model_linear_backward(w->m, qlen, Tq, w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
+                          p->wo + l * CC, B * Tq, C, C);
     attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
                        a->v + l * nk, att, any ? sup_t : NULL, sup_c, B, Tq, Tk, C, H);
-    matmul_backward(dxq, g->wq + l * CC, g->bq + lc, w->wt, w->dq, xq, p->wq + l * CC, B * Tq, C, C);
-    matmul_backward(dxkv, g->wk + l * CC, g->bk + lc, w->wt, w->dk, xkv, p->wk + l * CC, B * Tk, C, C);
-    matmul_backward(dxkv, g->wv + l * CC, g->bv + lc, w->wt, w->dv, xkv, p->wv + l * CC, B * Tk, C, C);
+    model_linear_backward(w->m, qlen, Tq, dxq, g->wq + l * CC, g->bq + lc, w->wt, w->dq, xq, p->wq + l * CC, B * Tq, C, C);
+    model_linear_backward(w->m, klen, Tk, dxkv, g->wk + l * CC, g->bk + lc, w->wt, w->dk, xkv, p->wk + l * CC, B * Tk, C, C);
+    model_linear_backward(w->m, klen, Tk, dxkv, g->wv + l * CC, g->bv + lc, w->wt, w->dv, xkv, p->wv + l * CC, B * Tk, C, C);
 }
 
-/* FFN of layer l: dx (N,C) += ∂/∂x. */
-static void ffn_backward(Bwd *w, float *dx, const float *dproj, const FfnActs *a, const FfnParams *p,
-                         FfnParams *g, int l, const float *x, int N, int C, int F) {
+/* FFN of layer l: dx (N,C) += ∂/∂x; len, T: the rows' lengths, padded length. */
+static void ffn_backward(Bwd *w, const int *len, int T, float *dx, const float *dproj, const FfnActs *a,
+                         const FfnParams *p, FfnParams *g, int l, const float *x, int N, int C, int F) {
     size_t nf = (size_t)N * F, CF = (size_t)C * F;
     const float *h = a->h + l * nf;
     memset(w->dh, 0, nf * sizeof(float));
-    matmul_backward(w->dh, g->w2 + l * CF, g->b2 + (size_t)l * C, w->wt, dproj, h, p->w2 + l * CF, N, F, C);
+    model_linear_backward(w->m, len, T, w->dh, g->w2 + l * CF, g->b2 + (size_t)l * C, w->wt, dproj, h,
+                          p->w2 + l * CF, N, F, C);
     float *dh = w->dh;
     OMP_SIMD
     for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
-    matmul_backward(dx, g->w1 + l * CF, g->b1 + (size_t)l * F, w->wt, w->dh, x, p->w1 + l * CF, N, C, F);
+    model_linear_backward(w->m, len, T, dx, g->w1 + l * CF, g->b1 + (size_t)l * F, w->wt, w->dh, x,
+                          p->w1 + l * CF, N, C, F);
 }
 
 /* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).
@@ -291,7 +296,7 @@ static void decoder_backward(Model *m, Bwd *w) {
         const float *before_ffn = cross ? stream_after(pre, &a->dec_ln2, a->dec_res2, l, nc) : before_cross;
         /* FFN */
         const float *dproj = sub_back_begin(w, pre, a->dec_res3, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
-        ffn_backward(w, w->dfin, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l,
+        ffn_backward(w, m->tgt_len, T, w->dfin, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l,
                      sub_input(pre, &a->dec_ln3, l, before_ffn, nc), N, C, F);
         sub_back_end(w, pre, before_ffn, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
         /* cross-attention: queries from the decoder, keys/values from the encoder */
@@ -325,7 +330,7 @@ static void encoder_backward(Model *m, Bwd *w) {
         const float *before_self = l == 0 ? a->enc_x : stream_after(pre, &a->enc_ln2, a->enc_res2, l - 1, nc);
         const float *before_ffn = stream_after(pre, &a->enc_ln1, a->enc_res1, l, nc);
         const float *dproj = sub_back_begin(w, pre, a->enc_res2, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
-        ffn_backward(w, w->dfin, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l,
+        ffn_backward(w, m->src_len, m->S, w->dfin, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l,
                      sub_input(pre, &a->enc_ln2, l, before_ffn, nc), N, C, F);
         sub_back_end(w, pre, before_ffn, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
         dproj = sub_back_begin(w, pre, a->enc_res1, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
@@ -375,6 +380,7 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
     s->loss = 0.0f;
     s->rows = 0;
     if (sup_locate(m, s, &att, &mask, &Tq, &Tk)) return NAN;
+    const int *qlen = s->kind == MODEL_ATTN_ENC_SELF ? m->src_len : m->tgt_len;
     double sum = 0.0;
     int rows = 0;
     for (int b = 0; b < m->B; b++)
@@ -396,6 +402,11 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
                 }
                 tsum += t[j];
                 row -= t[j] * log(A[j] > 1e-30f ? (double)A[j] : 1e-30);
+            }
+            if (tsum > 0.0 && m->pad_skip && i >= qlen[b]) {   /* that row was left out (pad_rows.c) */
+                errmsg_set(m->err, sizeof m->err,
+                           "attention supervision: target on a pad query (item %d, query %d) of a training forward", b, i);
+                return NAN;
             }
             if (tsum > 0.0) { sum += row; rows++; }
         }
@@ -430,6 +441,7 @@ float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSuper
     if (bwd_prepare(m, &w)) return NAN;
     w.sup = sup;
     w.n_sup = n_sup;
+    w.m = m;
     float loss = model_loss_grad(m, targets, eps, w.dlogits);   /* fills w.dlogits */
     if (isnan(loss)) return NAN;
     const ModelConfig *c = &m->config;
@@ -440,7 +452,8 @@ float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSuper
     else final = model_encoder_output(m);
     int N = B * To;
     memset(w.ds, 0, sizeof(float) * (size_t)N * C);
-    matmul_backward(w.ds, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final, m->params.out_w, N, C, V);
+    model_linear_backward(m, m->out_len, To, w.ds, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final,
+                          m->params.out_w, N, C, V);
     if (dec) {
         decoder_backward(m, &w);
         if (enc) memcpy(w.ds, w.denc, sizeof(float) * (size_t)B * m->S * C);

@@ -29,4 +29,17 @@ void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, con
                                  const float *q, const float *k, const float *v, const float *A,
                                  const float *t, float cs, float scale, int Tq, int Tk, int D, int ld);
 
+/* Linear layers of a training step over the non-pad rows only (pad_rows.c).
+ * When the forward set m->pad_skip (m->training), the rows of item b at or past
+ * len[b] (rows of (B, T, ·) with N = B·T) are left out of the product: the forward
+ * writes 0 there, the backward adds nothing there and leaves them out of dw, dbias.
+ * Without pad_skip or len, plain matmul_forward / matmul_backward.  model_pad_prepare
+ * sizes the packing scratch for a batch (B, S, T). */
+int model_pad_prepare(Model *m, int B, int S, int T);
+void model_linear_forward(const Model *m, const int *len, int T, float *out, const float *inp,
+                          const float *w, const float *bias, int N, int K, int M);
+void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
+                           float *wt, const float *dout, const float *inp, const float *w,
+                           int N, int K, int M);
+
 #endif

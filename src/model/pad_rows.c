@@ -1,0 +1,94 @@
+/* pad_rows.c — the linear layers of a training step over the non-pad rows only
+ * (see model_internal.h).  Batches are padded to their longest sentence; in
+ * training the outputs at pad positions are never needed (their loss is masked,
+ * as keys they are masked out, as queries their rows are discarded), and their
+ * gradients are exactly zero, so the products run on the packed non-pad rows and
+ * the pad rows of the outputs are set to 0. */
+#include "model/model_internal.h"
+#include "core/errmsg.h"
+#include "core/tensor.h"
+#include <stdlib.h>
+#include <string.h>
+
+int model_pad_prepare(Model *m, int B, int S, int T) {
+    const ModelConfig *c = &m->config;
+    size_t rows = (size_t)B * (S > T ? S : T), width = (size_t)c->d_model;
+    if ((size_t)c->d_ff > width) width = (size_t)c->d_ff;
+    if ((size_t)c->vocab_size > width) width = (size_t)c->vocab_size;
+    size_t need = 3 * rows * width;
+    if (need > m->pack_cap) {
+        free(m->pack_memory);
+        m->pack_cap = 0;
+        m->pack_memory = malloc(need * sizeof(float));
+        if (!m->pack_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for packed rows");
+        m->pack_cap = need;
+    }
+    return 0;
+}
+
+static int row_len(const int *len, int b, int T) {
+    return len[b] < 0 ? 0 : len[b] > T ? T : len[b];
+}
+
+/* dst (n, K) = the non-pad rows of src (B, T, K), in order; returns n. */
+static int pack_rows(float *dst, const float *src, const int *len, int B, int T, int K) {
+    size_t n = 0;
+    for (int b = 0; b < B; b++) {
+        int l = row_len(len, b, T);
+        memcpy(dst + n * K, src + (size_t)b * T * K, (size_t)l * K * sizeof(float));
+        n += (size_t)l;
+    }
+    return (int)n;
+}
+
+/* dst (B, T, M) = src's packed rows (pad rows 0), or += them when add. */
+static void unpack_rows(float *dst, const float *src, const int *len, int B, int T, int M, int add) {
+    size_t n = 0;
+    for (int b = 0; b < B; b++) {
+        int l = row_len(len, b, T);
+        float *d = dst + (size_t)b * T * M;
+        const float *s = src + n * M;
+        size_t cnt = (size_t)l * M;
+        if (add) {
+            OMP_SIMD
+            for (size_t i = 0; i < cnt; i++) d[i] += s[i];
+        } else {
+            memcpy(d, s, cnt * sizeof(float));
+            memset(d + cnt, 0, (size_t)(T - l) * M * sizeof(float));
+        }
+        n += (size_t)l;
+    }
+}
+
+/* Packed only when the forward chose to (m->pad_skip) and some row is padding. */
+static int packs(const Model *m, const int *len, int N, int T) {
+    if (!m->pad_skip || !len || T < 1) return 0;
+    for (int b = 0; b < N / T; b++)
+        if (row_len(len, b, T) < T) return 1;
+    return 0;
+}
+
+void model_linear_forward(const Model *m, const int *len, int T, float *out, const float *inp,
+                          const float *w, const float *bias, int N, int K, int M) {
+    if (!packs(m, len, N, T)) { matmul_forward(out, inp, w, bias, N, K, M); return; }
+    int B = N / T;
+    size_t third = m->pack_cap / 3;
+    float *pin = m->pack_memory, *pout = pin + third;
+    int n = pack_rows(pin, inp, len, B, T, K);
+    matmul_forward(pout, pin, w, bias, n, K, M);
+    unpack_rows(out, pout, len, B, T, M, 0);
+}
+
+void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
+                           float *wt, const float *dout, const float *inp, const float *w,
+                           int N, int K, int M) {
+    if (!packs(m, len, N, T)) { matmul_backward(dinp, dw, dbias, wt, dout, inp, w, N, K, M); return; }
+    int B = N / T;
+    size_t third = m->pack_cap / 3;
+    float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
+    int n = pack_rows(pd, dout, len, B, T, M);
+    pack_rows(pin, inp, len, B, T, K);
+    if (dinp) memset(pdin, 0, (size_t)n * K * sizeof(float));
+    matmul_backward(dinp ? pdin : NULL, dw, dbias, wt, pd, pin, w, n, K, M);
+    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, 1);
+}
