@@ -1,5 +1,6 @@
 /* common.c — what every subcommand shares: error lines, output folders, options (cli.h). */
 #include "cli/cli.h"
+#include "model/tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,30 +14,15 @@
 static char stage_dir[4096], stage_target[4096];
 static int quiet_warnings;
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not one. */
-static int utf8_seq(const unsigned char *p) {
-    unsigned c = p[0];
-    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (!len) return 0;
-    unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (int i = 1; i < len; i++) {
-        if ((p[i] & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* Writes s as one line: the staging folder shown as the user's folder, bytes
  * that are not UTF-8 as \xNN, control characters (newlines too) as spaces. */
 static void put_clean(const char *s, FILE *f) {
     size_t sl = strlen(stage_dir);
     const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s);
     while (*p) {
         if (sl && !strncmp((const char *)p, stage_dir, sl)) { fputs(stage_target, f); p += sl; continue; }
-        int len = utf8_seq(p);
+        int len = tokenizer_utf8_len(s, n, (size_t)(p - (const unsigned char *)s));
         if (!len) { fprintf(f, "\\x%02X", *p++); continue; }
         if (len == 1 && (*p < 0x20 || *p == 0x7F)) { fputc(' ', f); p++; continue; }
         fwrite(p, 1, (size_t)len, f);

@@ -296,17 +296,8 @@ static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int
 
 /* Prints the heads whose knock-out costs the most (run --importance). */
 static void print_importance(const Importance *im, const Sentence *s) {
-    typedef struct { int k, l, h; float d; } Row;
-    Row rows[3 * 64];
-    int n = 0;
-    for (int k = 0; k < 3; k++)
-        for (int l = 0; l < im->layers[k]; l++)
-            for (int h = 0; h < im->H && n < 3 * 64; h++) {
-                float d = importance_summary(im, (ModelAttnKind)k, l, h);
-                if (d == d) rows[n++] = (Row){k, l, h, d};
-            }
-    for (int i = 1; i < n; i++)   /* insertion sort, most harmful knock-out first */
-        for (int j = i; j > 0 && rows[j].d < rows[j - 1].d; j--) { Row x = rows[j]; rows[j] = rows[j - 1]; rows[j - 1] = x; }
+    ImportanceRank rows[3 * 64];
+    int n = importance_rank(im, rows, 3 * 64);
     if (im->pronoun_t >= 0)
         printf("  knock-outs: Δ log p of “%s” (translating “%s”) when one head is knocked out; the 5 that cost most:\n",
                im->targets[im->pronoun_t], s->words.tok[im->pronoun_q]);
@@ -314,8 +305,9 @@ static void print_importance(const Importance *im, const Sentence *s) {
         printf("  knock-outs: mean Δ log p of the translation's tokens when one head is knocked out; the 5 that cost most:\n");
     for (int i = 0; i < n && i < 5; i++) {
         char map[64];
-        model_attn_map_name((ModelAttnKind)rows[i].k, rows[i].l, map, sizeof map);
-        printf("      %-22s head %d  %+.3f  (p × %.3g)\n", map, rows[i].h, (double)rows[i].d, exp((double)rows[i].d));
+        model_attn_map_name(rows[i].kind, rows[i].layer, map, sizeof map);
+        printf("      %-22s head %d  %+.3f  (p × %.3g)\n", map, rows[i].head, (double)rows[i].summary,
+               exp((double)rows[i].summary));
     }
 }
 

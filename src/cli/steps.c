@@ -9,6 +9,7 @@
  * staging folder and moved into --out only when all are written (fileio.h). */
 #include "core/attention.h"
 #include "cli/cli.h"
+#include "model/tokenizer.h"
 #include "core/jsonmat.h"
 #include "render/render.h"
 #include "render/stepview.h"
@@ -65,30 +66,10 @@ static int utf8_width(const char *s) {
     return n;
 }
 
-/* 1 if s is well-formed UTF-8 (no overlongs, surrogates or values > U+10FFFF). */
-static int utf8_ok(const char *s) {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p;
-        int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-        if (!len) return 0;
-        unsigned cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-        for (int i = 1; i < len; i++) {
-            if ((p[i] & 0xC0) != 0x80) return 0;
-            cp = (cp << 6) | (p[i] & 0x3F);
-        }
-        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-            cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        p += len;
-    }
-    return 1;
-}
-
 /* Splits "a,b,c" into n labels (malloc'd array of malloc'd strings). */
 static char **split_tokens(const char *arg, int *n, const char *flag) {
     *n = 0;
-    if (!utf8_ok(arg)) {
+    if (tokenizer_check_utf8(arg, strlen(arg), NULL, 0) != 0) {
         cli_error("%s is not valid UTF-8 text (check the terminal's encoding)", flag);
         return NULL;
     }

@@ -99,14 +99,14 @@ static void look_free(Look *L) {
 
 /* The head whose knock-out lowers log p of the pronoun's translation most. */
 static void most_important(const Importance *im, char *map, size_t n, int *head, float *delta) {
-    *delta = INFINITY;
+    ImportanceRank rows[3 * 64];
     *head = -1;
-    for (int k = 0; k < 3; k++)
-        for (int l = 0; l < im->layers[k]; l++)
-            for (int h = 0; h < im->H; h++) {
-                float v = importance_summary(im, (ModelAttnKind)k, l, h);
-                if (v < *delta) { *delta = v; *head = h; model_attn_map_name((ModelAttnKind)k, l, map, n); }
-            }
+    *delta = 0;
+    snprintf(map, n, "?");
+    if (importance_rank(im, rows, 3 * 64) == 0) return;
+    model_attn_map_name(rows[0].kind, rows[0].layer, map, n);
+    *head = rows[0].head;
+    *delta = rows[0].summary;
 }
 
 /* Renders the importance grid of L into OUT/file and records it. */

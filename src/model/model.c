@@ -308,6 +308,11 @@ int model_attn_parse_map(const ModelConfig *c, const char *map, ModelAttnKind *k
     return -1;
 }
 
+/* Layers per kind in the knock-out tables: (3, Lmax, H) modes, (3, Lmax, C) values. */
+static int ablate_lmax(const ModelConfig *c) {
+    return c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers;
+}
+
 int model_ablate_head(Model *m, ModelAttnKind kind, int layer, int head, ModelAblateMode mode, const float *mean) {
     const ModelConfig *c = &m->config;
     if ((int)kind < 0 || kind > MODEL_ATTN_CROSS || layer < 0 || layer >= model_attn_layers(c, kind))
@@ -315,7 +320,7 @@ int model_ablate_head(Model *m, ModelAttnKind kind, int layer, int head, ModelAb
     if (head < 0 || head >= c->n_heads)
         return errmsg_set(m->err, sizeof m->err, "knock-out: head %d out of range 0..%d", head, c->n_heads - 1);
     if (mode == MODEL_ABLATE_MEAN && !mean) return errmsg_set(m->err, sizeof m->err, "knock-out: mean mode needs the mean");
-    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers, H = c->n_heads, C = c->d_model;
+    int Lmax = ablate_lmax(c), H = c->n_heads, C = c->d_model;
     if (!m->ablate) {
         m->ablate = calloc((size_t)3 * Lmax * H, 1);
         m->ablate_value = calloc((size_t)3 * Lmax * C, sizeof(float));
@@ -336,7 +341,7 @@ int model_ablate_head(Model *m, ModelAttnKind kind, int layer, int head, ModelAb
 
 void model_ablate_clear(Model *m) {
     const ModelConfig *c = &m->config;
-    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers;
+    int Lmax = ablate_lmax(c);
     if (m->ablate) memset(m->ablate, 0, (size_t)3 * Lmax * c->n_heads);
     m->n_ablated = 0;
 }
@@ -346,7 +351,7 @@ ModelAblateMode model_ablated(const Model *m, ModelAttnKind kind, int layer, int
     if (!m->ablate || (int)kind < 0 || kind > MODEL_ATTN_CROSS || layer < 0 || layer >= model_attn_layers(c, kind) ||
         head < 0 || head >= c->n_heads)
         return MODEL_ABLATE_NONE;
-    int Lmax = c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers;
+    int Lmax = ablate_lmax(c);
     return (ModelAblateMode)m->ablate[((size_t)kind * Lmax + layer) * c->n_heads + head];
 }
 
@@ -567,11 +572,11 @@ static void ablate_heads(float *atty, const unsigned char *ablate, const float *
 /* The knock-out table of (kind, layer): H modes, or NULL when none is set. */
 static const unsigned char *ablate_row(const Model *m, ModelAttnKind kind, int l) {
     if (!m->ablate || m->n_ablated == 0) return NULL;
-    int Lmax = m->config.n_enc_layers > m->config.n_dec_layers ? m->config.n_enc_layers : m->config.n_dec_layers;
+    int Lmax = ablate_lmax(&m->config);
     return m->ablate + ((size_t)kind * Lmax + l) * m->config.n_heads;
 }
 static const float *ablate_values(const Model *m, ModelAttnKind kind, int l) {
-    int Lmax = m->config.n_enc_layers > m->config.n_dec_layers ? m->config.n_enc_layers : m->config.n_dec_layers;
+    int Lmax = ablate_lmax(&m->config);
     return m->ablate_value + ((size_t)kind * Lmax + l) * m->config.d_model;
 }
 

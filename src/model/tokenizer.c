@@ -62,6 +62,12 @@ static int utf8_encode(uint32_t cp, char *out) {
     return 4;
 }
 
+int tokenizer_utf8_len(const char *s, size_t n, size_t i) {
+    uint32_t cp;
+    const char *why = "";
+    return i < n ? utf8_decode((const unsigned char *)s, n, i, &cp, &why) : 0;
+}
+
 int tokenizer_check_utf8(const char *s, size_t n, char *err, size_t errlen) {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {

@@ -54,6 +54,9 @@ int tokenizer_split_max(Tokens *out, const char *text, int max_tokens,
                         char *err, size_t errlen);
 void tokens_free(Tokens *t);
 
+/* Length in bytes (1..4) of the valid UTF-8 sequence at s[i] (n bytes in all),
+ * or 0 when the bytes there are not valid UTF-8 (same rules as below). */
+int tokenizer_utf8_len(const char *s, size_t n, size_t i);
 /* Checks that s[0..n) is valid UTF-8.  0, or -1 with "invalid UTF-8 at byte N: ...". */
 int tokenizer_check_utf8(const char *s, size_t n, char *err, size_t errlen);
 /* Lowercase of one code point (identity when it has none we know of). */

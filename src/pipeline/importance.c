@@ -133,6 +133,23 @@ void importance_free(Importance *im) {
     memset(im, 0, sizeof *im);
 }
 
+int importance_rank(const Importance *im, ImportanceRank *rows, int cap) {
+    int n = 0;
+    for (int k = 0; k < 3; k++)
+        for (int l = 0; l < im->layers[k]; l++)
+            for (int h = 0; h < im->H && n < cap; h++) {
+                float d = importance_summary(im, (ModelAttnKind)k, l, h);
+                if (isfinite(d)) rows[n++] = (ImportanceRank){(ModelAttnKind)k, l, h, d};
+            }
+    for (int i = 1; i < n; i++)   /* insertion sort, stable: map order among equals */
+        for (int j = i; j > 0 && rows[j].summary < rows[j - 1].summary; j--) {
+            ImportanceRank x = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = x;
+        }
+    return n;
+}
+
 /* The rollout as the trace's "rollout" member. */
 static char *rollout_json(const float *R, int E, int S, const TraceMap *m0) {
     StrBuf b = {0};

@@ -41,6 +41,11 @@ float importance_delta(const Importance *im, ModelAttnKind kind, int layer, int 
 /* The head's summary: Δ at pronoun_t, or the mean Δ over the targets. */
 float importance_summary(const Importance *im, ModelAttnKind kind, int layer, int head);
 
+/* Every measured head, the knock-out that costs most first (lowest summary). */
+typedef struct { ModelAttnKind kind; int layer, head; float summary; } ImportanceRank;
+/* Fills rows (at most cap) and returns how many. */
+int importance_rank(const Importance *im, ImportanceRank *rows, int cap);
+
 /* The trace's "importance" member as JSON text (malloc'd), or NULL out of memory. */
 char *importance_json(const Importance *im);
 
