@@ -176,8 +176,14 @@ sanitize:
 # sources are in src/model/.
 FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config $(if $(wildcard src/model/bpe.c),safetensors hf_config bpe wordpiece)
 FUZZ_SECONDS ?= 30
+# FUZZ_RUNS=N: stop each target after N executions instead (the long local run:
+# make fuzz FUZZ_RUNS=10000000 FUZZ_SECONDS=0).
+FUZZ_RUNS    ?= -1
 FUZZ_CC      ?= clang
 FUZZ_DIR     := build/fuzz
+# Harnesses whose parser reads paths write a scratch file every execution: on
+# tmpfs (/dev/shm) that runs ~10x faster than on disk (12k against 1k exec/s).
+FUZZ_TMP     ?= $(if $(wildcard /dev/shm/.),/dev/shm,$${TMPDIR:-/tmp})
 FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
@@ -191,7 +197,7 @@ fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
 	  echo "fuzz $$t: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/$$t.log)"; \
-	  if TMPDIR=$${TMPDIR:-/tmp} $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  if TMPDIR=$(FUZZ_TMP) $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -timeout=10 -rss_limit_mb=2048 \
 	       -artifact_prefix=$(FUZZ_DIR)/crash-$$t- $(FUZZ_DIR)/corpus-$$t tests/fuzz/$$t >$(FUZZ_DIR)/$$t.log 2>&1; \
 	  then grep -E '^Done [0-9]+ runs' $(FUZZ_DIR)/$$t.log | sed "s/^/  $$t: /"; \
 	  else fail=1; echo "  $$t: FAILED"; tail -n 30 $(FUZZ_DIR)/$$t.log; fi; \
