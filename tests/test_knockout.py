@@ -17,6 +17,14 @@ UNTAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi-untaught.sa
 TIRED = "the animal didn't cross the street because it was too tired ."
 
 
+def shape(path=TAUGHT):
+    """(d_k, number of attention maps' heads over all maps) of a checkpoint: the
+    tests follow the shipped model's size instead of hard-coding it."""
+    meta, _ = read_safetensors(path)
+    c = json.loads(meta["config"])
+    return c["d_k"], (c["n_enc_layers"] + 2 * c["n_dec_layers"]) * c["n_heads"]
+
+
 def edit_out_heads(src, dst, heads, D):
     """Copies checkpoint src to dst with each (map, head) zeroed in W_V and b_V:
     weights·(x W_V + b_V) is then 0 for that head, since each weights row sums to 1."""
@@ -49,7 +57,8 @@ def test_ablate_equals_weight_edit_forward(tmp):
     """Every weight matrix and every output probability agree within 1e-5."""
     heads = [("encoder.2.self", 0), ("decoder.1.cross", 2), ("decoder.0.masked_self", 1)]
     edited = os.path.join(tmp, "edited.safetensors")
-    edit_out_heads(TAUGHT, edited, heads, 24)
+    D, n_heads_all = shape()
+    edit_out_heads(TAUGHT, edited, heads, D)
     ids = ["--src", "10 11 12 13 14 15 3;20 21 22 3", "--tgt", "6 30 31 32 33;6 40 41"]
     spec = ",".join(f"{m}.{h}" for m, h in heads)
     a, b = os.path.join(tmp, "a.json"), os.path.join(tmp, "b.json")
@@ -68,7 +77,7 @@ def test_ablate_equals_weight_edit_forward(tmp):
                 n += 1
     for k, (la, lb) in enumerate(zip(A["logits"], B["logits"])):
         assert_close(f"item {k} probabilities", softmax(la), softmax(lb))
-    assert n == 2 * (3 + 2 + 2) * 4
+    assert n == 2 * n_heads_all
     # the knock-out changes something downstream (else the test could not fail)
     diff = np.abs(softmax(A["logits"][0]) - softmax(P["logits"][0])).max()
     assert diff > 1e-3, f"knocking out three heads changed no probability ({diff})"
@@ -78,7 +87,7 @@ def test_run_ablate_equals_weight_edit(tmp):
     """run --ablate: same translation and trace weights as the edited checkpoint;
     the trace, titles and PNG text chunks name the knocked-out head."""
     edited = os.path.join(tmp, "edited.safetensors")
-    edit_out_heads(TAUGHT, edited, [("encoder.2.self", 0)], 24)
+    edit_out_heads(TAUGHT, edited, [("encoder.2.self", 0)], shape()[0])
     a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
     ra = run_ok("run", "--model", TAUGHT, "--ablate", "encoder.2.self.0", "--out", a, TIRED)
     rb = run_ok("run", "--model", edited, "--out", b, TIRED)
@@ -113,7 +122,8 @@ def test_eval_ablation_row_equals_edited_checkpoint(tmp):
     r = run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--ablation", "--json", "--limit", "96")
     ab = json.loads(r.stdout)
     assert "knock-outs [" in r.stderr                      # the progress bar
-    assert len(ab["ablation"]) == (3 + 2 + 2) * 4
+    D, n_heads_all = shape()
+    assert len(ab["ablation"]) == n_heads_all
     keys = ["pronoun_accuracy", "pronoun_accuracy_by_language", "translation_exact_match"]
     base = json.loads(run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--json", "--limit", "96").stdout)
     for k in keys:
@@ -123,7 +133,7 @@ def test_eval_ablation_row_equals_edited_checkpoint(tmp):
     for map_id, h in [("encoder.2.self", 0), ("decoder.0.cross", 2)]:
         row = next(x for x in ab["ablation"] if x["map"] == map_id and x["head"] == h)
         edited = os.path.join(tmp, "edited.safetensors")
-        edit_out_heads(TAUGHT, edited, [(map_id, h)], 24)
+        edit_out_heads(TAUGHT, edited, [(map_id, h)], D)
         e = json.loads(run_ok("eval", "--model", edited, "--corpus", corpus, "--json", "--limit", "96").stdout)
         for k in keys:
             assert row[k] == e[k], f"{map_id}.{h} {k}: ablation {row[k]} vs edited checkpoint {e[k]}"
@@ -226,7 +236,7 @@ def test_importance_of_a_head_with_zero_wo_rows_is_exactly_zero(tmp):
     """A head whose rows of W_O are zero adds nothing, so knocking it out changes no
     log-probability: its importance is exactly 0, and other heads' are not all 0."""
     meta, P = read_safetensors(TAUGHT)
-    D = 24
+    D, n_heads_all = shape()
     P["enc.self.wo"][1][0 * D:1 * D, :] = 0        # encoder.1.self head 0
     P["dec.cross.wo"][0][3 * D:4 * D, :] = 0       # decoder.0.cross head 3
     path = os.path.join(tmp, "m.safetensors")
@@ -239,7 +249,7 @@ def test_importance_of_a_head_with_zero_wo_rows_is_exactly_zero(tmp):
     imp = t["importance"]
     assert imp["targets"][imp["pronoun_target"]] == "il" and imp["pronoun_source"] == 7
     rows = {(x["map"], x["head"]): x for x in imp["heads"]}
-    assert len(rows) == (3 + 2 + 2) * 4
+    assert len(rows) == n_heads_all
     for key in [("encoder.1.self", 0), ("decoder.0.cross", 3)]:
         assert all(d == 0 for d in rows[key]["delta_log_p"]), (key, rows[key]["delta_log_p"])
         assert rows[key]["summary"] == 0
