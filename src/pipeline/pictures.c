@@ -58,7 +58,8 @@ void pictures_path(const Show *w, const char *file, char *path, size_t n) {
 }
 
 /* The PNG text chunks of a picture: title, sentence, model, then any of map,
- * layer, head (NULL: left out) and the knocked-out heads when there are some. */
+ * layer, head (NULL: left out), the knocked-out heads when there are some and
+ * why the sentence lies outside training when it does (at most 8 items). */
 RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
                                const char *layer, const char *head) {
     int n = 0;
@@ -69,6 +70,7 @@ RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *tit
     if (layer) items[n++] = (RenderMetaItem){"Layer", layer};
     if (head) items[n++] = (RenderMetaItem){"Head", head};
     if (w->ps->ablated && *w->ps->ablated) items[n++] = (RenderMetaItem){"Knocked out", w->ps->ablated};
+    if (w->ps->outside && *w->ps->outside) items[n++] = (RenderMetaItem){"Outside training", w->ps->outside};
     return (RenderMeta){items, n};
 }
 

@@ -97,6 +97,9 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
             w->n_names++;
             append(w->names, sizeof w->names, ", ", s->raw[k]);
         } else {
+            int again = 0;   /* each unknown word named once */
+            for (int j = 0; j < k && !again; j++) again = s->src[j] == VOCAB_UNK && !strcmp(s->words.tok[j], tok);
+            if (again) continue;
             char one[256];
             nearest(one, sizeof one, tok, v, known);
             w->n_unknown++;

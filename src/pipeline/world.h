@@ -29,7 +29,7 @@ typedef struct {
     int n_names;             /* names and numbers (copied through)                    */
     int name_pos[64];        /* their source positions (the first 64)                 */
     char names[512];         /* them as typed: "Alice, 3"                             */
-    int n_unknown;           /* other words the model was not trained on              */
+    int n_unknown;           /* other words the model was not trained on (distinct)   */
     char unknown[1024];      /* "'giraffe' (nearest: 'girl', 'gift'), 'zorp' (no near word)" */
     int words, max_words;    /* the sentence's words; the longest training source (-1: not recorded) */
     char outside[1024];      /* "" or "outside what the model was trained on: …"      */
