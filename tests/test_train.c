@@ -10,6 +10,7 @@
 #include "model/tokenizer.h"
 #include "lesson/train.h"
 #include "trace/maps.h"
+#include "pipeline/world.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,4 +467,13 @@ TEST(decode_copy_unk_follows_mean_cross_attention) {
     CHECK_INT(decode_pick_unk(z, 8, 1), VOCAB_UNK);
     CHECK_INT(decode_src_has_unk(src, 5), 1);
     CHECK_INT(decode_src_has_unk(src2, 5), 0);
+}
+
+TEST(world_edit_distance_levenshtein) {
+    CHECK_INT(world_edit_distance("giraffe", "girl"), 4);
+    CHECK_INT(world_edit_distance("giraffe", "gift"), 4);
+    CHECK_INT(world_edit_distance("dig", "dog"), 1);
+    CHECK_INT(world_edit_distance("", "abc"), 3);
+    CHECK_INT(world_edit_distance("kitten", "sitting"), 3);
+    CHECK_INT(world_edit_distance("same", "same"), 0);
 }

@@ -56,7 +56,7 @@ static void nearest(char *out, size_t n, const char *w, const Vocab *v, const un
     int best[WORLD_SUGGESTIONS], dist[WORLD_SUGGESTIONS], k = 0;
     int half = ((int)strlen(w) + 1) / 2, limit = half > 2 ? half : 2;
     for (int id = VOCAB_N_SPECIAL; id < v->size; id++) {
-        if (!known[id] || !letters_only(v->words[id])) continue;
+        if (!known[id] || letters_only(v->words[id]) != letters_only(w)) continue;   /* words for words, signs for signs */
         int d = world_edit_distance(w, v->words[id]);
         if (d > limit) continue;
         int at = k;   /* insertion sort by distance, then vocabulary order */
