@@ -272,3 +272,26 @@ TEST(checkpoint_metadata_readers) {
     CHECK_INT(checkpoint_meta_head_supervised("{}", "encoder.2.self", 1), 0);
     CHECK_INT(checkpoint_meta_head_supervised(NULL, "encoder.2.self", 1), 0);
 }
+
+TEST(checkpoint_metadata_source_tokens) {
+    /* 10 ids: seen 1, 3, 6, 9 → digits 0xa (ids 0-3), 0x4 (4-7), 0x2 (8-9) */
+    unsigned char seen[10] = {0, 1, 0, 1, 0, 0, 1, 0, 0, 1}, known[10];
+    char hex[8];
+    checkpoint_meta_source_hex(seen, 10, hex, sizeof hex);
+    CHECK(!strcmp(hex, "a42"));
+    char meta[256];
+    snprintf(meta, sizeof meta, "{\"train_source_tokens\":\"%s\",\"train_max_source_len\":\"12\"}", hex);
+    int max_len = 0;
+    CHECK_INT(checkpoint_meta_source_known(meta, 10, known, &max_len), 1);
+    CHECK_INT(max_len, 12);
+    for (int i = 0; i < 10; i++) CHECK_INT(known[i], seen[i]);
+    /* older checkpoints, wrong length, bad digits: every word known, no length */
+    const char *old[] = {"{}", NULL, "{\"train_source_tokens\":\"a4\",\"train_max_source_len\":\"12\"}",
+                         "{\"train_source_tokens\":\"a4z\",\"train_max_source_len\":\"12\"}",
+                         "{\"train_source_tokens\":\"a42\",\"train_max_source_len\":\"x\"}"};
+    for (int k = 0; k < 5; k++) {
+        CHECK_INT(checkpoint_meta_source_known(old[k], 10, known, &max_len), 0);
+        CHECK_INT(max_len, -1);
+        for (int i = 0; i < 10; i++) CHECK_INT(known[i], 1);
+    }
+}

@@ -3,6 +3,7 @@ trace validates, and every member the schema defines occurs in at least one
 real trace (a schema field no trace holds is documentation of nothing)."""
 import os
 from helpers import ROOT, run_ok, load_json, validate_trace, schema
+import unk_corpus
 
 TIRED = "the animal didn't cross the street because it was too tired ."
 
@@ -52,6 +53,12 @@ def test_schema_has_no_unused_fields(tmp):
     b = os.path.join(tmp, "b")
     run_ok("run", "--trace", "steps", "--importance", "--ablate", "decoder.0.cross.1", "--out", b, TIRED)
     traces.append(load_json(os.path.join(b, "trace.json")))
+    # a name copied through (unk_copies), by a tiny model trained on names
+    c = os.path.join(tmp, "c")
+    model = unk_corpus.train_tiny(unk_corpus.make_corpus(os.path.join(tmp, "corpus")), os.path.join(tmp, "m.safetensors"))
+    run_ok("run", "--model", model, "--no-pictures", "--out", c, "the cat sees Zoe .")
+    traces.append(load_json(os.path.join(c, "trace.json")))
+    assert traces[-1]["unk_copies"], "the tiny model copied no name"
     seen = set()
     for t in traces:
         validate_trace(t)

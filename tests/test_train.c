@@ -10,6 +10,7 @@
 #include "model/tokenizer.h"
 #include "lesson/train.h"
 #include "trace/maps.h"
+#include "pipeline/world.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,7 +124,8 @@ TEST(train_tsv_and_batch) {
     CHECK_INT(b.targets[6 + 5], VOCAB_EOS);
     batch_free(&b);
 
-    /* an unknown token is an error with the line number */
+    /* an unknown target token that is no word of its source is an error with
+     * the line number and the token (a source-only unknown word is <unk>) */
     char bad[1024], err[256];
     snprintf(bad, sizeof bad, "%s/bad.tsv", check_tmpdir());
     FILE *f = fopen(bad, "w");
@@ -133,7 +135,21 @@ TEST(train_tsv_and_batch) {
     TrainSet s2;
     train_set_init(&s2);
     CHECK(train_set_load_tsv(&s2, bad, &v, err, sizeof err) == -1);
-    CHECK(strstr(err, ":2:") && strstr(err, "zebra"));
+    CHECK(strstr(err, ":2:") && strstr(err, "'zèbre'"));
+    train_set_free(&s2);
+
+    /* a name on both sides (spec C) is <unk> on both sides; src_seen marks the source ids */
+    f = fopen(bad, "w");
+    REQUIRE(f);
+    fputs("fr\talice sleeps .\talice dort .\t-\t-\tg.x\n", f);
+    fclose(f);
+    train_set_init(&s2);
+    REQUIRE(train_set_load_tsv(&s2, bad, &v, err, sizeof err) == 0);
+    CHECK_INT(s2.ex[0].src[0], VOCAB_UNK);
+    CHECK_INT(s2.ex[0].tgt[0], VOCAB_UNK);
+    CHECK_INT(s2.ex[0].src[1], vocab_id(&v, "sleeps"));
+    REQUIRE(s2.src_seen && s2.n_vocab_seen == v.size);
+    CHECK(s2.src_seen[VOCAB_UNK] && s2.src_seen[vocab_id(&v, "sleeps")] && !s2.src_seen[vocab_id(&v, "dort")]);
     train_set_free(&s2);
     train_set_free(&s);
     vocab_free(&v);
@@ -419,4 +435,45 @@ TEST(train_thread_tune_picks_the_faster) {
         thread_tune_after(&t, thread_tune_threads(&t) == 1 ? 0.5 : 1.0);
     CHECK_INT(t.best, 1);
     CHECK_INT(thread_tune_threads(&t), 1);   /* (thread_tune_before never ran: OpenMP untouched) */
+}
+
+/* <unk> copy on a crafted cross-attention (H 2, Tq 4, S 5): the source is
+ * "<unk>a the <unk>b sees <eos>", the decoder input "<2fr> <unk> voit <unk>";
+ * row 0 (writes y1) leans to source 2 on average, row 2 (writes y3) to 0 —
+ * though head 0 alone would pick 0 for row 0: the mean over heads decides. */
+TEST(decode_copy_unk_follows_mean_cross_attention) {
+    const int src[5] = {VOCAB_UNK, 6, VOCAB_UNK, 7, VOCAB_EOS};
+    const int tgt[4] = {VOCAB_2FR, VOCAB_UNK, 9, VOCAB_UNK};
+    float att[2][4][5] = {{{0.6f, 0.0f, 0.1f, 0.2f, 0.1f}, {0.2f, 0.2f, 0.2f, 0.2f, 0.2f}, {0.8f, 0.1f, 0.0f, 0.0f, 0.1f},
+                           {0.2f, 0.2f, 0.2f, 0.2f, 0.2f}},
+                          {{0.0f, 0.0f, 0.9f, 0.0f, 0.1f}, {0.2f, 0.2f, 0.2f, 0.2f, 0.2f}, {0.5f, 0.0f, 0.4f, 0.0f, 0.1f},
+                           {0.2f, 0.2f, 0.2f, 0.2f, 0.2f}}};
+    /* row 0: source 0 mean 0.30, source 2 mean 0.50 → 2; row 2: source 0 mean 0.65, source 2 mean 0.20 → 0 */
+    DecodeCopy c[4];
+    int n = decode_copy_unk(&att[0][0][0], 2, 4, 5, src, tgt, c);
+    CHECK_INT(n, 2);
+    CHECK_INT(c[0].target, 1);
+    CHECK_INT(c[0].source, 2);
+    CHECK_NEAR(c[0].weight, 0.5, 1e-6);
+    CHECK_INT(c[1].target, 3);
+    CHECK_INT(c[1].source, 0);
+    CHECK_NEAR(c[1].weight, 0.65, 1e-6);
+    /* a source without <unk>: nothing to copy */
+    const int src2[5] = {6, 7, 6, 7, VOCAB_EOS};
+    CHECK_INT(decode_copy_unk(&att[0][0][0], 2, 4, 5, src2, tgt, c), 0);
+    /* <unk> is a candidate of the search only when allowed */
+    float z[8] = {0, 5, 0, 1, 0, 0, 2, 3};
+    CHECK_INT(decode_pick(z, 8), 7);
+    CHECK_INT(decode_pick_unk(z, 8, 1), VOCAB_UNK);
+    CHECK_INT(decode_src_has_unk(src, 5), 1);
+    CHECK_INT(decode_src_has_unk(src2, 5), 0);
+}
+
+TEST(world_edit_distance_levenshtein) {
+    CHECK_INT(world_edit_distance("giraffe", "girl"), 4);
+    CHECK_INT(world_edit_distance("giraffe", "gift"), 4);
+    CHECK_INT(world_edit_distance("dig", "dog"), 1);
+    CHECK_INT(world_edit_distance("", "abc"), 3);
+    CHECK_INT(world_edit_distance("kitten", "sitting"), 3);
+    CHECK_INT(world_edit_distance("same", "same"), 0);
 }

@@ -19,8 +19,29 @@
 typedef struct {
     const char *model, *corpus, *split, *ablate;
     long limit;
-    int as_json, write_meta, ablation;
+    int as_json, write_meta, ablation, split_given, outputs;
 } EvalArgs;
+
+#define EVAL_MAX_SPLITS 2
+
+/* The splits one eval measures: --split NAME alone, or heldout and, when the
+ * corpus has it, heldout-frames. */
+typedef struct {
+    int n;
+    const char *name[EVAL_MAX_SPLITS];
+    char path[EVAL_MAX_SPLITS][4096];
+    EvalReport r[EVAL_MAX_SPLITS];
+    StrBuf outputs[EVAL_MAX_SPLITS];      /* --outputs: each split's outputs (JSON array) */
+    unsigned char *lang_tokens;           /* from DIR/train.tsv, or NULL (no purity)     */
+} EvalSplits;
+
+/* What a split holds, as eval prints it. */
+static const char *split_title(const char *name) {
+    if (!strcmp(name, "heldout")) return "held-out word combinations";
+    if (!strcmp(name, "heldout-frames")) return "held-out frames";
+    if (!strcmp(name, "train")) return "training pairs";
+    return name;
+}
 
 /* The best heads of a report, as eval prints them. */
 typedef struct {
@@ -33,19 +54,26 @@ static void eval_usage(FILE *f) {
     fprintf(f,
         "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n"
         "                    [--ablation] [--ablate MAP.H[,MAP.H…]]\n\n"
-        "Measures the model on DIR/NAME.tsv (default build/corpus/heldout.tsv):\n"
+        "Measures the model on DIR/heldout.tsv (held-out word combinations) and, when\n"
+        "present, DIR/heldout-frames.tsv (held-out frames), per language: exact match\n"
+        "(after the <unk> copy of names), pronoun accuracy overall, for cataphora and\n"
+        "across sentences, and language purity (outputs free of tokens only the other\n"
+        "language's training targets in DIR/train.tsv hold).  On the first split also\n"
         "translation exact match per language, pronoun accuracy, for every encoder\n"
         "self-attention and cross-attention head how often the pronoun's strongest link\n"
         "(excluding itself and <…> tokens) is its gold antecedent, and how often\n"
         "cross-attention's strongest link is the gold word alignment (teacher-forced).\n\n"
         "  --model PATH   checkpoint, or taught / untaught (the shipped models; default taught)\n"
         "  --corpus DIR   corpus folder (default build/corpus)\n"
-        "  --split NAME   heldout (default) or train\n"
+        "  --split NAME   only DIR/NAME.tsv: heldout, heldout-frames or train\n"
         "  --limit N      only the first N pairs\n"
-        "  --json         one JSON object on stdout\n"
+        "  --json         one JSON object on stdout (\"splits\": the per-language figures)\n"
+        "  --outputs      with --json: every output too (\"outputs\": per split, words after\n"
+        "                 the copy, in the order of the TSV)\n"
         "  --write-metadata  store the best encoder coreference head as\n"
         "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
-        "                 checkpoint's metadata, which `run` and `demo` read; needs --model;\n"
+        "                 checkpoint's metadata, which `run` and `demo` read, and every\n"
+        "                 split's per-language figures as \"eval_splits\"; needs --model;\n"
         "                 with --ablation, stores the knock-out table as \"eval_ablation\"\n"
         "  --ablate MAP.H[,MAP.H…]  knock these heads out (output zeroed before W_O), then measure\n"
         "  --ablation     knock out every head of every map alone and measure each: pronoun\n"
@@ -71,11 +99,14 @@ static int parse_args(EvalArgs *a, int argc, char **argv) {
         if (!strcmp(arg, "--json")) a->as_json = 1;
         else if (!strcmp(arg, "--write-metadata")) a->write_meta = 1;
         else if (!strcmp(arg, "--ablation")) a->ablation = 1;
+        else if (!strcmp(arg, "--outputs")) a->outputs = 1;
         else return cli_unknown_option("eval", arg);
     }
     if (a->ablation && a->ablate) { cli_error("--ablation knocks out one head at a time; give it without --ablate"); return 2; }
     if (a->write_meta && a->ablate) { cli_error("--write-metadata records the intact model; give it without --ablate"); return 2; }
     if (a->write_meta && !a->model) { cli_error("--write-metadata needs --model PATH (the checkpoint to update)"); return 2; }
+    for (int i = 1; i < argc; i++) a->split_given |= !strcmp(argv[i], "--split") || !strncmp(argv[i], "--split=", 8);
+    if (a->outputs && !a->as_json) { cli_error("--outputs adds the outputs to --json; give --json too"); return 2; }
     if (strchr(a->split, '/')) { cli_error("--split %s: give a split name such as heldout or train", a->split); return 2; }
     return 0;
 }
@@ -101,7 +132,8 @@ static void json_heads(FILE *f, const char *stack, const char *kind, int layers,
     }
 }
 
-static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated) {
+static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated,
+                       const char *more) {
     int L = r->n_dec_layers, H = r->n_heads;
     printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", model, path, r->n_pairs, r->seconds);
     printf(" \"ablated\": %s,\n", ablated);
@@ -126,8 +158,8 @@ static void print_json(const EvalReport *r, const EvalBest *b, const char *model
     printf("   \"heads\": {");
     first = 1;
     json_heads(stdout, "decoder", "cross", L, H, r->align, &first);
-    printf("},\n   \"with_eos\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, \"head_average\": %.4f}}\n}\n",
-           b->align_w, b->wl, b->wh, eval_mean_heads(r->align_with_eos, L, H));
+    printf("},\n   \"with_eos\": {\"accuracy\": %.4f, \"map\": \"decoder.%d.cross\", \"head\": %d, \"head_average\": %.4f}}%s\n}\n",
+           b->align_w, b->wl, b->wh, eval_mean_heads(r->align_with_eos, L, H), more);
 }
 
 static void print_table(const char *title, const char *stack, const char *kind, int layers, int heads,
@@ -229,38 +261,123 @@ done:
     return rc;
 }
 
+/* One figure of the per-split table: "97.5% (40)" or "-" when nothing was counted. */
+static void print_rate(EvalCount c) {
+    char buf[32];
+    if (c.total) snprintf(buf, sizeof buf, "%.1f%% (%ld)", 100 * eval_rate(c), c.total);
+    else snprintf(buf, sizeof buf, "-");
+    printf("  %-14s", buf);
+}
+
+static void print_splits_text(const EvalSplits *sp) {
+    static const char *const lang[2] = {"fr", "vi"};
+    for (int k = 0; k < sp->n; k++) {
+        const EvalReport *r = &sp->r[k];
+        printf("\n%s (%s, %ld pairs)\n  %-4s  %-14s  %-14s  %-14s  %-14s  %-14s\n", split_title(sp->name[k]), sp->path[k],
+               r->n_pairs, "", "exact match", "pronoun", "cataphora", "across sent.", "purity");
+        for (int li = 0; li < 2; li++) {
+            printf("  %-4s", lang[li]);
+            print_rate(r->exact[li]);
+            print_rate(r->pronoun[li]);
+            print_rate(r->pronoun_cataphora[li]);
+            print_rate(r->pronoun_across[li]);
+            if (r->purity_measured) print_rate(r->pure[li]);
+            else printf("  %-14s", "(no train.tsv)");
+            printf("\n");
+        }
+    }
+}
+
+/* The splits to measure and the language token sets.  0, or -1 (printed). */
+static int find_splits(const EvalArgs *a, const Vocab *v, EvalSplits *sp) {
+    const char *names[EVAL_MAX_SPLITS] = {a->split, "heldout-frames"};
+    int want = a->split_given ? 1 : EVAL_MAX_SPLITS;
+    for (int k = 0; k < want; k++) {
+        snprintf(sp->path[sp->n], sizeof sp->path[0], "%s/%s.tsv", a->corpus, names[k]);
+        if (access(sp->path[sp->n], R_OK) != 0) {
+            if (k > 0) continue;   /* a corpus from before held-out frames */
+            cli_error("cannot read %s: %s (run `attnviz corpus --out %s` first, or give --corpus DIR)", sp->path[0],
+                      strerror(errno), a->corpus);
+            return -1;
+        }
+        sp->name[sp->n++] = names[k];
+    }
+    char path[4096], err[1024];
+    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
+    if (access(path, R_OK) == 0 && eval_language_tokens(v, path, &sp->lang_tokens, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every split's per-language figures as JSON: "[{…}, {…}]" (as_object 0) or
+ * "\"splits\": {\"heldout\": {…}, …}" plus the outputs (1).  malloc'd, NULL out of memory. */
+static char *splits_json(const EvalSplits *sp, int as_object, int outputs) {
+    StrBuf b = {0};
+    int bad = strbuf_printf(&b, as_object ? ",\n \"splits\": {" : "[");
+    for (int k = 0; k < sp->n; k++) {
+        bad |= strbuf_printf(&b, "%s", k ? ", " : "");
+        if (as_object) bad |= strbuf_printf(&b, "\"%s\": ", sp->name[k]);
+        bad |= eval_split_json(&b, &sp->r[k], sp->name[k]);
+    }
+    bad |= strbuf_printf(&b, as_object ? "}" : "]");
+    for (int k = 0; outputs && k < sp->n; k++)
+        bad |= strbuf_printf(&b, "%s\"%s\": %s", k ? ", " : ",\n \"outputs\": {", sp->name[k],
+                             sp->outputs[k].buf ? sp->outputs[k].buf : "[]");
+    if (outputs && sp->n) bad |= strbuf_printf(&b, "}");
+    if (bad) { free(b.buf); return NULL; }
+    return b.buf;
+}
+
+/* --write-metadata: the first split's best head and figures, and every split's. */
+static int write_metadata(const EvalArgs *a, const EvalSplits *sp) {
+    char coref[256], summary[1536], err[1024];
+    eval_metadata_json(&sp->r[0], a->split, coref, sizeof coref, summary, sizeof summary);
+    char *all = splits_json(sp, 0, 0);
+    if (!all) { cli_error("out of memory"); return -1; }
+    const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all, NULL};
+    int rc = checkpoint_rewrite_metadata(a->model, kv, err, sizeof err);
+    free(all);
+    if (rc) cli_error("--write-metadata: %s", err);
+    return rc;
+}
+
 int cli_eval(int argc, char **argv) {
     EvalArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc) return rc == 1 ? 0 : rc;
     ModelFile mf;
-    char path[4096], err[1024];
+    char err[1024];
     if (model_file_load(&mf, a.model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
     int status = 1;
-    snprintf(path, sizeof path, "%s/%s.tsv", a.corpus, a.split);
-    if (access(path, R_OK) != 0) {
-        cli_error("cannot read %s: %s (run `attnviz corpus --out %s` first, or give --corpus DIR)", path, strerror(errno),
-                  a.corpus);
-        goto done;
-    }
-    EvalOptions o = {.limit = (int)a.limit, .batch = 64};
-    if (a.ablation) { status = run_ablation(&a, &mf, path, &o); goto done; }
+    static EvalSplits sp;   /* large (reports); one per process */
+    memset(&sp, 0, sizeof sp);
+    char *more = NULL;
+    if (find_splits(&a, &mf.v, &sp)) goto done;
+    EvalOptions o = {.limit = (int)a.limit, .batch = 64, .lang_tokens = sp.lang_tokens};
+    if (a.ablation) { status = run_ablation(&a, &mf, sp.path[0], &o); goto done; }
     if (a.ablate && model_ablate_parse(&mf.m, a.ablate) != 0) { cli_error("--ablate %s", mf.m.err); goto done; }
-    EvalReport r;
-    if (eval_run(&mf.m, &mf.v, path, &o, &r, err, sizeof err)) { cli_error("%s", err); goto done; }
-    EvalBest b = best_heads(&r);
-    if (a.write_meta) {
-        char coref[256], summary[1024];
-        eval_metadata_json(&r, a.split, coref, sizeof coref, summary, sizeof summary);
-        const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, NULL};
-        if (checkpoint_rewrite_metadata(a.model, kv, err, sizeof err)) { cli_error("--write-metadata: %s", err); goto done; }
+    for (int k = 0; k < sp.n; k++) {
+        o.outputs = a.outputs ? &sp.outputs[k] : NULL;
+        if (eval_run(&mf.m, &mf.v, sp.path[k], &o, &sp.r[k], err, sizeof err)) { cli_error("%s", err); goto done; }
     }
+    EvalBest b = best_heads(&sp.r[0]);
+    if (a.write_meta && write_metadata(&a, &sp)) goto done;
     char abl[2048];
     model_ablate_describe(&mf.m, a.as_json, abl, sizeof abl);
-    if (a.as_json) print_json(&r, &b, mf.path, path, abl);
-    else print_text(&r, &b, mf.path, path, abl);
+    if (a.as_json) {
+        if (!(more = splits_json(&sp, 1, a.outputs))) { cli_error("out of memory"); goto done; }
+        print_json(&sp.r[0], &b, mf.path, sp.path[0], abl, more);
+    } else {
+        print_text(&sp.r[0], &b, mf.path, sp.path[0], abl);
+        print_splits_text(&sp);
+    }
     status = 0;
 done:
+    free(more);
+    for (int k = 0; k < EVAL_MAX_SPLITS; k++) free(sp.outputs[k].buf);
+    free(sp.lang_tokens);
     model_file_free(&mf);
     return status;
 }

@@ -15,6 +15,8 @@
 #include "pipeline/model_file.h"
 #include "pipeline/pictures.h"
 #include "pipeline/sentence.h"
+#include "pipeline/world.h"
+#include "model/checkpoint.h"
 #include "render/html.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
@@ -46,6 +48,9 @@ typedef struct {
     CorefHead coref;
     char ablated[1024];          /* the knocked-out heads, "encoder.2.self.0, …" */
     Sentence sent[RUN_MAX_SENTENCES];
+    WorldCheck world[RUN_MAX_SENTENCES];   /* names copied, words outside training */
+    unsigned char *known;        /* (vocab) 1 = a word seen in a training source   */
+    int max_words;               /* the longest training source (-1: not recorded) */
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
@@ -58,7 +63,10 @@ static void run_usage(FILE *f) {
         "usage: attnviz run [options] \"SENTENCE\" [\"SENTENCE\" ...]\n\n"
         "Runs the model on English sentences, translates them, and draws every\n"
         "attention map: per-head heatmaps, a grid per kind, a lines view of the\n"
-        "pronouns, a step strip, trace.json and index.html.\n\n"
+        "pronouns, a step strip, trace.json and index.html.  Names and numbers the model\n"
+        "never saw are copied through (<unk> → the source word cross-attention weighs\n"
+        "most); other unknown words get one warning with the nearest known words, and\n"
+        "a sentence outside training is marked so in the summary and the pictures.\n\n"
         "  --model PATH      checkpoint (default: the shipped model, see attnviz info), or a\n"
         "                    GPT-2 / BERT folder in the Hugging Face layout (docs/own-model.md):\n"
         "                    GPT-2 then predicts the next token, BERT fills each [MASK]\n"
@@ -205,6 +213,8 @@ static int translate_all(Run *r) {
         return -1;
     }
     int n = a->n_sentences, tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR;
+    if (!(r->known = malloc((size_t)r->mf.v.size))) { cli_error("out of memory"); return -1; }
+    checkpoint_meta_source_known(r->mf.metadata, r->mf.v.size, r->known, &r->max_words);
     for (int i = 0; i < n; i++) {
         Sentence *s = &r->sent[i];
         if (sentence_prepare(s, a->sentences[i], &r->mf.m, &r->mf.v, r->err, sizeof r->err) != 0) {
@@ -212,9 +222,11 @@ static int translate_all(Run *r) {
             else cli_error("%s", r->err);
             return -1;
         }
-        if (s->n_unknown > 0)
-            cli_warn("%d word(s) not in the model's vocabulary, read as <unk>: %s (it knows %d words, those of the "
-                     "lexicon in samples/corpus/; expect a poor translation)", s->n_unknown, s->unknown, r->mf.v.size);
+        world_check(&r->world[i], s, &r->mf.v, r->known, r->max_words);
+        char which[32] = "";
+        if (n > 1) snprintf(which, sizeof which, "sentence %d: ", i + 1);
+        if (r->world[i].n_unknown > 0)   /* names and numbers are copied, and only listed */
+            cli_warn("%swords the model was not trained on, read as <unk>: %s", which, r->world[i].unknown);
     }
     for (int i = 0; i < n; i++) {
         Sentence *s = &r->sent[i];
@@ -235,6 +247,43 @@ static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n
     else if (c->taught) snprintf(buf, n, "the model's coreference head, TAUGHT with gold antecedents (train --supervise-coref)");
     else snprintf(buf, n, "the head eval found linking pronouns to antecedents most often (%.0f%%), not taught",
                   100 * c->accuracy);
+}
+
+/* The summary's lines on names copied through and on a sentence outside training. */
+static void print_world(const WorldCheck *w, const Sentence *s) {
+    char missing[512], copy[600];
+    if (w->n_names) {
+        world_missing_names(w, s, missing, sizeof missing);
+        printf("  copied through: %s%s%s%s\n", w->names, *missing ? "   (not in the translation: " : "", missing,
+               *missing ? ")" : "");
+    }
+    pictures_copy_note(s, copy, sizeof copy);
+    if (*copy) printf("  %s (decoder layer %d cross-attention, mean of its heads)\n", copy, s->copy_layer);
+    if (w->outside[0]) printf("  %s\n", w->outside);
+}
+
+/* The trace's "unk_copies": each <unk> replaced by a source word, [] when none. */
+static int trace_copies(const Sentence *s, const Model *m, Trace *t) {
+    char json[8192];
+    size_t len = (size_t)snprintf(json, sizeof json, "[");
+    for (int k = 0; k < s->n_copies && len < sizeof json; k++) {
+        const DecodeCopy *c = &s->copies[k];
+        len += (size_t)snprintf(json + len, sizeof json - len,
+                                "%s{\"target\": %d, \"source\": %d, \"word\": \"", k ? ", " : "", c->target, c->source);
+        for (const char *p = s->raw[c->source]; *p && len + 8 < sizeof json; p++) {   /* JSON string */
+            if (*p == '"' || *p == '\\') json[len++] = '\\';
+            if ((unsigned char)*p >= 0x20) json[len++] = *p;
+        }
+        len += (size_t)snprintf(json + len, sizeof json - len, "\", \"weight\": %.9g, \"map\": \"decoder.%d.cross\", \"heads\": [",
+                                (double)c->weight, s->copy_layer);
+        for (int h = 0; h < m->config.n_heads && len < sizeof json; h++)
+            len += (size_t)snprintf(json + len, sizeof json - len, "%s%d", h ? ", " : "", h);
+        len += (size_t)snprintf(json + len, sizeof json - len, "]}");
+    }
+    if (len + 2 >= sizeof json) { cli_error("too many copies to record"); return -1; }
+    strcat(json, "]");
+    if (trace_set_section(t, "unk_copies", json) != 0) { cli_error("out of memory"); return -1; }
+    return 0;
 }
 
 /* Prints each pronoun's (or the --query token's) link — the head the lines view
@@ -385,6 +434,7 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (!a->quiet) {
         printf("%s\n", s->text);
         printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
+        print_world(&r->world[i], s);
         if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
     if (trace_check_finite(&t, r->err, sizeof r->err) != 0) {   /* NaN weights are never drawn as if real */
@@ -395,12 +445,13 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
     print_links(r, s, &t, focus_map, focus_head);
     if (explain_sentence(r, i, &t, &rollout, &imp) != 0) goto done;
+    if (trace_copies(s, &r->mf.m, &t) != 0) goto done;
     r->ms_model += now_ms() - t0;
     PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
                       .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
                       .no_pictures = a->no_pictures, .focus_given = a->focus != NULL, .coref = r->coref, .no_trace = !strcmp(a->trace_mode, "none"),
                       .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &imp : NULL,
-                      .rollout = rollout};
+                      .rollout = rollout, .outside = r->world[i].outside};
     pictures_choose(&ps, a);
     PictureReport rep;
     rc = pictures_show_sentence(&ps, s, &t, &rep, r->err, sizeof r->err);
@@ -593,6 +644,7 @@ int cli_run(int argc, char **argv) {
     status = 0;
 cleanup:
     for (int i = 0; i < a.n_sentences; i++) sentence_free(&r.sent[i]);
+    free(r.known);
     model_file_free(&r.mf);
     return status;
 }

@@ -55,6 +55,7 @@ typedef struct {
     long snap_steps[N_SNAP_STEPS];
     /* metadata text */
     char opts[1024], seed[32], steps[32], data[64], supervised[512];
+    char *src_hex, max_src[32];                  /* what the sources held (checkpoint.h) */
     char seconds[32], tokens_per_sec[32], loss[32], aux[128], coref[256], eval[1024];
     char err[1024];
 } Training;
@@ -64,7 +65,11 @@ static void train_usage(FILE *f) {
         "usage: attnviz train [options]\n\n"
         "Trains the encoder-decoder model on a corpus written by `attnviz corpus`\n"
         "(DIR/train.tsv and DIR/vocab.txt) and writes a checkpoint (safetensors) plus\n"
-        "PATH.state (Adam moments and step, for --resume).\n\n"
+        "PATH.state (Adam moments and step, for --resume).  A token missing from\n"
+        "vocab.txt is read as <unk> on both sides when it is a word of the pair's\n"
+        "source (a name or number the model learns to copy); otherwise it is an error.\n"
+        "The checkpoint records the source words seen and the longest source, which\n"
+        "`run` uses to say when a sentence lies outside training.\n\n"
         "  --corpus DIR          corpus folder (default build/corpus)\n"
         "  --out PATH            checkpoint to write (default output/" MODEL_FILE_DEFAULT_NAME ")\n"
         "  --seed N              initialisation and data order (default 1)\n"
@@ -359,6 +364,10 @@ static void describe_run(Training *tr, const TrainArgs *a) {
     snprintf(tr->seed, sizeof tr->seed, "%ld", a->seed);
     snprintf(tr->steps, sizeof tr->steps, "%ld", a->steps);
     snprintf(tr->data, sizeof tr->data, "%d pairs", tr->set.n);
+    /* what `run` needs to say when a sentence lies outside training */
+    tr->src_hex = malloc((size_t)tr->v.size / 4 + 2);
+    if (tr->src_hex) checkpoint_meta_source_hex(tr->set.src_seen, tr->set.n_vocab_seen, tr->src_hex, (size_t)tr->v.size / 4 + 2);
+    snprintf(tr->max_src, sizeof tr->max_src, "%d", tr->set.max_src - 1);
 }
 
 static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra, Progress *pr) {
@@ -443,7 +452,8 @@ static int save_final(Training *tr, const TrainOptions *o, long step) {
                                  "train_seed", tr->seed, "train_steps", tr->steps, "train_data", tr->data,
                                  "train_seconds", tr->seconds, "train_tokens_per_second", tr->tokens_per_sec,
                                  "train_final_loss", tr->loss, "supervised_heads", tr->supervised,
-                                 "train_final_aux_loss", tr->aux,
+                                 "train_final_aux_loss", tr->aux, "train_max_source_len", tr->max_src,
+                                 "train_source_tokens", tr->src_hex ? tr->src_hex : "",
                                  tr->coref[0] ? "coreference_head" : NULL, tr->coref, "eval_quick", tr->eval, NULL};
     if (train_save_checkpoint(&tr->m, &tr->adam, step, o, extra_final, tr->err, sizeof tr->err)) {
         cli_error("%s", tr->err);
@@ -456,6 +466,7 @@ static void training_free(Training *tr) {
     for (int k = 0; k < N_SNAP_SENTENCES; k++) sentence_free(&tr->snap[k]);
     free(tr->snap_path);
     free(tr->cmd);
+    free(tr->src_hex);
     adam_free(&tr->adam);
     model_free(&tr->m);
     train_set_free(&tr->set);
@@ -477,7 +488,8 @@ int cli_train(int argc, char **argv) {
     describe_run(&tr, &a);
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
-                               "supervised_heads", tr.supervised, NULL};
+                               "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,
+                               "train_source_tokens", tr.src_hex ? tr.src_hex : "", NULL};
     Progress progress = {0};
     TrainOptions o = train_options(&tr, &a, extra_run, &progress);
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;

@@ -32,37 +32,31 @@ double eval_mean_heads(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int l
     return n ? s / n : 0.0;
 }
 
+#define EVAL_MAX_LEN 1024   /* the longest decoder input copy_sources handles */
+
 /* Per-pair ids, kept for one batch. */
 typedef struct {
     int tag, ns, nt;
     int *src, *tgt;   /* point into the batch buffers */
 } Item;
 
-static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item *it, int S,
-                        const int *dec_out, const int *dec_len, int max_len, EvalReport *r,
-                        unsigned char *skip, int attn, int trans) {
+/* The attention metrics of a batch after its teacher-forced forward:
+ * coreference heads (encoder and cross) and alignment heads. */
+static void score_attention(Model *m, const Corpus *cp, int first, int B, const Item *it, int S, EvalReport *r,
+                            unsigned char *skip) {
     const ModelConfig *c = &m->config;
     int H = c->n_heads, E = c->n_enc_layers, L = c->n_dec_layers, T = m->T;
     for (int b = 0; b < B; b++) {
         const CorpusPair *p = &cp->pairs[first + b];
         const Item *x = &it[b];
-        int li = p->lang == CORPUS_LANG_VI ? 1 : 0;
-        /* exact match */
-        const int *o = dec_out + (size_t)b * max_len;
-        int same = dec_len[b] == x->nt;
-        for (int t = 0; same && t < x->nt; t++) same = o[t] == x->tgt[t];
-        if (trans) { r->exact[li].total++; r->exact[li].hit += same; }
         for (int j = 0; j < x->ns; j++) skip[j] = x->src[j] < VOCAB_N_SPECIAL;
         /* coreference */
         for (int k = 0; k < p->n_coref; k++) {
             int pr = p->coref[2 * k], an = p->coref[2 * k + 1];
-            int any = 0, ok = 1;
             for (int q = 0; q < p->n_align; q++) {
                 int t = p->align[2 * q], s = p->align[2 * q + 1];
                 if (s != pr || t >= x->nt) continue;
-                any = 1;
-                if (t >= dec_len[b] || o[t] != x->tgt[t]) ok = 0;
-                for (int l = 0; l < L && attn; l++)
+                for (int l = 0; l < L; l++)
                     for (int h = 0; h < H; h++) {
                         const float *row = m->acts.dec_cross.att +
                             ((((size_t)l * m->B + b) * H + h) * T + t) * S;
@@ -71,8 +65,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                         r->coref_cross[l][h].hit += j == an;
                     }
             }
-            if (any && trans) { r->pronoun[li].total++; r->pronoun[li].hit += ok; }
-            for (int l = 0; l < E && attn; l++)
+            for (int l = 0; l < E; l++)
                 for (int h = 0; h < H; h++) {
                     const float *row = m->acts.enc_self.att +
                         ((((size_t)l * m->B + b) * H + h) * S + pr) * S;
@@ -82,7 +75,7 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
                 }
         }
         /* alignment: every target token with at least one gold source */
-        for (int t = 0; t < x->nt && attn; t++) {
+        for (int t = 0; t < x->nt; t++) {
             int has = 0;
             for (int q = 0; q < p->n_align; q++) if (p->align[2 * q] == t) { has = 1; break; }
             if (!has) continue;
@@ -104,13 +97,89 @@ static void score_batch(Model *m, const Corpus *cp, int first, int B, const Item
     }
 }
 
+/* The word an output token stands for: a copied <unk> is the TSV's source
+ * word at its copy position (src_at >= 0), else the vocabulary token. */
+static const char *output_word(const Vocab *v, const CorpusPair *p, int id, int src_at) {
+    if (id == VOCAB_UNK && src_at >= 0 && src_at < p->n_src) return p->src[src_at];
+    return vocab_word(v, id);
+}
+
+/* 1 if a "." or "?" source token lies strictly between positions a and b. */
+static int across_sentences(const CorpusPair *p, int a, int b) {
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    for (int j = lo + 1; j < hi && j < p->n_src; j++)
+        if (!strcmp(p->src[j], ".") || !strcmp(p->src[j], "?")) return 1;
+    return 0;
+}
+
+static void count(EvalCount *c, int ok) { c->total++; c->hit += ok != 0; }
+
+/* The translation metrics of one pair from its greedy output o (n tokens,
+ * copy sources cs): exact match, pronoun accuracy (overall, cataphora, across
+ * sentences), purity; the output's words appended to outputs. */
+static void score_translation(const Vocab *v, const CorpusPair *p, const int *o, const int *cs, int n,
+                              const EvalOptions *opt, EvalReport *r) {
+    int li = p->lang == CORPUS_LANG_VI ? 1 : 0;
+    int same = n == p->n_tgt;
+    for (int t = 0; same && t < n; t++) same = !strcmp(output_word(v, p, o[t], cs[t]), p->tgt[t]);
+    count(&r->exact[li], same);
+    for (int k = 0; k < p->n_coref; k++) {
+        int pr = p->coref[2 * k], an = p->coref[2 * k + 1], any = 0, ok = 1;
+        for (int q = 0; q < p->n_align; q++) {
+            int t = p->align[2 * q];
+            if (p->align[2 * q + 1] != pr || t >= p->n_tgt) continue;
+            any = 1;
+            if (t >= n || strcmp(output_word(v, p, o[t], cs[t]), p->tgt[t])) ok = 0;
+        }
+        if (!any) continue;
+        count(&r->pronoun[li], ok);
+        if (an > pr) count(&r->pronoun_cataphora[li], ok);
+        if (across_sentences(p, an, pr)) count(&r->pronoun_across[li], ok);
+    }
+    if (opt->lang_tokens) {
+        int other = li ? EVAL_IN_FR : EVAL_IN_VI, mine = li ? EVAL_IN_VI : EVAL_IN_FR, pure = 1;
+        for (int t = 0; t < n; t++)
+            if (o[t] >= VOCAB_N_SPECIAL && o[t] < v->size && (opt->lang_tokens[o[t]] & (other | mine)) == other) pure = 0;
+        count(&r->pure[li], pure);
+    }
+    if (opt->outputs) {
+        StrBuf line = {0};
+        int bad = 0;
+        for (int t = 0; t < n; t++) bad |= strbuf_printf(&line, "%s%s", t ? " " : "", output_word(v, p, o[t], cs[t]));
+        if (!bad) {
+            strbuf_printf(opt->outputs, "%s", r->exact[0].total + r->exact[1].total > 1 ? ", " : "");
+            strbuf_json_string(opt->outputs, line.buf ? line.buf : "");
+        }
+        free(line.buf);
+    }
+}
+
+/* The copy sources of rows b of the last forward's cross-attention (last
+ * decoder layer, (m->B, H, m->T, m->S)): for decoder input tag + out[0..n),
+ * cs[t] = the source index copied into output t (an <unk>), else -1. */
+static void copy_sources(const Model *m, int b, int tag, const int *src, const int *out, int n, int *cs) {
+    const ModelConfig *c = &m->config;
+    int T = m->T, S = m->S, H = c->n_heads, L = c->n_dec_layers;
+    for (int t = 0; t < n; t++) cs[t] = -1;
+    if (L < 1 || T < 1) return;
+    int tgt[EVAL_MAX_LEN + 1];
+    DecodeCopy cp[EVAL_MAX_LEN + 1];
+    if (T > EVAL_MAX_LEN + 1) return;
+    tgt[0] = tag;
+    for (int t = 1; t < T; t++) tgt[t] = t - 1 < n ? out[t - 1] : VOCAB_PAD;
+    const float *att = m->acts.dec_cross.att + (((size_t)(L - 1) * m->B + b) * H) * T * S;
+    int k = decode_copy_unk(att, H, T, S, src, tgt, cp);
+    for (int i = 0; i < k; i++) cs[cp[i].target - 1] = cp[i].source;
+}
+
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
  * prefix, its choice (decode_pick) is the gold token at every position and
  * <eos> after it; those pairs are read off the teacher-forced logits, and only
- * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes. */
+ * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
+ * dcs (B, max_dec) receives each output token's copy source (copy_sources). */
 static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
-                          int max_dec, int *dout, int *dlen, char *err, size_t errlen) {
+                          int max_dec, int *dout, int *dlen, int *dcs, char *err, size_t errlen) {
     int V = m->config.vocab_size, T = m->T, n = 0;
     int *idx = malloc((size_t)B * sizeof(int)), *s2 = malloc((size_t)B * S * sizeof(int));
     int *l2 = malloc((size_t)B * sizeof(int)), *t2 = malloc((size_t)B * sizeof(int));
@@ -119,12 +188,13 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
     if (!idx || !s2 || !l2 || !t2 || !o2 || !n2) { errmsg_set(err, errlen, "out of memory"); goto done; }
     for (int b = 0; b < B; b++) {
         const Item *x = &it[b];
-        int ok = x->nt < max_dec;
+        int ok = x->nt < max_dec, unk = decode_src_has_unk(x->src, x->ns);
         for (int t = 0; ok && t <= x->nt; t++)
-            ok = decode_pick(m->acts.logits + ((size_t)b * T + t) * V, V) == (t < x->nt ? x->tgt[t] : VOCAB_EOS);
+            ok = decode_pick_unk(m->acts.logits + ((size_t)b * T + t) * V, V, unk) == (t < x->nt ? x->tgt[t] : VOCAB_EOS);
         if (ok) {
             memcpy(dout + (size_t)b * max_dec, x->tgt, (size_t)x->nt * sizeof(int));
             dlen[b] = x->nt;
+            copy_sources(m, b, x->tag, src + (size_t)b * S, x->tgt, x->nt, dcs + (size_t)b * max_dec);
             continue;
         }
         memcpy(s2 + (size_t)n * S, src + (size_t)b * S, (size_t)S * sizeof(int));
@@ -134,6 +204,7 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
     for (int k = 0; k < n; k++) {
         memcpy(dout + (size_t)idx[k] * max_dec, o2 + (size_t)k * max_dec, (size_t)max_dec * sizeof(int));
         dlen[idx[k]] = n2[k];
+        copy_sources(m, k, t2[k], s2 + (size_t)k * S, o2 + (size_t)k * max_dec, n2[k], dcs + (size_t)idx[k] * max_dec);
     }
     rc = 0;
 done:
@@ -161,6 +232,8 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
     }
     if (v->size != c->vocab_size) { errmsg_set(err, errlen, "vocabulary (%d) does not match the model (%d)", v->size, c->vocab_size); return -1; }
     r->n_enc_layers = c->n_enc_layers; r->n_dec_layers = c->n_dec_layers; r->n_heads = c->n_heads;
+    r->purity_measured = o->lang_tokens != NULL;
+    if (o->outputs && strbuf_printf(o->outputs, "[")) return errmsg_set(err, errlen, "out of memory");
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     Corpus cp = {0};
@@ -174,7 +247,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
         if (cp.pairs[i].n_src + 1 > maxS) maxS = cp.pairs[i].n_src + 1;
         if (cp.pairs[i].n_tgt + 1 > maxT) maxT = cp.pairs[i].n_tgt + 1;
     }
-    if (maxS > c->max_len || maxT > c->max_len) {
+    if (maxS > c->max_len || maxT > c->max_len || c->max_len > EVAL_MAX_LEN) {
         errmsg_set(err, errlen, "%s has a sentence longer than the model's max_len %d", path, c->max_len);
         corpus_free(&cp);
         return -1;
@@ -185,9 +258,9 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
     int *src = malloc((size_t)BB * maxS * sizeof(int)), *slen = malloc((size_t)BB * sizeof(int));
     int *tags = malloc((size_t)BB * sizeof(int)), *dout = malloc((size_t)BB * max_dec * sizeof(int));
     int *dlen = malloc((size_t)BB * sizeof(int)), *din = malloc((size_t)BB * maxT * sizeof(int));
-    int *tlen = malloc((size_t)BB * sizeof(int));
+    int *tlen = malloc((size_t)BB * sizeof(int)), *dcs = malloc((size_t)BB * max_dec * sizeof(int));
     unsigned char *skip = malloc((size_t)maxS);
-    if (!it || !sbuf || !tbuf || !src || !slen || !tags || !dout || !dlen || !din || !tlen || !skip) {
+    if (!it || !sbuf || !tbuf || !src || !slen || !tags || !dout || !dlen || !din || !tlen || !skip || !dcs) {
         errmsg_set(err, errlen, "out of memory");
         goto done;
     }
@@ -219,19 +292,63 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
             tlen[b] = it[b].nt + 1;
         }
         if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
-        if (!o->translation_only) score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip, 1, 0);
-        if (greedy_outputs(m, it, B, src, slen, S, tags, max_dec, dout, dlen, err, errlen)) goto done;
-        score_batch(m, &cp, first, B, it, S, dout, dlen, max_dec, r, skip, 0, 1);
+        if (!o->translation_only) score_attention(m, &cp, first, B, it, S, r, skip);
+        if (greedy_outputs(m, it, B, src, slen, S, tags, max_dec, dout, dlen, dcs, err, errlen)) goto done;
+        for (int b = 0; b < B; b++)
+            score_translation(v, &cp.pairs[first + b], dout + (size_t)b * max_dec, dcs + (size_t)b * max_dec, dlen[b],
+                              o, r);
     }
+    if (o->outputs && strbuf_printf(o->outputs, "]")) { errmsg_set(err, errlen, "out of memory"); goto done; }
     r->n_pairs = n;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
     rc = 0;
 done:
     free(it); free(sbuf); free(tbuf); free(src); free(slen); free(tags); free(dout); free(dlen);
-    free(din); free(tlen); free(skip);
+    free(din); free(tlen); free(skip); free(dcs);
     corpus_free(&cp);
     return rc;
+}
+
+int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen) {
+    *flags = NULL;
+    Corpus cp = {0};
+    if (corpus_read_tsv(&cp, train_path, err, errlen)) return -1;
+    unsigned char *f = calloc((size_t)(v->size > 0 ? v->size : 1), 1);
+    if (!f) { corpus_free(&cp); return errmsg_set(err, errlen, "out of memory"); }
+    for (int i = 0; i < cp.n; i++) {
+        const CorpusPair *p = &cp.pairs[i];
+        for (int t = 0; t < p->n_tgt; t++) {
+            int id = vocab_id(v, p->tgt[t]);
+            if (id >= VOCAB_N_SPECIAL) f[id] |= p->lang == CORPUS_LANG_VI ? EVAL_IN_VI : EVAL_IN_FR;
+        }
+    }
+    corpus_free(&cp);
+    *flags = f;
+    return 0;
+}
+
+/* {"accuracy": A or null, "n": N} */
+static int count_json(StrBuf *b, const char *key, EvalCount c) {
+    if (!c.total) return strbuf_printf(b, ", \"%s\": {\"accuracy\": null, \"n\": 0}", key);
+    return strbuf_printf(b, ", \"%s\": {\"accuracy\": %.4f, \"n\": %ld}", key, eval_rate(c), c.total);
+}
+
+int eval_split_json(StrBuf *b, const EvalReport *r, const char *split) {
+    static const char *const lang[2] = {"fr", "vi"};
+    int bad = strbuf_printf(b, "{\"split\": \"%s\", \"pairs\": %ld", split, r->n_pairs);
+    for (int li = 0; li < 2; li++) {
+        bad |= strbuf_printf(b, ", \"%s\": {\"n\": %ld, \"exact_match\": ", lang[li], r->exact[li].total);
+        bad |= r->exact[li].total ? strbuf_printf(b, "%.4f", eval_rate(r->exact[li])) : strbuf_printf(b, "null");
+        bad |= count_json(b, "pronoun", r->pronoun[li]);
+        bad |= count_json(b, "pronoun_cataphora", r->pronoun_cataphora[li]);
+        bad |= count_json(b, "pronoun_across", r->pronoun_across[li]);
+        bad |= strbuf_printf(b, ", \"language_purity\": ");
+        bad |= r->purity_measured && r->pure[li].total ? strbuf_printf(b, "%.4f}", eval_rate(r->pure[li]))
+                                                       : strbuf_printf(b, "null}");
+    }
+    bad |= strbuf_printf(b, "}");
+    return bad ? -1 : 0;
 }
 
 void eval_metadata_json(const EvalReport *r, const char *split, char *coref, size_t coref_len, char *summary,
@@ -240,12 +357,18 @@ void eval_metadata_json(const EvalReport *r, const char *split, char *coref, siz
     double cacc = eval_best_head(r->coref_enc, r->n_enc_layers, r->n_heads, &cl, &ch);
     double aacc = eval_best_head(r->align, r->n_dec_layers, r->n_heads, &al, &ah);
     EvalCount pron = {r->pronoun[0].hit + r->pronoun[1].hit, r->pronoun[0].total + r->pronoun[1].total};
+    EvalCount cata = {r->pronoun_cataphora[0].hit + r->pronoun_cataphora[1].hit,
+                      r->pronoun_cataphora[0].total + r->pronoun_cataphora[1].total};
+    EvalCount across = {r->pronoun_across[0].hit + r->pronoun_across[1].hit,
+                        r->pronoun_across[0].total + r->pronoun_across[1].total};
     snprintf(coref, coref_len, "{\"map\":\"encoder.%d.self\",\"head\":%d,\"accuracy\":%.4f}", cl, ch, cacc);
     snprintf(summary, summary_len,
              "{\"split\":\"%s\",\"pairs\":%ld,\"translation_exact_match\":{\"fr\":%.4f,\"vi\":%.4f},"
-             "\"pronoun_accuracy\":%.4f,\"coreference_head\":%s,"
+             "\"pronoun_accuracy\":%.4f,\"pronoun_accuracy_cataphora\":%.4f,\"pronoun_accuracy_across\":%.4f,"
+             "\"coreference_head\":%s,"
              "\"alignment\":{\"map\":\"decoder.%d.cross\",\"head\":%d,\"accuracy\":%.4f}}",
-             split, r->n_pairs, eval_rate(r->exact[0]), eval_rate(r->exact[1]), eval_rate(pron), coref, al, ah, aacc);
+             split, r->n_pairs, eval_rate(r->exact[0]), eval_rate(r->exact[1]), eval_rate(pron), eval_rate(cata),
+             eval_rate(across), coref, al, ah, aacc);
 }
 
 /* ------------------------------------------------------------- knock-outs */

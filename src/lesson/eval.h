@@ -1,11 +1,20 @@
 /* eval.h — measuring the model: greedy translation and what its attention does.
  *
  * Metrics on a held-out split (corpus.h's TSV with gold alignments and antecedents):
- *   translation exact match   greedy output == gold target, per target language;
- *   pronoun accuracy          for pairs with a coreference annotation p-a: every
- *                             target token aligned to the source pronoun p (gold
- *                             alignment) is reproduced at its position by the greedy
- *                             output (il/elle/ils/elles, the Vietnamese word);
+ *   translation exact match   greedy output == gold target, per target language,
+ *                             compared as words after the <unk> copy (decode.h:
+ *                             each <unk> the decoder writes becomes the source word
+ *                             its last cross-attention layer weighs most);
+ *   pronoun accuracy          for every coreference annotation p-a with gold
+ *                             alignments: every target token aligned to the source
+ *                             pronoun p is reproduced at its position by the greedy
+ *                             output (il/elle/ils/elles, the Vietnamese word); also
+ *                             for cataphora (a > p) and across sentences (a "." or
+ *                             "?" token strictly between a and p);
+ *   language purity           share of outputs with no token that occurs only in
+ *                             the OTHER language's training targets (the token sets
+ *                             of DIR/train.tsv, eval_language_tokens); copied names
+ *                             and numbers are no vocabulary tokens and never count;
  *   coreference heads         for every encoder self-attention head (row = the
  *                             pronoun p) and every cross-attention head (row = the
  *                             target position aligned to p, teacher-forced with the
@@ -22,6 +31,7 @@
 #ifndef ATTNVIZ_EVAL_H
 #define ATTNVIZ_EVAL_H
 #include <stddef.h>
+#include "core/strbuf.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
@@ -35,6 +45,10 @@ typedef struct {
     long n_pairs;
     EvalCount exact[2];                 /* [0] fr, [1] vi                          */
     EvalCount pronoun[2];               /* per language                             */
+    EvalCount pronoun_cataphora[2];     /* antecedent after the pronoun             */
+    EvalCount pronoun_across[2];        /* "." or "?" between antecedent and pronoun */
+    EvalCount pure[2];                  /* outputs free of the other language       */
+    int purity_measured;                /* 1 when EvalOptions.lang_tokens was given */
     EvalCount coref_enc[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];
     EvalCount coref_cross[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];
     EvalCount align[EVAL_MAX_LAYERS][EVAL_MAX_HEADS];          /* specials excluded */
@@ -47,7 +61,24 @@ typedef struct {
     int batch;          /* sentences decoded together (default 64)                */
     int translation_only; /* 1: exact match and pronoun accuracy only (no
                            teacher-forced pass, the head tables stay empty)       */
+    const unsigned char *lang_tokens; /* (vocab size) EVAL_IN_FR | EVAL_IN_VI: the
+                           languages whose training targets hold the token; NULL:
+                           no purity                                               */
+    StrBuf *outputs;        /* NULL, or receives the outputs as a JSON array of
+                           strings (words after the copy, space-separated)         */
 } EvalOptions;
+
+#define EVAL_IN_FR 1
+#define EVAL_IN_VI 2
+/* *flags = a malloc'd (v->size) array of EVAL_IN_FR | EVAL_IN_VI over the
+ * vocabulary, from the targets of the TSV at train_path (tokens missing from
+ * v, i.e. names and numbers, are left out).  0, or -1 with err. */
+int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen);
+/* One split's figures per language as JSON text ({"split", "pairs", "fr": {"n",
+ * "exact_match", "pronoun", "pronoun_cataphora", "pronoun_across" (each
+ * {"accuracy", "n"}), "language_purity"}, "vi": …}) appended to b; accuracy
+ * of an empty count and an unmeasured purity are null.  0, or -1. */
+int eval_split_json(StrBuf *b, const EvalReport *r, const char *split);
 
 /* Evaluates m (with vocabulary v) on the TSV at path.  0, or -1 with err. */
 int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,

@@ -29,6 +29,7 @@ void train_set_init(TrainSet *s) { memset(s, 0, sizeof *s); }
 
 void train_set_free(TrainSet *s) {
     if (!s) return;
+    free(s->src_seen);
     free(s->ex);
     free(s->ids);
     free(s->align);
@@ -74,16 +75,40 @@ int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
     return 0;
 }
 
-/* Encodes space-separated tokens; returns the count or -1 (unknown / too many). */
-static int encode_words(const Vocab *v, char *text, int *ids, int cap, const char **bad) {
+/* Splits text at spaces into words (at most cap); returns the count or -1 (too many). */
+static int split_words(char *text, char **words, int cap) {
     int n = 0;
     for (char *save = NULL, *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-        int id = vocab_id(v, w);
-        if (id < 0) { *bad = w; return -1; }
-        if (n == cap) { *bad = "(sentence too long)"; return -1; }
-        ids[n++] = id;
+        if (n == cap) return -1;
+        words[n++] = w;
     }
     return n;
+}
+
+/* Encodes words into ids.  A word missing from the vocabulary becomes <unk>
+ * (a name or number the model learns to copy, spec C) when it is one of the
+ * pair's source words copy[0..n_copy); otherwise -1 and *bad names it. */
+static int encode_words(const Vocab *v, char *const *words, int n, char *const *copy, int n_copy, int *ids,
+                        const char **bad) {
+    for (int i = 0; i < n; i++) {
+        int id = vocab_id(v, words[i]);
+        for (int j = 0; id < 0 && j < n_copy; j++)
+            if (!strcmp(copy[j], words[i])) id = VOCAB_UNK;
+        if (id < 0) { *bad = words[i]; return -1; }
+        ids[i] = id;
+    }
+    return n;
+}
+
+/* s->src_seen covers at least n vocabulary ids (zeros added).  0 or -1. */
+static int ensure_src_seen(TrainSet *s, int n) {
+    if (n <= s->n_vocab_seen) return 0;
+    unsigned char *p = realloc(s->src_seen, (size_t)n);
+    if (!p) return -1;
+    memset(p + s->n_vocab_seen, 0, (size_t)(n - s->n_vocab_seen));
+    s->src_seen = p;
+    s->n_vocab_seen = n;
+    return 0;
 }
 
 int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen) {
@@ -94,6 +119,8 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
     long lineno = 0;
     int rc = -1;
     int src[512], tgt[512];
+    char *sw[512], *tw[512];
+    if (ensure_src_seen(s, v->size)) { errmsg_set(err, errlen, "out of memory"); goto done; }
     while (getline(&line, &cap, f) > 0) {
         lineno++;
         line[strcspn(line, "\r\n")] = '\0';
@@ -110,11 +137,18 @@ int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err,
         int tag = !strcmp(cols[0], "fr") ? VOCAB_2FR : !strcmp(cols[0], "vi") ? VOCAB_2VI : -1;
         if (tag < 0) { errmsg_set(err, errlen, "%s:%ld: unknown language '%s' (fr or vi)", path, lineno, cols[0]); goto done; }
         const char *bad = NULL;
-        int ns = encode_words(v, cols[1], src, 511, &bad);
-        if (ns < 0) { errmsg_set(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        int ns = split_words(cols[1], sw, 511), nt = split_words(cols[2], tw, 511);
+        if (ns < 0 || nt < 0) { errmsg_set(err, errlen, "%s:%ld: sentence too long (at most 511 tokens)", path, lineno); goto done; }
+        if (encode_words(v, sw, ns, sw, ns, src, &bad) < 0) {   /* an unknown source word is its own copy */
+            errmsg_set(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done;
+        }
         src[ns++] = VOCAB_EOS;
-        int nt = encode_words(v, cols[2], tgt, 511, &bad);
-        if (nt < 0) { errmsg_set(err, errlen, "%s:%ld: target token '%s' is not in the vocabulary", path, lineno, bad); goto done; }
+        if (encode_words(v, tw, nt, sw, ns - 1, tgt, &bad) < 0) {
+            errmsg_set(err, errlen, "%s:%ld: target token '%s' is neither in the vocabulary nor a word of the "
+                       "source to copy", path, lineno, bad);
+            goto done;
+        }
+        for (int i = 0; i < ns; i++) if (src[i] >= 0 && src[i] < s->n_vocab_seen) s->src_seen[src[i]] = 1;
         if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
         if (cols[3] && strcmp(cols[3], "-")) {
             TrainExample *e = &s->ex[s->n - 1];

@@ -54,6 +54,8 @@ typedef struct {
     int *ids; size_t n_ids, cap_ids;   /* storage of every src/tgt */
     int max_src, max_tgt;              /* longest src_len, tgt_len */
     int *align; size_t n_align, cap_align;   /* (n_align, 2) alignment pairs of every example */
+    unsigned char *src_seen;           /* (n_vocab_seen) 1 if the id occurs in a source  */
+    int n_vocab_seen;                  /* (train_set_load_tsv; <unk> counts when copied) */
 } TrainSet;
 
 void train_set_init(TrainSet *s);
@@ -64,7 +66,9 @@ int  train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
 /* Reads DIR/train.tsv (or another split: "heldout") with the vocabulary v:
  * lang column "fr"/"vi", space-separated source and target tokens, the gold
  * alignment "t-s …" (pairs out of range are dropped) and the first coreference
- * "p-a".  Unknown tokens are an error (the corpus writes its own vocabulary). */
+ * "p-a".  A token missing from v becomes <unk> (id 1) when it is a word of
+ * the pair's source (a name or number to copy, docs/corpus); any other unknown
+ * token is an error naming file:line and token.  Marks src_seen. */
 int  train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen);
 
 /* A padded batch (buffers owned by the Batch, reused between calls). */

@@ -490,3 +490,35 @@ int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_i
     cJSON_Delete(root);
     return found;
 }
+
+void checkpoint_meta_source_hex(const unsigned char *seen, int n, char *out, size_t outlen) {
+    size_t k = 0;
+    for (int i = 0; i < n && k + 1 < outlen; i += 4, k++) {
+        int d = 0;
+        for (int b = 0; b < 4 && i + b < n; b++) d |= (seen[i + b] ? 1 : 0) << b;
+        out[k] = "0123456789abcdef"[d];
+    }
+    if (outlen) out[k < outlen ? k : outlen - 1] = '\0';
+}
+
+int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char *known, int *max_len) {
+    for (int i = 0; i < n; i++) known[i] = 1;
+    *max_len = -1;
+    cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
+    const cJSON *hx = root ? cJSON_GetObjectItemCaseSensitive(root, "train_source_tokens") : NULL;
+    const cJSON *ml = root ? cJSON_GetObjectItemCaseSensitive(root, "train_max_source_len") : NULL;
+    int ok = cJSON_IsString(hx) && cJSON_IsString(ml) && strlen(hx->valuestring) == (size_t)(n + 3) / 4;
+    char *end = NULL;
+    long len = ok ? strtol(ml->valuestring, &end, 10) : -1;
+    ok = ok && end && !*end && len > 0 && len < 100000;
+    for (int k = 0; ok && hx->valuestring[k]; k++) {
+        char c = hx->valuestring[k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) { ok = 0; break; }
+        for (int b = 0; b < 4 && 4 * k + b < n; b++) known[4 * k + b] = (unsigned char)((d >> b) & 1);
+    }
+    if (!ok) for (int i = 0; i < n; i++) known[i] = 1;
+    else *max_len = (int)len;
+    cJSON_Delete(root);
+    return ok;
+}

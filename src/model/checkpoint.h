@@ -63,4 +63,16 @@ int checkpoint_meta_coref_head(const char *metadata_json, int n_layers, int n_he
  * i.e. the head was trained with gold targets rather than discovered; else 0. */
 int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_id, int head);
 
+/* What training saw, so `run` can say when a sentence lies outside it:
+ *   "train_source_tokens": the vocabulary ids seen in a training SOURCE as
+ *       hexadecimal, one digit per 4 ids (id 4k+b is bit b of digit k);
+ *   "train_max_source_len": the longest training source in words (no <eos>).
+ * checkpoint_meta_source_hex writes seen[0..n) (1 = seen) as that text into
+ * out (at least n/4 + 2 bytes).  checkpoint_meta_source_known fills known[0..n)
+ * and *max_len from metadata_json and returns 1; a checkpoint from before they
+ * were recorded (or with a malformed entry) gives every id known, *max_len -1
+ * and 0. */
+void checkpoint_meta_source_hex(const unsigned char *seen, int n, char *out, size_t outlen);
+int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char *known, int *max_len);
+
 #endif

@@ -8,10 +8,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-int decode_pick(const float *z, int V) {
+int decode_pick_unk(const float *z, int V, int allow_unk) {
     int best = VOCAB_EOS;
+    if (allow_unk && z[VOCAB_UNK] > z[best]) best = VOCAB_UNK;
     for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
     return best;
+}
+
+int decode_pick(const float *z, int V) { return decode_pick_unk(z, V, 0); }
+
+int decode_src_has_unk(const int *src, int n) {
+    for (int i = 0; i < n; i++) if (src[i] == VOCAB_UNK) return 1;
+    return 0;
+}
+
+int decode_copy_unk(const float *att, int H, int Tq, int S, const int *src, const int *tgt, DecodeCopy *out) {
+    int n = 0;
+    for (int t = 1; t < Tq; t++) {
+        if (tgt[t] != VOCAB_UNK) continue;
+        int best = -1;
+        float best_w = -1.0f;
+        for (int j = 0; j < S; j++) {
+            if (src[j] != VOCAB_UNK) continue;
+            float w = 0.0f;
+            for (int h = 0; h < H; h++) w += att[((size_t)h * Tq + (t - 1)) * S + j];
+            w /= (float)H;
+            if (w > best_w) { best_w = w; best = j; }
+        }
+        if (best >= 0) out[n++] = (DecodeCopy){t, best, best_w};
+    }
+    return n;
 }
 
 static int any_nonfinite(const float *x, size_t n) {
@@ -82,7 +108,7 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
         for (int b = 0; b < B; b++) {
             if (done[b]) continue;
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;
-            int best = decode_pick(z, V);
+            int best = decode_pick_unk(z, V, decode_src_has_unk(src + (size_t)b * S, src_len[b]));
             if (best == VOCAB_EOS) { done[b] = 1; out_len[b] = t; left--; continue; }
             out[(size_t)b * max_len + t] = best;
             dec[(size_t)b * Tcap + t + 1] = best;

@@ -13,6 +13,27 @@
 /* The search's choice from one row of logits z (V): the most probable of the
  * word tokens and <eos> (the first one on ties, <eos> before words). */
 int decode_pick(const float *z, int V);
+/* The same, with <unk> a candidate too when allow_unk (ties: <eos>, then <unk>,
+ * then words).  decode_pick(z, V) == decode_pick_unk(z, V, 0). */
+int decode_pick_unk(const float *z, int V, int allow_unk);
+/* 1 if src[0..n) holds VOCAB_UNK: the decoder may then write <unk> (a copy). */
+int decode_src_has_unk(const int *src, int n);
+
+/* ---- <unk> copy (Luong et al. 2015) ----
+ * Every <unk> the decoder wrote is replaced by the source word at the source
+ * <unk> position its cross-attention weighs most at the step that wrote it.
+ * att: (H, Tq, S) cross-attention weights of one sentence in one decoder layer
+ * (attnviz uses the last: the layer nearest the output); tgt (Tq): the decoder
+ * input tag, y1 … yn, so y_t (tgt[t], t >= 1) was written by query row t − 1.
+ * The weight of source j is the mean over the H heads of row t − 1.  For each
+ * tgt[t] == VOCAB_UNK with a source <unk>, out[k] = {t, j, weight}; a target
+ * <unk> with no source <unk> is left out.  Returns how many (at most Tq). */
+typedef struct {
+    int target;      /* index into tgt (the decoder input: 0 is the tag)      */
+    int source;      /* index into src of the word copied                     */
+    float weight;    /* mean over heads of att[h][target − 1][source]         */
+} DecodeCopy;
+int decode_copy_unk(const float *att, int H, int Tq, int S, const int *src, const int *tgt, DecodeCopy *out);
 
 /* src (S) ids ending in <eos>; out receives the decoder input tag, y1 … yn
  * (without <eos>; capacity max_len + 1), *T = n + 1.  After the call the model's

@@ -58,7 +58,8 @@ void pictures_path(const Show *w, const char *file, char *path, size_t n) {
 }
 
 /* The PNG text chunks of a picture: title, sentence, model, then any of map,
- * layer, head (NULL: left out) and the knocked-out heads when there are some. */
+ * layer, head (NULL: left out), the knocked-out heads when there are some and
+ * why the sentence lies outside training when it does (at most 8 items). */
 RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
                                const char *layer, const char *head) {
     int n = 0;
@@ -69,6 +70,7 @@ RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *tit
     if (layer) items[n++] = (RenderMetaItem){"Layer", layer};
     if (head) items[n++] = (RenderMetaItem){"Head", head};
     if (w->ps->ablated && *w->ps->ablated) items[n++] = (RenderMetaItem){"Knocked out", w->ps->ablated};
+    if (w->ps->outside && *w->ps->outside) items[n++] = (RenderMetaItem){"Outside training", w->ps->outside};
     return (RenderMeta){items, n};
 }
 
@@ -96,6 +98,26 @@ int pictures_list_has(const char *list, const char *id, int h) {
 /* 1 if training taught head h of map id where to look (train --supervise-*). */
 static int is_taught(const Show *w, const char *id, int h) {
     return w->ps->metadata && checkpoint_meta_head_supervised(w->ps->metadata, id, h);
+}
+
+void pictures_copy_note(const Sentence *s, char *out, size_t n) {
+    size_t len = 0;
+    out[0] = '\0';
+    for (int k = 0; k < s->n_copies && len + 1 < n; k++)
+        len += (size_t)snprintf(out + len, n - len, "%s<unk> copied from '%s' (weight %.2f)", k ? ", " : "",
+                                s->raw[s->copies[k].source], (double)s->copies[k].weight);
+}
+
+/* What a picture of map m says besides its title: " · <unk> copied from …"
+ * on the cross-attention map that chose the copies (grid: any cross map),
+ * then " · outside what the model was trained on: …" (short: " · outside
+ * training data"), or "". */
+static const char *world_note(const Show *w, const TraceMap *m, int grid, int short_form, char *buf, size_t n) {
+    char copy[600] = "";
+    if (m && !strcmp(m->kind, "cross") && (grid || m->layer == w->s->copy_layer)) pictures_copy_note(w->s, copy, sizeof copy);
+    const char *out = w->ps->outside && *w->ps->outside ? (short_form ? "outside training data" : w->ps->outside) : "";
+    snprintf(buf, n, "%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out);
+    return buf;
 }
 
 /* " · knocked out: encoder.2.self.0" for titles, or "". */
@@ -338,7 +360,9 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, pictures_kind_title(kind),
              w->ps->layer_on || w->ps->head_on ? "chosen" : "every", ablated_note(w, note, sizeof note));
     /* the sentence on a second line, and what the outline means */
-    snprintf(title2, sizeof title2, "%s\n%s → %s%s", title, w->s->text, w->s->translation,
+    char world[1200];
+    world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
+    snprintf(title2, sizeof title2, "%s\n%s → %s%s%s", title, w->s->text, w->s->translation, world,
              taught ? "   (outlined: a head training taught where to look)" : "");
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
@@ -368,17 +392,19 @@ static int every_head(Show *w) {
             if (!head_chosen(w->ps, h)) continue;
             if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
             drawn++;
-            char file[256], title[256], sub[512], clip[400];
+            char file[256], title[256], sub[1400], clip[400];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
                      is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
+            char world[800];
+            world_note(w, m, 0, 1, world, sizeof world);
             if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s",
-                         clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s%s",
+                         clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
             else
-                snprintf(sub, sizeof sub, "%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+                snprintf(sub, sizeof sub, "%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
             RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
             if (write_heatmap(w, file, &hm, m, h)) return -1;
             html_figure(w->pg, file, title, NULL, NULL);
@@ -416,6 +442,10 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
     html_text(pg, ps->command);
     if (ps->no_trace) html_raw(pg, "</code> · no trace.json (--trace none)</p>\n");
     else html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
+    char copy[600];
+    pictures_copy_note(s, copy, sizeof copy);
+    if (*copy) { html_raw(pg, "<p>"); html_text(pg, copy); html_raw(pg, "</p>\n"); }
+    if (ps->outside && *ps->outside) { html_raw(pg, "<p><strong>"); html_text(pg, ps->outside); html_raw(pg, "</strong></p>\n"); }
 }
 
 /* Every picture, in page order. */

@@ -14,6 +14,9 @@
  *   trace.json, index.html
  *
  * Every picture is listed in the trace's images and on the page, in order.
+ * Each <unk> the translation copied (sentence.h) is named where cross-attention
+ * is drawn: "<unk> copied from 'Alice' (weight 0.83)" on the cross-attention
+ * grid's second title line, the copy layer's heatmaps and the page.
  * For real models the spec chooses layers and heads (the grids and the
  * per-head heatmaps show only those), caps the per-head heatmaps, and keeps
  * only the strongest links of the lines views.
@@ -55,6 +58,9 @@ typedef struct {
     int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
     int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
     int no_trace;             /* 1: no trace.json (--trace none)                       */
+    const char *outside;      /* "outside what the model was trained on: …" (world.h), or
+                                 NULL/"": on the grids' second title line, the page, and
+                                 marked on every heatmap's subtitle                      */
 } PictureSpec;
 
 typedef struct {
@@ -67,6 +73,9 @@ typedef struct {
  * list), then writes DIR/trace.json and DIR/index.html.  0, or -1 with err. */
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen);
+
+/* "<unk> copied from 'Alice' (weight 0.83), …" for s's copies into out ("" none). */
+void pictures_copy_note(const Sentence *s, char *out, size_t n);
 
 /* 1 if "MAP.H" is an item of a list "encoder.2.self.0, decoder.1.cross.3". */
 int pictures_list_has(const char *list, const char *map, int head);

@@ -22,8 +22,8 @@ void pictures_safe_name(char *out, size_t n, const char *tok);
 /* DIR/file. */
 void pictures_path(const Show *w, const char *file, char *path, size_t n);
 /* The PNG text chunks of a picture: title, sentence, model, then map, layer
- * and head when not NULL, and the knocked-out heads when there are some.
- * items must hold 8. */
+ * and head when not NULL, the knocked-out heads when there are some, and why
+ * the sentence lies outside training when it does.  items must hold 8. */
 RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
                          const char *layer, const char *head);
 

@@ -2,6 +2,7 @@
 #include "pipeline/sentence.h"
 #include "core/errmsg.h"
 #include "model/decode.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,46 @@ static int encode_words(const Vocab *v, const Tokens *w, int *ids, char *list, s
     return n_unk;
 }
 
+/* The code point at s[i] (valid UTF-8, tokenizer-checked) and its length. */
+static int code_point(const char *s, size_t n, size_t i, uint32_t *cp) {
+    int len = tokenizer_utf8_len(s, n, i);
+    const unsigned char *u = (const unsigned char *)s + i;
+    if (len <= 1) { *cp = u[0]; return 1; }
+    uint32_t v = u[0] & (0x7F >> len);
+    for (int k = 1; k < len; k++) v = (v << 6) | (u[k] & 0x3F);
+    *cp = v;
+    return len;
+}
+
+/* Length in bytes of the text at i that lowercases to tok, or 0. */
+static size_t match_lower(const char *text, size_t n, size_t i, const char *tok) {
+    size_t tn = strlen(tok), a = i, b = 0;
+    while (b < tn) {
+        if (a >= n) return 0;
+        uint32_t x, y;
+        a += (size_t)code_point(text, n, a, &x);
+        b += (size_t)code_point(tok, tn, b, &y);
+        if (tokenizer_lower(x) != y) return 0;
+    }
+    return a - i;
+}
+
+/* raw[k]: token k as the user typed it, found in order in the text; a token
+ * the text does not spell (’ read as ') keeps its lowercase form.  0 or -1. */
+static int find_raw_words(Sentence *s) {
+    size_t n = strlen(s->text), at = 0;
+    s->raw = calloc((size_t)(s->words.n > 0 ? s->words.n : 1), sizeof(char *));
+    if (!s->raw) return -1;
+    for (int k = 0; k < s->words.n; k++) {
+        size_t len = 0, i = at;
+        while (i < n && !(len = match_lower(s->text, n, i, s->words.tok[k]))) i++;
+        s->raw[k] = len ? strndup(s->text + i, len) : strdup(s->words.tok[k]);
+        if (!s->raw[k]) return -1;
+        if (len) at = i + len;
+    }
+    return 0;
+}
+
 int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab *v, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     s->text = text;
@@ -44,10 +85,12 @@ int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab 
     s->src_tok = malloc(sizeof(char *) * (size_t)s->S);
     s->tgt = malloc(sizeof(int) * (size_t)(s->cap + 1));
     s->tgt_tok = malloc(sizeof(char *) * (size_t)(s->cap + 1));
-    if (!s->src || !s->src_tok || !s->tgt || !s->tgt_tok) {
+    s->copies = malloc(sizeof(DecodeCopy) * (size_t)(s->cap + 1));
+    if (!s->src || !s->src_tok || !s->tgt || !s->tgt_tok || !s->copies) {
         sentence_free(s);
         return errmsg_set(err, errlen, "out of memory");
     }
+    if (find_raw_words(s) != 0) { sentence_free(s); return errmsg_set(err, errlen, "out of memory"); }
     s->n_unknown = encode_words(v, &s->words, s->src, s->unknown, sizeof s->unknown, err, errlen);
     if (s->n_unknown < 0) { sentence_free(s); return -1; }
     s->src[s->words.n] = VOCAB_EOS;
@@ -56,17 +99,43 @@ int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab 
     return 0;
 }
 
-/* tgt_tok and the translation text from tgt[0..T). */
+const char *sentence_target_word(const Sentence *s, int t) {
+    for (int k = 0; k < s->n_copies; k++)
+        if (s->copies[k].target == t) return s->raw[s->copies[k].source];
+    return s->tgt_tok[t];
+}
+
+/* tgt_tok and the translation text from tgt[0..T): the words, copies as typed. */
 static void describe_target(Sentence *s, const Vocab *v) {
     for (int t = 0; t < s->T; t++) s->tgt_tok[t] = vocab_word(v, s->tgt[t]);
-    char why[128];
-    if (vocab_decode(v, s->tgt, s->T, VOCAB_DECODE_SKIP_SPECIAL, s->translation, sizeof s->translation, why,
-                     sizeof why) < 0)
-        snprintf(s->translation, sizeof s->translation, "(too long to show)");
+    size_t len = 0;
+    s->translation[0] = '\0';
+    for (int t = 1; t < s->T; t++) {
+        if (s->tgt[t] < VOCAB_N_SPECIAL && s->tgt[t] != VOCAB_UNK) continue;
+        const char *w = sentence_target_word(s, t);
+        int k = snprintf(s->translation + len, sizeof s->translation - len, "%s%s", len ? " " : "", w ? w : "?");
+        if (k < 0 || len + (size_t)k >= sizeof s->translation) {
+            snprintf(s->translation, sizeof s->translation, "(too long to show)");
+            return;
+        }
+        len += (size_t)k;
+    }
+}
+
+/* After the decoder's last forward (B = 1): each <unk> it wrote replaced by
+ * the source word the last decoder layer's cross-attention weighs most. */
+static void copy_unknown(Sentence *s, const Model *m) {
+    const ModelConfig *c = &m->config;
+    s->n_copies = 0;
+    s->copy_layer = c->n_dec_layers - 1;
+    if (!s->copies || c->n_dec_layers < 1 || m->B != 1 || m->T != s->T) return;
+    const float *att = m->acts.dec_cross.att + (size_t)s->copy_layer * c->n_heads * s->T * s->S;
+    s->n_copies = decode_copy_unk(att, c->n_heads, s->T, s->S, s->src, s->tgt, s->copies);
 }
 
 int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err, size_t errlen) {
     if (decode_greedy(m, s->src, s->S, tag, s->cap, s->tgt, &s->T, err, errlen) != 0) return -1;
+    copy_unknown(s, m);
     describe_target(s, v);
     return 0;
 }
@@ -81,6 +150,7 @@ int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target
         return -1;
     }
     s->tgt[0] = tag;
+    s->n_copies = 0;   /* the user's words: nothing to copy */
     s->n_target_unknown = encode_words(v, &tt, s->tgt + 1, s->target_unknown, sizeof s->target_unknown, err, errlen);
     s->T = tt.n + 1;
     tokens_free(&tt);
@@ -118,6 +188,9 @@ done:
 
 void sentence_free(Sentence *s) {
     if (!s) return;
+    for (int k = 0; s->raw && k < s->words.n; k++) free(s->raw[k]);
+    free(s->raw);
+    free(s->copies);
     tokens_free(&s->words);
     free(s->src); free(s->src_tok); free(s->tgt); free(s->tgt_tok);
     memset(s, 0, sizeof *s);

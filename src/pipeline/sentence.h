@@ -6,7 +6,10 @@
  *   sentence_prepare   words (tokenizer.h) → ids + <eos>; unknown words are read
  *                      as <unk> and listed; at most the model's max_len - 1 words
  *   sentence_translate greedy decoding (decode.h), tag first: <2fr> or <2vi>;
- *                      the translation has at most the model's max_len - 1 words
+ *                      the translation has at most the model's max_len - 1 words;
+ *                      every <unk> it writes is replaced by the source word its
+ *                      last decoder layer's cross-attention weighs most
+ *                      (decode_copy_unk), as the user typed it ("Alice")
  *   sentence_set_target  the decoder reads a given translation instead
  *   sentence_forward   the forward pass of (source, decoder input), B = 1;
  *   sentence_forward_batch  several sentences padded to one length
@@ -23,6 +26,7 @@
 #ifndef ATTNVIZ_SENTENCE_H
 #define ATTNVIZ_SENTENCE_H
 #include <stddef.h>
+#include "model/decode.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 
@@ -32,11 +36,16 @@ typedef struct {
     int S;                   /* words + <eos>                                     */
     int *src;                /* (S) ids                                           */
     const char **src_tok;    /* (S) the words, then "<eos>"                       */
+    char **raw;              /* (S - 1) each word as typed (case kept: "Alice")   */
     int T;                   /* decoder input length: tag + translation           */
     int *tgt;                /* (cap + 1) decoder input: tag, y1 … yn             */
     const char **tgt_tok;    /* (cap + 1) its tokens                              */
     int cap;                 /* capacity of tgt: the model's max_len              */
-    char translation[1024];  /* y1 … yn as text, special tokens left out          */
+    char translation[1024];  /* y1 … yn as text, special tokens left out, each
+                                copied <unk> replaced by its source word as typed */
+    int n_copies;            /* <unk>s of the translation replaced by a copy      */
+    DecodeCopy *copies;      /* (cap) target, source, weight (decode.h)           */
+    int copy_layer;          /* the decoder layer whose cross-attention chose them */
     int n_unknown;           /* source words read as <unk>                        */
     char unknown[512];       /* them, quoted and comma-separated: 'zebra', 'okapi' */
     int n_target_unknown;    /* the same for a given target                       */
@@ -53,6 +62,10 @@ int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err
 /* The decoder input becomes tag + the words of target (teacher forcing); the
  * translation text becomes target's words.  Runs no forward pass.  0, or -1. */
 int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target, char *err, size_t errlen);
+
+/* The word of the translation at decoder-input index t (1..T-1): the copied
+ * source word as typed for a copied <unk>, else the vocabulary token. */
+const char *sentence_target_word(const Sentence *s, int t);
 
 /* Forward pass of (src, tgt) alone.  0, or -1 with err. */
 int sentence_forward(Sentence *s, Model *m, char *err, size_t errlen);

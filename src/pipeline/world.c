@@ -1,0 +1,129 @@
+/* world.c — see world.h. */
+#include "pipeline/world.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORLD_SUGGESTIONS 3
+#define WORLD_MAX_WORD 64
+
+int world_edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n > WORLD_MAX_WORD || m > WORLD_MAX_WORD) return (int)(n > m ? n : m);
+    int row[WORLD_MAX_WORD + 1];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+static int all_digits(const char *w) {
+    if (!*w) return 0;
+    for (; *w; w++) if (*w < '0' || *w > '9') return 0;
+    return 1;
+}
+
+/* 1 if raw (as typed) has an uppercase letter: at its start (when not the
+ * first word of a sentence) or after its first character.  ASCII and Latin
+ * capitals: the byte differs from the lowercase token's. */
+static int capitalized(const char *raw, const char *tok, int sentence_start) {
+    size_t n = strlen(raw);
+    if (n != strlen(tok)) return !sentence_start;   /* a capital whose lowercase has another length */
+    size_t first = 1;
+    while (first < n && ((unsigned char)raw[first] & 0xC0) == 0x80) first++;
+    for (size_t i = 0; i < n; i++)
+        if (raw[i] != tok[i] && (i >= first || !sentence_start)) return 1;
+    return 0;
+}
+
+static int letters_only(const char *w) {
+    for (; *w; w++) if (((unsigned char)*w < 0x80) && !(*w >= 'a' && *w <= 'z') && *w != '\'' && *w != '-') return 0;
+    return 1;
+}
+
+/* ", 'girl', 'gift'" style: the nearest known source words of w, closest first. */
+static void nearest(char *out, size_t n, const char *w, const Vocab *v, const unsigned char *known) {
+    int best[WORLD_SUGGESTIONS], dist[WORLD_SUGGESTIONS], k = 0;
+    int half = ((int)strlen(w) + 1) / 2, limit = half > 2 ? half : 2;
+    for (int id = VOCAB_N_SPECIAL; id < v->size; id++) {
+        if (!known[id] || letters_only(v->words[id]) != letters_only(w)) continue;   /* words for words, signs for signs */
+        int d = world_edit_distance(w, v->words[id]);
+        if (d > limit) continue;
+        int at = k;   /* insertion sort by distance, then vocabulary order */
+        while (at > 0 && dist[at - 1] > d) at--;
+        if (at >= WORLD_SUGGESTIONS) continue;
+        for (int j = (k < WORLD_SUGGESTIONS ? k : WORLD_SUGGESTIONS - 1); j > at; j--) { best[j] = best[j - 1]; dist[j] = dist[j - 1]; }
+        best[at] = id; dist[at] = d;
+        if (k < WORLD_SUGGESTIONS) k++;
+    }
+    if (k == 0) { snprintf(out, n, "'%s' (no near word)", w); return; }
+    size_t len = (size_t)snprintf(out, n, "'%s' (nearest: ", w);
+    for (int j = 0; j < k && len < n; j++) len += (size_t)snprintf(out + len, n - len, "%s'%s'", j ? ", " : "", v->words[best[j]]);
+    if (len < n) snprintf(out + len, n - len, ")");
+}
+
+static void append(char *buf, size_t n, const char *sep, const char *text) {
+    size_t len = strlen(buf);
+    if (len + strlen(sep) + strlen(text) + 4 >= n) {   /* cut with an ellipsis, once */
+        if (len + 4 < n && (len < 3 || strcmp(buf + len - 3, "…"))) strcat(buf, "…");
+        return;
+    }
+    snprintf(buf + len, n - len, "%s%s", len ? sep : "", text);
+}
+
+void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char *known, int max_words) {
+    memset(w, 0, sizeof *w);
+    w->words = s->words.n;
+    w->max_words = max_words;
+    for (int k = 0; k < s->words.n; k++) {
+        const char *tok = s->words.tok[k];
+        int id = s->src[k];
+        if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
+        const char *prev = k ? s->words.tok[k - 1] : NULL;
+        int start = !prev || !strcmp(prev, ".") || !strcmp(prev, "?") || !strcmp(prev, "!");
+        if (all_digits(tok) || capitalized(s->raw[k], tok, start)) {
+            s->src[k] = VOCAB_UNK;
+            if (w->n_names < 64) w->name_pos[w->n_names] = k;
+            w->n_names++;
+            append(w->names, sizeof w->names, ", ", s->raw[k]);
+        } else {
+            int again = 0;   /* each unknown word named once */
+            for (int j = 0; j < k && !again; j++) again = s->src[j] == VOCAB_UNK && !strcmp(s->words.tok[j], tok);
+            if (again) continue;
+            char one[256];
+            nearest(one, sizeof one, tok, v, known);
+            w->n_unknown++;
+            append(w->unknown, sizeof w->unknown, ", ", one);
+        }
+    }
+    int too_long = max_words > 0 && w->words > max_words;
+    if (!w->n_unknown && !too_long) return;
+    char why[900] = "";
+    if (w->n_unknown) snprintf(why, sizeof why, "%d word%s it never saw in training", w->n_unknown, w->n_unknown > 1 ? "s" : "");
+    if (too_long) {
+        size_t len = strlen(why);
+        snprintf(why + len, sizeof why - len, "%s%d words, longer than any training sentence (%d)", len ? "; " : "",
+                 w->words, max_words);
+    }
+    snprintf(w->outside, sizeof w->outside, "outside what the model was trained on: %s", why);
+}
+
+void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size_t n) {
+    out[0] = '\0';
+    if (!w->n_names) return;
+    for (int i = 0; i < w->n_names && i < 64; i++) {
+        int k = w->name_pos[i], copied = 0;
+        for (int c = 0; c < s->n_copies; c++) copied |= s->copies[c].source == k;
+        if (!copied) append(out, n, ", ", s->raw[k]);
+    }
+}

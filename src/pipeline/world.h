@@ -1,0 +1,50 @@
+/* world.h — is a sentence inside what the model was trained on?  (`run`)
+ *
+ * A source word is KNOWN when it is a vocabulary word that occurred in a
+ * training source (the checkpoint's "train_source_tokens", checkpoint.h; an
+ * older checkpoint without it: every vocabulary word).  Every other word is
+ * read as <unk>, and is one of:
+ *   a NAME or NUMBER  made of digits ("3", "1990"), or written with a capital
+ *                     letter by the user anywhere but as the first word of a
+ *                     sentence (the first word, or after "." "?" "!"), or with
+ *                     a capital after its first letter ("iPhone", "McAdam");
+ *                     copied through: the decoder writes <unk>, which becomes
+ *                     the word (decode_copy_unk), so no warning;
+ *   an UNKNOWN word   anything else ("giraffe"): named in one warning line
+ *                     with up to 3 nearest known source words by edit
+ *                     distance (Levenshtein on bytes, at most max(2, len/2)).
+ * A sentence with unknown words, or longer than the longest training source
+ * ("train_max_source_len"), lies OUTSIDE what the model was trained on; world
+ * writes why in one line for the summary and the pictures.
+ *
+ * world_check also turns every name's id into <unk> (a vocabulary word never
+ * seen in a source would otherwise be read as that untrained word), so call it
+ * between sentence_prepare and sentence_translate.  Plain data, no
+ * allocation; texts are cut to fit. */
+#ifndef ATTNVIZ_WORLD_H
+#define ATTNVIZ_WORLD_H
+#include "pipeline/sentence.h"
+
+typedef struct {
+    int n_names;             /* names and numbers (copied through)                    */
+    int name_pos[64];        /* their source positions (the first 64)                 */
+    char names[512];         /* them as typed: "Alice, 3"                             */
+    int n_unknown;           /* other words the model was not trained on (distinct)   */
+    char unknown[1024];      /* "'giraffe' (nearest: 'girl', 'gift'), 'zorp' (no near word)" */
+    int words, max_words;    /* the sentence's words; the longest training source (-1: not recorded) */
+    char outside[1024];      /* "" or "outside what the model was trained on: …"      */
+} WorldCheck;
+
+/* Checks s (prepared, not yet translated) against vocabulary v, whose ids
+ * known[id] (v->size entries) are the known source words, and the longest
+ * training source max_words (-1: not recorded).  Rewrites s->src for names. */
+void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char *known, int max_words);
+
+/* "Alice, 3" → the names of w that the translation does not hold (after the
+ * copy), as typed, into out ("" when every name came through). */
+void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size_t n);
+
+/* The edit distance between a and b (bytes).  For tests. */
+int world_edit_distance(const char *a, const char *b);
+
+#endif
