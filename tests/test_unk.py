@@ -91,6 +91,11 @@ def test_out_of_world_warning(tmp):
     assert png_has(os.path.join(out, "grid.encoder.self.png"), "outside what the model was trained on")
     assert png_has(os.path.join(out, "encoder.0.self.h0.png"), "Outside training")
     assert "outside what the model was trained on" in open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    # a capitalized first word is a name too ("Zoe sees the cat"); lowercase it is an unknown word
+    r = run_ok("run", "--model", m, "--out", out, "--no-pictures", "Zoe sees the cat .")
+    assert "copied through: Zoe" in r.stdout and r.stderr.strip() == "", (r.stdout, r.stderr)
+    r = run_ok("run", "--model", m, "--out", out, "--no-pictures", "zoe sees the cat .")
+    assert "'zoe' (nearest:" in r.stderr and "copied through" not in r.stdout, (r.stdout, r.stderr)
     # --quiet silences the warning
     r = run_ok("run", "--model", m, "--out", out, "--quiet", "the cat sees the dig .")
     assert r.stderr.strip() == "" and r.stdout.strip() == ""

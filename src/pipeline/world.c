@@ -33,16 +33,14 @@ static int all_digits(const char *w) {
     return 1;
 }
 
-/* 1 if raw (as typed) has an uppercase letter: at its start (when not the
- * first word of a sentence) or after its first character.  ASCII and Latin
- * capitals: the byte differs from the lowercase token's. */
-static int capitalized(const char *raw, const char *tok, int sentence_start) {
+/* 1 if raw (as typed) has an uppercase letter anywhere, also as the first
+ * word of a sentence: "Alice saw the dog" is the commonest way to meet a name.
+ * ASCII and Latin capitals: the byte differs from the lowercase token's. */
+static int capitalized(const char *raw, const char *tok) {
     size_t n = strlen(raw);
-    if (n != strlen(tok)) return !sentence_start;   /* a capital whose lowercase has another length */
-    size_t first = 1;
-    while (first < n && ((unsigned char)raw[first] & 0xC0) == 0x80) first++;
+    if (n != strlen(tok)) return 1;   /* a capital whose lowercase has another length */
     for (size_t i = 0; i < n; i++)
-        if (raw[i] != tok[i] && (i >= first || !sentence_start)) return 1;
+        if (raw[i] != tok[i]) return 1;
     return 0;
 }
 
@@ -89,9 +87,7 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
         const char *tok = s->words.tok[k];
         int id = s->src[k];
         if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
-        const char *prev = k ? s->words.tok[k - 1] : NULL;
-        int start = !prev || !strcmp(prev, ".") || !strcmp(prev, "?") || !strcmp(prev, "!");
-        if (all_digits(tok) || capitalized(s->raw[k], tok, start)) {
+        if (all_digits(tok) || capitalized(s->raw[k], tok)) {
             s->src[k] = VOCAB_UNK;
             if (w->n_names < 64) w->name_pos[w->n_names] = k;
             w->n_names++;

@@ -4,10 +4,11 @@
  * training source (the checkpoint's "train_source_tokens", checkpoint.h; an
  * older checkpoint without it: every vocabulary word).  Every other word is
  * read as <unk>, and is one of:
- *   a NAME or NUMBER  made of digits ("3", "1990"), or written with a capital
- *                     letter by the user anywhere but as the first word of a
- *                     sentence (the first word, or after "." "?" "!"), or with
- *                     a capital after its first letter ("iPhone", "McAdam");
+ *   a NAME or NUMBER  made of digits ("3", "1990"), or written by the user
+ *                     with a capital letter anywhere, also as the first word
+ *                     of a sentence ("Alice saw the dog", "iPhone"), so a
+ *                     capitalized unknown word is never warned about: it is
+ *                     listed as copied through instead;
  *                     copied through: the decoder writes <unk>, which becomes
  *                     the word (decode_copy_unk), so no warning;
  *   an UNKNOWN word   anything else ("giraffe"): named in one warning line
