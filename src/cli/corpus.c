@@ -114,7 +114,7 @@ int cli_corpus(int argc, char **argv) {
     int total = 0, n_kinds = st->n_templates + 32;
     for (int i = 0; i < n_kinds && i < CORPUS_MAX_KINDS; i++)
         total += st->train_per_template[i] + st->heldout_per_template[i] + st->heldout_frames_per_template[i];
-    printf("corpus: %d train + %d held-out words + %d held-out frames pairs (%d fr, %d vi) in %s, vocabulary %d tokens\n",
+    printf("corpus: %d train + %d held-out pairs + %d held-out-frame pairs (%d fr, %d vi) in %s, vocabulary %d tokens\n",
            o.n_train, o.n_heldout, o.n_heldout_frames, st->n_fr, st->n_vi, o.out_dir, st->vocab_size);
     printf("train: %d grammar pairs, %d template pairs; grammar frames %d, held out %d; "
            "cataphora %d, across sentences %d, with names %d\n",

@@ -782,6 +782,8 @@ typedef struct {
     char *err;
     size_t errlen;
     unsigned char *frame_held;   /* per grammar frame: 1 held out, 2 invalid */
+    struct LexForm *forms;       /* English word forms, sorted by first token */
+    int n_forms;
 } Gen;
 
 /* Is w copied rather than learned: a name of names.txt or a number? */
@@ -1082,6 +1084,97 @@ static int draw_frame(Gen *g, uint64_t *rng, int held) {
     return -1;
 }
 
+/* ---- the content-word key of a grammar pair, read from its English ---- */
+
+/* An English word form of the lexicon: cat 'N' noun, 'P' name, 'V' verb, 'A' adjective. */
+typedef struct LexForm {
+    char first[64];       /* its first token                        */
+    const char *form;     /* the whole form, tokens joined by "_"   */
+    const char *lemma;    /* singular noun, verb base, adjective    */
+    char cat;
+} LexForm;
+
+static int cmp_form(const void *a, const void *b) {
+    return strcmp(((const LexForm *)a)->first, ((const LexForm *)b)->first);
+}
+
+static int add_form(Gen *g, const char *form, const char *lemma, char cat) {
+    if (!form) return 0;
+    if (lex_grow((void **)&g->forms, g->n_forms, sizeof *g->forms)) return -1;
+    LexForm *f = &g->forms[g->n_forms++];
+    snprintf(f->first, sizeof f->first, "%.*s", (int)strcspn(form, "_"), form);
+    f->form = form;
+    f->lemma = lemma;
+    f->cat = cat;
+    return 0;
+}
+
+static int build_forms(Gen *g) {
+    const Lexicon *lx = g->lx;
+    int rc = 0;
+    for (int i = 0; i < lx->n_nouns; i++) {
+        const Noun *n = &lx->nouns[i];
+        const char *lemma = n->en[0] ? n->en[0] : n->en[1];
+        rc |= add_form(g, n->en[0], lemma, 'N') | add_form(g, n->en[1], lemma, 'N');
+    }
+    for (int i = 0; i < lx->n_names; i++) rc |= add_form(g, lx->names[i].name, lx->names[i].name, 'P');
+    for (int i = 0; i < lx->n_verbs; i++) {
+        const Verb *v = &lx->verbs[i];
+        rc |= add_form(g, v->en_base, v->en_base, 'V') | add_form(g, v->en_3s, v->en_base, 'V') |
+              add_form(g, v->en_past, v->en_base, 'V');
+    }
+    for (int i = 0; i < lx->n_adjs; i++) rc |= add_form(g, lx->adjs[i].en, lx->adjs[i].en, 'A');
+    if (rc) return errmsg_set(g->err, g->errlen, "out of memory");
+    qsort(g->forms, (size_t)g->n_forms, sizeof *g->forms, cmp_form);
+    return 0;
+}
+
+/* Does form ("a_b") match the tokens at src[i...]?  Number of tokens, or 0. */
+static int form_at(const char *form, const GrSide *src, int i) {
+    int k = 0;
+    const char *p = form;
+    while (*p) {
+        size_t l = strcspn(p, "_");
+        if (i + k >= src->n || strlen(src->t[i + k].s) != l || strncmp(src->t[i + k].s, p, l)) return 0;
+        k++;
+        p += l;
+        if (*p) p++;
+    }
+    return k;
+}
+
+/* The key: the first noun or name of the English, then the first verb or
+ * adjective after it, then the first noun or name after that (lemmas, "-" if
+ * none), e.g. "dog|chase|cat".  tests/test_corpus.c recomputes it. */
+static void combo_text(const Gen *g, const GrSide *src, char *out, size_t n) {
+    const char *want[3] = { "NP", "VA", "NP" };
+    const char *got[3] = { "-", "-", "-" };
+    int slot = 0;
+    for (int i = 0; i < src->n && slot < 3; i++) {
+        LexForm key;
+        snprintf(key.first, sizeof key.first, "%s", src->t[i].s);
+        const LexForm *f = bsearch(&key, g->forms, (size_t)g->n_forms, sizeof *g->forms, cmp_form);
+        if (!f) continue;
+        while (f > g->forms && !strcmp(f[-1].first, key.first)) f--;
+        int best = 0;
+        const LexForm *hit = NULL;
+        for (; f < g->forms + g->n_forms && !strcmp(f->first, key.first); f++) {
+            int k = strchr(want[slot], f->cat) ? form_at(f->form, src, i) : 0;
+            if (k > best) { best = k; hit = f; }
+        }
+        if (!hit) continue;
+        got[slot++] = hit->lemma;
+        i += best - 1;
+    }
+    snprintf(out, n, "%s|%s|%s", got[0], got[1], got[2]);
+}
+
+static uint64_t fnv64(const char *s) {
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
+    return h;
+}
+
 /* One grammar pair; split 0 train, 1 held-out word combination, 2 held-out frame. */
 static int grammar_pair(Gen *g, Buf *out, uint64_t *rng, int lang, int split) {
     for (int attempt = 0; attempt < 20000; attempt++) {
@@ -1089,7 +1182,9 @@ static int grammar_pair(Gen *g, Buf *out, uint64_t *rng, int lang, int split) {
         if (f < 0) break;
         GrPair gp;
         if (grammar_generate(g->lx, f, rng, &gp, g->err, g->errlen)) return -1;
-        if (split != 2 && ((int)(seeded_hash(g->o->seed, 0xC0B0ull, gp.combo) % 1000) < g->o->combo_permille) != (split == 1))
+        char key[256];
+        combo_text(g, &gp.side[L_EN], key, sizeof key);
+        if (split != 2 && ((int)(seeded_hash(g->o->seed, 0xC0B0ull, fnv64(key)) % 1000) < g->o->combo_permille) != (split == 1))
             continue;
         int rc = emit_grammar(g, out, &gp, lang, split);
         if (rc <= 0) return rc;
@@ -1136,6 +1231,13 @@ static void count_combinations(Gen *g) {
     }
 }
 
+/* Grammar or template?  Shares 0 and 1 draw nothing, so that --grammar-share 0
+ * with --train 60000 --heldout-frames 0 writes the corpus of before the grammar. */
+static int draw_grammar(const CorpusOptions *o, uint64_t *rng) {
+    if (o->grammar_permille <= 0 || o->grammar_permille >= 1000) return o->grammar_permille >= 1000;
+    return rng_splitmix_below(rng, 1000) < o->grammar_permille;
+}
+
 /* train.tsv, heldout.tsv, heldout-frames.tsv into the three buffers. */
 static int generate_pairs(Gen *g, Buf *train, Buf *held, Buf *frames, Bind (*lesson_b)[MAX_SLOTS]) {
     const CorpusOptions *o = g->o;
@@ -1149,13 +1251,13 @@ static int generate_pairs(Gen *g, Buf *train, Buf *held, Buf *frames, Bind (*les
     g->st->n_template_train = n_lesson_pairs;
     for (int i = n_lesson_pairs; i < o->n_train; i++) {
         int lang = (i & 1) ? L_VI : L_FR;
-        int use_grammar = rng_splitmix_below(&rng, 1000) < o->grammar_permille;
+        int use_grammar = draw_grammar(o, &rng);
         if (use_grammar ? grammar_pair(g, train, &rng, lang, 0) : template_pair(g, train, &rng, lang, 0)) return -1;
         if (!use_grammar) g->st->n_template_train++;
     }
     for (int i = 0; i < o->n_heldout; i++) {
         int lang = (i & 1) ? L_VI : L_FR;
-        int use_grammar = rng_splitmix_below(&rng, 1000) < o->grammar_permille;
+        int use_grammar = draw_grammar(o, &rng);
         if (use_grammar ? grammar_pair(g, held, &rng, lang, 1) : template_pair(g, held, &rng, lang, 1)) return -1;
     }
     for (int i = 0; i < o->n_heldout_frames; i++)
@@ -1190,7 +1292,7 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
                           "grammar share 0..1)");
     Lexicon lx;
     if (lexicon_load(&lx, o->data_dir, err, errlen)) return -1;
-    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen, NULL };
+    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen, NULL, NULL, 0 };
     Buf train = { 0 }, held = { 0 }, frames = { 0 }, voc = { 0 };
     Bind lesson_b[MAX_LESSONS][MAX_SLOTS];
     int rc = -1;
@@ -1202,7 +1304,7 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     stats->n_adjectives = lx.n_adjs;
     stats->n_verbs = lx.n_verbs;
     stats->n_names = lx.n_names;
-    if (bind_lessons(&g, lesson_b) || setup_frames(&g)) goto cleanup;
+    if (bind_lessons(&g, lesson_b) || setup_frames(&g) || build_forms(&g)) goto cleanup;
     count_combinations(&g);
     if (generate_pairs(&g, &train, &held, &frames, lesson_b) || write_vocab(&g, &voc)) goto cleanup;
     if (write_file(o->out_dir, "train.tsv", train.buf ? train.buf : "", train.len, err, errlen) ||
@@ -1218,6 +1320,7 @@ cleanup:
     free(voc.buf);
     free(g.pinned);
     free(g.frame_held);
+    free(g.forms);
     set_free(&g.vocab);
     lexicon_free(&lx);
     return rc;

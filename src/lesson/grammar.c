@@ -737,12 +737,6 @@ static int gen_disc(Disc *g, int f) {
     return make_pron_clause(g, main_c == 1 ? st : ost, ante);
 }
 
-static uint64_t head_id(const Disc *g, int i) {
-    if (i < 0) return 0xFFFF;
-    const NP *n = base_np(g, i);
-    return n->kind == NK_NAME ? 0x8000u + (uint64_t)n->name : (uint64_t)n->noun;
-}
-
 int grammar_generate(const Lexicon *lx, int f, uint64_t *rng, GrPair *out, char *err, size_t errlen) {
     Disc g;
     memset(&g, 0, sizeof g);
@@ -769,9 +763,6 @@ int grammar_generate(const Lexicon *lx, int f, uint64_t *rng, GrPair *out, char 
             }
             if (g.np[p].kind == NK_NAME) out->has_name = 1;
         }
-        const Clause *k = &g.cl[g.d == D_TWO ? 1 : 0];
-        uint64_t v = k->st == ST_BE ? 0x10000u + (uint64_t)k->adj : (uint64_t)k->verb;
-        out->combo = (head_id(&g, k->subj) << 40) ^ (v << 20) ^ head_id(&g, k->obj);
         out->frame = f;
         return 0;
     }

@@ -45,8 +45,7 @@ typedef struct {
     int n_coref;
     int coref_key[GR_MAX_COREF][2];   /* pronoun key, antecedent head key    */
     int frame;
-    uint64_t combo;            /* content words of the main clause (subject, verb, object) */
-    int has_name;
+    int has_name;              /* a name of names.txt occurs */
 } GrPair;
 
 int grammar_n_frames(void);
