@@ -286,6 +286,8 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
                 if (lx->adjs[a].classes & g->person) cand[n++] = a;
             k->adj = n ? cand[below(g, n)] : -1;
         } else k->adj = pick_adj(g, b->noun, -1, -1);
+        for (int a = 0; a < b->nadj; a++)
+            if (b->adj[a] == k->adj) return -1;     /* not "the full plate wasn't full" */
         k->subj = subj_np;
         return k->adj < 0 ? -1 : 0;
     }
@@ -686,20 +688,20 @@ static int pick_antecedent(Disc *g, int c) {
     return n ? cand[below(g, n)] : -1;
 }
 
-/* Clause 1 with a pronoun for NP ante: subject, object or possessive. */
-static int make_pron_clause(Disc *g, int st, int ante) {
+/* Clause c with a pronoun for NP ante: subject, object or possessive. */
+static int make_pron_clause(Disc *g, int c, int st, int ante) {
     int role = below(g, 100);
-    if (role >= 65 && role < 85 && st == ST_TR) return make_clause(g, 1, st, -1, ante);
+    if (role >= 65 && role < 85 && st == ST_TR) return make_clause(g, c, st, -1, ante);
     if (role >= 85) {
-        if (make_clause(g, 1, st, -1, -1)) return -1;
-        NP *sj = &g->np[g->cl[1].subj];
+        if (make_clause(g, c, st, -1, -1)) return -1;
+        NP *sj = &g->np[g->cl[c].subj];
         if (sj->kind != NK_NOUN || sj->det == DT_NUM) return -1;
         sj->det = DT_POSS;
         sj->poss_ref = ante;
         return 0;
     }
     int p = make_pron(g, ante);
-    return p < 0 ? -1 : make_clause(g, 1, st, p, -1);
+    return p < 0 ? -1 : make_clause(g, c, st, p, -1);
 }
 
 static int gen_disc(Disc *g, int f) {
@@ -733,8 +735,13 @@ static int gen_disc(Disc *g, int f) {
     clause_mood(&g->cl[1], main_c == 1 ? t : ot, main_c == 1 ? m : om);
     if (make_clause(g, 0, main_c == 0 ? st : ost, -1, -1)) return -1;
     int ante = pick_antecedent(g, 0);
-    if (ante < 0) return -1;
-    return make_pron_clause(g, main_c == 1 ? st : ost, ante);
+    if (ante < 0 || make_pron_clause(g, 1, main_c == 1 ? st : ost, ante)) return -1;
+    if (d != D_TWO || below(g, 100) >= 30) return 0;
+    /* a third sentence, its pronoun bound to a noun of the first or the second */
+    g->n_cl = 3;
+    clause_mood(&g->cl[2], below(g, N_T), below(g, 100) < 15 ? M_NEG : M_POS);
+    ante = pick_antecedent(g, below(g, 2));
+    return ante < 0 ? -1 : make_pron_clause(g, 2, below(g, N_ST), ante);
 }
 
 int grammar_generate(const Lexicon *lx, int f, uint64_t *rng, GrPair *out, char *err, size_t errlen) {
