@@ -525,6 +525,8 @@ TEST(corpus_lexicon_entries_need_three_languages_and_a_gender) {
         { "names.txt", "tired f\n", "also an adjective" },
         { "names.txt", "zoe x\n", "kind" },
         { "names.txt", "alice f\n", "twice" },
+        { "names.txt", "because m\n", "templates.txt" },
+        { "names.txt", "elle f\n", "words.txt" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(dir, sizeof dir, "%s/badlex%zu", check_tmpdir(), i);

@@ -425,12 +425,28 @@ static int check_templates(const Lexicon *lx, const char *dir, char *err, size_t
     return 0;
 }
 
+/* A name must not be a word of words.txt or templates.txt either (spec A). */
+static int check_names(const Lexicon *lx, const char *dir, char *err, size_t errlen) {
+    for (int i = 0; i < lx->n_words; i++)
+        for (int k = 0; k < lx->words[i].n; k++)
+            if (lexicon_find_name(lx, lx->words[i].form[k]) >= 0)
+                return errmsg_set(err, errlen, "%s/names.txt: name \"%s\" is also a word of words.txt", dir, lx->words[i].form[k]);
+    for (int t = 0; t < lx->n_tpls; t++)
+        for (int l = 0; l < N_LANG; l++)
+            for (int k = 0; k < lx->tpls[t].n_toks[l]; k++) {
+                const TplTok *tk = &lx->tpls[t].toks[l][k];
+                if (tk->kind == TT_LIT && lexicon_find_name(lx, tk->text) >= 0)
+                    return errmsg_set(err, errlen, "%s/names.txt: name \"%s\" is also a word of templates.txt", dir, tk->text);
+            }
+    return 0;
+}
+
 static int lexicon_load(Lexicon *lx, const char *dir, char *err, size_t errlen) {
     memset(lx, 0, sizeof *lx);
     if (lexicon_read_words(lx, dir, err, errlen) ||
         lex_read_lines(lx, dir, "words.txt", word_line, err, errlen) ||
         lex_read_lines(lx, dir, "templates.txt", tpl_line, err, errlen) ||
-        check_templates(lx, dir, err, errlen)) {
+        check_templates(lx, dir, err, errlen) || check_names(lx, dir, err, errlen)) {
         lexicon_free(lx);
         return -1;
     }

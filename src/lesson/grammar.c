@@ -310,10 +310,10 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
     if (st == ST_TR) k->obj = obj_ante >= 0 ? make_pron(g, obj_ante) : make_np(g, vb->o, 1, 1);
     if (st == ST_DITR) {
         k->obj = make_np(g, vb->o, 0, 1);
-        k->rcp = make_np(g, vb->r, 1, 0);
+        k->rcp = make_np(g, vb->r ? vb->r : g->person | g->animal, 1, 0);
         if (k->rcp < 0) return -1;
     }
-    if (st == ST_DEST) k->obj = below(g, 100) < 25 ? make_np(g, 0, 2, 0) : make_np(g, vb->d, 0, 0);
+    if (st == ST_DEST) k->obj = below(g, 100) < 25 ? make_np(g, 0, 2, 0) : make_np(g, vb->d ? vb->d : g->dest, 0, 0);
     if (st != ST_INTR && k->obj < 0) return -1;
     if (st == ST_DEST && g->np[k->obj].kind == NK_NOUN) g->np[k->obj].det = DT_THE, g->np[k->obj].pl = 0;
     return 0;
