@@ -127,7 +127,7 @@ static int np_efem(const Disc *g, int i) { return base_np(g, i)->efem; }
 static int np_ffem(const Disc *g, int i) {
     const NP *n = base_np(g, i);
     if (n->kind == NK_NAME) return n->efem;
-    if (g->np[i].kind == NK_PRON && g->lx->nouns[n->noun].human) return n->efem;
+    if (g->np[i].kind == NK_PRON && g->lx->nouns[n->noun].human && !n->pl) return n->efem;  /* they: the noun's */
     return g->lx->nouns[n->noun].fem;
 }
 static ClassMask np_classes(const Disc *g, int i) {
@@ -136,10 +136,19 @@ static ClassMask np_classes(const Disc *g, int i) {
     return g->lx->nouns[n->noun].classes;
 }
 
-/* Does NP j (a noun or a name) fit the English pronoun that refers to NP a? */
+/* Is NP j's English number ambiguous ("sheep", "fish": one form for both)? */
+static int np_number_open(const Disc *g, int j) {
+    const NP *n = &g->np[j];
+    if (n->kind != NK_NOUN || n->det == DT_NUM) return 0;
+    const Noun *nn = &g->lx->nouns[n->noun];
+    return nn->en[0] && nn->en[1] && !strcmp(nn->en[0], nn->en[1]);
+}
+
+/* Does NP j (a noun or a name) fit the English pronoun that refers to NP a?
+ * A noun whose singular and plural are one English word fits both numbers. */
 static int pron_fits(const Disc *g, int a, int j) {
-    if (np_pl(g, a)) return np_pl(g, j);
-    if (np_pl(g, j)) return 0;
+    if (np_pl(g, a)) return np_pl(g, j) || np_number_open(g, j);
+    if (np_pl(g, j) && !np_number_open(g, j)) return 0;
     if (!np_human(g, a)) return !np_human(g, j);
     if (!np_human(g, j)) return 0;
     const NP *n = &g->np[j];
@@ -232,6 +241,7 @@ static int make_np(Disc *g, ClassMask cls, int name, int mods) {
     if (n->noun < 0) { g->n_np--; return -1; }
     const Noun *nn = &g->lx->nouns[n->noun];
     n->pl = nn->en[1] && (!nn->en[0] || below(g, 100) < 30);
+    if (nn->en[0] && nn->en[1] && !strcmp(nn->en[0], nn->en[1])) n->pl = 0;   /* "the sheep": English can't tell */
     n->efem = nn->neutral ? below(g, 2) : nn->fem;
     int r = below(g, 100);
     n->det = r < 60 ? DT_THE : r < 75 ? (n->pl ? DT_THE : DT_A) : r < 88 ? DT_MY + below(g, 3) : (n->pl ? DT_NUM : DT_THE);
@@ -295,7 +305,9 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
     for (int v = 0; v < lx->n_verbs && n < 1024; v++) {
         const Verb *vb = &lx->verbs[v];
         if (!verb_ok(vb, st, scls)) continue;
-        if (obj_ante >= 0 && (vb->fr_prep || (vb->o && !(vb->o & np_classes(g, obj_ante))))) continue;
+        /* a pronoun object: French direct (a clitic), English no particle ("picks it up") */
+        if (obj_ante >= 0 && (vb->fr_prep || strchr(vb->en_base, '_') || (vb->o && !(vb->o & np_classes(g, obj_ante)))))
+            continue;
         cand[n++] = v;
     }
     if (!n) return -1;
@@ -313,7 +325,8 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
         k->rcp = make_np(g, vb->r ? vb->r : g->person | g->animal, 1, 0);
         if (k->rcp < 0) return -1;
     }
-    if (st == ST_DEST) k->obj = below(g, 100) < 25 ? make_np(g, 0, 2, 0) : make_np(g, vb->d ? vb->d : g->dest, 0, 0);
+    int city = below(g, 100) < 25 && (!vb->d || (vb->d & g->dest));     /* cities are destinations */
+    if (st == ST_DEST) k->obj = city ? make_np(g, 0, 2, 0) : make_np(g, vb->d ? vb->d : g->dest, 0, 0);
     if (st != ST_INTR && k->obj < 0) return -1;
     if (st == ST_DEST && g->np[k->obj].kind == NK_NOUN) g->np[k->obj].det = DT_THE, g->np[k->obj].pl = 0;
     return 0;
