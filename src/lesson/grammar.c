@@ -229,7 +229,7 @@ static int make_np(Disc *g, ClassMask cls, int name, int mods) {
     int i = new_np(g);
     if (i < 0) return -1;
     NP *n = &g->np[i];
-    if (name == 2 || (name == 1 && (cls & g->person) && below(g, 100) < 8)) {
+    if (name == 2 || (name == 1 && (cls & g->person) && below(g, 100) < 6)) {
         n->kind = NK_NAME;
         n->name = pick_name(g, name == 2);
         if (n->name < 0) { g->n_np--; return -1; }
