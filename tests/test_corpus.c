@@ -1,6 +1,9 @@
 /* test_corpus.c — the corpus generator and reader (src/corpus.h), checked
  * against the lexicon files themselves: determinism, the held-out split, gold
- * alignments and antecedents, the lesson sentences, re-tokenization. */
+ * alignments and antecedents, the lesson sentences, re-tokenization; the
+ * lexicon parser's errors.  The template expander is checked on a corpus of
+ * templates only (--grammar-share 0); the grammar's pairs by
+ * tests/test_corpus.py. */
 #include "check.h"
 #include "core/fileio.h"
 #include "lesson/corpus.h"
@@ -78,7 +81,7 @@ static int shares_class(const char *a, const char *b) {
 }
 
 /* ---- generation helpers ---- */
-static int gen(const char *sub, uint64_t seed, int n_train, int n_held, char *dir, size_t n) {
+static int gen_share(const char *sub, uint64_t seed, int n_train, int n_held, int grammar_permille, char *dir, size_t n) {
     snprintf(dir, n, "%s/%s", check_tmpdir(), sub);
     mkdir(dir, 0777);
     CorpusOptions o;
@@ -86,6 +89,8 @@ static int gen(const char *sub, uint64_t seed, int n_train, int n_held, char *di
     o.seed = seed;
     o.n_train = n_train;
     o.n_heldout = n_held;
+    o.n_heldout_frames = grammar_permille ? n_held : 0;
+    o.grammar_permille = grammar_permille;
     o.data_dir = DATA;
     o.out_dir = dir;
     char err[512];
@@ -103,7 +108,12 @@ static char *slurp(const char *dir, const char *name, size_t *len) {
     return file_read_all(p, 256u << 20, len, NULL, 0);   /* a generated corpus file */
 }
 
-/* Shared corpus for the read-only tests (generated once). */
+/* A corpus with the default share of grammar pairs. */
+static int gen(const char *sub, uint64_t seed, int n_train, int n_held, char *dir, size_t n) {
+    return gen_share(sub, seed, n_train, n_held, 800, dir, n);
+}
+
+/* Shared corpus of templates only for the read-only tests (generated once). */
 static Corpus train_c, held_c;
 static char shared_dir[600];
 static int shared_ok = -1;
@@ -112,7 +122,7 @@ static int shared(void) {
     if (shared_ok >= 0) return shared_ok;
     shared_ok = 0;
     if (load_lexicon()) { fprintf(stderr, "  cannot read " DATA " (run the tests from the repository root)\n"); return 0; }
-    if (gen("shared", 3, 12000, 1000, shared_dir, sizeof shared_dir)) return 0;
+    if (gen_share("shared", 3, 12000, 1000, 0, shared_dir, sizeof shared_dir)) return 0;
     char p[700], err[512];
     snprintf(p, sizeof p, "%s/train.tsv", shared_dir);
     if (corpus_read_tsv(&train_c, p, err, sizeof err)) { fprintf(stderr, "  %s\n", err); return 0; }
@@ -175,13 +185,13 @@ TEST(corpus_deterministic_for_a_seed) {
     REQUIRE(gen("det1", 42, 3000, 200, d1, sizeof d1) == 0);
     REQUIRE(gen("det2", 42, 3000, 200, d2, sizeof d2) == 0);
     REQUIRE(gen("det3", 43, 3000, 200, d3, sizeof d3) == 0);
-    const char *files[] = { "train.tsv", "heldout.tsv", "vocab.txt" };
-    for (int i = 0; i < 3; i++) {
+    const char *files[] = { "train.tsv", "heldout.tsv", "heldout-frames.tsv", "vocab.txt" };
+    for (int i = 0; i < 4; i++) {
         size_t l1, l2, l3;
         char *a = slurp(d1, files[i], &l1), *b = slurp(d2, files[i], &l2), *c = slurp(d3, files[i], &l3);
         REQUIRE(a && b && c);
         CHECK(l1 == l2 && !memcmp(a, b, l1));
-        if (i < 2) CHECK(l1 != l3 || memcmp(a, c, l1));   /* another seed, other sentences */
+        if (i < 3) CHECK(l1 != l3 || memcmp(a, c, l1));   /* another seed, other sentences */
         CHECK(l1 > 0);
         free(a); free(b); free(c);
     }
@@ -468,12 +478,75 @@ TEST(corpus_read_tsv_rejects_bad_lines) {
     CHECK_INT(corpus_read_tsv(&c, "/nonexistent/x.tsv", err, sizeof err), -1);
 }
 
+/* Copies the real data into DIR, appending extra to file `which` (or replacing
+ * it when replace), then runs the generator: its return value, message in err. */
+static int gen_with(const char *dir, const char *which, const char *extra, int replace, char *err, size_t errlen) {
+    const char *files[] = { "nouns.txt", "adjectives.txt", "verbs.txt", "words.txt", "templates.txt", "names.txt" };
+    mkdir(dir, 0777);
+    for (int i = 0; i < 6; i++) {
+        size_t n;
+        char *s = slurp(DATA, files[i], &n), p[700];
+        if (!s) return -2;
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        FILE *f = fopen(p, "wb");
+        if (!f) { free(s); return -2; }
+        int mine = !strcmp(files[i], which);
+        if (!(mine && replace)) fwrite(s, 1, n, f);
+        if (mine) fputs(extra, f);
+        fclose(f);
+        free(s);
+    }
+    CorpusOptions o;
+    corpus_options_default(&o);
+    o.data_dir = dir;
+    o.out_dir = dir;
+    o.n_train = 300;
+    o.n_heldout = 10;
+    o.n_heldout_frames = 10;
+    err[0] = 0;
+    return corpus_generate(&o, NULL, err, errlen);
+}
+
+TEST(corpus_lexicon_entries_need_three_languages_and_a_gender) {
+    char dir[600], err[512];
+    static const char *const bad[][3] = {
+        { "nouns.txt", "zebra zebras zèbre zèbres x con_ngựa_vằn animal\n", "gender" },
+        { "nouns.txt", "zebra zebras zèbre zèbres m - animal\n", "Vietnamese" },
+        { "nouns.txt", "zebra zebras - zèbres m con_ngựa_vằn animal\n", "singular" },
+        { "adjectives.txt", "green vert - object\n", "Vietnamese" },
+        { "adjectives.txt", "green vert|verte xanh object\n", "four" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute|sautons|sautez|sautent sauté a sautera nhảy intr - -\n", "14 fields" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute sauté a sautera nhảy intr - - - -\n", "6 forms" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute|sautons|sautez|sautent sauté x sautera nhảy intr - - - -\n", "fr_aux" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute|sautons|sautez|sautent sauté a sautera - intr - - - -\n", "empty" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute|sautons|sautez|sautent sauté a sautera nhảy intr - - - s:martian\n", "unknown class" },
+        { "verbs.txt", "jump jumps jumped sauter saute|sautes|saute|sautons|sautez|sautent sauté a sautera nhảy fly - - - -\n", "frame" },
+        { "names.txt", "dog m\n", "also a noun" },
+        { "names.txt", "tired f\n", "also an adjective" },
+        { "names.txt", "zoe x\n", "kind" },
+        { "names.txt", "alice f\n", "twice" },
+        { "names.txt", "because m\n", "templates.txt" },
+        { "names.txt", "elle f\n", "words.txt" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(dir, sizeof dir, "%s/badlex%zu", check_tmpdir(), i);
+        CHECK_INT(gen_with(dir, bad[i][0], bad[i][1], 0, err, sizeof err), -1);
+        char where[64];
+        snprintf(where, sizeof where, "%s:", bad[i][0]);
+        if (!strstr(err, where) || !strstr(err, bad[i][2]))
+            check_fail(__FILE__, __LINE__, "bad %s line: message \"%s\" lacks \"%s\" or FILE:LINE", bad[i][0], err, bad[i][2]);
+    }
+    /* the shipped files pass, and every entry there has its languages and gender (else they would not) */
+    snprintf(dir, sizeof dir, "%s/goodlex", check_tmpdir());
+    CHECK_INT(gen_with(dir, "names.txt", "", 0, err, sizeof err), 0);
+}
+
 TEST(corpus_bad_data_is_reported_with_file_and_line) {
     char dir[600], p[700], err[512];
     snprintf(dir, sizeof dir, "%s/baddata", check_tmpdir());
     mkdir(dir, 0777);
     const char *files[] = { "nouns.txt", "adjectives.txt", "verbs.txt", "words.txt", "templates.txt" };
-    for (int i = 0; i < 5; i++) {   /* copy the real data */
+    for (int i = 0; i < 5; i++) {   /* copy the real data (names.txt is optional) */
         size_t n;
         char *s = slurp(DATA, files[i], &n);
         REQUIRE(s);

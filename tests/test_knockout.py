@@ -11,6 +11,9 @@ import numpy as np
 from helpers import (ROOT, run, run_ok, run_err, load_json, read_safetensors, write_safetensors,
                      validate_trace)
 from test_model_ref import reference, pad
+# The shipped models' corpus: templates only, as before issue 12's grammar
+# (`--grammar-share 0 --train 60000 --heldout-frames 0` writes it byte for byte).
+OLD_CORPUS = ["--grammar-share", "0", "--train", 60000, "--heldout-frames", 0]
 
 TAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi.safetensors")
 UNTAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi-untaught.safetensors")
@@ -118,7 +121,7 @@ def test_ablate_bad_input(tmp):
 
 def test_eval_ablation_row_equals_edited_checkpoint(tmp):
     corpus = os.path.join(tmp, "corpus")
-    run_ok("corpus", "--out", corpus, cwd=ROOT)
+    run_ok("corpus", "--out", corpus, *OLD_CORPUS, cwd=ROOT)
     r = run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--ablation", "--json", "--limit", "96")
     ab = json.loads(r.stdout)
     assert "knock-outs [" in r.stderr                      # the progress bar
@@ -298,7 +301,7 @@ def test_shipped_model_names(tmp):
 def test_untaught_model_translates_pronouns_without_a_coreference_head(tmp):
     """The model card's claim about the untaught model, on the first 400 held-out pairs."""
     corpus = os.path.join(tmp, "corpus")
-    run_ok("corpus", "--out", corpus, cwd=ROOT)
+    run_ok("corpus", "--out", corpus, *OLD_CORPUS, cwd=ROOT)
     j = json.loads(run_ok("eval", "--model", "untaught", "--corpus", corpus, "--json", "--limit", "400").stdout)
     assert j["pronoun_accuracy"] >= 0.99 and j["translation_exact_match"]["fr"] >= 0.99
     assert j["coreference_head"]["accuracy"] < 0.3, j["coreference_head"]

@@ -1,6 +1,8 @@
 /* corpus.c — corpus generator and TSV reader (see corpus.h and
  * samples/corpus/README.md for the data format). */
 #include "lesson/corpus.h"
+#include "lesson/grammar.h"
+#include "lesson/lexicon.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
@@ -11,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { L_EN = 0, L_FR = 1, L_VI = 2, N_LANG = 3 };
 static const char *const lang_name[N_LANG] = { "en", "fr", "vi" };
 
-#define MAX_CLASSES 32
 #define MAX_SLOTS 8
 #define MAX_TOKS 40
 #define MAX_KEYS 3
@@ -23,23 +23,8 @@ static const char *const lang_name[N_LANG] = { "en", "fr", "vi" };
 
 /* ----------------------------------------------------------------- model -- */
 
-typedef struct {
-    char *en[2], *fr[2], *vi;   /* [0] singular, [1] plural; NULL = none */
-    int fem, human;
-    uint32_t classes;
-} Noun;
 
-typedef struct {
-    char *en, *fr[4], *vi;      /* fr: m, f, mp, fp */
-    uint32_t classes;
-} Adj;
-
-typedef struct {
-    char *en_base, *en_past, *fr_inf, *fr_pp, *fr_3s, *fr_3p, *vi;
-    uint32_t classes;
-} Verb;
-
-typedef struct {
+typedef struct Word {
     char *key;
     int lang;
     int n;
@@ -60,7 +45,7 @@ enum { NUM_SG = 0, NUM_PL = 1, NUM_ANY = 2 };
 typedef struct {
     char name[8];
     int kind;
-    uint32_t classes;
+    ClassMask classes;
     int number;
     int describes;               /* adj: noun slot it must fit, or -1 */
     int n_codes;
@@ -71,14 +56,14 @@ typedef struct {
     int pron;                    /* slot index of the pronoun       */
     int by;                      /* adjective slot, or -1 = pick    */
     int n;
-    uint32_t tag[4];
+    ClassMask tag[4];
     int target[4];
 } Ref;
 
 enum { CON_BALANCE_GENDER, CON_DIFFER_NUMBER, CON_DIFFER_GENDER };
 typedef struct { int kind, a, b; } Constraint;
 
-typedef struct {
+typedef struct Template {
     char id[32];
     int weight;
     int n_slots;
@@ -93,23 +78,13 @@ typedef struct {
     int line;
 } Template;
 
-typedef struct {
+typedef struct Lesson {
     int tpl;
     int n;
     char name[MAX_SLOTS][8];
     char value[MAX_SLOTS][32];
 } Lesson;
 
-typedef struct {
-    char *class_name[MAX_CLASSES];
-    int n_classes;
-    Noun *nouns; int n_nouns;
-    Adj *adjs; int n_adjs;
-    Verb *verbs; int n_verbs;
-    Word *words; int n_words;
-    Template *tpls; int n_tpls;
-    Lesson lessons[MAX_LESSONS]; int n_lessons;
-} Lexicon;
 
 /* One slot's value in a sampled sentence. */
 typedef struct {
@@ -128,21 +103,7 @@ typedef struct {
 } RTok;
 
 static void lexicon_free(Lexicon *lx) {
-    for (int i = 0; i < lx->n_classes; i++) free(lx->class_name[i]);
-    for (int i = 0; i < lx->n_nouns; i++) {
-        Noun *n = &lx->nouns[i];
-        free(n->en[0]); free(n->en[1]); free(n->fr[0]); free(n->fr[1]); free(n->vi);
-    }
-    for (int i = 0; i < lx->n_adjs; i++) {
-        Adj *a = &lx->adjs[i];
-        free(a->en); free(a->vi);
-        for (int k = 0; k < 4; k++) free(a->fr[k]);
-    }
-    for (int i = 0; i < lx->n_verbs; i++) {
-        Verb *v = &lx->verbs[i];
-        free(v->en_base); free(v->en_past); free(v->fr_inf); free(v->fr_pp);
-        free(v->fr_3s); free(v->fr_3p); free(v->vi);
-    }
+    lexicon_free_words(lx);
     for (int i = 0; i < lx->n_words; i++) {
         free(lx->words[i].key);
         for (int k = 0; k < lx->words[i].n; k++) { free(lx->words[i].code[k]); free(lx->words[i].form[k]); }
@@ -153,179 +114,10 @@ static void lexicon_free(Lexicon *lx) {
                 free(lx->tpls[t].toks[l][k].text);
                 free(lx->tpls[t].toks[l][k].key);
             }
-    free(lx->nouns); free(lx->adjs); free(lx->verbs); free(lx->words); free(lx->tpls);
+    free(lx->words); free(lx->tpls); free(lx->lessons);
     memset(lx, 0, sizeof *lx);
 }
 
-/* --------------------------------------------------------------- parsing -- */
-
-typedef struct {
-    const char *path;
-    int line;
-    char *err;
-    size_t errlen;
-} Src;
-
-static int src_err(const Src *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int src_err(const Src *s, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return errmsg_set(s->err, s->errlen, "%s:%d: %s", s->path, s->line, msg);
-}
-
-/* Splits a line into whitespace-separated fields (in place); returns the count. */
-static int split_fields(char *line, char **f, int max) {
-    int n = 0;
-    char *p = line;
-    while (*p) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        if (n == max) return max + 1;
-        f[n++] = p;
-        while (*p && *p != ' ' && *p != '\t') p++;
-        if (*p) *p++ = 0;
-    }
-    return n;
-}
-
-static char *dup_or_null(const char *s) {
-    return strcmp(s, "-") ? strdup(s) : NULL;
-}
-
-static int class_bit(Lexicon *lx, const char *name, const Src *s, uint32_t *bit) {
-    for (int i = 0; i < lx->n_classes; i++)
-        if (!strcmp(lx->class_name[i], name)) { *bit = 1u << i; return 0; }
-    if (lx->n_classes == MAX_CLASSES) return src_err(s, "more than %d classes", MAX_CLASSES);
-    lx->class_name[lx->n_classes] = strdup(name);
-    *bit = 1u << lx->n_classes++;
-    return 0;
-}
-
-/* "a,b" or "a|b" → bit mask. */
-static int parse_classes(Lexicon *lx, const char *list, const Src *s, uint32_t *mask) {
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    *mask = 0;
-    for (char *t = strtok(buf, ",|"); t; t = strtok(NULL, ",|")) {
-        uint32_t b;
-        if (class_bit(lx, t, s, &b)) return -1;
-        *mask |= b;
-    }
-    if (!*mask) return src_err(s, "no class given");
-    return 0;
-}
-
-/* Regular French feminine / plural of an adjective given in the masculine. */
-static void fr_adj_forms(const char *spec, char *out[4]) {
-    char buf[4][96];
-    int n = 0;
-    const char *p = spec;
-    while (n < 4) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        snprintf(buf[n++], sizeof buf[0], "%.*s", (int)len, p);
-        if (!bar) break;
-        p = bar + 1;
-    }
-    if (n == 1) {
-        size_t l = strlen(buf[0]);
-        if (l && buf[0][l - 1] == 'e') snprintf(buf[1], sizeof buf[1], "%s", buf[0]);
-        else snprintf(buf[1], sizeof buf[1], "%.90se", buf[0]);
-        n = 2;
-    }
-    for (int k = 0; k < 2 && n < 4; k++, n++) {
-        char b[96];
-        memcpy(b, buf[k], sizeof b);
-        size_t l = strlen(b);
-        if (l && (b[l - 1] == 's' || b[l - 1] == 'x')) snprintf(buf[n], sizeof buf[n], "%s", b);
-        else snprintf(buf[n], sizeof buf[n], "%.90ss", b);
-    }
-    for (int k = 0; k < 4; k++) out[k] = strdup(buf[k]);
-}
-
-typedef int (*LineFn)(Lexicon *lx, char **f, int nf, const Src *s);
-
-static int read_lines(Lexicon *lx, const char *dir, const char *name, LineFn fn,
-                      char *err, size_t errlen) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return errmsg_set(err, errlen, "cannot open %s: %s (is --data the samples/corpus folder?)",
-                            path, strerror(errno));
-    Src s = { path, 0, err, errlen };
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int rc = 0;
-    while (!rc && (len = getline(&line, &cap, fp)) >= 0) {
-        s.line++;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
-        if (tokenizer_check_utf8(line, (size_t)len, NULL, 0)) { rc = src_err(&s, "invalid UTF-8"); break; }
-        char *hash = line;
-        while (*hash == ' ' || *hash == '\t') hash++;
-        if (!*hash || *hash == '#') continue;
-        char *f[64];
-        int nf = split_fields(line, f, 63);
-        if (nf > 63) { rc = src_err(&s, "too many fields"); break; }
-        rc = fn(lx, f, nf, &s);
-    }
-    free(line);
-    fclose(fp);
-    return rc;
-}
-
-static int grow(void **arr, int n, size_t elem) {
-    if (n % 64) return 0;
-    void *p = realloc(*arr, (size_t)(n + 64) * elem);
-    if (!p) return -1;
-    *arr = p;
-    memset((char *)p + (size_t)n * elem, 0, 64 * elem);
-    return 0;
-}
-
-static int noun_line(Lexicon *lx, char **f, int nf, const Src *s) {
-    if (nf != 7) return src_err(s, "a noun needs 7 fields (en_sg en_pl fr_sg fr_pl gender vi classes), got %d", nf);
-    if (strcmp(f[4], "m") && strcmp(f[4], "f")) return src_err(s, "gender must be m or f, got \"%s\"", f[4]);
-    if (!strcmp(f[0], "-") && !strcmp(f[1], "-")) return src_err(s, "noun with neither singular nor plural");
-    if (!strcmp(f[0], "-") != !strcmp(f[2], "-") || !strcmp(f[1], "-") != !strcmp(f[3], "-"))
-        return src_err(s, "English and French must both have (or both lack) the singular and the plural");
-    if (grow((void **)&lx->nouns, lx->n_nouns, sizeof *lx->nouns)) return src_err(s, "out of memory");
-    Noun *n = &lx->nouns[lx->n_nouns++];
-    n->en[0] = dup_or_null(f[0]); n->en[1] = dup_or_null(f[1]);
-    n->fr[0] = dup_or_null(f[2]); n->fr[1] = dup_or_null(f[3]);
-    n->fem = f[4][0] == 'f';
-    n->vi = strdup(f[5]);
-    if (parse_classes(lx, f[6], s, &n->classes)) return -1;
-    uint32_t person;
-    class_bit(lx, "person", s, &person);
-    n->human = (n->classes & person) != 0;
-    return 0;
-}
-
-static int adj_line(Lexicon *lx, char **f, int nf, const Src *s) {
-    if (nf != 4) return src_err(s, "an adjective needs 4 fields (en fr vi classes), got %d", nf);
-    int bars = 0;
-    for (const char *p = f[1]; *p; p++) bars += *p == '|';
-    if (bars != 0 && bars != 3) return src_err(s, "French forms: one, or four separated by | (m|f|mp|fp)");
-    if (grow((void **)&lx->adjs, lx->n_adjs, sizeof *lx->adjs)) return src_err(s, "out of memory");
-    Adj *a = &lx->adjs[lx->n_adjs++];
-    a->en = strdup(f[0]);
-    a->vi = strdup(f[2]);
-    fr_adj_forms(f[1], a->fr);
-    return parse_classes(lx, f[3], s, &a->classes);
-}
-
-static int verb_line(Lexicon *lx, char **f, int nf, const Src *s) {
-    if (nf != 8) return src_err(s, "a verb needs 8 fields (en_base en_past fr_inf fr_pp fr_3s fr_3p vi classes), got %d", nf);
-    if (grow((void **)&lx->verbs, lx->n_verbs, sizeof *lx->verbs)) return src_err(s, "out of memory");
-    Verb *v = &lx->verbs[lx->n_verbs++];
-    v->en_base = strdup(f[0]); v->en_past = strdup(f[1]); v->fr_inf = strdup(f[2]);
-    v->fr_pp = strdup(f[3]); v->fr_3s = strdup(f[4]); v->fr_3p = strdup(f[5]); v->vi = strdup(f[6]);
-    return parse_classes(lx, f[7], s, &v->classes);
-}
 
 static int lang_of(const char *s) {
     for (int l = 0; l < N_LANG; l++)
@@ -333,21 +125,21 @@ static int lang_of(const char *s) {
     return -1;
 }
 
-static int word_line(Lexicon *lx, char **f, int nf, const Src *s) {
-    if (nf < 3) return src_err(s, "a word needs: key lang CODE=form...");
+static int word_line(Lexicon *lx, char **f, int nf, const LexSrc *s) {
+    if (nf < 3) return lex_src_err(s, "a word needs: key lang CODE=form...");
     int lang = lang_of(f[1]);
-    if (lang < 0) return src_err(s, "language must be en, fr or vi, got \"%s\"", f[1]);
-    if (nf - 2 > MAX_CODES) return src_err(s, "more than %d forms", MAX_CODES);
+    if (lang < 0) return lex_src_err(s, "language must be en, fr or vi, got \"%s\"", f[1]);
+    if (nf - 2 > MAX_CODES) return lex_src_err(s, "more than %d forms", MAX_CODES);
     for (int i = 0; i < lx->n_words; i++)
         if (!strcmp(lx->words[i].key, f[0]) && lx->words[i].lang == lang)
-            return src_err(s, "word \"%s\" for %s defined twice", f[0], f[1]);
-    if (grow((void **)&lx->words, lx->n_words, sizeof *lx->words)) return src_err(s, "out of memory");
+            return lex_src_err(s, "word \"%s\" for %s defined twice", f[0], f[1]);
+    if (lex_grow((void **)&lx->words, lx->n_words, sizeof *lx->words)) return lex_src_err(s, "out of memory");
     Word *w = &lx->words[lx->n_words++];
     w->key = strdup(f[0]);
     w->lang = lang;
     for (int i = 2; i < nf; i++) {
         char *eq = strchr(f[i], '=');
-        if (!eq || eq == f[i] || !eq[1]) return src_err(s, "form \"%s\" is not CODE=form", f[i]);
+        if (!eq || eq == f[i] || !eq[1]) return lex_src_err(s, "form \"%s\" is not CODE=form", f[i]);
         *eq = 0;
         w->code[w->n] = strdup(f[i]);
         w->form[w->n] = strdup(eq + 1);
@@ -369,9 +161,9 @@ static int find_slot(const Template *t, const char *name) {
 }
 
 /* Adds a pronoun slot named name (created by a ref directive). */
-static int add_pron_slot(Template *t, const char *name, const Src *s) {
-    if (find_slot(t, name) >= 0) return src_err(s, "slot %s defined twice", name);
-    if (t->n_slots == MAX_SLOTS) return src_err(s, "more than %d slots", MAX_SLOTS);
+static int add_pron_slot(Template *t, const char *name, const LexSrc *s) {
+    if (find_slot(t, name) >= 0) return lex_src_err(s, "slot %s defined twice", name);
+    if (t->n_slots == MAX_SLOTS) return lex_src_err(s, "more than %d slots", MAX_SLOTS);
     Slot *sl = &t->slots[t->n_slots];
     memset(sl, 0, sizeof *sl);
     snprintf(sl->name, sizeof sl->name, "%s", name);
@@ -380,16 +172,16 @@ static int add_pron_slot(Template *t, const char *name, const Src *s) {
     return t->n_slots++;
 }
 
-static int slot_of_kind(const Template *t, const char *name, int kind, const Src *s) {
+static int slot_of_kind(const Template *t, const char *name, int kind, const LexSrc *s) {
     int i = find_slot(t, name);
-    if (i < 0) return src_err(s, "unknown slot %s", name);
-    if (t->slots[i].kind != kind) return src_err(s, "slot %s has the wrong kind here", name);
+    if (i < 0) return lex_src_err(s, "unknown slot %s", name);
+    if (t->slots[i].kind != kind) return lex_src_err(s, "slot %s has the wrong kind here", name);
     return i;
 }
 
 /* Parses one token of a language line. */
-static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const Src *s) {
-    if (t->n_toks[lang] == MAX_TOKS) return src_err(s, "more than %d tokens", MAX_TOKS);
+static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const LexSrc *s) {
+    if (t->n_toks[lang] == MAX_TOKS) return lex_src_err(s, "more than %d tokens", MAX_TOKS);
     TplTok *tk = &t->toks[lang][t->n_toks[lang]];
     char body[128], key[160] = "";
     snprintf(body, sizeof body, "%s", text);
@@ -398,7 +190,7 @@ static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const
     if (hash) {
         snprintf(key, sizeof key, "%s", hash + 1);
         *hash = 0;
-        if (!key[0]) return src_err(s, "empty #key in \"%s\"", text);
+        if (!key[0]) return lex_src_err(s, "empty #key in \"%s\"", text);
     }
     tk->slot = -1;
     tk->ctrl = -1;
@@ -408,7 +200,7 @@ static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const
         tk->key = strdup(key[0] ? key : body);
     } else {
         size_t bl = strlen(body);
-        if (bl < 3 || body[bl - 1] != '}') return src_err(s, "unclosed { in \"%s\"", text);
+        if (bl < 3 || body[bl - 1] != '}') return lex_src_err(s, "unclosed { in \"%s\"", text);
         body[bl - 1] = 0;
         char *name = body + 1, *ctrl = strchr(name, ':'), *field = NULL;
         if (ctrl) *ctrl++ = 0;
@@ -417,10 +209,10 @@ static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const
         int si = find_slot(t, name);
         if (ctrl) {
             tk->ctrl = find_slot(t, ctrl);
-            if (tk->ctrl < 0) return src_err(s, "unknown controller slot %s", ctrl);
+            if (tk->ctrl < 0) return lex_src_err(s, "unknown controller slot %s", ctrl);
             int ck = t->slots[tk->ctrl].kind;
             if (ck != SK_NOUN && ck != SK_SUBJ && ck != SK_PRON)
-                return src_err(s, "controller %s must be a noun, subj or pronoun slot", ctrl);
+                return lex_src_err(s, "controller %s must be a noun, subj or pronoun slot", ctrl);
         }
         if (si >= 0) {
             int k = t->slots[si].kind;
@@ -428,27 +220,27 @@ static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const
             tk->slot = si;
             tk->text = strdup(field ? field : "");
             if (k == SK_SUBJ || k == SK_PRON)
-                return src_err(s, "write a pronoun slot as {it:%s}", name);
+                return lex_src_err(s, "write a pronoun slot as {it:%s}", name);
             if (k == SK_NOUN && field && strcmp(field, "det"))
-                return src_err(s, "noun slots have only the field .det, not .%s", field);
-            if (k == SK_ADJ && field) return src_err(s, "adjective slots have no fields");
+                return lex_src_err(s, "noun slots have only the field .det, not .%s", field);
+            if (k == SK_ADJ && field) return lex_src_err(s, "adjective slots have no fields");
             if (k == SK_VERB) {
                 static const char *const ok[N_LANG][4] = {
                     { "base", "past", NULL, NULL }, { "inf", "pp", "pres", NULL }, { "base", NULL, NULL, NULL } };
                 int good = 0;
                 for (int q = 0; field && q < 4 && ok[lang][q]; q++) good |= !strcmp(field, ok[lang][q]);
-                if (!good) return src_err(s, "verb field .%s unknown in %s (en: base past; fr: inf pp pres; vi: base)",
+                if (!good) return lex_src_err(s, "verb field .%s unknown in %s (en: base past; fr: inf pp pres; vi: base)",
                                           field ? field : "", lang_name[lang]);
-                if (!strcmp(field, "pres") && tk->ctrl < 0) return src_err(s, "{%s.pres} needs a controller: {%s.pres:X}", name, name);
+                if (!strcmp(field, "pres") && tk->ctrl < 0) return lex_src_err(s, "{%s.pres} needs a controller: {%s.pres:X}", name, name);
             }
             if (!key[0]) {   /* default key: the slot, or SLOT.det for an article */
                 int det = field && !strcmp(field, "det");
                 snprintf(key, sizeof key, "%s%s", name, det ? ".det" : "");
             }
         } else {
-            if (field) return src_err(s, "unknown slot %s", name);
+            if (field) return lex_src_err(s, "unknown slot %s", name);
             if (!find_word(lx, name, lang))
-                return src_err(s, "no word \"%s\" for %s in words.txt (or no slot of that name)", name, lang_name[lang]);
+                return lex_src_err(s, "no word \"%s\" for %s in words.txt (or no slot of that name)", name, lang_name[lang]);
             tk->kind = TT_WORD;
             tk->text = strdup(name);
             if (!key[0]) snprintf(key, sizeof key, "%s", name);
@@ -459,13 +251,13 @@ static int parse_tok(Lexicon *lx, Template *t, int lang, const char *text, const
     return 0;
 }
 
-static int tpl_line(Lexicon *lx, char **f, int nf, const Src *s) {
+static int tpl_line(Lexicon *lx, char **f, int nf, const LexSrc *s) {
     if (!strcmp(f[0], "template")) {
-        if (nf != 2) return src_err(s, "template needs an id");
-        if (lx->n_tpls == CORPUS_MAX_TEMPLATES) return src_err(s, "more than %d templates", CORPUS_MAX_TEMPLATES);
+        if (nf != 2) return lex_src_err(s, "template needs an id");
+        if (lx->n_tpls == CORPUS_MAX_TEMPLATES) return lex_src_err(s, "more than %d templates", CORPUS_MAX_TEMPLATES);
         for (int i = 0; i < lx->n_tpls; i++)
-            if (!strcmp(lx->tpls[i].id, f[1])) return src_err(s, "template %s defined twice", f[1]);
-        if (grow((void **)&lx->tpls, lx->n_tpls, sizeof *lx->tpls)) return src_err(s, "out of memory");
+            if (!strcmp(lx->tpls[i].id, f[1])) return lex_src_err(s, "template %s defined twice", f[1]);
+        if (lex_grow((void **)&lx->tpls, lx->n_tpls, sizeof *lx->tpls)) return lex_src_err(s, "out of memory");
         Template *t = &lx->tpls[lx->n_tpls++];
         snprintf(t->id, sizeof t->id, "%s", f[1]);
         t->weight = 1;
@@ -474,16 +266,17 @@ static int tpl_line(Lexicon *lx, char **f, int nf, const Src *s) {
         return 0;
     }
     if (!strcmp(f[0], "lesson")) {
-        if (nf < 2) return src_err(s, "lesson needs a template id");
-        if (lx->n_lessons == MAX_LESSONS) return src_err(s, "more than %d lessons", MAX_LESSONS);
+        if (nf < 2) return lex_src_err(s, "lesson needs a template id");
+        if (lx->n_lessons == MAX_LESSONS) return lex_src_err(s, "more than %d lessons", MAX_LESSONS);
+        if (!lx->lessons && !(lx->lessons = calloc(MAX_LESSONS, sizeof *lx->lessons))) return lex_src_err(s, "out of memory");
         Lesson *ls = &lx->lessons[lx->n_lessons++];
         ls->tpl = -1;
         for (int i = 0; i < lx->n_tpls; i++)
             if (!strcmp(lx->tpls[i].id, f[1])) ls->tpl = i;
-        if (ls->tpl < 0) return src_err(s, "lesson names unknown template %s", f[1]);
+        if (ls->tpl < 0) return lex_src_err(s, "lesson names unknown template %s", f[1]);
         for (int i = 2; i < nf; i++) {
             char *eq = strchr(f[i], '=');
-            if (!eq || ls->n == MAX_SLOTS) return src_err(s, "lesson binding \"%s\" is not SLOT=value", f[i]);
+            if (!eq || ls->n == MAX_SLOTS) return lex_src_err(s, "lesson binding \"%s\" is not SLOT=value", f[i]);
             *eq = 0;
             snprintf(ls->name[ls->n], 8, "%s", f[i]);
             snprintf(ls->value[ls->n], 32, "%s", eq + 1);
@@ -491,92 +284,92 @@ static int tpl_line(Lexicon *lx, char **f, int nf, const Src *s) {
         }
         return 0;
     }
-    if (!lx->n_tpls) return src_err(s, "\"%s\" before the first template line", f[0]);
+    if (!lx->n_tpls) return lex_src_err(s, "\"%s\" before the first template line", f[0]);
     Template *t = &lx->tpls[lx->n_tpls - 1];
     if (!strcmp(f[0], "weight")) {
-        if (nf != 2 || (t->weight = atoi(f[1])) < 0 || t->weight > 100000) return src_err(s, "weight must be 0..100000");
+        if (nf != 2 || (t->weight = atoi(f[1])) < 0 || t->weight > 100000) return lex_src_err(s, "weight must be 0..100000");
         return 0;
     }
     if (!strcmp(f[0], "slot")) {
-        if (nf < 4) return src_err(s, "slot NAME KIND CLASSES...");
-        if (find_slot(t, f[1]) >= 0) return src_err(s, "slot %s defined twice", f[1]);
-        if (t->n_slots == MAX_SLOTS) return src_err(s, "more than %d slots", MAX_SLOTS);
-        if (strlen(f[1]) >= 8 || f[1][0] < 'A' || f[1][0] > 'Z') return src_err(s, "slot names are short and start with a capital, got %s", f[1]);
+        if (nf < 4) return lex_src_err(s, "slot NAME KIND CLASSES...");
+        if (find_slot(t, f[1]) >= 0) return lex_src_err(s, "slot %s defined twice", f[1]);
+        if (t->n_slots == MAX_SLOTS) return lex_src_err(s, "more than %d slots", MAX_SLOTS);
+        if (strlen(f[1]) >= 8 || f[1][0] < 'A' || f[1][0] > 'Z') return lex_src_err(s, "slot names are short and start with a capital, got %s", f[1]);
         Slot *sl = &t->slots[t->n_slots];
         memset(sl, 0, sizeof *sl);
         snprintf(sl->name, sizeof sl->name, "%s", f[1]);
         sl->describes = -1;
         if (!strcmp(f[2], "noun")) {
             sl->kind = SK_NOUN;
-            if (nf > 5) return src_err(s, "slot NAME noun CLASSES [sg|pl|any]");
-            if (parse_classes(lx, f[3], s, &sl->classes)) return -1;
+            if (nf > 5) return lex_src_err(s, "slot NAME noun CLASSES [sg|pl|any]");
+            if (lex_parse_classes(lx, f[3], s, &sl->classes, 0)) return -1;
             sl->number = NUM_SG;
             if (nf == 5) {
                 if (!strcmp(f[4], "sg")) sl->number = NUM_SG;
                 else if (!strcmp(f[4], "pl")) sl->number = NUM_PL;
                 else if (!strcmp(f[4], "any")) sl->number = NUM_ANY;
-                else return src_err(s, "number must be sg, pl or any");
+                else return lex_src_err(s, "number must be sg, pl or any");
             }
         } else if (!strcmp(f[2], "adj")) {
             sl->kind = SK_ADJ;
-            if (parse_classes(lx, f[3], s, &sl->classes)) return -1;
+            if (lex_parse_classes(lx, f[3], s, &sl->classes, 0)) return -1;
             if (nf == 5) {
-                if (strncmp(f[4], "describes=", 10)) return src_err(s, "expected describes=SLOT");
+                if (strncmp(f[4], "describes=", 10)) return lex_src_err(s, "expected describes=SLOT");
                 if ((sl->describes = slot_of_kind(t, f[4] + 10, SK_NOUN, s)) < 0) return -1;
-            } else if (nf > 5) return src_err(s, "slot NAME adj CLASSES [describes=SLOT]");
+            } else if (nf > 5) return lex_src_err(s, "slot NAME adj CLASSES [describes=SLOT]");
         } else if (!strcmp(f[2], "verb")) {
             sl->kind = SK_VERB;
-            if (nf != 4) return src_err(s, "slot NAME verb CLASSES");
-            if (parse_classes(lx, f[3], s, &sl->classes)) return -1;
+            if (nf != 4) return lex_src_err(s, "slot NAME verb CLASSES");
+            if (lex_parse_classes(lx, f[3], s, &sl->classes, 0)) return -1;
         } else if (!strcmp(f[2], "subj")) {
             sl->kind = SK_SUBJ;
-            if (nf - 3 > MAX_CODES) return src_err(s, "too many codes");
+            if (nf - 3 > MAX_CODES) return lex_src_err(s, "too many codes");
             for (int i = 3; i < nf; i++) snprintf(sl->code[sl->n_codes++], 8, "%s", f[i]);
-        } else return src_err(s, "slot kind must be noun, adj, verb or subj, got %s", f[2]);
+        } else return lex_src_err(s, "slot kind must be noun, adj, verb or subj, got %s", f[2]);
         t->n_slots++;
         return 0;
     }
     if (!strcmp(f[0], "ref")) {
-        if (t->n_refs == 2) return src_err(s, "at most 2 ref lines");
-        if (nf < 4) return src_err(s, "ref P by A TAG=SLOT... | ref P pick SLOT...");
+        if (t->n_refs == 2) return lex_src_err(s, "at most 2 ref lines");
+        if (nf < 4) return lex_src_err(s, "ref P by A TAG=SLOT... | ref P pick SLOT...");
         Ref *r = &t->refs[t->n_refs];
         memset(r, 0, sizeof *r);
         if ((r->pron = add_pron_slot(t, f[1], s)) < 0) return -1;
         if (!strcmp(f[2], "by")) {
             if ((r->by = slot_of_kind(t, f[3], SK_ADJ, s)) < 0) return -1;
-            if (nf - 4 < 2 || nf - 4 > 4) return src_err(s, "ref by needs 2..4 TAG=SLOT");
+            if (nf - 4 < 2 || nf - 4 > 4) return lex_src_err(s, "ref by needs 2..4 TAG=SLOT");
             for (int i = 4; i < nf; i++) {
                 char *eq = strchr(f[i], '=');
-                if (!eq) return src_err(s, "\"%s\" is not TAG=SLOT", f[i]);
+                if (!eq) return lex_src_err(s, "\"%s\" is not TAG=SLOT", f[i]);
                 *eq = 0;
-                if (class_bit(lx, f[i], s, &r->tag[r->n])) return -1;
+                if (lex_parse_classes(lx, f[i], s, &r->tag[r->n], 0)) return -1;
                 if ((r->target[r->n] = slot_of_kind(t, eq + 1, SK_NOUN, s)) < 0) return -1;
                 r->n++;
             }
         } else if (!strcmp(f[2], "pick")) {
             r->by = -1;
-            if (nf - 3 > 4) return src_err(s, "ref pick takes at most 4 slots");
+            if (nf - 3 > 4) return lex_src_err(s, "ref pick takes at most 4 slots");
             for (int i = 3; i < nf; i++)
                 if ((r->target[r->n++] = slot_of_kind(t, f[i], SK_NOUN, s)) < 0) return -1;
-        } else return src_err(s, "ref P by ... or ref P pick ...");
+        } else return lex_src_err(s, "ref P by ... or ref P pick ...");
         t->n_refs++;
         return 0;
     }
     if (!strcmp(f[0], "balance") || !strcmp(f[0], "differ")) {
-        if (nf != 4 || t->n_cons == 4) return src_err(s, "%s WHAT X Y (at most 4 constraints)", f[0]);
+        if (nf != 4 || t->n_cons == 4) return lex_src_err(s, "%s WHAT X Y (at most 4 constraints)", f[0]);
         Constraint *c = &t->cons[t->n_cons];
         if (!strcmp(f[0], "balance") && !strcmp(f[1], "gender")) c->kind = CON_BALANCE_GENDER;
         else if (!strcmp(f[0], "differ") && !strcmp(f[1], "number")) c->kind = CON_DIFFER_NUMBER;
         else if (!strcmp(f[0], "differ") && !strcmp(f[1], "gender")) c->kind = CON_DIFFER_GENDER;
-        else return src_err(s, "unknown constraint %s %s (balance gender, differ number, differ gender)", f[0], f[1]);
+        else return lex_src_err(s, "unknown constraint %s %s (balance gender, differ number, differ gender)", f[0], f[1]);
         if ((c->a = slot_of_kind(t, f[2], SK_NOUN, s)) < 0 || (c->b = slot_of_kind(t, f[3], SK_NOUN, s)) < 0) return -1;
         if (c->kind == CON_DIFFER_NUMBER && (t->slots[c->a].number != NUM_ANY || t->slots[c->b].number != NUM_ANY))
-            return src_err(s, "differ number needs two noun slots of number any");
+            return lex_src_err(s, "differ number needs two noun slots of number any");
         t->n_cons++;
         return 0;
     }
     if (!strcmp(f[0], "heldout")) {
-        if (nf != 4) return src_err(s, "heldout NOUN NOUN ADJ");
+        if (nf != 4) return lex_src_err(s, "heldout NOUN NOUN ADJ");
         if ((t->heldout[0] = slot_of_kind(t, f[1], SK_NOUN, s)) < 0 ||
             (t->heldout[1] = slot_of_kind(t, f[2], SK_NOUN, s)) < 0 ||
             (t->heldout[2] = slot_of_kind(t, f[3], SK_ADJ, s)) < 0) return -1;
@@ -584,18 +377,18 @@ static int tpl_line(Lexicon *lx, char **f, int nf, const Src *s) {
     }
     int lang = lang_of(f[0]);
     if (lang >= 0) {
-        if (t->n_toks[lang]) return src_err(s, "two %s lines in template %s", f[0], t->id);
+        if (t->n_toks[lang]) return lex_src_err(s, "two %s lines in template %s", f[0], t->id);
         for (int i = 1; i < nf; i++)
             if (parse_tok(lx, t, lang, f[i], s)) return -1;
-        if (!t->n_toks[lang]) return src_err(s, "empty %s line", f[0]);
+        if (!t->n_toks[lang]) return lex_src_err(s, "empty %s line", f[0]);
         if (lang == L_EN)   /* English keys must be unique: they name source positions */
             for (int i = 0; i < t->n_toks[L_EN]; i++)
                 for (int j = 0; j < i; j++)
                     if (!strcmp(t->toks[L_EN][i].key, t->toks[L_EN][j].key))
-                        return src_err(s, "alignment key \"%s\" used twice in the English line (add #KEY)", t->toks[L_EN][i].key);
+                        return lex_src_err(s, "alignment key \"%s\" used twice in the English line (add #KEY)", t->toks[L_EN][i].key);
         return 0;
     }
-    return src_err(s, "unknown directive \"%s\"", f[0]);
+    return lex_src_err(s, "unknown directive \"%s\"", f[0]);
 }
 
 /* Checks what can only be checked once a template is complete. */
@@ -604,21 +397,21 @@ static int check_templates(const Lexicon *lx, const char *dir, char *err, size_t
         const Template *t = &lx->tpls[i];
         char path[1024];
         snprintf(path, sizeof path, "%s/templates.txt", dir);
-        Src s = { path, t->line, err, errlen };
+        LexSrc s = { path, t->line, err, errlen };
         for (int l = 0; l < N_LANG; l++)
-            if (!t->n_toks[l]) return src_err(&s, "template %s has no %s line", t->id, lang_name[l]);
+            if (!t->n_toks[l]) return lex_src_err(&s, "template %s has no %s line", t->id, lang_name[l]);
         for (int r = 0; r < t->n_refs; r++) {
             int found = 0;
             for (int k = 0; k < t->n_toks[L_EN]; k++)
                 found |= t->toks[L_EN][k].kind == TT_WORD && t->toks[L_EN][k].ctrl == t->refs[r].pron;
-            if (!found) return src_err(&s, "template %s: pronoun %s never appears in English", t->id, t->slots[t->refs[r].pron].name);
+            if (!found) return lex_src_err(&s, "template %s: pronoun %s never appears in English", t->id, t->slots[t->refs[r].pron].name);
         }
         for (int k = 0; k < t->n_slots; k++) {     /* every noun slot has its head in English */
             if (t->slots[k].kind != SK_NOUN) continue;
             int found = 0;
             for (int q = 0; q < t->n_toks[L_EN]; q++)
                 found |= t->toks[L_EN][q].kind == TT_SLOT && t->toks[L_EN][q].slot == k && !t->toks[L_EN][q].text[0];
-            if (!found) return src_err(&s, "template %s: noun %s never appears in English", t->id, t->slots[k].name);
+            if (!found) return lex_src_err(&s, "template %s: noun %s never appears in English", t->id, t->slots[k].name);
         }
     }
     for (int i = 0; i < lx->n_lessons; i++) {
@@ -632,14 +425,28 @@ static int check_templates(const Lexicon *lx, const char *dir, char *err, size_t
     return 0;
 }
 
+/* A name must not be a word of words.txt or templates.txt either (spec A). */
+static int check_names(const Lexicon *lx, const char *dir, char *err, size_t errlen) {
+    for (int i = 0; i < lx->n_words; i++)
+        for (int k = 0; k < lx->words[i].n; k++)
+            if (lexicon_find_name(lx, lx->words[i].form[k]) >= 0)
+                return errmsg_set(err, errlen, "%s/names.txt: name \"%s\" is also a word of words.txt", dir, lx->words[i].form[k]);
+    for (int t = 0; t < lx->n_tpls; t++)
+        for (int l = 0; l < N_LANG; l++)
+            for (int k = 0; k < lx->tpls[t].n_toks[l]; k++) {
+                const TplTok *tk = &lx->tpls[t].toks[l][k];
+                if (tk->kind == TT_LIT && lexicon_find_name(lx, tk->text) >= 0)
+                    return errmsg_set(err, errlen, "%s/names.txt: name \"%s\" is also a word of templates.txt", dir, tk->text);
+            }
+    return 0;
+}
+
 static int lexicon_load(Lexicon *lx, const char *dir, char *err, size_t errlen) {
     memset(lx, 0, sizeof *lx);
-    if (read_lines(lx, dir, "nouns.txt", noun_line, err, errlen) ||
-        read_lines(lx, dir, "adjectives.txt", adj_line, err, errlen) ||
-        read_lines(lx, dir, "verbs.txt", verb_line, err, errlen) ||
-        read_lines(lx, dir, "words.txt", word_line, err, errlen) ||
-        read_lines(lx, dir, "templates.txt", tpl_line, err, errlen) ||
-        check_templates(lx, dir, err, errlen)) {
+    if (lexicon_read_words(lx, dir, err, errlen) ||
+        lex_read_lines(lx, dir, "words.txt", word_line, err, errlen) ||
+        lex_read_lines(lx, dir, "templates.txt", tpl_line, err, errlen) ||
+        check_templates(lx, dir, err, errlen) || check_names(lx, dir, err, errlen)) {
         lexicon_free(lx);
         return -1;
     }
@@ -721,7 +528,7 @@ static int sample(const CorpusOptions *o, const Lexicon *lx, const Template *t, 
                 break;
             }
             case SK_ADJ: {
-                uint32_t need = 0, forbid = 0;
+                ClassMask need = 0, forbid = 0;
                 for (int r = 0; r < t->n_refs; r++)
                     if (t->refs[r].by == k) {
                         need = t->refs[r].tag[opt[r]];
@@ -853,7 +660,7 @@ static int render(const Lexicon *lx, const Template *t, const Bind *b, int lang,
                 else if (lang == L_EN) s = !strcmp(tk->text, "past") ? v->en_past : v->en_base;
                 else if (!strcmp(tk->text, "inf")) s = v->fr_inf;
                 else if (!strcmp(tk->text, "pp")) s = v->fr_pp;
-                else s = code_pl(code) ? v->fr_3p : v->fr_3s;
+                else s = code_pl(code) ? v->fr_pres[5] : v->fr_pres[2];
             }
         }
         if (push(r, s, tk->key, from, tk->kind == TT_WORD ? tk->ctrl : -1))
@@ -990,7 +797,40 @@ typedef struct {
     int n_pinned;
     char *err;
     size_t errlen;
+    unsigned char *frame_held;   /* per grammar frame: 1 held out, 2 invalid */
+    struct LexForm *forms;       /* English word forms, sorted by first token */
+    int n_forms;
 } Gen;
+
+/* Is w copied rather than learned: a name of names.txt or a number? */
+static int is_copy_token(const Lexicon *lx, const char *w) {
+    int digits = *w != 0;
+    for (const char *p = w; *p; p++) digits &= *p >= '0' && *p <= '9';
+    return digits || lexicon_find_name(lx, w) >= 0;
+}
+
+/* Checks that the tokens re-tokenize to themselves and adds them (but names
+ * and numbers) to the vocabulary.  copy: per token, or NULL to look it up. */
+static int check_side(Gen *g, const char *id, const char *const *tok, const int *copy, int n) {
+    char line[4096] = "";
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof line; i++) len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "", tok[i]);
+    Tokens tk;
+    char e2[256];
+    if (tokenizer_split_max(&tk, line, CORPUS_MAX_LEN, e2, sizeof e2))
+        return errmsg_set(g->err, g->errlen, "%s: \"%s\" does not tokenize: %s", id, line, e2);
+    int same = tk.n == n;
+    for (int i = 0; same && i < n; i++) same = !strcmp(tk.tok[i], tok[i]);
+    tokens_free(&tk);
+    if (!same)
+        return errmsg_set(g->err, g->errlen, "%s: \"%s\" does not re-tokenize to itself "
+                          "(lexicon entries must be lowercase words)", id, line);
+    for (int i = 0; i < n; i++) {
+        int c = copy ? copy[i] : is_copy_token(g->lx, tok[i]);
+        if (!c && set_add(&g->vocab, tok[i])) return errmsg_set(g->err, g->errlen, "out of memory");
+    }
+    return 0;
+}
 
 /* Renders one pair and appends its TSV line; checks that every token is what
  * the tokenizer makes of it. */
@@ -1005,21 +845,9 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
         return errmsg_set(g->err, g->errlen, "template %s makes a sentence of more than %d tokens", t->id, CORPUS_MAX_LEN);
     for (int side = 0; side < 2; side++) {
         const Rendered *r = side ? &tgt : &src;
-        char line[2048];
-        size_t len = 0;
-        for (int i = 0; i < r->n; i++) len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? " " : "", r->tok[i].s);
-        Tokens tk;
-        char e2[256];
-        if (tokenizer_split_max(&tk, line, CORPUS_MAX_LEN, e2, sizeof e2))
-            return errmsg_set(g->err, g->errlen, "template %s: \"%s\" does not tokenize: %s", t->id, line, e2);
-        int same = tk.n == r->n;
-        for (int i = 0; same && i < r->n; i++) same = !strcmp(tk.tok[i], r->tok[i].s);
-        tokens_free(&tk);
-        if (!same)
-            return errmsg_set(g->err, g->errlen, "template %s: \"%s\" does not re-tokenize to itself "
-                           "(lexicon entries must be lowercase words)", t->id, line);
-        for (int i = 0; i < r->n; i++)
-            if (set_add(&g->vocab, r->tok[i].s)) return errmsg_set(g->err, g->errlen, "out of memory");
+        const char *tok[MAX_TOKS + 8];
+        for (int i = 0; i < r->n; i++) tok[i] = r->tok[i].s;
+        if (check_side(g, t->id, tok, NULL, r->n)) return -1;
     }
     if (buf_str(out, lang == L_FR ? "fr\t" : "vi\t")) goto oom;
     for (int i = 0; i < src.n; i++)
@@ -1059,6 +887,78 @@ static int emit_pair(Gen *g, Buf *out, int ti, const Bind *b, int lang, int held
     st->tgt_len_hist[tgt.n]++;
     if (src.n > st->max_src_len) st->max_src_len = src.n;
     if (tgt.n > st->max_tgt_len) st->max_tgt_len = tgt.n;
+    return 0;
+oom:
+    return errmsg_set(g->err, g->errlen, "out of memory");
+}
+
+/* First source token with alignment key k, or -1. */
+static int src_with_key(const GrSide *src, int k) {
+    for (int s = 0; s < src->n; s++)
+        for (int q = 0; q < src->t[s].n_keys; q++)
+            if (src->t[s].key[q] == k) return s;
+    return -1;
+}
+
+/* Appends a grammar pair's TSV line (split: 0 train, 1 held-out words, 2 held-out frames). */
+static int emit_grammar(Gen *g, Buf *out, const GrPair *gp, int lang, int split) {
+    const GrSide *src = &gp->side[L_EN], *tgt = &gp->side[lang];
+    char id[80] = "g.";
+    grammar_frame_name(gp->frame, id + 2, sizeof id - 2);
+    if (src->n > CORPUS_MAX_LEN || tgt->n > CORPUS_MAX_LEN) return 1;   /* too long: the caller draws again */
+    for (int side = 0; side < 2; side++) {
+        const GrSide *r = side ? tgt : src;
+        const char *tok[GR_MAX_TOK];
+        int copy[GR_MAX_TOK];
+        for (int i = 0; i < r->n; i++) { tok[i] = r->t[i].s; copy[i] = r->t[i].copy; }
+        if (check_side(g, id, tok, copy, r->n)) return -1;
+    }
+    if (buf_str(out, lang == L_FR ? "fr\t" : "vi\t")) goto oom;
+    for (int i = 0; i < src->n; i++)
+        if (buf_str(out, i ? " " : "") || buf_str(out, src->t[i].s)) goto oom;
+    if (buf_str(out, "\t")) goto oom;
+    for (int i = 0; i < tgt->n; i++)
+        if (buf_str(out, i ? " " : "") || buf_str(out, tgt->t[i].s)) goto oom;
+    if (buf_str(out, "\t")) goto oom;
+    int n_al = 0;
+    for (int i = 0; i < tgt->n; i++) {
+        int copied = 0;
+        for (int k = 0; k < tgt->t[i].n_keys; k++) {
+            int s = src_with_key(src, tgt->t[i].key[k]);
+            if (s < 0) continue;
+            copied |= !strcmp(src->t[s].s, tgt->t[i].s);
+            if (buf_fmt(out, "%s%d-%d", n_al++ ? " " : "", i, s)) goto oom;
+        }
+        if (tgt->t[i].copy && !copied)
+            return errmsg_set(g->err, g->errlen, "%s: copied token \"%s\" is not aligned to itself", id, tgt->t[i].s);
+    }
+    if (!n_al && buf_str(out, "-")) goto oom;
+    if (buf_str(out, "\t")) goto oom;
+    CorpusStats *st = g->st;
+    int cata = 0, across = 0;
+    for (int c = 0; c < gp->n_coref; c++) {
+        int p = src_with_key(src, gp->coref_key[c][0]), a = src_with_key(src, gp->coref_key[c][1]);
+        if (p < 0 || a < 0) return errmsg_set(g->err, g->errlen, "%s: pronoun or antecedent not in the source", id);
+        if (buf_fmt(out, "%s%d-%d", c ? " " : "", p, a)) goto oom;
+        cata |= a > p;
+        for (int q = (p < a ? p : a); q < (p < a ? a : p); q++)
+            across |= !strcmp(src->t[q].s, ".") || !strcmp(src->t[q].s, "?");
+    }
+    if (!gp->n_coref && buf_str(out, "-")) goto oom;
+    if (buf_str(out, "\t") || buf_str(out, id) || buf_str(out, "\n")) goto oom;
+    int kind = st->n_templates + grammar_frame_discourse(gp->frame);
+    if (split == 0) st->train_per_template[kind]++, st->n_grammar_train++;
+    else if (split == 1) st->heldout_per_template[kind]++;
+    else st->heldout_frames_per_template[kind]++;
+    st->n_cataphora += cata;
+    st->n_across += across;
+    st->n_with_names += gp->has_name;
+    if (lang == L_FR) st->n_fr++;
+    else st->n_vi++;
+    st->src_len_hist[src->n]++;
+    st->tgt_len_hist[tgt->n]++;
+    if (src->n > st->max_src_len) st->max_src_len = src->n;
+    if (tgt->n > st->max_tgt_len) st->max_tgt_len = tgt->n;
     return 0;
 oom:
     return errmsg_set(g->err, g->errlen, "out of memory");
@@ -1111,9 +1011,13 @@ static int write_file(const char *dir, const char *name, const char *data, size_
 void corpus_options_default(CorpusOptions *o) {
     memset(o, 0, sizeof *o);
     o->seed = 1;
-    o->n_train = 60000;
+    o->n_train = 200000;
     o->n_heldout = 2000;
+    o->n_heldout_frames = 2000;
     o->heldout_permille = 100;
+    o->grammar_permille = 800;
+    o->frame_permille = 80;
+    o->combo_permille = 50;
     o->lesson_copies = 10;
     o->data_dir = "samples/corpus";
     o->out_dir = "build/corpus";
@@ -1134,110 +1038,305 @@ static int pick_template(const Lexicon *lx, uint64_t *rng, int coref_only) {
     return -1;
 }
 
-int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_t errlen) {
-    CorpusStats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
-    if (o->n_train < 0 || o->n_heldout < 0 || o->heldout_permille < 1 || o->heldout_permille > 900 || o->lesson_copies < 0)
-        return errmsg_set(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille)");
-    Lexicon lx;
-    if (lexicon_load(&lx, o->data_dir, err, errlen)) return -1;
-    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen };
-    Buf train = { 0 }, held = { 0 }, voc = { 0 };
-    char **words = NULL;
-    int rc = -1;
+/* One template pair: a training pair (heldout 0) or a held-out coreference combination. */
+static int template_pair(Gen *g, Buf *out, uint64_t *rng, int lang, int heldout) {
+    const Lexicon *lx = g->lx;
+    Bind b[MAX_SLOTS];
+    int ti = pick_template(lx, rng, heldout);
+    if (ti < 0) return errmsg_set(g->err, g->errlen, heldout ? "no coreference template (with a heldout line) to hold out"
+                                                             : "all template weights are 0");
+    if (sample(g->o, lx, &lx->tpls[ti], heldout, g->pinned, g->n_pinned, rng, b))
+        return errmsg_set(g->err, g->errlen, heldout ? "template %s: found no held-out combination (raise --heldout-share)"
+                          : "template %s: no slot values satisfy its constraints (check its classes)", lx->tpls[ti].id);
+    return emit_pair(g, out, ti, b, lang, heldout);
+}
 
-    stats->n_templates = lx.n_tpls;
-    for (int i = 0; i < lx.n_tpls; i++) snprintf(stats->template_id[i], 32, "%s", lx.tpls[i].id);
-    stats->n_nouns = lx.n_nouns;
-    stats->n_adjectives = lx.n_adjs;
-    stats->n_verbs = lx.n_verbs;
+static uint64_t seeded_hash(uint64_t seed, uint64_t salt, uint64_t x) {
+    uint64_t h = seed ^ salt;
+    h ^= x * 0x9E3779B97F4A7C15ull;
+    return rng_splitmix64(&h);
+}
 
-    /* lesson bindings: their coreference combinations are pinned to train */
-    Bind lesson_b[MAX_LESSONS][MAX_SLOTS];
-    g.pinned = calloc(MAX_LESSONS, sizeof *g.pinned);
-    if (!g.pinned) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
-    for (int i = 0; i < lx.n_lessons; i++) {
+/* Marks held-out (1) and invalid (2) frames; every single rule value (each
+ * structure, tense, mood, discourse) must keep a frame in training. */
+static int setup_frames(Gen *g) {
+    int nf = grammar_n_frames();
+    if (!(g->frame_held = calloc((size_t)nf, 1))) return errmsg_set(g->err, g->errlen, "out of memory");
+    int seen[4][32] = { { 0 } };
+    for (int f = 0; f < nf; f++) {
+        if (!grammar_frame_valid(f)) { g->frame_held[f] = 2; continue; }
+        g->st->n_frames++;
+        if ((int)(seeded_hash(g->o->seed, 0xF4A3E5ull, (uint64_t)f) % 1000) < g->o->frame_permille) {
+            g->frame_held[f] = 1;
+            g->st->n_frames_heldout++;
+            continue;
+        }
+        int p[4];
+        grammar_frame_parts(f, &p[0], &p[1], &p[2], &p[3]);
+        for (int k = 0; k < 4; k++) seen[k][p[k]] = 1;
+    }
+    int lim[4] = { 5, 3, 3, grammar_n_discourse() };
+    for (int k = 0; k < 4; k++)
+        for (int v = 0; v < lim[k]; v++)
+            if (!seen[k][v]) return errmsg_set(g->err, g->errlen, "held-out frames leave no training frame for one rule value "
+                                               "(lower the held-out frame share or change --seed)");
+    if (g->o->n_heldout_frames && !g->st->n_frames_heldout)
+        return errmsg_set(g->err, g->errlen, "no frame is held out (raise the held-out frame share)");
+    return 0;
+}
+
+/* Draws a frame: discourse kind by weight, then structure, tense and mood;
+ * held 0 a training frame, 1 a held-out frame. */
+static int draw_frame(Gen *g, uint64_t *rng, int held) {
+    static const int w[] = { 24, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 14, 6, 6 };
+    int total = 0, nd = grammar_n_discourse();
+    for (int d = 0; d < nd; d++) total += w[d];
+    for (int attempt = 0; attempt < 100000; attempt++) {
+        int x = rng_splitmix_below(rng, total), d = 0;
+        while (x >= w[d]) x -= w[d++];
+        int f = grammar_make_frame(rng_splitmix_below(rng, 5), rng_splitmix_below(rng, 3), rng_splitmix_below(rng, 3), d);
+        if (g->frame_held[f] == held) return f;
+    }
+    return -1;
+}
+
+/* ---- the content-word key of a grammar pair, read from its English ---- */
+
+/* An English word form of the lexicon: cat 'N' noun, 'P' name, 'V' verb, 'A' adjective. */
+typedef struct LexForm {
+    char first[64];       /* its first token                        */
+    const char *form;     /* the whole form, tokens joined by "_"   */
+    const char *lemma;    /* singular noun, verb base, adjective    */
+    char cat;
+} LexForm;
+
+static int cmp_form(const void *a, const void *b) {
+    return strcmp(((const LexForm *)a)->first, ((const LexForm *)b)->first);
+}
+
+static int add_form(Gen *g, const char *form, const char *lemma, char cat) {
+    if (!form) return 0;
+    if (lex_grow((void **)&g->forms, g->n_forms, sizeof *g->forms)) return -1;
+    LexForm *f = &g->forms[g->n_forms++];
+    snprintf(f->first, sizeof f->first, "%.*s", (int)strcspn(form, "_"), form);
+    f->form = form;
+    f->lemma = lemma;
+    f->cat = cat;
+    return 0;
+}
+
+static int build_forms(Gen *g) {
+    const Lexicon *lx = g->lx;
+    int rc = 0;
+    for (int i = 0; i < lx->n_nouns; i++) {
+        const Noun *n = &lx->nouns[i];
+        const char *lemma = n->en[0] ? n->en[0] : n->en[1];
+        rc |= add_form(g, n->en[0], lemma, 'N') | add_form(g, n->en[1], lemma, 'N');
+    }
+    for (int i = 0; i < lx->n_names; i++) rc |= add_form(g, lx->names[i].name, lx->names[i].name, 'P');
+    for (int i = 0; i < lx->n_verbs; i++) {
+        const Verb *v = &lx->verbs[i];
+        rc |= add_form(g, v->en_base, v->en_base, 'V') | add_form(g, v->en_3s, v->en_base, 'V') |
+              add_form(g, v->en_past, v->en_base, 'V');
+    }
+    for (int i = 0; i < lx->n_adjs; i++) rc |= add_form(g, lx->adjs[i].en, lx->adjs[i].en, 'A');
+    if (rc) return errmsg_set(g->err, g->errlen, "out of memory");
+    qsort(g->forms, (size_t)g->n_forms, sizeof *g->forms, cmp_form);
+    return 0;
+}
+
+/* Does form ("a_b") match the tokens at src[i...]?  Number of tokens, or 0. */
+static int form_at(const char *form, const GrSide *src, int i) {
+    int k = 0;
+    const char *p = form;
+    while (*p) {
+        size_t l = strcspn(p, "_");
+        if (i + k >= src->n || strlen(src->t[i + k].s) != l || strncmp(src->t[i + k].s, p, l)) return 0;
+        k++;
+        p += l;
+        if (*p) p++;
+    }
+    return k;
+}
+
+/* The key: the first noun or name of the English, then the first verb or
+ * adjective after it, then the first noun or name after that (lemmas, "-" if
+ * none), e.g. "dog|chase|cat".  tests/test_corpus.c recomputes it. */
+static void combo_text(const Gen *g, const GrSide *src, char *out, size_t n) {
+    const char *want[3] = { "NP", "VA", "NP" };
+    const char *got[3] = { "-", "-", "-" };
+    int slot = 0;
+    for (int i = 0; i < src->n && slot < 3; i++) {
+        LexForm key;
+        snprintf(key.first, sizeof key.first, "%s", src->t[i].s);
+        const LexForm *f = bsearch(&key, g->forms, (size_t)g->n_forms, sizeof *g->forms, cmp_form);
+        if (!f) continue;
+        while (f > g->forms && !strcmp(f[-1].first, key.first)) f--;
+        int best = 0;
+        const LexForm *hit = NULL;
+        for (; f < g->forms + g->n_forms && !strcmp(f->first, key.first); f++) {
+            int k = strchr(want[slot], f->cat) ? form_at(f->form, src, i) : 0;
+            if (k > best) { best = k; hit = f; }
+        }
+        if (!hit) continue;
+        got[slot++] = hit->lemma;
+        i += best - 1;
+    }
+    snprintf(out, n, "%s|%s|%s", got[0], got[1], got[2]);
+}
+
+static uint64_t fnv64(const char *s) {
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++) { h ^= (unsigned char)*s; h *= 1099511628211ull; }
+    return h;
+}
+
+/* One grammar pair; split 0 train, 1 held-out word combination, 2 held-out frame. */
+static int grammar_pair(Gen *g, Buf *out, uint64_t *rng, int lang, int split) {
+    for (int attempt = 0; attempt < 20000; attempt++) {
+        int f = draw_frame(g, rng, split == 2);
+        if (f < 0) break;
+        GrPair gp;
+        if (grammar_generate(g->lx, f, rng, &gp, g->err, g->errlen)) return -1;
+        char key[256];
+        combo_text(g, &gp.side[L_EN], key, sizeof key);
+        if (split != 2 && ((int)(seeded_hash(g->o->seed, 0xC0B0ull, fnv64(key)) % 1000) < g->o->combo_permille) != (split == 1))
+            continue;
+        int rc = emit_grammar(g, out, &gp, lang, split);
+        if (rc <= 0) return rc;
+    }
+    return errmsg_set(g->err, g->errlen, "grammar: no pair found for split %d (lexicon too small?)", split);
+}
+
+/* Binds the lesson sentences and pins their coreference combinations to train. */
+static int bind_lessons(Gen *g, Bind (*lesson_b)[MAX_SLOTS]) {
+    const Lexicon *lx = g->lx;
+    g->pinned = calloc(MAX_LESSONS, sizeof *g->pinned);
+    if (!g->pinned) return errmsg_set(g->err, g->errlen, "out of memory");
+    for (int i = 0; i < lx->n_lessons; i++) {
         memset(lesson_b[i], 0, sizeof lesson_b[i]);
-        if (lesson_bind(&lx, &lx.lessons[i], lesson_b[i], err, errlen)) goto cleanup;
-        const Template *t = &lx.tpls[lx.lessons[i].tpl];
+        if (lesson_bind(lx, &lx->lessons[i], lesson_b[i], g->err, g->errlen)) return -1;
+        const Template *t = &lx->tpls[lx->lessons[i].tpl];
         if (t->heldout[0] >= 0) {
             int n1 = lesson_b[i][t->heldout[0]].idx, n2 = lesson_b[i][t->heldout[1]].idx, a = lesson_b[i][t->heldout[2]].idx;
             int lo = n1 < n2 ? n1 : n2, hi = n1 < n2 ? n2 : n1;
-            g.pinned[g.n_pinned++] = ((uint64_t)lo << 40) | ((uint64_t)hi << 20) | (uint64_t)a;
+            g->pinned[g->n_pinned++] = ((uint64_t)lo << 40) | ((uint64_t)hi << 20) | (uint64_t)a;
         }
     }
+    return 0;
+}
 
-    /* count the coreference combinations and how many are held out */
-    for (int ti = 0; ti < lx.n_tpls; ti++) {
-        const Template *t = &lx.tpls[ti];
+/* Counts the template coreference combinations and how many are held out. */
+static void count_combinations(Gen *g) {
+    const Lexicon *lx = g->lx;
+    for (int ti = 0; ti < lx->n_tpls; ti++) {
+        const Template *t = &lx->tpls[ti];
         if (t->heldout[0] < 0) continue;
         const Slot *s1 = &t->slots[t->heldout[0]], *s2 = &t->slots[t->heldout[1]], *sa = &t->slots[t->heldout[2]];
-        for (int i = 0; i < lx.n_nouns; i++) {
-            if (!(lx.nouns[i].classes & s1->classes)) continue;
-            for (int j = 0; j < lx.n_nouns; j++) {
-                if (j == i || !(lx.nouns[j].classes & s2->classes)) continue;
-                for (int a = 0; a < lx.n_adjs; a++) {
-                    if (!(lx.adjs[a].classes & sa->classes)) continue;
-                    stats->n_coref_combinations++;
-                    stats->n_heldout_combinations += combo_heldout(o, &lx, g.pinned, g.n_pinned, i, j, a);
+        for (int i = 0; i < lx->n_nouns; i++) {
+            if (!(lx->nouns[i].classes & s1->classes)) continue;
+            for (int j = 0; j < lx->n_nouns; j++) {
+                if (j == i || !(lx->nouns[j].classes & s2->classes)) continue;
+                for (int a = 0; a < lx->n_adjs; a++) {
+                    if (!(lx->adjs[a].classes & sa->classes)) continue;
+                    g->st->n_coref_combinations++;
+                    g->st->n_heldout_combinations += combo_heldout(g->o, lx, g->pinned, g->n_pinned, i, j, a);
                 }
             }
         }
     }
+}
 
+/* Grammar or template?  Shares 0 and 1 draw nothing, so that --grammar-share 0
+ * with --train 60000 --heldout-frames 0 writes the corpus of before the grammar. */
+static int draw_grammar(const CorpusOptions *o, uint64_t *rng) {
+    if (o->grammar_permille <= 0 || o->grammar_permille >= 1000) return o->grammar_permille >= 1000;
+    return rng_splitmix_below(rng, 1000) < o->grammar_permille;
+}
+
+/* train.tsv, heldout.tsv, heldout-frames.tsv into the three buffers. */
+static int generate_pairs(Gen *g, Buf *train, Buf *held, Buf *frames, Bind (*lesson_b)[MAX_SLOTS]) {
+    const CorpusOptions *o = g->o;
+    const Lexicon *lx = g->lx;
     uint64_t rng = o->seed * 0x2545F4914F6CDD1Dull + 0x1234567ull;
-    /* lessons first, in both languages */
-    for (int i = 0; i < lx.n_lessons; i++)
+    for (int i = 0; i < lx->n_lessons; i++)         /* lessons first, in both languages */
         for (int c = 0; c < o->lesson_copies; c++)
             for (int lang = L_FR; lang <= L_VI; lang++)
-                if (emit_pair(&g, &train, lx.lessons[i].tpl, lesson_b[i], lang, 0)) goto cleanup;
-    int n_lesson_pairs = lx.n_lessons * o->lesson_copies * 2;
+                if (emit_pair(g, train, lx->lessons[i].tpl, lesson_b[i], lang, 0)) return -1;
+    int n_lesson_pairs = lx->n_lessons * o->lesson_copies * 2;
+    g->st->n_template_train = n_lesson_pairs;
     for (int i = n_lesson_pairs; i < o->n_train; i++) {
-        Bind b[MAX_SLOTS];
-        int ti = pick_template(&lx, &rng, 0);
-        if (ti < 0) { errmsg_set(err, errlen, "all template weights are 0"); goto cleanup; }
-        if (sample(o, &lx, &lx.tpls[ti], 0, g.pinned, g.n_pinned, &rng, b)) {
-            errmsg_set(err, errlen, "template %s: no slot values satisfy its constraints (check its classes)", lx.tpls[ti].id);
-            goto cleanup;
-        }
-        if (emit_pair(&g, &train, ti, b, (i & 1) ? L_VI : L_FR, 0)) goto cleanup;
+        int lang = (i & 1) ? L_VI : L_FR;
+        int use_grammar = draw_grammar(o, &rng);
+        if (use_grammar ? grammar_pair(g, train, &rng, lang, 0) : template_pair(g, train, &rng, lang, 0)) return -1;
+        if (!use_grammar) g->st->n_template_train++;
     }
     for (int i = 0; i < o->n_heldout; i++) {
-        Bind b[MAX_SLOTS];
-        int ti = pick_template(&lx, &rng, 1);
-        if (ti < 0) { errmsg_set(err, errlen, "no coreference template (with a heldout line) to hold out"); goto cleanup; }
-        if (sample(o, &lx, &lx.tpls[ti], 1, g.pinned, g.n_pinned, &rng, b)) {
-            errmsg_set(err, errlen, "template %s: found no held-out combination (raise --heldout-share)", lx.tpls[ti].id);
-            goto cleanup;
-        }
-        if (emit_pair(&g, &held, ti, b, (i & 1) ? L_VI : L_FR, 1)) goto cleanup;
+        int lang = (i & 1) ? L_VI : L_FR;
+        int use_grammar = draw_grammar(o, &rng);
+        if (use_grammar ? grammar_pair(g, held, &rng, lang, 1) : template_pair(g, held, &rng, lang, 1)) return -1;
     }
+    for (int i = 0; i < o->n_heldout_frames; i++)
+        if (grammar_pair(g, frames, &rng, (i & 1) ? L_VI : L_FR, 2)) return -1;
+    return 0;
+}
 
-    /* vocab.txt: specials, then every token sorted bytewise */
-    words = malloc((size_t)(g.vocab.n + 1) * sizeof *words);
-    if (!words) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
+/* vocab.txt: the specials, then every token sorted bytewise. */
+static int write_vocab(Gen *g, Buf *voc) {
+    char **words = malloc((size_t)(g->vocab.n + 1) * sizeof *words);
+    if (!words) return errmsg_set(g->err, g->errlen, "out of memory");
     int nw = 0;
-    for (int i = 0; i < g.vocab.cap; i++)
-        if (g.vocab.s[i]) words[nw++] = g.vocab.s[i];
+    for (int i = 0; i < g->vocab.cap; i++)
+        if (g->vocab.s[i]) words[nw++] = g->vocab.s[i];
     qsort(words, (size_t)nw, sizeof *words, cmp_str);
-    for (int i = 0; i < VOCAB_N_SPECIAL; i++)
-        if (buf_str(&voc, vocab_special[i]) || buf_str(&voc, "\n")) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
-    for (int i = 0; i < nw; i++)
-        if (buf_str(&voc, words[i]) || buf_str(&voc, "\n")) { errmsg_set(err, errlen, "out of memory"); goto cleanup; }
-    stats->vocab_size = nw + VOCAB_N_SPECIAL;
+    int rc = 0;
+    for (int i = 0; i < VOCAB_N_SPECIAL && !rc; i++) rc = buf_str(voc, vocab_special[i]) || buf_str(voc, "\n");
+    for (int i = 0; i < nw && !rc; i++) rc = buf_str(voc, words[i]) || buf_str(voc, "\n");
+    free(words);
+    g->st->vocab_size = nw + VOCAB_N_SPECIAL;
+    return rc ? errmsg_set(g->err, g->errlen, "out of memory") : 0;
+}
 
+int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_t errlen) {
+    CorpusStats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    if (o->n_train < 0 || o->n_heldout < 0 || o->n_heldout_frames < 0 || o->heldout_permille < 1 ||
+        o->heldout_permille > 900 || o->lesson_copies < 0 || o->grammar_permille < 0 || o->grammar_permille > 1000 ||
+        o->frame_permille < 0 || o->frame_permille > 500 || o->combo_permille < 0 || o->combo_permille > 500)
+        return errmsg_set(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille; "
+                          "grammar share 0..1)");
+    Lexicon lx;
+    if (lexicon_load(&lx, o->data_dir, err, errlen)) return -1;
+    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen, NULL, NULL, 0 };
+    Buf train = { 0 }, held = { 0 }, frames = { 0 }, voc = { 0 };
+    Bind lesson_b[MAX_LESSONS][MAX_SLOTS];
+    int rc = -1;
+    stats->n_templates = lx.n_tpls;
+    for (int i = 0; i < lx.n_tpls; i++) snprintf(stats->template_id[i], 32, "%s", lx.tpls[i].id);
+    for (int d = 0; d < grammar_n_discourse(); d++)
+        snprintf(stats->template_id[lx.n_tpls + d], 32, "g.%s", grammar_discourse_name(d));
+    stats->n_nouns = lx.n_nouns;
+    stats->n_adjectives = lx.n_adjs;
+    stats->n_verbs = lx.n_verbs;
+    stats->n_names = lx.n_names;
+    if (bind_lessons(&g, lesson_b) || setup_frames(&g) || build_forms(&g)) goto cleanup;
+    count_combinations(&g);
+    if (generate_pairs(&g, &train, &held, &frames, lesson_b) || write_vocab(&g, &voc)) goto cleanup;
     if (write_file(o->out_dir, "train.tsv", train.buf ? train.buf : "", train.len, err, errlen) ||
         write_file(o->out_dir, "heldout.tsv", held.buf ? held.buf : "", held.len, err, errlen) ||
+        write_file(o->out_dir, "heldout-frames.tsv", frames.buf ? frames.buf : "", frames.len, err, errlen) ||
         write_file(o->out_dir, "vocab.txt", voc.buf, voc.len, err, errlen))
         goto cleanup;
     rc = 0;
 cleanup:
-    free(words);
     free(train.buf);
     free(held.buf);
+    free(frames.buf);
     free(voc.buf);
     free(g.pinned);
+    free(g.frame_held);
+    free(g.forms);
     set_free(&g.vocab);
     lexicon_free(&lx);
     return rc;

@@ -1,28 +1,36 @@
 /* corpus.h — the generator of attnviz's training corpus, and its reader.
  *
- * corpus_generate expands the lexicon and sentence templates of
- * samples/corpus/ (nouns.txt, adjectives.txt, verbs.txt, words.txt,
- * templates.txt; format in samples/corpus/README.md) into English→French and
- * English→Vietnamese pairs, deterministically from a seed (splitmix64 of
- * core/rng.h), and writes into the output folder (each file atomically, core/fileio.h):
- *   train.tsv, heldout.tsv   one pair a line, 6 TAB-separated columns:
+ * corpus_generate composes English→French and English→Vietnamese pairs from
+ * the lexicon of samples/corpus/ (nouns.txt, adjectives.txt, verbs.txt,
+ * names.txt; lexicon.h) in two ways: most with the GRAMMAR (grammar.h), the
+ * rest by expanding the lesson's templates (words.txt, templates.txt); format
+ * and rules in samples/corpus/README.md.  Deterministic from a seed
+ * (splitmix64 of core/rng.h).  It writes into the output folder (each file
+ * atomically, core/fileio.h):
+ *   train.tsv, heldout.tsv, heldout-frames.tsv   one pair a line, 6 TAB-separated columns:
  *       lang    "fr" or "vi"
- *       source  English tokens, space-separated (tokenized, lowercased)
+ *       source  English tokens, space-separated (tokenized, lowercased; 1-3 sentences)
  *       target  target tokens, space-separated
  *       align   gold word alignment "t-s ..." (target index t is the
  *               translation of source index s; unaligned targets omitted), or "-"
- *       coref   "p-a ...": source pronoun p refers to the head noun at source
- *               index a, or "-"
- *       template  the template id
+ *       coref   "p-a ...": source pronoun p refers to the head noun (or name)
+ *               at source index a (a > p: cataphora), or "-"
+ *       id      the template id, or "g.FRAME" for grammar pairs
  *   vocab.txt  the 6 special tokens (tokenizer.h order), then every token of
- *              train + held-out, sorted bytewise, one per line.
- * Coreference templates (those with a `heldout` directive) key each pair by
- * its (noun, noun, adjective) combination, taken unordered over the two nouns;
- * a seeded hash puts heldout_permille of the combinations in the held-out
- * split.  Training never contains a held-out combination, and held-out pairs
- * come only from held-out combinations of coreference templates.  Lesson
- * sentences (`lesson` lines) are always in train, lesson_copies times each
- * per language.
+ *              the three files except names (names.txt) and numbers, sorted
+ *              bytewise, one per line.  Names and numbers are copied: a target
+ *              name or number is aligned to the same token in its source.
+ * Held out:
+ *   - heldout-frames.tsv: grammar pairs of held-out FRAMES (frame_permille of
+ *     the rule combinations, seeded); training never has a pair of such a frame;
+ *   - heldout.tsv: held-out WORD combinations of frames that are in training:
+ *     grammar pairs whose seeded hash of the main clause's content words
+ *     (subject, verb or adjective, object) falls in combo_permille, and
+ *     template pairs of coreference templates whose (noun, noun, adjective)
+ *     combination falls in heldout_permille (unordered over the two nouns).
+ *     Training never contains a held-out combination.
+ * Lesson sentences (`lesson` lines) are always in train, lesson_copies times
+ * each per language.
  *
  * Errors: -1 with a one-line message in err (file:line for data errors); no
  * exit.  CorpusStats is filled for the CLI's summary. */
@@ -32,13 +40,18 @@
 #include <stdint.h>
 
 #define CORPUS_MAX_TEMPLATES 64
-#define CORPUS_MAX_LEN 32          /* tokens per generated sentence (checked) */
+#define CORPUS_MAX_LEN 48          /* tokens per generated sentence (checked) */
+#define CORPUS_MAX_KINDS (CORPUS_MAX_TEMPLATES + 32)   /* templates + grammar discourse kinds */
 
 typedef struct {
     uint64_t seed;            /* default 1                                        */
-    int n_train;              /* pairs in train.tsv (default 60000)               */
+    int n_train;              /* pairs in train.tsv (default 200000)              */
     int n_heldout;            /* pairs in heldout.tsv (default 2000)              */
-    int heldout_permille;     /* share of coreference combinations held out (100) */
+    int n_heldout_frames;     /* pairs in heldout-frames.tsv (default 2000)       */
+    int heldout_permille;     /* share of template coref combinations held out (100) */
+    int grammar_permille;     /* share of training pairs from the grammar (800)  */
+    int frame_permille;       /* share of grammar frames held out (80)            */
+    int combo_permille;       /* share of grammar word combinations held out (50) */
     int lesson_copies;        /* copies of each lesson sentence per language (10) */
     const char *data_dir;     /* lexicon + templates (default: samples/corpus)    */
     const char *out_dir;      /* where the files go (default: build/corpus)       */
@@ -47,16 +60,20 @@ typedef struct {
 void corpus_options_default(CorpusOptions *o);
 
 typedef struct {
-    int n_templates;
-    char template_id[CORPUS_MAX_TEMPLATES][32];
-    int train_per_template[CORPUS_MAX_TEMPLATES];
-    int heldout_per_template[CORPUS_MAX_TEMPLATES];
+    int n_templates;                  /* kinds: the templates, then "g.DISCOURSE" */
+    char template_id[CORPUS_MAX_KINDS][32];
+    int train_per_template[CORPUS_MAX_KINDS];
+    int heldout_per_template[CORPUS_MAX_KINDS];
+    int heldout_frames_per_template[CORPUS_MAX_KINDS];
+    int n_frames, n_frames_heldout;   /* grammar frames (valid), of them held out */
+    int n_grammar_train, n_template_train;
+    int n_cataphora, n_across, n_with_names;   /* grammar pairs, all files   */
     int n_fr, n_vi;                   /* over train + held-out                   */
     int vocab_size;                   /* including the 6 special tokens          */
     int src_len_hist[CORPUS_MAX_LEN + 1];  /* source lengths, train + held-out  */
     int tgt_len_hist[CORPUS_MAX_LEN + 1];  /* target lengths                    */
     int max_src_len, max_tgt_len;
-    int n_nouns, n_adjectives, n_verbs;
+    int n_nouns, n_adjectives, n_verbs, n_names;
     int n_coref_combinations, n_heldout_combinations;  /* over all coref templates */
 } CorpusStats;
 
