@@ -117,20 +117,21 @@ demo: $(BUILD)/attnviz
 # (docs/model-card.md): "taught" (one encoder head taught the antecedent, one
 # cross-attention head the alignment) and "untaught" (the same without), each
 # followed by eval and the knock-out table (eval --ablation) stored in its
-# metadata, where run and demo read them.  One thread: on 2 cores OpenMP's
-# spinning threads and OpenBLAS compete, and one thread was faster.
+# metadata, where run and demo read them.  Training picks one or two threads by
+# timing a few steps (src/core/threads.h); side by side, one thread each, the
+# two trainings slowed each other to half speed on the 2-core machine.
 MODEL_OUT    ?= samples/models/attnviz-en-fr-vi.safetensors
 UNTAUGHT_OUT ?= samples/models/attnviz-en-fr-vi-untaught.safetensors
 MODEL_SHAPE  ?= --steps 10000 --batch 64 --lr 1.5e-3 --warmup 400 \
-                --d-model 96 --heads 4 --enc-layers 3 --dec-layers 2 --d-ff 256
+                --d-model 128 --heads 4 --enc-layers 3 --dec-layers 2 --d-ff 512
 MODEL_TRAIN  ?= $(MODEL_SHAPE) \
                 --supervise-coref 1.0 --coref-head encoder.2.self.0 \
                 --supervise-align 0.5 --align-head decoder.1.cross.0
 ONE_THREAD   := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 model: $(BUILD)/attnviz
 	$(BUILD)/attnviz corpus --out $(BUILD)/corpus
-	$(ONE_THREAD) $(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(MODEL_OUT) --snapshots $(MODEL_TRAIN)
-	$(ONE_THREAD) $(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(UNTAUGHT_OUT) $(MODEL_SHAPE)
+	$(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(MODEL_OUT) --snapshots $(MODEL_TRAIN)
+	$(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(UNTAUGHT_OUT) $(MODEL_SHAPE)
 	for m in $(MODEL_OUT) $(UNTAUGHT_OUT); do \
 	  $(ONE_THREAD) $(BUILD)/attnviz eval --model $$m --corpus $(BUILD)/corpus --write-metadata && \
 	  $(ONE_THREAD) $(BUILD)/attnviz eval --model $$m --corpus $(BUILD)/corpus --ablation --write-metadata \
