@@ -2,8 +2,8 @@
 
     bench_train.py ATTNVIZ_BINARY [WORKDIR]      (make bench-train runs it)
 
-Two shapes (encoder-decoder, post-norm, vocabulary 611 like the shipped model):
-    small  d_model  96, 4 heads, 3+2 layers, d_ff  256   (the shipped model)
+Two shapes (encoder-decoder, post-norm, vocabulary 611), issue 13's:
+    small  d_model  96, 4 heads, 3+2 layers, d_ff  256   (the shipped model before issue 12)
     large  d_model 256, 8 heads, 4+4 layers, d_ff 1024
 Batch 64; source lengths 10..14 (mean 12), target lengths 9..13 (mean 11), padded
 to 14 and 13 and masked (the rule is bench_len in src/cli/forward.c, repeated in
