@@ -18,9 +18,9 @@
 /* ---- a small independent reader of nouns.txt / adjectives.txt ---- */
 typedef struct { char en_sg[32], en_pl[32], fr_sg[32], fr_pl[32], vi[64], classes[96]; int fem; } TNoun;
 typedef struct { char en[32], fr[96], vi[64], classes[96]; } TAdj;
-static TNoun nouns[200];
+static TNoun nouns[1024];
 static int n_nouns;
-static TAdj adjs[100];
+static TAdj adjs[1024];
 static int n_adjs;
 
 static int load_lexicon(void) {
@@ -28,7 +28,7 @@ static int load_lexicon(void) {
     FILE *f = fopen(DATA "/nouns.txt", "r");
     if (!f) return -1;
     char line[512];
-    while (fgets(line, sizeof line, f)) {
+    while (n_nouns < 1024 && fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n') continue;
         TNoun *n = &nouns[n_nouns];
         char g[8];
@@ -40,7 +40,7 @@ static int load_lexicon(void) {
     fclose(f);
     f = fopen(DATA "/adjectives.txt", "r");
     if (!f) return -1;
-    while (fgets(line, sizeof line, f)) {
+    while (n_adjs < 1024 && fgets(line, sizeof line, f)) {
         if (line[0] == '#' || line[0] == '\n') continue;
         TAdj *a = &adjs[n_adjs];
         if (sscanf(line, "%31s %95s %63s %95s", a->en, a->fr, a->vi, a->classes) == 4) n_adjs++;
