@@ -289,12 +289,13 @@ static const char *const vprep[N_VPREP][3] = {
     { "near", "près_de", "gần" }, { "behind", "derrière", "sau" }, { "in_front_of", "devant", "trước" },
     { "with", "avec", "với" } };
 static int make_adjunct(Disc *g, int c) {
-    static const char *const loc[] = { "place", "object", "surface", "container" };
+    /* in: places, containers; on: surfaces; the others: all four */
+    static const char *const loc[] = { "place", "container", "surface", "object" };
     int p = below(g, N_VPREP);
     ClassMask cls = 0, b;
     if (p == N_VPREP - 1) cls = g->person | g->animal;
     else for (size_t k = 0; k < sizeof loc / sizeof *loc; k++)
-        if (!lex_class_bit(g->lx, loc[k], &b)) cls |= b;
+        if ((p > 1 || (p == 0 && k < 2) || (p == 1 && k == 2)) && !lex_class_bit(g->lx, loc[k], &b)) cls |= b;
     int i = new_np(g);
     if (i < 0) return -1;
     int noun = pick_noun(g, cls);
