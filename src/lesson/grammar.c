@@ -845,6 +845,9 @@ static int gen_disc(Disc *g, int f) {
             !np_city(g, k->subj) && g->np[k->obj].det != DT_NUM && below(g, 100) < 20) {
             g->np[k->obj].det = DT_POSS;
             g->np[k->obj].poss_ref = k->subj;
+        } else if (k->pp >= 0 && g->np[k->subj].kind != NK_PERS && !np_city(g, k->subj) && below(g, 100) < 30) {
+            g->np[k->pp_np].det = DT_POSS;          /* "she walked with her dog" */
+            g->np[k->pp_np].poss_ref = k->subj;
         }
         return 0;
     }
