@@ -71,7 +71,8 @@ def lexicon():
         stem = f[7][:-1]
         pp = f[5]
         fr = set(f[4].split("|")) | {pp, pp + "e", pp + "s", pp + "es", f[7], stem + "ont",
-                                     "a", "ont", "est", "sont"}
+                                     "a", "ont", "est", "sont", stem + "ai", stem + "as", stem + "ons",
+                                     "ai", "as", "avons", "suis", "es", "sommes"}
         v = {"base": f[0], "fr": fr, "vi": f[8].split("_") + ["đã"], "pp": {pp, pp + "e", pp + "s", pp + "es"}}
         for w in (f[0], f[1], f[2]):
             verbs.setdefault(w.split("_")[0], []).append(v)
@@ -377,7 +378,7 @@ def test_grammar_hand_written_renderings(tmp):
     for name, text in TINY.items():
         with open(os.path.join(data, name), "w", encoding="utf-8") as f:
             f.write(text)
-    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", 20000, "--heldout", 200,
+    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", 40000, "--heldout", 200,
            "--heldout-frames", 2000, "--lesson-copies", 0)
     pairs = [p for n in ("train", "heldout", "heldout-frames") for p in read_tsv(os.path.join(out, n + ".tsv"))]
     whole = {}
@@ -403,7 +404,7 @@ def test_grammar_hand_written_renderings(tmp):
         return any(p["src"][a] == "mouse" for _, a in p["coref"])
     frag = [("fr", "the mouse that the cat chased", "la souris que le chat a chassée", lambda p: True),
             ("vi", "the mouse that the cat chased", "con chuột mà con mèo đã đuổi", lambda p: True),
-            ("fr", "chased it", ("l' a chassée", "l' ont chassée"), about_mouse),
+            ("fr", "chased it", ("l' a chassée", "l' ont chassée", "l' ai chassée", "l' as chassée", "l' avons chassée"), about_mouse),
             ("fr", "when it", "quand elle", about_mouse),
             ("fr", "goes to paris", "va à paris", lambda p: True),                  # names copied
             ("vi", "goes to paris", "đi đến paris", lambda p: True)]
@@ -413,3 +414,50 @@ def test_grammar_hand_written_renderings(tmp):
         alts = t if isinstance(t, tuple) else (t,)
         bad = [(" ".join(p["src"]), " ".join(p["tgt"])) for p in hits if not any(a in " ".join(p["tgt"]) for a in alts)]
         assert not bad, bad[:3]
+
+
+def test_grammar_persons_and_adjuncts(tmp):
+    """i / you / we as subjects (three tenses, an avoir verb and an être verb),
+    me / us as object clitics, a question with you and a verb adjunct with the
+    du contraction, on the tiny lexicon: written by hand, found verbatim."""
+    data, out = os.path.join(tmp, "tiny"), os.path.join(tmp, "out")
+    os.makedirs(data)
+    for name, text in TINY.items():
+        with open(os.path.join(data, name), "w", encoding="utf-8") as f:
+            f.write(text)
+    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", 60000, "--heldout", 200,
+           "--heldout-frames", 0, "--lesson-copies", 0)
+    pairs = [p for n in ("train", "heldout") for p in read_tsv(os.path.join(out, n + ".tsv"))]
+    whole = {(p["lang"], " ".join(p["src"])): " ".join(p["tgt"]) for p in pairs}
+    for lang, s, t in [("fr", "do you eat ?", "est-ce que tu manges ?"), ("vi", "do you eat ?", "bạn có ăn không ?")]:
+        assert whole.get((lang, s)) == t, (lang, s, whole.get((lang, s)))
+    AUX = {"do", "does", "did", "will", "don't", "doesn't", "didn't", "won't", "am", "are", "were", "was"}
+    frag = [("fr", "i eat", "je mange"), ("fr", "i ate", "j' ai mangé"), ("fr", "i will eat", "je mangerai"),
+            ("fr", "you eat", "tu manges"), ("fr", "you ate", "tu as mangé"), ("fr", "you will eat", "tu mangeras"),
+            ("fr", "we eat", "nous mangeons"), ("fr", "we ate", "nous avons mangé"),
+            ("fr", "we will eat", "nous mangerons"),
+            ("fr", "i go to", "je vais"), ("fr", "i went to", "je suis allé"), ("fr", "i will go to", "j' irai"),
+            ("fr", "you go to", "tu vas"), ("fr", "you went to", "tu es allé"), ("fr", "you will go to", "tu iras"),
+            ("fr", "we go to", "nous allons"), ("fr", "we went to", "nous sommes allés"),
+            ("fr", "we will go to", "nous irons"),
+            ("fr", "i am hungry", "je suis affamé"), ("fr", "we were hungry", "nous étions affamés"),
+            ("fr", "you were hungry", "tu étais affamé"), ("vi", "i am hungry", "tôi đói"),
+            ("fr", "chased me", ("m' a chassé", "m' ont chassé", "m' as chassé")),
+            ("fr", "chased us", ("nous a chassés", "nous ont chassés", "nous as chassés")),
+            ("fr", "didn't chase me", ("ne m' a pas chassé", "ne m' ont pas chassé", "ne m' as pas chassé")),
+            ("vi", "chased me", "đã đuổi tôi"),
+            ("vi", "i ate", "tôi đã ăn"), ("vi", "we will eat", "chúng tôi sẽ ăn"), ("vi", "you went to", "bạn đã đi đến"),
+            ("fr", "ate near the market", "mangé près du marché"), ("vi", "ate near the market", "ăn gần chợ")]
+    for lang, s, t in frag:
+        hits = []
+        for p in pairs:
+            src = " " + " ".join(p["src"]) + " "
+            i = src.find(f" {s} ")
+            if p["lang"] == lang and i >= 0 and src[:i].split()[-1:] != [] and src[:i].split()[-1] in AUX:
+                continue
+            if p["lang"] == lang and i >= 0:
+                hits.append(p)
+        assert hits, (lang, s)
+        alts = t if isinstance(t, tuple) else (t,)
+        bad = [(" ".join(p["src"]), " ".join(p["tgt"])) for p in hits if not any(a in " ".join(p["tgt"]) for a in alts)]
+        assert not bad, (t, bad[:3])

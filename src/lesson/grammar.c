@@ -63,7 +63,7 @@ void grammar_frame_name(int f, char *out, size_t n) {
 
 /* ------------------------------------------------------------ structures -- */
 
-enum { NK_NOUN, NK_NAME, NK_PRON };
+enum { NK_NOUN, NK_NAME, NK_PRON, NK_PERS };   /* NK_PERS: i / you / we (pers 0 1 2) */
 enum { DT_NONE, DT_THE, DT_A, DT_MY, DT_YOUR, DT_OUR, DT_POSS, DT_NUM };
 enum { CASE_SUBJ, CASE_OBJ };
 #define MAX_NP 12
@@ -77,6 +77,7 @@ typedef struct {
     int pp, pp_np;              /* modifier "on the mat", or -1     */
     int rel;                    /* relative clause index, or -1     */
     int efem;                   /* English he/she of a person       */
+    int pers;                   /* NK_PERS: 0 i, 1 you, 2 we        */
 } NP;
 
 typedef struct {
@@ -85,6 +86,7 @@ typedef struct {
     int subj, obj, rcp;         /* NP indices or -1 (obj = destination of ST_DEST) */
     int gap;                    /* relative clause: 1 subject gap, 2 object gap, 0 none */
     int head;                   /* relative clause: the NP it modifies */
+    int pp, pp_np;              /* adjunct "in the park": preposition of vprep, NP; or -1 */
 } Clause;
 
 typedef struct {
@@ -99,7 +101,7 @@ typedef struct {
 
 /* Keys: NP i part p, clause c part p. */
 enum { KN_HEAD, KN_DET, KN_ADJ0, KN_ADJ1, KN_PREP, N_KN };
-enum { KC_VERB, KC_AUX, KC_NEG, KC_PREP, KC_RPREP, KC_ADJ, KC_CONJ, KC_REL, KC_PUNCT, KC_COMMA, N_KC };
+enum { KC_VERB, KC_AUX, KC_NEG, KC_PREP, KC_RPREP, KC_ADJ, KC_CONJ, KC_REL, KC_PUNCT, KC_COMMA, KC_APREP, N_KC };
 static int key_np(int i, int p) { return 100 + i * N_KN + p; }
 static int key_cl(int c, int p) { return 1000 + c * N_KC + p; }
 
@@ -118,6 +120,7 @@ static int np_city(const Disc *g, int i) {
 }
 static int np_human(const Disc *g, int i) {
     const NP *n = base_np(g, i);
+    if (n->kind == NK_PERS) return 1;
     if (n->kind == NK_NAME) return g->lx->names[n->name].kind != NAME_CITY;
     return g->lx->nouns[n->noun].human;
 }
@@ -126,12 +129,13 @@ static int np_efem(const Disc *g, int i) { return base_np(g, i)->efem; }
 /* French gender for agreement: persons their natural gender, things the noun's. */
 static int np_ffem(const Disc *g, int i) {
     const NP *n = base_np(g, i);
-    if (n->kind == NK_NAME) return n->efem;
+    if (n->kind == NK_NAME || n->kind == NK_PERS) return n->efem;
     if (g->np[i].kind == NK_PRON && g->lx->nouns[n->noun].human && !n->pl) return n->efem;  /* they: the noun's */
     return g->lx->nouns[n->noun].fem;
 }
 static ClassMask np_classes(const Disc *g, int i) {
     const NP *n = base_np(g, i);
+    if (n->kind == NK_PERS) return g->person;
     if (n->kind == NK_NAME) return np_city(g, i) ? g->dest | g->place : g->person;
     return g->lx->nouns[n->noun].classes;
 }
@@ -163,7 +167,7 @@ static int pronouns_unique(const Disc *g) {
         if (a < 0) continue;
         int fits = 0;
         for (int j = 0; j < g->n_np; j++)
-            if (g->np[j].kind != NK_PRON && pron_fits(g, a, j)) fits++;
+            if (g->np[j].kind != NK_PRON && g->np[j].kind != NK_PERS && pron_fits(g, a, j)) fits++;
         if (fits != 1) return 0;
     }
     return 1;
@@ -267,6 +271,58 @@ static int make_pron(Disc *g, int ante) {
     return i;
 }
 
+/* i / you / we (pers 0 1 2): a person, masculine in French, no antecedent. */
+static int make_pers(Disc *g, int pers) {
+    int i = new_np(g);
+    if (i < 0) return -1;
+    g->np[i].kind = NK_PERS;
+    g->np[i].pers = pers;
+    g->np[i].pl = pers == 2;
+    return i;
+}
+
+/* Nouns of a verb adjunct: "in the park" (places, objects, surfaces,
+ * containers), "with the dog" (persons, animals). */
+#define N_VPREP 7
+static const char *const vprep[N_VPREP][3] = {
+    { "in", "dans", "trong" }, { "on", "sur", "trên" }, { "under", "sous", "dưới" },
+    { "near", "près_de", "gần" }, { "behind", "derrière", "sau" }, { "in_front_of", "devant", "trước" },
+    { "with", "avec", "với" } };
+static int make_adjunct(Disc *g, int c) {
+    /* in: places, containers; on: surfaces; the others: all four */
+    static const char *const loc[] = { "place", "container", "surface", "object" };
+    int p = below(g, N_VPREP);
+    ClassMask cls = 0, b;
+    if (p == N_VPREP - 1) cls = g->person | g->animal;
+    else for (size_t k = 0; k < sizeof loc / sizeof *loc; k++)
+        if ((p > 1 || (p == 0 && k < 2) || (p == 1 && k == 2)) && !lex_class_bit(g->lx, loc[k], &b)) cls |= b;
+    int i = new_np(g);
+    if (i < 0) return -1;
+    int noun = pick_noun(g, cls);
+    if (noun < 0 || !g->lx->nouns[noun].en[0] || (p == 0 && !strcmp(g->lx->nouns[noun].en[0], "school"))) {
+        g->n_np--;
+        return -1;
+    }
+    NP *n = &g->np[i];
+    n->kind = NK_NOUN;
+    n->noun = noun;
+    n->efem = g->lx->nouns[noun].neutral ? below(g, 2) : g->lx->nouns[noun].fem;
+    int r = below(g, 100);
+    n->det = r < 70 ? DT_THE : r < 80 ? DT_A : DT_MY + below(g, 3);
+    g->cl[c].pp = p;
+    g->cl[c].pp_np = i;
+    return 0;
+}
+
+/* The person of an object me / you / us for subject NP sj (never "i … me",
+ * "we … us", "i … us"): 0 1 2, or -1. */
+static int pick_obj_pers(Disc *g, int sj) {
+    int sp = sj >= 0 && g->np[sj].kind == NK_PERS ? g->np[sj].pers : -1;
+    if (sp == 1) return below(g, 2) ? 0 : 2;
+    if (sp == 0 || sp == 2) return 1;
+    return below(g, 3);
+}
+
 static int verb_ok(const Verb *v, int st, ClassMask subj) {
     int fr = st == ST_INTR ? VF_INTR : st == ST_TR ? VF_TR : st == ST_DITR ? VF_DITR : VF_DEST;
     return (v->frames & fr) && (!subj || !v->s || (v->s & subj));
@@ -281,6 +337,8 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
     k->st = st;
     k->obj = k->rcp = -1;
     k->verb = k->adj = -1;
+    if (subj_np < 0 && below(g, 100) < 25 && (st == ST_BE || st == ST_INTR || st == ST_DEST || below(g, 2)))
+        subj_np = make_pers(g, below(g, 3));
     if (st == ST_BE) {
         if (subj_np < 0) {
             ClassMask kinds = 0;
@@ -289,8 +347,8 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
             if (subj_np < 0) return -1;
         }
         const NP *b = base_np(g, subj_np);
-        if (b->kind == NK_NAME) {
-            if (g->np[subj_np].kind != NK_PRON) return -1;  /* no agreement with a name */
+        if (b->kind == NK_NAME || b->kind == NK_PERS) {
+            if (b->kind == NK_NAME && g->np[subj_np].kind != NK_PRON) return -1;  /* no agreement with a name */
             int cand[512], n = 0;
             for (int a = 0; a < lx->n_adjs && n < 512; a++)
                 if (lx->adjs[a].classes & g->person) cand[n++] = a;
@@ -301,10 +359,13 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
         k->subj = subj_np;
         return k->adj < 0 ? -1 : 0;
     }
+    if (subj_np >= 0 && g->np[subj_np].kind == NK_PERS) scls = g->person;
+    int obj_pers = st == ST_TR && obj_ante < 0 && below(g, 100) < 12;
     int cand[1024], n = 0;
     for (int v = 0; v < lx->n_verbs && n < 1024; v++) {
         const Verb *vb = &lx->verbs[v];
         if (!verb_ok(vb, st, scls)) continue;
+        if (obj_pers && (vb->fr_prep || strchr(vb->en_base, '_') || (vb->o && !(vb->o & g->person)))) continue;
         /* a pronoun object: French direct (a clitic), English no particle ("picks it up") */
         if (obj_ante >= 0 && (vb->fr_prep || strchr(vb->en_base, '_') || (vb->o && !(vb->o & np_classes(g, obj_ante)))))
             continue;
@@ -319,7 +380,8 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
         if (subj_np < 0) return -1;
     }
     k->subj = subj_np;
-    if (st == ST_TR) k->obj = obj_ante >= 0 ? make_pron(g, obj_ante) : make_np(g, vb->o, 1, 1);
+    if (st == ST_TR) k->obj = obj_ante >= 0 ? make_pron(g, obj_ante) : obj_pers ? make_pers(g, pick_obj_pers(g, subj_np))
+                                                                             : make_np(g, vb->o, 1, 1);
     if (st == ST_DITR) {
         k->obj = make_np(g, vb->o, 0, 1);
         k->rcp = make_np(g, vb->r ? vb->r : g->person | g->animal, 1, 0);
@@ -329,6 +391,7 @@ static int make_clause(Disc *g, int c, int st, int subj_np, int obj_ante) {
     if (st == ST_DEST) k->obj = city ? make_np(g, 0, 2, 0) : make_np(g, vb->d ? vb->d : g->dest, 0, 0);
     if (st != ST_INTR && k->obj < 0) return -1;
     if (st == ST_DEST && g->np[k->obj].kind == NK_NOUN) g->np[k->obj].det = DT_THE, g->np[k->obj].pl = 0;
+    if ((st == ST_INTR || st == ST_TR) && below(g, 100) < 20 && make_adjunct(g, c)) return -1;
     return 0;
 }
 
@@ -340,6 +403,7 @@ static int make_rel(Disc *g, int head, int gap) {
     Clause *k = &g->cl[c];
     memset(k, 0, sizeof *k);
     k->st = ST_TR; k->tense = T_PAST; k->gap = gap; k->head = head; k->adj = -1; k->rcp = -1;
+    k->pp = k->pp_np = -1;
     const Lexicon *lx = g->lx;
     ClassMask hc = np_classes(g, head);
     int cand[1024], n = 0;
@@ -406,6 +470,11 @@ static void en_np(Disc *g, GrSide *s, int i, int cas) {
     const Lexicon *lx = g->lx;
     int kh = key_np(i, KN_HEAD), kd = key_np(i, KN_DET);
     if (n->kind == NK_PRON) { put(s, en_pron(g, n->ref, cas), kh); return; }
+    if (n->kind == NK_PERS) {
+        static const char *const f[3][2] = { { "i", "me" }, { "you", "you" }, { "we", "us" } };
+        put(s, f[n->pers][cas == CASE_OBJ], kh);
+        return;
+    }
     if (n->kind == NK_NAME) { put_keys(s, lx->names[n->name].name, &kh, 1, 1); return; }
     const Noun *nn = &lx->nouns[n->noun];
     const char *first = n->nadj ? lx->adjs[n->adj[0]].en : nn->en[n->pl];
@@ -434,6 +503,11 @@ static void fr_np(Disc *g, GrSide *s, int i, int cas) {
     if (n->kind == NK_PRON) {
         int fem = np_ffem(g, i), pl = np_pl(g, i);
         put(s, pl ? (fem ? "elles" : "ils") : (fem ? "elle" : "il"), kh);
+        return;
+    }
+    if (n->kind == NK_PERS) {
+        static const char *const f[3][2] = { { "je", "me" }, { "tu", "te" }, { "nous", "nous" } };
+        put(s, f[n->pers][cas == CASE_OBJ], kh);
         return;
     }
     if (n->kind == NK_NAME) { put_keys(s, lx->names[n->name].name, &kh, 1, 1); return; }
@@ -472,6 +546,7 @@ static void vi_np(Disc *g, GrSide *s, int i, int cas) {
     const Lexicon *lx = g->lx;
     int kh = key_np(i, KN_HEAD), kd = key_np(i, KN_DET);
     if (n->kind == NK_PRON) { put(s, vi_pron(g, n->ref), kh); return; }
+    if (n->kind == NK_PERS) { put(s, n->pers == 0 ? "tôi" : n->pers == 1 ? "bạn" : "chúng_tôi", kh); return; }
     if (n->kind == NK_NAME) { put_keys(s, lx->names[n->name].name, &kh, 1, 1); return; }
     char num[8];
     if (n->det == DT_NUM) { snprintf(num, sizeof num, "%d", n->num); put_keys(s, num, &kd, 1, 1); }
@@ -499,7 +574,8 @@ static void render_rest(Disc *g, GrSide *s, int lang, int c) {
     const Clause *k = &g->cl[c];
     const Verb *vb = &g->lx->verbs[k->verb];
     const char *vp = lang == L_EN ? vb->en_prep : lang == L_FR ? vb->fr_prep : vb->vi_prep;
-    if (k->st == ST_TR && k->gap != 2 && !(lang == L_FR && g->np[k->obj].kind == NK_PRON)) {
+    int okind = k->obj >= 0 ? g->np[k->obj].kind : -1;
+    if (k->st == ST_TR && k->gap != 2 && !(lang == L_FR && (okind == NK_PRON || okind == NK_PERS))) {
         if (vp) put(s, vp, key_cl(c, KC_PREP));
         render_np(g, s, lang, k->obj, CASE_OBJ);
     }
@@ -512,24 +588,46 @@ static void render_rest(Disc *g, GrSide *s, int lang, int c) {
         if (vp) put(s, vp, key_cl(c, KC_PREP));
         render_np(g, s, lang, k->obj, CASE_OBJ);
     }
+    if (k->pp >= 0) {
+        put(s, vprep[k->pp][lang], key_cl(c, KC_APREP));
+        render_np(g, s, lang, k->pp_np, CASE_OBJ);
+    }
+}
+
+/* The grammatical person of subject NP i as an index of fr_pres
+ * (je tu il nous vous ils): i 0, you 1, singular 2, we 3, plural 5. */
+static int pers_ix(const Disc *g, int i) {
+    const NP *n = base_np(g, i);
+    if (n->kind == NK_PERS) return n->pers == 0 ? 0 : n->pers == 1 ? 1 : 3;
+    return np_pl(g, i) ? 5 : 2;
+}
+
+static void en_be(Disc *g, GrSide *s, int c) {
+    const Clause *k = &g->cl[c];
+    int ix = pers_ix(g, k->subj), one = ix == 0 || ix == 2;
+    int ka = key_cl(c, KC_AUX), kn = key_cl(c, KC_NEG);
+    static const char *const be[2][2][2] = { { { "is", "isn't" }, { "are", "aren't" } },
+                                            { { "was", "wasn't" }, { "were", "weren't" } } };
+    const char *b = k->tense == T_FUT ? (k->neg ? "won't" : "will")
+                  : ix == 0 && k->tense == T_PRES ? "am" : be[k->tense][!one][k->neg];
+    int not = ix == 0 && k->tense == T_PRES && k->neg;     /* "i am not" */
+    if (k->q) { put(s, b, ka); render_np(g, s, L_EN, k->subj, CASE_SUBJ); }
+    else {
+        render_np(g, s, L_EN, k->subj, CASE_SUBJ);
+        put(s, b, k->neg && !not ? kn : ka);
+        if (not) put(s, "not", kn);
+    }
+    if (k->tense == T_FUT) put(s, "be", k->neg ? kn : ka);
+    put(s, g->lx->adjs[k->adj].en, key_cl(c, KC_ADJ));
 }
 
 static void en_clause(Disc *g, GrSide *s, int c) {
     const Clause *k = &g->cl[c];
     const Lexicon *lx = g->lx;
-    int pl = np_pl(g, k->subj);
+    int pl = pers_ix(g, k->gap == 1 ? k->head : k->subj) != 2;     /* do, not does */
     int kv = key_cl(c, KC_VERB), ka = key_cl(c, KC_AUX), kn = key_cl(c, KC_NEG);
     if (k->gap) put(s, np_human(g, k->head) ? "who" : "that", key_cl(c, KC_REL));
-    if (k->st == ST_BE) {
-        static const char *const be[N_T][2][2] = { { { "is", "isn't" }, { "are", "aren't" } },
-            { { "was", "wasn't" }, { "were", "weren't" } }, { { "will", "won't" }, { "will", "won't" } } };
-        const char *b = be[k->tense][pl][k->neg];
-        if (k->q) { put(s, b, ka); render_np(g, s, L_EN, k->subj, CASE_SUBJ); }
-        else { render_np(g, s, L_EN, k->subj, CASE_SUBJ); put(s, b, k->neg ? kn : ka); }
-        if (k->tense == T_FUT) put(s, "be", k->neg ? kn : ka);
-        put(s, lx->adjs[k->adj].en, key_cl(c, KC_ADJ));
-        return;
-    }
+    if (k->st == ST_BE) { en_be(g, s, c); return; }
     const Verb *vb = &lx->verbs[k->verb];
     static const char *const aux[N_T][2][2] = { { { "does", "doesn't" }, { "do", "don't" } },
         { { "did", "didn't" }, { "did", "didn't" } }, { { "will", "won't" }, { "will", "won't" } } };
@@ -558,30 +656,36 @@ static void fr_clause(Disc *g, GrSide *s, int c) {
     const Clause *k = &g->cl[c];
     const Lexicon *lx = g->lx;
     int sj = k->gap == 1 ? k->head : k->subj;
-    int pl = np_pl(g, sj), fem = np_ffem(g, sj);
+    int pl = np_pl(g, sj), fem = np_ffem(g, sj), ix = pers_ix(g, sj);
     int kv = key_cl(c, KC_VERB), ka = key_cl(c, KC_AUX), kn = key_cl(c, KC_NEG);
     if (k->gap) put(s, k->gap == 1 ? "qui" : "que", key_cl(c, KC_REL));
     if (k->q) { put(s, "est-ce", ka); put(s, "que", ka); }
     if (k->gap != 1) render_np(g, s, L_FR, k->subj, CASE_SUBJ);
     if (k->neg) put(s, "ne", kn);
-    int clitic = k->st == ST_TR && k->gap != 2 && g->np[k->obj].kind == NK_PRON ? k->obj : -1;
-    if (clitic >= 0) put(s, np_pl(g, clitic) ? "les" : np_ffem(g, clitic) ? "la" : "le", key_np(clitic, KN_HEAD));
+    int okind = k->st == ST_TR && k->gap != 2 ? g->np[k->obj].kind : -1;
+    int clitic = okind == NK_PRON || okind == NK_PERS ? k->obj : -1;
+    if (okind == NK_PERS) fr_np(g, s, clitic, CASE_OBJ);        /* me te nous */
+    else if (clitic >= 0) put(s, np_pl(g, clitic) ? "les" : np_ffem(g, clitic) ? "la" : "le", key_np(clitic, KN_HEAD));
     int kf = k->q ? ka : k->neg ? kn : 0;
     if (k->st == ST_BE) {
-        static const char *const be[N_T][2] = { { "est", "sont" }, { "était", "étaient" }, { "sera", "seront" } };
-        put2(s, be[k->tense][pl], ka, kn);
+        static const char *const be[N_T][6] = { { "suis", "es", "est", "sommes", "êtes", "sont" },
+            { "étais", "étais", "était", "étions", "étiez", "étaient" },
+            { "serai", "seras", "sera", "serons", "serez", "seront" } };
+        put2(s, be[k->tense][ix], ka, kn);
         if (k->neg) put(s, "pas", kn);
         put(s, fr_adj(lx, k->adj, fem, pl), key_cl(c, KC_ADJ));
         return;
     }
     const Verb *vb = &lx->verbs[k->verb];
-    if (k->tense == T_PRES) put(s, vb->fr_pres[pl ? 5 : 2], kv);
+    static const char *const fut[6] = { "ai", "as", "a", "ons", "ez", "ont" };
+    static const char *const etre[6] = { "suis", "es", "est", "sommes", "êtes", "sont" };
+    static const char *const avoir[6] = { "ai", "as", "a", "avons", "avez", "ont" };
+    if (k->tense == T_PRES) put(s, vb->fr_pres[ix], kv);
     else if (k->tense == T_FUT) {
         char w[96];
-        snprintf(w, sizeof w, "%.*s%s", (int)strlen(vb->fr_fut) - 1, vb->fr_fut, pl ? "ont" : "a");
+        snprintf(w, sizeof w, "%.*s%s", (int)strlen(vb->fr_fut) - 1, vb->fr_fut, fut[ix]);
         put2(s, w, kv, ka);
-    } else if (vb->fr_etre) put2(s, pl ? "sont" : "est", kf ? kf : kv, 0);
-    else put2(s, pl ? "ont" : "a", kf ? kf : kv, 0);
+    } else put2(s, vb->fr_etre ? etre[ix] : avoir[ix], kf ? kf : kv, 0);
     if (k->neg) put(s, "pas", kn);
     if (k->tense == T_PAST) {
         int agr = vb->fr_etre ? sj : clitic >= 0 ? clitic : k->gap == 2 ? k->head : -1;
@@ -653,7 +757,7 @@ static void render_disc(Disc *g, GrSide *s, int lang) {
  * de les → des (the contracted token keeps both tokens' keys). */
 static void fr_orthography(GrSide *s) {
     static const char *const el[][2] = { { "le", "l'" }, { "la", "l'" }, { "ne", "n'" }, { "que", "qu'" },
-                                         { "de", "d'" } };
+                                         { "de", "d'" }, { "je", "j'" }, { "me", "m'" }, { "te", "t'" } };
     for (int i = 0; i + 1 < s->n; i++) {
         for (size_t k = 0; k < sizeof el / sizeof *el; k++)
             if (!strcmp(s->t[i].s, el[k][0]) && starts_vowel(s->t[i + 1].s) && !s->t[i + 1].copy) {
@@ -686,6 +790,7 @@ static void clause_mood(Clause *k, int tense, int m) {
     k->neg = m == M_NEG;
     k->q = m == M_Q;
     k->head = -1;
+    k->pp = k->pp_np = -1;
 }
 
 /* Candidates for an antecedent in clause c: nouns and people's names. */
@@ -695,7 +800,7 @@ static int pick_antecedent(Disc *g, int c) {
     int roles[3] = { k->subj, k->obj, k->rcp };
     for (int r = 0; r < 3; r++) {
         int i = roles[r];
-        if (i < 0 || g->np[i].kind == NK_PRON || np_city(g, i)) continue;
+        if (i < 0 || g->np[i].kind == NK_PRON || g->np[i].kind == NK_PERS || np_city(g, i)) continue;
         cand[n++] = i;
     }
     return n ? cand[below(g, n)] : -1;
@@ -736,10 +841,13 @@ static int gen_disc(Disc *g, int f) {
             return make_rel(g, h, d == D_RELS ? 1 : 2);
         }
         const Clause *k = &g->cl[0];
-        if (k->obj >= 0 && g->np[k->obj].kind == NK_NOUN && g->np[k->subj].kind != NK_PRON &&
+        if (k->obj >= 0 && g->np[k->obj].kind == NK_NOUN && g->np[k->subj].kind != NK_PRON && g->np[k->subj].kind != NK_PERS &&
             !np_city(g, k->subj) && g->np[k->obj].det != DT_NUM && below(g, 100) < 20) {
             g->np[k->obj].det = DT_POSS;
             g->np[k->obj].poss_ref = k->subj;
+        } else if (k->pp >= 0 && g->np[k->subj].kind != NK_PERS && !np_city(g, k->subj) && below(g, 100) < 30) {
+            g->np[k->pp_np].det = DT_POSS;          /* "she walked with her dog" */
+            g->np[k->pp_np].poss_ref = k->subj;
         }
         return 0;
     }
