@@ -190,21 +190,34 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
     while (animal + 1 < U->s.words.n && strcmp(U->s.words.tok[animal], "animal")) animal++;
     float ro = U->rollout[((size_t)(E - 1) * S + U->q) * S + animal];
     snprintf(title, sizeof title, "untaught model: “it” in the encoder — weights, norm-weighted, rollout · %s", SENTENCE);
+    /* What the pictures show is measured, not assumed: an untaught head may link
+     * "it" to "animal" by itself on this sentence, and the caption says which. */
+    int found = L.map >= 0 && L.key == animal;
+    char link[512], linkvi[512];
+    if (found) {
+        snprintf(link, sizeof link, "Its strongest link from “it” of any encoder head does land on “animal” (%s head %d, "
+                 "%.2f), learned without being taught: the arrow alone cannot tell a taught head from a learned one",
+                 lm->id, L.head, (double)L.weight);
+        snprintf(linkvi, sizeof linkvi, "Liên kết mạnh nhất từ “it” của mọi head encoder đúng là “animal” (%s head %d, %.2f), "
+                 "tự học chứ không được dạy: chỉ nhìn mũi tên thì không phân biệt được head được dạy với head tự học",
+                 lm->id, L.head, (double)L.weight);
+    } else {
+        snprintf(link, sizeof link, "No encoder head draws “it” → “animal”: the strongest link from “it” of any encoder "
+                 "head is “%s” (%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
+        snprintf(linkvi, sizeof linkvi, "Không head encoder nào vẽ “it” → “animal”: liên kết mạnh nhất từ “it” là “%s” "
+                 "(%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
+    }
     snprintf(cap, sizeof cap,
-             "The untaught model (same data, size and recipe; no head taught) translates “%s” — il, right — and every "
-             "held-out pronoun. Yet no encoder head draws “it” → “animal”: the strongest link from “it” of any encoder head "
-             "is “%s” (%s head %d, %.2f); over the held-out sentences its best head links a pronoun to the antecedent "
-             "%.0f%% of the time (attnviz eval). Norm-weighted attention (middle) and rollout (right: “animal” gets %.2f "
-             "after the last layer) do not find it either.",
-             U->s.translation, L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight, 100 * uc->accuracy,
-             (double)ro);
+             "The untaught model (same data, size and recipe; no head taught) translates “%s”. %s; over the held-out "
+             "sentences its best encoder head links a pronoun to its antecedent %.0f%% of the time (attnviz eval). "
+             "Norm-weighted attention (middle) and rollout (right: “animal” gets %.2f after the last layer) are two more "
+             "views of the same sentence.",
+             U->s.translation, link, 100 * uc->accuracy, (double)ro);
     snprintf(capvi, sizeof capvi,
-             "Mô hình không được dạy (cùng dữ liệu, kích thước, công thức) dịch “%s” — il, đúng — và mọi đại từ kiểm tra. "
-             "Nhưng không head encoder nào vẽ “it” → “animal”: liên kết mạnh nhất từ “it” là “%s” (%s head %d, %.2f); head "
-             "tốt nhất chỉ đúng tiền ngữ %.0f%% số câu. Chú ý theo chuẩn (giữa) và rollout (phải: “animal” được %.2f) cũng "
-             "không thấy.",
-             U->s.translation, L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight, 100 * uc->accuracy,
-             (double)ro);
+             "Mô hình không được dạy (cùng dữ liệu, kích thước, công thức) dịch “%s”. %s; trên các câu kiểm tra, head "
+             "encoder tốt nhất của nó chỉ đúng tiền ngữ %.0f%% số lần. Chú ý theo chuẩn (giữa) và rollout (phải: “animal” "
+             "được %.2f) là hai cách nhìn khác vào cùng câu.",
+             U->s.translation, linkvi, 100 * uc->accuracy, (double)ro);
     RenderMetaItem items[] = {{"Title", title}, {"Source", "attnviz demo"}, {"Model", U->mf->path}};
     RenderMeta meta = {items, 3};
     demo_path(d, "p10-untaught-maps.png", path, sizeof path);
@@ -221,8 +234,8 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
     snprintf(cap, sizeof cap,
              "Where the untaught model decides: each head knocked out alone. On this sentence the largest fall of log p(il) "
              "is %s head %d (%+.3f). Over %d held-out sentences the most harmful knock-out is %s head %d: French pronoun "
-             "accuracy %.2f → %.2f (attnviz eval --ablation). The decision sits where no picture shows an arrow from “it” "
-             "to “animal”. Attention weights alone are not an explanation (Jain & Wallace 2019, “Attention is not "
+             "accuracy %.2f → %.2f (attnviz eval --ablation). A map shows where a head looks; a knock-out shows whether "
+             "the model needs it. Attention weights alone are not an explanation (Jain & Wallace 2019, “Attention is not "
              "Explanation”); whether they can be depends on what you test (Wiegreffe & Pinter 2019, “Attention is not not "
              "Explanation”) — a knock-out is such a test.",
              map, head, (double)dl, have ? pairs : 0, have ? top.map : "?", have ? top.head : -1, have ? base.fr : 0,
@@ -230,7 +243,7 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
     snprintf(capvi, sizeof capvi,
              "Mô hình không được dạy quyết định ở đâu: loại bỏ từng head. Ở câu này log p(il) giảm nhiều nhất khi bỏ %s head %d "
              "(%+.3f). Trên %d câu kiểm tra, bỏ %s head %d làm độ chính xác đại từ tiếng Pháp giảm %.2f → %.2f (attnviz eval "
-             "--ablation). Quyết định nằm ở nơi không hình nào vẽ mũi tên “it” → “animal”. Trọng số attention tự nó chưa là "
+             "--ablation). Bản đồ cho thấy head nhìn vào đâu; loại bỏ head cho thấy mô hình có cần nó không. Trọng số attention tự nó chưa là "
              "lời giải thích (Jain & Wallace 2019); có thể là hay không tùy cách kiểm chứng (Wiegreffe & Pinter 2019) — "
              "loại bỏ head là một cách kiểm chứng.",
              map, head, (double)dl, have ? pairs : 0, have ? top.map : "?", have ? top.head : -1, have ? base.fr : 0,
