@@ -94,6 +94,8 @@ def test_out_of_world_warning(tmp):
     # a capitalized first word is a name too ("Zoe sees the cat"); lowercase it is an unknown word
     r = run_ok("run", "--model", m, "--out", out, "--no-pictures", "Zoe sees the cat .")
     assert "copied through: Zoe" in r.stdout and r.stderr.strip() == "", (r.stdout, r.stderr)
+    r = run_ok("run", "--model", m, "--out", out, "--no-pictures", "Where sees the cat .")
+    assert "'where' (nearest:" in r.stderr and "copied through" not in r.stdout, (r.stdout, r.stderr)
     r = run_ok("run", "--model", m, "--out", out, "--no-pictures", "zoe sees the cat .")
     assert "'zoe' (nearest:" in r.stderr and "copied through" not in r.stdout, (r.stdout, r.stderr)
     # --quiet silences the warning

@@ -44,6 +44,21 @@ static int capitalized(const char *raw, const char *tok) {
     return 0;
 }
 
+/* English words that often open a sentence with a capital but are no names
+ * ("Where is …", "Can you …"): an unknown one is an unknown word, not a name. */
+static int sentence_opener(const char *tok) {
+    static const char *const w[] = {
+        "where", "what", "who", "whom", "whose", "when", "why", "how", "which", "can", "could", "would",
+        "should", "shall", "may", "might", "must", "do", "does", "did", "is", "are", "was", "were", "will",
+        "have", "has", "had", "there", "here", "this", "that", "these", "those", "please", "yes", "no",
+        "hello", "hi", "let", "if", "then", "also", "not", "never", "always", "sometimes", "often", "every",
+        "each", "some", "any", "all", "many", "much", "very", "so", "but", "and", "or", "yesterday", "today",
+        "tomorrow", "now", "once", "after", "before", "maybe", "perhaps", "thank", "thanks", "look", "come"};
+    for (size_t i = 0; i < sizeof w / sizeof *w; i++)
+        if (!strcmp(tok, w[i])) return 1;
+    return 0;
+}
+
 static int letters_only(const char *w) {
     for (; *w; w++) if (((unsigned char)*w < 0x80) && !(*w >= 'a' && *w <= 'z') && *w != '\'' && *w != '-') return 0;
     return 1;
@@ -87,7 +102,7 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
         const char *tok = s->words.tok[k];
         int id = s->src[k];
         if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
-        if (all_digits(tok) || capitalized(s->raw[k], tok)) {
+        if (all_digits(tok) || (capitalized(s->raw[k], tok) && !sentence_opener(tok))) {
             s->src[k] = VOCAB_UNK;
             if (w->n_names < 64) w->name_pos[w->n_names] = k;
             w->n_names++;

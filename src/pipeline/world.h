@@ -7,8 +7,11 @@
  *   a NAME or NUMBER  made of digits ("3", "1990"), or written by the user
  *                     with a capital letter anywhere, also as the first word
  *                     of a sentence ("Alice saw the dog", "iPhone"), so a
- *                     capitalized unknown word is never warned about: it is
- *                     listed as copied through instead;
+ *                     capitalized unknown word is not warned about: it is
+ *                     listed as copied through instead — unless it is one of a
+ *                     few words that open English sentences ("Where", "Can",
+ *                     "Yesterday": world.c's sentence_opener), which stay
+ *                     unknown words;
  *                     copied through: the decoder writes <unk>, which becomes
  *                     the word (decode_copy_unk), so no warning;
  *   an UNKNOWN word   anything else ("giraffe"): named in one warning line
