@@ -45,6 +45,15 @@ static void print_info(const ModelFile *mf) {
         if (!strcmp(it->string, "format") || !strcmp(it->string, "version") || !strcmp(it->string, "config") ||
             !strcmp(it->string, "vocab") || !cJSON_IsString(it))
             continue;
+        if (!strncmp(it->string, "train_source_tokens", 19) || !strncmp(it->string, "train_target_tokens", 19)) {
+            int bits = 0;   /* a hex bitmap over the vocabulary: say what it holds, not its digits */
+            for (const char *h = it->valuestring; *h; h++) {
+                int x = *h >= 'a' ? *h - 'a' + 10 : *h - '0';
+                for (; x > 0; x >>= 1) bits += x & 1;
+            }
+            printf("%s: %d of %d vocabulary words (hex bitmap)\n", it->string, bits, mf->v.size);
+            continue;
+        }
         printf("%s: %s\n", it->string, it->valuestring);
     }
     cJSON_Delete(mj);
