@@ -11,6 +11,7 @@
 #include "lesson/eval.h"
 #include "lesson/train.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "pipeline/model_file.h"
@@ -380,8 +381,16 @@ static int target_token_sets(Training *tr, const TrainArgs *a) {
     if (eval_language_tokens(&tr->v, path, &flags, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
     tr->tgt_hex[0] = eval_language_hex(flags, tr->v.size, EVAL_IN_FR);
     tr->tgt_hex[1] = eval_language_hex(flags, tr->v.size, EVAL_IN_VI);
+    /* the model decodes under the mask it is saved with (snapshots, quick eval) */
+    unsigned char *set = malloc((size_t)tr->v.size + 1);
+    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || !set;
+    for (int k = 0; k < 2 && !rc; k++) {
+        for (int i = 0; i < tr->v.size; i++) set[i] = (flags[i] & (k ? EVAL_IN_VI : EVAL_IN_FR)) != 0;
+        rc = decode_set_lang_mask(&tr->m, k ? VOCAB_2VI : VOCAB_2FR, set) != 0;
+    }
+    free(set);
     free(flags);
-    if (!tr->tgt_hex[0] || !tr->tgt_hex[1]) { cli_error("out of memory"); return -1; }
+    if (rc) { cli_error("out of memory"); return -1; }
     return 0;
 }
 
@@ -507,7 +516,8 @@ int cli_train(int argc, char **argv) {
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
                                "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,
-                               "train_source_tokens", tr.src_hex ? tr.src_hex : "", NULL};
+                               "train_source_tokens", tr.src_hex ? tr.src_hex : "",
+                               "train_target_tokens_fr", tr.tgt_hex[0], "train_target_tokens_vi", tr.tgt_hex[1], NULL};
     Progress progress = {0};
     TrainOptions o = train_options(&tr, &a, extra_run, &progress);
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;
