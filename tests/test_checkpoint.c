@@ -295,3 +295,26 @@ TEST(checkpoint_metadata_source_tokens) {
         for (int i = 0; i < 10; i++) CHECK_INT(known[i], 1);
     }
 }
+
+TEST(checkpoint_metadata_target_tokens) {
+    /* the language mask's sets: the same hex as train_source_tokens, one key per language */
+    unsigned char fr[10] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0}, vi[10] = {0, 0, 0, 1, 1, 0, 0, 0, 0, 1}, got[10];
+    char hfr[8], hvi[8], meta[256];
+    checkpoint_meta_source_hex(fr, 10, hfr, sizeof hfr);
+    checkpoint_meta_source_hex(vi, 10, hvi, sizeof hvi);
+    CHECK(!strcmp(hfr, "8c0") && !strcmp(hvi, "812"));
+    snprintf(meta, sizeof meta, "{\"train_target_tokens_fr\":\"%s\",\"train_target_tokens_vi\":\"%s\"}", hfr, hvi);
+    CHECK_INT(checkpoint_meta_target_tokens(meta, "fr", 10, got), 1);
+    for (int i = 0; i < 10; i++) CHECK_INT(got[i], fr[i]);
+    CHECK_INT(checkpoint_meta_target_tokens(meta, "vi", 10, got), 1);
+    for (int i = 0; i < 10; i++) CHECK_INT(got[i], vi[i]);
+    /* absent (older checkpoints), wrong length, bad digits, other language: no set, all 0 */
+    const char *bad[] = {"{}", NULL, "not json", "{\"train_target_tokens_fr\":\"8c\"}",
+                         "{\"train_target_tokens_fr\":\"8cz\"}", "{\"train_target_tokens_fr\":\"8C0\"}",
+                         "{\"train_target_tokens_vi\":\"812\"}"};
+    for (int k = 0; k < 7; k++) {
+        memset(got, 7, sizeof got);
+        CHECK_INT(checkpoint_meta_target_tokens(bad[k], "fr", 10, got), 0);
+        for (int i = 0; i < 10; i++) CHECK_INT(got[i], 0);
+    }
+}

@@ -465,6 +465,12 @@ TEST(decode_copy_unk_follows_mean_cross_attention) {
     float z[8] = {0, 5, 0, 1, 0, 0, 2, 3};
     CHECK_INT(decode_pick(z, 8), 7);
     CHECK_INT(decode_pick_unk(z, 8, 1), VOCAB_UNK);
+    /* the language mask: a token outside it is never chosen; <eos> and <unk> stay */
+    unsigned char allow[8] = {0, 0, 0, 0, 0, 0, 1, 0}, none[8] = {0};
+    CHECK_INT(decode_pick_masked(z, 8, 0, allow), 6);
+    CHECK_INT(decode_pick_masked(z, 8, 1, allow), VOCAB_UNK);
+    CHECK_INT(decode_pick_masked(z, 8, 0, none), VOCAB_EOS);
+    CHECK_INT(decode_pick_masked(z, 8, 0, NULL), 7);
     CHECK_INT(decode_src_has_unk(src, 5), 1);
     CHECK_INT(decode_src_has_unk(src2, 5), 0);
 }

@@ -8,6 +8,7 @@
 #include "model/model.h"
 #include "lesson/eval.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include "pipeline/model_file.h"
 #include <errno.h>
 #include <limits.h>
@@ -19,7 +20,7 @@
 typedef struct {
     const char *model, *corpus, *split, *ablate;
     long limit;
-    int as_json, write_meta, ablation, split_given, outputs;
+    int as_json, write_meta, ablation, split_given, outputs, no_mask;
 } EvalArgs;
 
 #define EVAL_MAX_SPLITS 2
@@ -33,6 +34,7 @@ typedef struct {
     EvalReport r[EVAL_MAX_SPLITS];
     StrBuf outputs[EVAL_MAX_SPLITS];      /* --outputs: each split's outputs (JSON array) */
     unsigned char *lang_tokens;           /* from DIR/train.tsv, or NULL (no purity)     */
+    int n_vocab;                          /* entries of lang_tokens                       */
 } EvalSplits;
 
 /* What a split holds, as eval prints it. */
@@ -53,7 +55,7 @@ typedef struct {
 static void eval_usage(FILE *f) {
     fprintf(f,
         "usage: attnviz eval [--model PATH] [--corpus DIR] [--split NAME] [--json] [--limit N] [--write-metadata]\n"
-        "                    [--ablation] [--ablate MAP.H[,MAP.H…]]\n\n"
+        "                    [--ablation] [--ablate MAP.H[,MAP.H…]] [--no-language-mask]\n\n"
         "Measures the model on DIR/heldout.tsv (held-out word combinations) and, when\n"
         "present, DIR/heldout-frames.tsv (held-out frames), per language: exact match\n"
         "(after the <unk> copy of names), pronoun accuracy overall, for cataphora and\n"
@@ -70,10 +72,16 @@ static void eval_usage(FILE *f) {
         "  --json         one JSON object on stdout (\"splits\": the per-language figures)\n"
         "  --outputs      with --json: every output too (\"outputs\": per split, words after\n"
         "                 the copy, in the order of the TSV)\n"
+        "  --no-language-mask  measure the raw model: by default the decoder writes only\n"
+        "                 tokens seen in the target language's training targets (the\n"
+        "                 checkpoint's train_target_tokens_fr/_vi); \"language_mask\" in --json\n"
         "  --write-metadata  store the best encoder coreference head as\n"
         "                 \"coreference_head\" (and the figures as \"eval_heldout\") in the\n"
         "                 checkpoint's metadata, which `run` and `demo` read, and every\n"
-        "                 split's per-language figures as \"eval_splits\"; needs --model;\n"
+        "                 split's per-language figures as \"eval_splits\" and the token sets of\n"
+        "                 DIR/train.tsv's French and Vietnamese targets (the language mask,\n"
+        "                 applied to this eval already) as \"train_target_tokens_fr\"/\"_vi\";\n"
+        "                 needs --model;\n"
         "                 with --ablation, stores the knock-out table as \"eval_ablation\"\n"
         "  --ablate MAP.H[,MAP.H…]  knock these heads out (output zeroed before W_O), then measure\n"
         "  --ablation     knock out every head of every map alone and measure each: pronoun\n"
@@ -100,6 +108,7 @@ static int parse_args(EvalArgs *a, int argc, char **argv) {
         else if (!strcmp(arg, "--write-metadata")) a->write_meta = 1;
         else if (!strcmp(arg, "--ablation")) a->ablation = 1;
         else if (!strcmp(arg, "--outputs")) a->outputs = 1;
+        else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;
         else return cli_unknown_option("eval", arg);
     }
     if (a->ablation && a->ablate) { cli_error("--ablation knocks out one head at a time; give it without --ablate"); return 2; }
@@ -133,10 +142,11 @@ static void json_heads(FILE *f, const char *stack, const char *kind, int layers,
 }
 
 static void print_json(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated,
-                       const char *more) {
+                       int language_mask, const char *more) {
     int L = r->n_dec_layers, H = r->n_heads;
     printf("{\"model\": \"%s\", \"data\": \"%s\", \"pairs\": %ld, \"seconds\": %.2f,\n", model, path, r->n_pairs, r->seconds);
     printf(" \"ablated\": %s,\n", ablated);
+    printf(" \"language_mask\": %s,\n", language_mask ? "true" : "false");
     printf(" \"translation_exact_match\": {\"fr\": %.4f, \"vi\": %.4f},\n", eval_rate(r->exact[0]), eval_rate(r->exact[1]));
     printf(" \"translation_pairs\": {\"fr\": %ld, \"vi\": %ld},\n", r->exact[0].total, r->exact[1].total);
     printf(" \"pronoun_accuracy\": %.4f,\n", eval_rate(b->pron));
@@ -176,9 +186,12 @@ static void print_table(const char *title, const char *stack, const char *kind, 
     }
 }
 
-static void print_text(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated) {
+static void print_text(const EvalReport *r, const EvalBest *b, const char *model, const char *path, const char *ablated,
+                       int language_mask) {
     int E = r->n_enc_layers, L = r->n_dec_layers, H = r->n_heads;
     printf("eval: %s on %s (%ld pairs, %.1f s)\n", model, path, r->n_pairs, r->seconds);
+    printf("  language mask: %s\n", language_mask ? "on (the decoder writes only tokens of the target language's "
+           "training targets)" : "off (the raw model)");
     if (*ablated) printf("  knocked out: %s (output zeroed before W_O)\n", ablated);
     printf("\n");
     printf("  translation exact match   fr %.1f%% (%ld/%ld)   vi %.1f%% (%ld/%ld)\n",
@@ -304,6 +317,7 @@ static int find_splits(const EvalArgs *a, const Vocab *v, EvalSplits *sp) {
     }
     char path[4096], err[1024];
     snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
+    sp->n_vocab = v->size;
     if (access(path, R_OK) == 0 && eval_language_tokens(v, path, &sp->lang_tokens, err, sizeof err)) {
         cli_error("%s", err);
         return -1;
@@ -330,15 +344,41 @@ static char *splits_json(const EvalSplits *sp, int as_object, int outputs) {
     return b.buf;
 }
 
+/* The language mask eval decodes with: --write-metadata uses the sets it is
+ * about to store (DIR/train.tsv), so its figures are those of the masked model;
+ * --no-language-mask removes it.  0, or -1 (printed). */
+static int set_language_mask(const EvalArgs *a, ModelFile *mf, const EvalSplits *sp) {
+    if (a->no_mask) { model_file_no_language_mask(mf); return 0; }
+    if (!a->write_meta || !sp->lang_tokens) return 0;
+    int V = mf->m.config.vocab_size;
+    unsigned char *set = malloc((size_t)(V > 0 ? V : 1));
+    if (!set) { cli_error("out of memory"); return -1; }
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) {
+        for (int i = 0; i < V; i++) set[i] = i < sp->n_vocab && (sp->lang_tokens[i] & (k ? EVAL_IN_VI : EVAL_IN_FR));
+        rc = decode_set_lang_mask(&mf->m, k ? VOCAB_2VI : VOCAB_2FR, set);
+    }
+    free(set);
+    if (rc) cli_error("out of memory");
+    return rc;
+}
+
 /* --write-metadata: the first split's best head and figures, and every split's. */
 static int write_metadata(const EvalArgs *a, const EvalSplits *sp) {
     char coref[256], summary[1536], err[1024];
     eval_metadata_json(&sp->r[0], a->split, coref, sizeof coref, summary, sizeof summary);
     char *all = splits_json(sp, 0, 0);
     if (!all) { cli_error("out of memory"); return -1; }
-    const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all, NULL};
+    char *hex[2] = {NULL, NULL};
+    if (sp->lang_tokens) {
+        hex[0] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_FR);
+        hex[1] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_VI);
+        if (!hex[0] || !hex[1]) { free(all); free(hex[0]); free(hex[1]); cli_error("out of memory"); return -1; }
+    }
+    const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all,
+                        hex[0] ? "train_target_tokens_fr" : NULL, hex[0], "train_target_tokens_vi", hex[1], NULL};
     int rc = checkpoint_rewrite_metadata(a->model, kv, err, sizeof err);
-    free(all);
+    free(all); free(hex[0]); free(hex[1]);
     if (rc) cli_error("--write-metadata: %s", err);
     return rc;
 }
@@ -354,7 +394,7 @@ int cli_eval(int argc, char **argv) {
     static EvalSplits sp;   /* large (reports); one per process */
     memset(&sp, 0, sizeof sp);
     char *more = NULL;
-    if (find_splits(&a, &mf.v, &sp)) goto done;
+    if (find_splits(&a, &mf.v, &sp) || set_language_mask(&a, &mf, &sp)) goto done;
     EvalOptions o = {.limit = (int)a.limit, .batch = 64, .lang_tokens = sp.lang_tokens};
     if (a.ablation) { status = run_ablation(&a, &mf, sp.path[0], &o); goto done; }
     if (a.ablate && model_ablate_parse(&mf.m, a.ablate) != 0) { cli_error("--ablate %s", mf.m.err); goto done; }
@@ -368,9 +408,9 @@ int cli_eval(int argc, char **argv) {
     model_ablate_describe(&mf.m, a.as_json, abl, sizeof abl);
     if (a.as_json) {
         if (!(more = splits_json(&sp, 1, a.outputs))) { cli_error("out of memory"); goto done; }
-        print_json(&sp.r[0], &b, mf.path, sp.path[0], abl, more);
+        print_json(&sp.r[0], &b, mf.path, sp.path[0], abl, decode_has_lang_mask(&mf.m), more);
     } else {
-        print_text(&sp.r[0], &b, mf.path, sp.path[0], abl);
+        print_text(&sp.r[0], &b, mf.path, sp.path[0], abl, decode_has_lang_mask(&mf.m));
         print_splits_text(&sp);
     }
     status = 0;

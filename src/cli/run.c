@@ -17,6 +17,7 @@
 #include "pipeline/sentence.h"
 #include "pipeline/world.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include "render/html.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
@@ -35,7 +36,7 @@
 typedef struct {
     const char *model, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
     long max_pictures, lines_top;
-    int batch, quiet, no_pictures, timing, importance;
+    int batch, quiet, no_pictures, timing, importance, no_mask;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
@@ -95,6 +96,10 @@ static void run_usage(FILE *f) {
         "  --out DIR         output folder (default output/run/); files an earlier run wrote\n"
         "                    there and this one does not are removed, yours are kept\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
+        "  --no-language-mask  show the raw model: by default the decoder writes only tokens\n"
+        "                    seen in the target language's training targets (the checkpoint's\n"
+        "                    train_target_tokens_fr/_vi), never a Vietnamese word in French;\n"
+        "                    trace.json's \"language_mask\" says whether it was applied\n"
         "  --quiet           print only errors (no translation, links or warnings)\n"
         "  --timing          print how long the model, the pictures and the trace took\n\n"
         "Examples:\n"
@@ -151,6 +156,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (!strcmp(arg, "--batch")) a->batch = 1;
         else if (!strcmp(arg, "--quiet")) { a->quiet = 1; cli_set_quiet(1); }
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
+        else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
@@ -200,6 +206,7 @@ static int translate_all(Run *r) {
     const RunArgs *a = r->a;
     if (model_file_load(&r->mf, a->model, r->err, sizeof r->err) != 0) { cli_error("%s", r->err); return -1; }
     model_file_coref_head(&r->mf, &r->coref);
+    if (a->no_mask) model_file_no_language_mask(&r->mf);
     if (r->mf.m.config.arch != MODEL_ENC_DEC) {
         cli_error("run needs an encoder–decoder model; %s is %s", r->mf.path, model_arch_name(r->mf.m.config.arch));
         return -1;
@@ -368,6 +375,9 @@ static int explain_sentence(Run *r, int i, Trace *t, float **rollout, Importance
     char json[2048];
     model_ablate_describe(&r->mf.m, 1, json, sizeof json);
     if (trace_set_section(t, "ablated", json) != 0) { cli_error("out of memory"); return -1; }
+    /* the decoder chose the words under the language mask (not with --target) */
+    int masked = decode_has_lang_mask(&r->mf.m) && !a->target;
+    if (trace_set_section(t, "language_mask", masked ? "true" : "false") != 0) { cli_error("out of memory"); return -1; }
     if (importance_trace_aggregates(&r->mf.m, a->batch ? i : 0, t, rollout, r->err, sizeof r->err) != 0) {
         cli_error("%s", r->err);
         return -1;

@@ -11,6 +11,7 @@
 #include "lesson/eval.h"
 #include "lesson/train.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "pipeline/model_file.h"
@@ -56,6 +57,7 @@ typedef struct {
     /* metadata text */
     char opts[1024], seed[32], steps[32], data[64], supervised[512];
     char *src_hex, max_src[32];                  /* what the sources held (checkpoint.h) */
+    char *tgt_hex[2];                            /* what the fr / vi targets held (language mask) */
     char seconds[32], tokens_per_sec[32], loss[32], aux[128], coref[256], eval[1024];
     char err[1024];
 } Training;
@@ -370,6 +372,28 @@ static void describe_run(Training *tr, const TrainArgs *a) {
     snprintf(tr->max_src, sizeof tr->max_src, "%d", tr->set.max_src - 1);
 }
 
+/* The token sets of the French and Vietnamese training targets, which the
+ * decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
+static int target_token_sets(Training *tr, const TrainArgs *a) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
+    unsigned char *flags = NULL;
+    if (eval_language_tokens(&tr->v, path, &flags, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
+    tr->tgt_hex[0] = eval_language_hex(flags, tr->v.size, EVAL_IN_FR);
+    tr->tgt_hex[1] = eval_language_hex(flags, tr->v.size, EVAL_IN_VI);
+    /* the model decodes under the mask it is saved with (snapshots, quick eval) */
+    unsigned char *set = malloc((size_t)tr->v.size + 1);
+    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || !set;
+    for (int k = 0; k < 2 && !rc; k++) {
+        for (int i = 0; i < tr->v.size; i++) set[i] = (flags[i] & (k ? EVAL_IN_VI : EVAL_IN_FR)) != 0;
+        rc = decode_set_lang_mask(&tr->m, k ? VOCAB_2VI : VOCAB_2FR, set) != 0;
+    }
+    free(set);
+    free(flags);
+    if (rc) { cli_error("out of memory"); return -1; }
+    return 0;
+}
+
 static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra, Progress *pr) {
     TrainOptions o = {0};
     o.steps = a->steps; o.batch = (int)a->batch; o.lr = a->lr; o.min_lr_frac = a->min_lr_frac; o.warmup = a->warmup;
@@ -454,6 +478,7 @@ static int save_final(Training *tr, const TrainOptions *o, long step) {
                                  "train_final_loss", tr->loss, "supervised_heads", tr->supervised,
                                  "train_final_aux_loss", tr->aux, "train_max_source_len", tr->max_src,
                                  "train_source_tokens", tr->src_hex ? tr->src_hex : "",
+                                 "train_target_tokens_fr", tr->tgt_hex[0], "train_target_tokens_vi", tr->tgt_hex[1],
                                  tr->coref[0] ? "coreference_head" : NULL, tr->coref, "eval_quick", tr->eval, NULL};
     if (train_save_checkpoint(&tr->m, &tr->adam, step, o, extra_final, tr->err, sizeof tr->err)) {
         cli_error("%s", tr->err);
@@ -467,6 +492,7 @@ static void training_free(Training *tr) {
     free(tr->snap_path);
     free(tr->cmd);
     free(tr->src_hex);
+    free(tr->tgt_hex[0]); free(tr->tgt_hex[1]);
     adam_free(&tr->adam);
     model_free(&tr->m);
     train_set_free(&tr->set);
@@ -486,10 +512,12 @@ int cli_train(int argc, char **argv) {
     if (check_plan(&tr, &a)) goto cleanup;
     tr.cmd = join_args("attnviz train", argc, argv);
     describe_run(&tr, &a);
+    if (target_token_sets(&tr, &a)) goto cleanup;
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
                                "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,
-                               "train_source_tokens", tr.src_hex ? tr.src_hex : "", NULL};
+                               "train_source_tokens", tr.src_hex ? tr.src_hex : "",
+                               "train_target_tokens_fr", tr.tgt_hex[0], "train_target_tokens_vi", tr.tgt_hex[1], NULL};
     Progress progress = {0};
     TrainOptions o = train_options(&tr, &a, extra_run, &progress);
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;

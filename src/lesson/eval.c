@@ -3,6 +3,7 @@
 #include "core/errmsg.h"
 #include "core/strbuf.h"
 #include "lesson/corpus.h"
+#include "model/checkpoint.h"
 #include "model/decode.h"
 #include "trace/maps.h"
 #include <stdarg.h>
@@ -174,7 +175,7 @@ static void copy_sources(const Model *m, int b, int tag, const int *src, const i
 
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
- * prefix, its choice (decode_pick) is the gold token at every position and
+ * prefix, its choice (decode_pick_masked, with the same language mask) is the gold token at every position and
  * <eos> after it; those pairs are read off the teacher-forced logits, and only
  * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
  * dcs (B, max_dec) receives each output token's copy source (copy_sources). */
@@ -190,7 +191,8 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
         const Item *x = &it[b];
         int ok = x->nt < max_dec, unk = decode_src_has_unk(x->src, x->ns);
         for (int t = 0; ok && t <= x->nt; t++)
-            ok = decode_pick_unk(m->acts.logits + ((size_t)b * T + t) * V, V, unk) == (t < x->nt ? x->tgt[t] : VOCAB_EOS);
+            ok = decode_pick_masked(m->acts.logits + ((size_t)b * T + t) * V, V, unk, decode_lang_mask(m, x->tag)) ==
+                 (t < x->nt ? x->tgt[t] : VOCAB_EOS);
         if (ok) {
             memcpy(dout + (size_t)b * max_dec, x->tgt, (size_t)x->nt * sizeof(int));
             dlen[b] = x->nt;
@@ -326,6 +328,17 @@ int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char *
     corpus_free(&cp);
     *flags = f;
     return 0;
+}
+
+char *eval_language_hex(const unsigned char *flags, int n, int lang_bit) {
+    unsigned char *seen = malloc((size_t)(n > 0 ? n : 1));
+    char *hex = malloc((size_t)n / 4 + 2);
+    if (seen && hex) {
+        for (int i = 0; i < n; i++) seen[i] = (flags[i] & lang_bit) != 0;
+        checkpoint_meta_source_hex(seen, n, hex, (size_t)n / 4 + 2);
+    } else { free(hex); hex = NULL; }
+    free(seen);
+    return hex;
 }
 
 /* {"accuracy": A or null, "n": N} */

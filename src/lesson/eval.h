@@ -74,6 +74,10 @@ typedef struct {
  * vocabulary, from the targets of the TSV at train_path (tokens missing from
  * v, i.e. names and numbers, are left out).  0, or -1 with err. */
 int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen);
+/* The tokens of flags (v->size, eval_language_tokens) that hold lang_bit
+ * (EVAL_IN_FR or EVAL_IN_VI) as the checkpoint's hexadecimal token set
+ * (checkpoint.h, train_target_tokens_fr/_vi): malloc'd text, or NULL (memory). */
+char *eval_language_hex(const unsigned char *flags, int n, int lang_bit);
 /* One split's figures per language as JSON text ({"split", "pairs", "fr": {"n",
  * "exact_match", "pronoun", "pronoun_cataphora", "pronoun_across" (each
  * {"accuracy", "n"}), "language_purity"}, "vi": …}) appended to b; accuracy

@@ -75,4 +75,12 @@ int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_i
 void checkpoint_meta_source_hex(const unsigned char *seen, int n, char *out, size_t outlen);
 int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char *known, int *max_len);
 
+/* The target vocabulary of one language, for constrained decoding (decode.h):
+ *   "train_target_tokens_fr", "train_target_tokens_vi": the vocabulary ids seen
+ *       in the French / Vietnamese training TARGETS, in the same hexadecimal as
+ *       train_source_tokens (write it with checkpoint_meta_source_hex).
+ * Fills set[0..n) (1 = seen) for lang "fr" or "vi" and returns 1; an absent or
+ * malformed entry gives set all 0 and returns 0 (the caller then does not mask). */
+int checkpoint_meta_target_tokens(const char *metadata_json, const char *lang, int n, unsigned char *set);
+
 #endif

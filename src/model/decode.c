@@ -8,14 +8,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-int decode_pick_unk(const float *z, int V, int allow_unk) {
+int decode_pick_masked(const float *z, int V, int allow_unk, const unsigned char *allowed) {
     int best = VOCAB_EOS;
     if (allow_unk && z[VOCAB_UNK] > z[best]) best = VOCAB_UNK;
-    for (int v = VOCAB_N_SPECIAL; v < V; v++) if (z[v] > z[best]) best = v;
+    for (int v = VOCAB_N_SPECIAL; v < V; v++)
+        if ((!allowed || allowed[v]) && z[v] > z[best]) best = v;   /* outside the mask: logit −∞ */
     return best;
 }
 
+int decode_pick_unk(const float *z, int V, int allow_unk) { return decode_pick_masked(z, V, allow_unk, NULL); }
+
 int decode_pick(const float *z, int V) { return decode_pick_unk(z, V, 0); }
+
+const unsigned char *decode_lang_mask(const Model *m, int tag) {
+    return tag == VOCAB_2FR ? m->lang_mask[0] : tag == VOCAB_2VI ? m->lang_mask[1] : NULL;
+}
+
+int decode_set_lang_mask(Model *m, int tag, const unsigned char *allowed) {
+    int k = tag == VOCAB_2FR ? 0 : tag == VOCAB_2VI ? 1 : -1;
+    if (k < 0) return -1;
+    free(m->lang_mask[k]);
+    m->lang_mask[k] = NULL;
+    if (!allowed) return 0;
+    int V = m->config.vocab_size;
+    if (!(m->lang_mask[k] = malloc((size_t)V))) return -1;
+    memcpy(m->lang_mask[k], allowed, (size_t)V);
+    return 0;
+}
+
+int decode_has_lang_mask(const Model *m) { return m->lang_mask[0] || m->lang_mask[1]; }
 
 int decode_src_has_unk(const int *src, int n) {
     for (int i = 0; i < n; i++) if (src[i] == VOCAB_UNK) return 1;
@@ -108,7 +129,8 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
         for (int b = 0; b < B; b++) {
             if (done[b]) continue;
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;
-            int best = decode_pick_unk(z, V, decode_src_has_unk(src + (size_t)b * S, src_len[b]));
+            int best = decode_pick_masked(z, V, decode_src_has_unk(src + (size_t)b * S, src_len[b]),
+                                          decode_lang_mask(m, tags[b]));
             if (best == VOCAB_EOS) { done[b] = 1; out_len[b] = t; left--; continue; }
             out[(size_t)b * max_len + t] = best;
             dec[(size_t)b * Tcap + t + 1] = best;

@@ -4,7 +4,13 @@
  * each step the model runs on (source, prefix) and the most probable next token
  * is appended, until <eos> or max_len tokens.  Special tokens other than <eos>
  * (<pad>, <unk>, <bos>, the tags) are never chosen.  `run`, `demo` and `eval`
- * all use this search, so `eval` measures what `run` shows. */
+ * all use this search, so `eval` measures what `run` shows.
+ *
+ * Target-language mask (constrained decoding): when the model holds a mask for
+ * the tag's language (m->lang_mask, set from the checkpoint's
+ * train_target_tokens_fr/_vi by model_file_load), every word token outside it
+ * gets logit −∞: a French output only holds tokens seen in French training
+ * targets.  <eos> and <unk> (under its own rule) are never masked. */
 #ifndef ATTNVIZ_DECODE_H
 #define ATTNVIZ_DECODE_H
 #include <stddef.h>
@@ -16,6 +22,16 @@ int decode_pick(const float *z, int V);
 /* The same, with <unk> a candidate too when allow_unk (ties: <eos>, then <unk>,
  * then words).  decode_pick(z, V) == decode_pick_unk(z, V, 0). */
 int decode_pick_unk(const float *z, int V, int allow_unk);
+/* The same, with allowed (V) NULL or 1 for the word tokens that may be chosen
+ * (the others count as −∞).  decode_pick_unk(z, V, u) == decode_pick_masked(z, V, u, NULL). */
+int decode_pick_masked(const float *z, int V, int allow_unk, const unsigned char *allowed);
+/* The model's mask for decoder tag (VOCAB_2FR / VOCAB_2VI), or NULL (no mask). */
+const unsigned char *decode_lang_mask(const Model *m, int tag);
+/* Sets (a copy of allowed (V)) or, with allowed NULL, removes the mask of tag's
+ * language; model_free frees it.  0, or -1 (unknown tag, out of memory). */
+int decode_set_lang_mask(Model *m, int tag, const unsigned char *allowed);
+/* 1 if the model holds a mask for either language. */
+int decode_has_lang_mask(const Model *m);
 /* 1 if src[0..n) holds VOCAB_UNK: the decoder may then write <unk> (a copy). */
 int decode_src_has_unk(const int *src, int n);
 

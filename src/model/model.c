@@ -251,6 +251,7 @@ void model_free(Model *m) {
     free(m->acts_memory); free(m->mask_memory); free(m->tok_memory); free(m->bwd_memory);
     free(m->pack_memory);
     free(m->ablate); free(m->ablate_value);
+    free(m->lang_mask[0]); free(m->lang_mask[1]);
     memset(m, 0, sizeof *m);
 }
 

@@ -190,6 +190,9 @@ typedef struct {
     unsigned char *ablate;    /* (3, Lmax, H) MODEL_ABLATE_* per (kind, layer, head), or NULL */
     float *ablate_value;      /* (3, Lmax, C) replacement outputs (mean mode), D per head    */
     int n_ablated;            /* heads knocked out                                           */
+    /* constrained decoding (inference only; decode_set_lang_mask in decode.h) */
+    unsigned char *lang_mask[2]; /* (V) each, [0] <2fr>, [1] <2vi>: 1 = the decoder may write
+                                    the token; NULL: no mask for that language              */
     char err[256];            /* message of the last failed call            */
 } Model;
 

@@ -3,6 +3,7 @@
 #include "core/datadir.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,25 @@ int model_file_shipped(int i, const char **name, const char **what, char *path, 
     *what = shipped[i].what;
     if (find_shipped(shipped[i].file, path, n) != 0) path[0] = '\0';
     return 0;
+}
+
+/* The target-language masks (decode.h) from the metadata's
+ * train_target_tokens_fr/_vi, for each language that has one.  0, or -1. */
+static int load_language_mask(ModelFile *f) {
+    static const char *const lang[2] = {"fr", "vi"};
+    static const int tag[2] = {VOCAB_2FR, VOCAB_2VI};
+    int V = f->m.config.vocab_size, rc = 0;
+    unsigned char *set = malloc((size_t)(V > 0 ? V : 1));
+    if (!set) return -1;
+    for (int k = 0; k < 2 && !rc; k++)
+        if (checkpoint_meta_target_tokens(f->metadata, lang[k], V, set)) rc = decode_set_lang_mask(&f->m, tag[k], set);
+    free(set);
+    return rc;
+}
+
+void model_file_no_language_mask(ModelFile *f) {
+    decode_set_lang_mask(&f->m, VOCAB_2FR, NULL);
+    decode_set_lang_mask(&f->m, VOCAB_2VI, NULL);
 }
 
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
@@ -68,6 +88,11 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     checkpoint_free_vocab(words, n_words);
     if (rc != 0) {
         errmsg_set(err, errlen, "model %s: bad vocabulary: %s", f->path, why);
+        model_file_free(f);
+        return -1;
+    }
+    if (load_language_mask(f) != 0) {
+        errmsg_set(err, errlen, "out of memory");
         model_file_free(f);
         return -1;
     }

@@ -44,13 +44,17 @@ int model_file_find_default(char *path, size_t n);
 int model_file_shipped(int i, const char **name, const char **what, char *path, size_t n);
 
 /* Loads `given` — a path, a shipped model's short name (taught, untaught), or
- * NULL for the default (taught) — with its vocabulary and metadata.
+ * NULL for the default (taught) — with its vocabulary and metadata, and the
+ * target-language masks of its metadata (decode.h: train_target_tokens_fr/_vi).
  * 0, or -1 with a one-line message in err (the ModelFile is then freed). */
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen);
 
 /* The coreference head recorded in f's metadata; 1 if there is one, else 0
  * (and out->layer = out->head = -1). */
 int model_file_coref_head(const ModelFile *f, CorefHead *out);
+
+/* --no-language-mask: removes the target-language masks (the raw model decodes). */
+void model_file_no_language_mask(ModelFile *f);
 
 void model_file_free(ModelFile *f);
 
