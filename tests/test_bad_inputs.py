@@ -49,7 +49,7 @@ def earlier_run(out):
 def small_corpus(tmp):
     d = os.path.join(tmp, "corpus")
     if not os.path.isdir(d):
-        # templates only: `train` rejects names and numbers until the <unk> copy lands
+        # templates only: a small vocabulary, fast tiny trainings
         r = attnviz(["corpus", "--train", 300, "--heldout", 30, "--grammar-share", "0", "--heldout-frames", 0, "--out", d])
         assert r.returncode == 0, r.stderr
     return d

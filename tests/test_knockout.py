@@ -11,9 +11,8 @@ import numpy as np
 from helpers import (ROOT, run, run_ok, run_err, load_json, read_safetensors, write_safetensors,
                      validate_trace)
 from test_model_ref import reference, pad
-# The shipped models' corpus: templates only, as before issue 12's grammar
-# (`--grammar-share 0 --train 60000 --heldout-frames 0` writes it byte for byte).
-OLD_CORPUS = ["--grammar-share", "0", "--train", 60000, "--heldout-frames", 0]
+# The shipped models' corpus: `attnviz corpus` with its defaults (seed 1).
+OLD_CORPUS = []
 
 TAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi.safetensors")
 UNTAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi-untaught.safetensors")
@@ -299,11 +298,15 @@ def test_shipped_model_names(tmp):
 
 
 def test_untaught_model_translates_pronouns_without_a_coreference_head(tmp):
-    """The model card's claim about the untaught model, on the first 400 held-out pairs."""
+    """The model card's claim about the untaught model, on the first 400 held-out pairs:
+    pronouns as right as the taught model's, and its best encoder head links a
+    pronoun to its antecedent about half the time, far from the taught head."""
     corpus = os.path.join(tmp, "corpus")
     run_ok("corpus", "--out", corpus, *OLD_CORPUS, cwd=ROOT)
     j = json.loads(run_ok("eval", "--model", "untaught", "--corpus", corpus, "--json", "--limit", "400").stdout)
-    assert j["pronoun_accuracy"] >= 0.99 and j["translation_exact_match"]["fr"] >= 0.99
-    assert j["coreference_head"]["accuracy"] < 0.3, j["coreference_head"]
+    t = json.loads(run_ok("eval", "--model", "taught", "--corpus", corpus, "--json", "--limit", "400").stdout)
+    assert j["pronoun_accuracy"] >= 0.97 and j["translation_exact_match"]["fr"] >= 0.9, j
+    assert j["coreference_head"]["accuracy"] < 0.7, j["coreference_head"]
+    assert t["coreference_head"]["accuracy"] - j["coreference_head"]["accuracy"] > 0.3, (t, j)
     meta = read_safetensors(UNTAUGHT)[0]
     assert "--supervise-coref 0 " in meta["train_options"] and "--supervise-align 0 " in meta["train_options"]
