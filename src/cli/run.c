@@ -311,7 +311,11 @@ static void print_links(const Run *r, const Sentence *s, const Trace *t, int foc
         why_text(&v, c, why, sizeof why);
         const char *out = model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, v.link.head) && !strcmp(m->stack, "encoder")
                               ? "; KNOCKED OUT: its output is not used" : "";
-        if (v.no_antecedent)
+        if (v.no_antecedent && v.top_key != q)
+            printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”, a word that "
+                   "is never an antecedent (a function word or a sign)%s\n", w, q, m->id, v.link.head, why,
+                   (double)v.top_weight, m->keys[v.top_key], out);
+        else if (v.no_antecedent)
             printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "
                    "strongest link to another word is “%s” (%.2f, weak link)%s\n", w, q, m->id, v.link.head, why,
                    (double)v.top_weight, m->keys[v.top_key], v.top_key == q ? " itself" : "", m->keys[v.link.key],

@@ -58,6 +58,22 @@ static int is_punct(const char *w) {
     return 1;
 }
 
+/* English closed-class words — articles, possessives, pronouns, prepositions,
+ * conjunctions, auxiliaries, negation: a pronoun's antecedent is a noun or a name,
+ * never one of these, whatever a head points at. */
+static int function_word(const char *w) {
+    static const char *const fw[] = {
+        "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those",
+        "i", "you", "he", "she", "it", "we", "they", "me", "him", "us", "them", "who", "which", "with", "to",
+        "in", "on", "under", "near", "behind", "front", "of", "at", "for", "from", "by", "about", "into", "and",
+        "but", "so", "because", "when", "while", "although", "or", "if", "too", "is", "are", "am", "was", "were",
+        "be", "been", "do", "does", "did", "don't", "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't",
+        "weren't", "couldn't", "will", "would", "can", "could", "has", "have", "had", "not", "no"};
+    for (size_t i = 0; i < sizeof fw / sizeof *fw; i++)
+        if (!strcmp(w, fw[i])) return 1;
+    return 0;
+}
+
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
     LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1};
     const TraceMap *fm = focus_map >= 0 && focus_map < t->n_maps ? &t->maps[focus_map] : NULL;
@@ -87,7 +103,8 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
             v.top_weight = row[j];
         }
     v.no_antecedent = is_pronoun && v.top_key >= 0 &&
-                      (v.top_key == q || is_punct(m->keys[v.top_key]) || maps_is_special(m->keys[v.top_key]));
+                      (v.top_key == q || is_punct(m->keys[v.top_key]) || maps_is_special(m->keys[v.top_key]) ||
+                       function_word(m->keys[v.top_key]));
     return v;
 }
 

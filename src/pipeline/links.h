@@ -43,15 +43,17 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
  *                  (links_strongest, LINKS_BY_STRENGTH).
  * link is that head's strongest link (q itself and <…> tokens left out);
  * weak: its weight is below 0.5; no_antecedent (pronouns): over all keys the
- * head's strongest is q itself or punctuation (top_key, top_weight), so the
- * sentence offers it nothing to refer to. */
+ * head's strongest is q itself, punctuation or an English function word (the,
+ * with, we…: never an antecedent) (top_key, top_weight), so the sentence offers
+ * it nothing to refer to. */
 typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH } LinksWhy;
 typedef struct {
     HeadLink link;
     LinksWhy why;
     int taught;            /* training taught this head the antecedent (train --supervise-coref) */
     int weak;              /* link.weight < 0.5                                                  */
-    int no_antecedent;     /* a pronoun whose head looks mostly at itself or at punctuation      */
+    int no_antecedent;     /* a pronoun whose head looks mostly at itself, at punctuation or at
+                              a function word (the, with, we…: never an antecedent)               */
     int top_key;           /* the head's strongest key over all keys of row q                    */
     float top_weight;
 } LinksView;

@@ -224,12 +224,19 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
     if (v->no_antecedent) {
         snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
                  taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
-        snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”%s, so the sentence offers no "
+        if (v->top_key != q) {   /* a function word or a sign: never an antecedent */
+            snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”, a word that is never an "
+                     "antecedent (a function word or a sign), so the sentence offers no antecedent here.%s", m->id,
+                     L->head, why, word, (double)v->top_weight, m->keys[v->top_key], only);
+            snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d), một từ không bao giờ là tiền ngữ (hư từ hoặc dấu): "
+                     "câu này không có tiền ngữ cho nó.", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head);
+            return;
+        }
+        snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s” itself, so the sentence offers no "
                  "antecedent here; its strongest link to another word, “%s”, is weak (%.2f).%s", m->id, L->head, why, word,
-                 (double)v->top_weight, m->keys[v->top_key], v->top_key == q ? " itself" : "", m->keys[L->key],
-                 (double)L->weight, only);
-        snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d): câu này không có tiền ngữ cho nó; liên kết mạnh nhất "
-                 "tới từ khác, “%s”, yếu (%.2f).", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head,
+                 (double)v->top_weight, m->keys[v->top_key], m->keys[L->key], (double)L->weight, only);
+        snprintf(capvi, vn, "“%s” dồn %.2f vào chính nó (%s, head %d): câu này không có tiền ngữ cho nó; liên kết mạnh nhất "
+                 "tới từ khác, “%s”, yếu (%.2f).", word, (double)v->top_weight, m->id, L->head,
                  m->keys[L->key], (double)L->weight);
         return;
     }
