@@ -193,19 +193,27 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
     /* What the pictures show is measured, not assumed: an untaught head may link
      * "it" to "animal" by itself on this sentence, and the caption says which. */
     int found = L.map >= 0 && L.key == animal;
+    for (int mi = 0; mi < U->t.n_maps && !found; mi++) {   /* any encoder head whose top link is "animal" */
+        const TraceMap *m = &U->t.maps[mi];
+        if (strcmp(m->stack, "encoder") || strcmp(m->kind, "self")) continue;
+        for (int h = 0; h < m->n_heads && !found; h++) {
+            float w;
+            if (maps_strongest_link(m, h, U->q, &w) == animal) { L = (HeadLink){mi, h, animal, w}; lm = m; found = 1; }
+        }
+    }
     char link[512], linkvi[512];
     if (found) {
-        snprintf(link, sizeof link, "Its strongest link from “it” of any encoder head does land on “animal” (%s head %d, "
+        snprintf(link, sizeof link, "An encoder head's strongest link from “it” does land on “animal” (%s head %d, "
                  "%.2f), learned without being taught: the arrow alone cannot tell a taught head from a learned one",
                  lm->id, L.head, (double)L.weight);
-        snprintf(linkvi, sizeof linkvi, "Liên kết mạnh nhất từ “it” của mọi head encoder đúng là “animal” (%s head %d, %.2f), "
+        snprintf(linkvi, sizeof linkvi, "Liên kết mạnh nhất từ “it” của một head encoder đúng là “animal” (%s head %d, %.2f), "
                  "tự học chứ không được dạy: chỉ nhìn mũi tên thì không phân biệt được head được dạy với head tự học",
                  lm->id, L.head, (double)L.weight);
     } else {
-        snprintf(link, sizeof link, "No encoder head draws “it” → “animal”: the strongest link from “it” of any encoder "
-                 "head is “%s” (%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
-        snprintf(linkvi, sizeof linkvi, "Không head encoder nào vẽ “it” → “animal”: liên kết mạnh nhất từ “it” là “%s” "
-                 "(%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
+        snprintf(link, sizeof link, "No encoder head's strongest link from “it” is “animal”; the strongest of all "
+                 "is “%s” (%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
+        snprintf(linkvi, sizeof linkvi, "Không head encoder nào có liên kết mạnh nhất từ “it” tới “animal”; mạnh nhất trong tất "
+                 "cả là “%s” (%s head %d, %.2f)", L.map >= 0 ? lm->keys[L.key] : "?", lm->id, L.head, (double)L.weight);
     }
     snprintf(cap, sizeof cap,
              "The untaught model (same data, size and recipe; no head taught) translates “%s”. %s; over the held-out "
