@@ -9,6 +9,7 @@
 #include "pipeline/model_file.h"
 #include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void info_usage(FILE *f) {
@@ -45,15 +46,16 @@ static void print_info(const ModelFile *mf) {
         if (!strcmp(it->string, "format") || !strcmp(it->string, "version") || !strcmp(it->string, "config") ||
             !strcmp(it->string, "vocab") || !cJSON_IsString(it))
             continue;
-        if (!strncmp(it->string, "train_source_tokens", 19) || !strncmp(it->string, "train_target_tokens", 19)) {
-            int bits = 0;   /* a hex bitmap over the vocabulary: say what it holds, not its digits */
-            for (const char *h = it->valuestring; *h; h++) {
-                int x = *h >= 'a' ? *h - 'a' + 10 : *h - '0';
-                for (; x > 0; x >>= 1) bits += x & 1;
-            }
-            printf("%s: %d of %d vocabulary words (hex bitmap)\n", it->string, bits, mf->v.size);
+        unsigned char *set = NULL;   /* a token bitmap: say what it holds, not its 1,000 digits */
+        if ((!strncmp(it->string, "train_source_tokens", 19) || !strncmp(it->string, "train_target_tokens", 19)) &&
+            (set = malloc((size_t)mf->v.size + 1)) && checkpoint_token_hex_parse(it->valuestring, mf->v.size, set)) {
+            int n = 0;
+            for (int i = 0; i < mf->v.size; i++) n += set[i];
+            printf("%s: %d of %d vocabulary words (hex bitmap)\n", it->string, n, mf->v.size);
+            free(set);
             continue;
         }
+        free(set);
         printf("%s: %s\n", it->string, it->valuestring);
     }
     cJSON_Delete(mj);

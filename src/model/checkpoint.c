@@ -501,9 +501,7 @@ void checkpoint_meta_source_hex(const unsigned char *seen, int n, char *out, siz
     if (outlen) out[k < outlen ? k : outlen - 1] = '\0';
 }
 
-/* Parses hex (one digit per 4 ids, checkpoint.h) into set[0..n); 1 if it is
- * exactly (n + 3) / 4 lowercase hex digits, else 0 (set then unspecified). */
-static int parse_token_hex(const char *hex, int n, unsigned char *set) {
+int checkpoint_token_hex_parse(const char *hex, int n, unsigned char *set) {
     if (strlen(hex) != (size_t)(n + 3) / 4) return 0;
     for (int k = 0; hex[k]; k++) {
         char c = hex[k];
@@ -522,7 +520,7 @@ int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char
     int ok = cJSON_IsString(hx) && cJSON_IsString(ml);
     char *end = NULL;
     long len = ok ? strtol(ml->valuestring, &end, 10) : -1;
-    ok = ok && end && !*end && len > 0 && len < 100000 && parse_token_hex(hx->valuestring, n, known);
+    ok = ok && end && !*end && len > 0 && len < 100000 && checkpoint_token_hex_parse(hx->valuestring, n, known);
     if (!ok) for (int i = 0; i < n; i++) known[i] = 1;
     else *max_len = (int)len;
     cJSON_Delete(root);
@@ -534,7 +532,7 @@ int checkpoint_meta_target_tokens(const char *metadata_json, const char *lang, i
     snprintf(key, sizeof key, "train_target_tokens_%s", lang);
     cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
     const cJSON *hx = root ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
-    int ok = cJSON_IsString(hx) && parse_token_hex(hx->valuestring, n, set);
+    int ok = cJSON_IsString(hx) && checkpoint_token_hex_parse(hx->valuestring, n, set);
     if (!ok) memset(set, 0, (size_t)(n > 0 ? n : 0));
     cJSON_Delete(root);
     return ok;

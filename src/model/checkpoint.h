@@ -73,6 +73,9 @@ int checkpoint_meta_head_supervised(const char *metadata_json, const char *map_i
  * were recorded (or with a malformed entry) gives every id known, *max_len -1
  * and 0. */
 void checkpoint_meta_source_hex(const unsigned char *seen, int n, char *out, size_t outlen);
+/* Parses such hex into set[0..n); 1 if it is exactly (n + 3) / 4 lowercase hex
+ * digits, else 0 (set then unspecified). */
+int checkpoint_token_hex_parse(const char *hex, int n, unsigned char *set);
 int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char *known, int *max_len);
 
 /* The target vocabulary of one language, for constrained decoding (decode.h):

@@ -37,11 +37,7 @@ static int all_digits(const char *w) {
  * word of a sentence: "Alice saw the dog" is the commonest way to meet a name.
  * ASCII and Latin capitals: the byte differs from the lowercase token's. */
 static int capitalized(const char *raw, const char *tok) {
-    size_t n = strlen(raw);
-    if (n != strlen(tok)) return 1;   /* a capital whose lowercase has another length */
-    for (size_t i = 0; i < n; i++)
-        if (raw[i] != tok[i]) return 1;
-    return 0;
+    return strcmp(raw, tok) != 0;
 }
 
 /* English words that often open a sentence with a capital but are no names
