@@ -798,6 +798,7 @@ typedef struct {
     char *err;
     size_t errlen;
     unsigned char *frame_held;   /* per grammar frame: 1 held out, 2 invalid */
+    unsigned *noun_uses;         /* per noun: grammar pairs that used it (grammar_generate) */
     struct LexForm *forms;       /* English word forms, sorted by first token */
     int n_forms;
 } Gen;
@@ -1061,7 +1062,8 @@ static uint64_t seeded_hash(uint64_t seed, uint64_t salt, uint64_t x) {
  * structure, tense, mood, discourse) must keep a frame in training. */
 static int setup_frames(Gen *g) {
     int nf = grammar_n_frames();
-    if (!(g->frame_held = calloc((size_t)nf, 1))) return errmsg_set(g->err, g->errlen, "out of memory");
+    if (!(g->frame_held = calloc((size_t)nf, 1)) || !(g->noun_uses = calloc((size_t)g->lx->n_nouns + 1, sizeof *g->noun_uses)))
+        return errmsg_set(g->err, g->errlen, "out of memory");
     int seen[4][32] = { { 0 } };
     for (int f = 0; f < nf; f++) {
         if (!grammar_frame_valid(f)) { g->frame_held[f] = 2; continue; }
@@ -1197,7 +1199,7 @@ static int grammar_pair(Gen *g, Buf *out, uint64_t *rng, int lang, int split) {
         int f = draw_frame(g, rng, split == 2);
         if (f < 0) break;
         GrPair gp;
-        if (grammar_generate(g->lx, f, rng, &gp, g->err, g->errlen)) return -1;
+        if (grammar_generate(g->lx, f, rng, g->noun_uses, &gp, g->err, g->errlen)) return -1;
         char key[256];
         combo_text(g, &gp.side[L_EN], key, sizeof key);
         if (split != 2 && ((int)(seeded_hash(g->o->seed, 0xC0B0ull, fnv64(key)) % 1000) < g->o->combo_permille) != (split == 1))
@@ -1308,7 +1310,7 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
                           "grammar share 0..1)");
     Lexicon lx;
     if (lexicon_load(&lx, o->data_dir, err, errlen)) return -1;
-    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen, NULL, NULL, 0 };
+    Gen g = { o, &lx, stats, { 0 }, NULL, 0, err, errlen, NULL, NULL, NULL, 0 };
     Buf train = { 0 }, held = { 0 }, frames = { 0 }, voc = { 0 };
     Bind lesson_b[MAX_LESSONS][MAX_SLOTS];
     int rc = -1;
@@ -1336,6 +1338,7 @@ cleanup:
     free(voc.buf);
     free(g.pinned);
     free(g.frame_held);
+    free(g.noun_uses);
     free(g.forms);
     set_free(&g.vocab);
     lexicon_free(&lx);

@@ -62,7 +62,9 @@ const char *grammar_discourse_name(int d);
 void grammar_frame_parts(int f, int *structure, int *tense, int *mood, int *discourse);
 int grammar_make_frame(int structure, int tense, int mood, int discourse);
 /* Generates one pair of frame f.  0, or -1 when the lexicon cannot fill the
- * frame (after many tries; message in err). */
-int grammar_generate(const Lexicon *lx, int f, uint64_t *rng, GrPair *out, char *err, size_t errlen);
+ * frame (after many tries; message in err).  uses: per noun of lx, how often
+ * earlier pairs used it (updated here; nouns are picked to even it out), or
+ * NULL for plain random picks. */
+int grammar_generate(const Lexicon *lx, int f, uint64_t *rng, unsigned *uses, GrPair *out, char *err, size_t errlen);
 
 #endif
