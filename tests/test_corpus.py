@@ -354,6 +354,64 @@ def test_translation_is_a_function_of_the_english():
     assert not clash, clash[:5]
 
 
+def test_grammar_english_tells_present_from_past():
+    """A verb whose past is its base form (read, cut) appears without an
+    auxiliary only where the English is unambiguous: "he read" (present would be
+    "reads"), so its French is the third-person-singular passé composé (a lu,
+    n' a pas lu…), never a present ("they read" → lisent?) nor a plural or first
+    or second person past ("they read" → ont lu?)."""
+    nouns, verbs, adjs, names = lexicon()
+    same = {}
+    for f in _fields("verbs.txt"):
+        if f[0] == f[2] and "_" not in f[0]:
+            same.setdefault(f[0], set()).update({f[5], f[5] + "e", f[5] + "s", f[5] + "es"})
+    assert same, "the lexicon has no verb whose past is its base form (read, cut): test it another way"
+    aux = {"do", "don't", "does", "doesn't", "did", "didn't", "will", "won't"}
+    bad, seen = [], 0
+    for name in ("train", "heldout", "heldout-frames"):
+        for p in grammar_corpus()[name]:
+            if p["lang"] != "fr" or not p["id"].startswith("g."):
+                continue
+            src, tgt = p["src"], p["tgt"]
+            for w, pps in same.items():
+                # English: the verb with no auxiliary earlier in its clause
+                bare = 0
+                for i, x in enumerate(src):
+                    if x != w:
+                        continue
+                    k = i - 1
+                    while k >= 0 and src[k] not in aux and src[k] not in {",", ".", "?"}:
+                        k -= 1
+                    bare += k < 0 or src[k] not in aux
+                # French: its participle after "a" (a lu, a pas lu, les a lus)
+                third_past = sum(1 for j, y in enumerate(tgt) if y in pps and "a" in tgt[max(0, j - 2):j])
+                seen += bare
+                if bare > third_past:
+                    bad.append((" ".join(src), " ".join(tgt)))
+    assert seen > 50, seen
+    assert not bad, bad[:5]
+
+
+def test_grammar_every_noun_is_used():
+    """Nouns are picked to even out their use: in 24,000 pairs every noun of the
+    lexicon appears (singular or plural), none much rarer than the median."""
+    nouns, verbs, adjs, names = lexicon()
+    count = {}
+    for p in grammar_corpus()["train"]:
+        if p["id"].startswith("g."):
+            for w in p["src"]:
+                count[w] = count.get(w, 0) + 1
+    per = {}
+    for f in _fields("nouns.txt"):
+        if "_" in f[0] + f[1] or f[0] == "-":     # toppings: plural, templates only
+            continue
+        per[f[0] if f[0] != "-" else f[1]] = sum(count.get(f[k], 0) for k in (0, 1) if f[k] != "-")
+    vals = sorted(per.values())
+    median = vals[len(vals) // 2]
+    rare = sorted((n, u) for n, u in per.items() if u < median / 10)
+    assert not rare, (median, rare[:10])
+
+
 TINY = {
     "nouns.txt": "cat cats chat chats m con_mèo animal\n"
                  "mouse mice souris souris f con_chuột animal\n"
