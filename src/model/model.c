@@ -594,9 +594,15 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
     float *atty = a->atty + l * nq, *proj = a->proj + l * nq;
     const int *qlen = kind == MODEL_ATTN_ENC_SELF ? m->src_len : m->tgt_len;
     const int *klen = kind == MODEL_ATTN_DEC_SELF ? m->tgt_len : m->src_len;
-    model_linear_forward(m, qlen, Tq, q, xq, p->wq + l * CC, p->bq + (size_t)l * C, B * Tq, C, C);
-    model_linear_forward(m, klen, Tk, k, xkv, p->wk + l * CC, p->bk + (size_t)l * C, B * Tk, C, C);
-    model_linear_forward(m, klen, Tk, v, xkv, p->wv + l * CC, p->bv + (size_t)l * C, B * Tk, C, C);
+    float *qkv[3] = { q, k, v };
+    const float *w[3] = { p->wq + l * CC, p->wk + l * CC, p->wv + l * CC };
+    const float *bias[3] = { p->bq + (size_t)l * C, p->bk + (size_t)l * C, p->bv + (size_t)l * C };
+    if (xq == xkv && qlen == klen) {            /* self-attention: x packed once for Q, K, V */
+        model_linear_forward_n(m, qlen, Tq, 3, qkv, xq, w, bias, B * Tq, C, C);
+    } else {
+        model_linear_forward(m, qlen, Tq, q, xq, w[0], bias[0], B * Tq, C, C);
+        model_linear_forward_n(m, klen, Tk, 2, qkv + 1, xkv, w + 1, bias + 1, B * Tk, C, C);
+    }
     float scale = 1.0f / sqrtf((float)D);
     OMP_PARALLEL_FOR2
     for (int b = 0; b < B; b++)
@@ -616,10 +622,9 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
 /* len, T: the rows' lengths and padded length (model_linear_forward). */
 static void ffn_forward(const Model *m, const int *len, int T, FfnActs *a, int l, const float *x,
                         const FfnParams *p, int N, int C, int F) {
-    float *h = a->h + (size_t)l * N * F, *proj = a->proj + (size_t)l * N * C;
-    model_linear_forward(m, len, T, h, x, p->w1 + (size_t)l * C * F, p->b1 + (size_t)l * F, N, C, F);
-    relu_forward(h, h, (size_t)N * F);
-    model_linear_forward(m, len, T, proj, h, p->w2 + (size_t)l * F * C, p->b2 + (size_t)l * C, N, F, C);
+    model_ffn_forward(m, len, T, a->h + (size_t)l * N * F, a->proj + (size_t)l * N * C, x,
+                      p->w1 + (size_t)l * C * F, p->b1 + (size_t)l * F, p->w2 + (size_t)l * F * C,
+                      p->b2 + (size_t)l * C, N, C, F);
 }
 
 /* Residual sub-layer, first half: the input of the sub-layer's function.

@@ -191,24 +191,25 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
                           p->wo + l * CC, B * Tq, C, C);
     attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
                        a->v + l * nk, att, any ? sup_t : NULL, sup_c, B, Tq, Tk, C, H);
-    model_linear_backward(w->m, qlen, Tq, dxq, g->wq + l * CC, g->bq + lc, w->wt, w->dq, xq, p->wq + l * CC, B * Tq, C, C);
-    model_linear_backward(w->m, klen, Tk, dxkv, g->wk + l * CC, g->bk + lc, w->wt, w->dk, xkv, p->wk + l * CC, B * Tk, C, C);
-    model_linear_backward(w->m, klen, Tk, dxkv, g->wv + l * CC, g->bv + lc, w->wt, w->dv, xkv, p->wv + l * CC, B * Tk, C, C);
+    float *dw[3] = { g->wq + l * CC, g->wk + l * CC, g->wv + l * CC };
+    float *db[3] = { g->bq + lc, g->bk + lc, g->bv + lc };
+    const float *dout[3] = { w->dq, w->dk, w->dv };
+    const float *wt3[3] = { p->wq + l * CC, p->wk + l * CC, p->wv + l * CC };
+    if (dxq == dxkv && xq == xkv && qlen == klen) {     /* self-attention: one input, packed once */
+        model_linear_backward_n(w->m, qlen, Tq, 3, dxq, dw, db, w->wt, dout, xq, wt3, B * Tq, C, C);
+    } else {
+        model_linear_backward(w->m, qlen, Tq, dxq, dw[0], db[0], w->wt, dout[0], xq, wt3[0], B * Tq, C, C);
+        model_linear_backward_n(w->m, klen, Tk, 2, dxkv, dw + 1, db + 1, w->wt, dout + 1, xkv, wt3 + 1, B * Tk, C, C);
+    }
 }
 
 /* FFN of layer l: dx (N,C) += ∂/∂x; len, T: the rows' lengths, padded length. */
 static void ffn_backward(Bwd *w, const int *len, int T, float *dx, const float *dproj, const FfnActs *a,
                          const FfnParams *p, FfnParams *g, int l, const float *x, int N, int C, int F) {
     size_t nf = (size_t)N * F, CF = (size_t)C * F;
-    const float *h = a->h + l * nf;
-    memset(w->dh, 0, nf * sizeof(float));
-    model_linear_backward(w->m, len, T, w->dh, g->w2 + l * CF, g->b2 + (size_t)l * C, w->wt, dproj, h,
-                          p->w2 + l * CF, N, F, C);
-    float *dh = w->dh;
-    OMP_SIMD
-    for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
-    model_linear_backward(w->m, len, T, dx, g->w1 + l * CF, g->b1 + (size_t)l * F, w->wt, w->dh, x,
-                          p->w1 + l * CF, N, C, F);
+    model_ffn_backward(w->m, len, T, dx, w->dh, w->wt, dproj, a->h + l * nf, x,
+                       p->w1 + l * CF, g->w1 + l * CF, g->b1 + (size_t)l * F,
+                       p->w2 + l * CF, g->w2 + l * CF, g->b2 + (size_t)l * C, N, C, F);
 }
 
 /* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).

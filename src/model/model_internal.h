@@ -41,5 +41,21 @@ void model_linear_forward(const Model *m, const int *len, int T, float *out, con
 void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
                            float *wt, const float *dout, const float *inp, const float *w,
                            int N, int K, int M);
+/* The same for n_out projections of one input, packed once (Q, K, V). */
+void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, float *const *out,
+                            const float *inp, const float *const *w, const float *const *bias,
+                            int N, int K, int M);
+void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp,
+                             float *const *dw, float *const *dbias, float *wt, const float *const *dout,
+                             const float *inp, const float *const *w, int N, int K, int M);
+/* The feed-forward block relu(x·w1 + b1)·w2 + b2; its hidden h stays packed
+ * (n rows of F) when the rows are, so only the model's own FFN code reads it. */
+void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *proj, const float *x,
+                       const float *w1, const float *b1, const float *w2, const float *b2,
+                       int N, int C, int F);
+void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float *dh, float *wt,
+                        const float *dproj, const float *h, const float *x,
+                        const float *w1, float *gw1, float *gb1, const float *w2, float *gw2, float *gb2,
+                        int N, int C, int F);
 
 #endif

@@ -60,6 +60,16 @@ static void unpack_rows(float *dst, const float *src, const int *len, int B, int
     }
 }
 
+/* dst (B, T, M)'s non-pad rows = src's packed rows; pad rows untouched. */
+static void unpack_valid_rows(float *dst, const float *src, const int *len, int B, int T, int M) {
+    size_t n = 0;
+    for (int b = 0; b < B; b++) {
+        int l = row_len(len, b, T);
+        memcpy(dst + (size_t)b * T * M, src + n * M, (size_t)l * M * sizeof(float));
+        n += (size_t)l;
+    }
+}
+
 /* Packed only when the forward chose to (m->pad_skip) and some row is padding. */
 static int packs(const Model *m, const int *len, int N, int T) {
     if (!m->pad_skip || !len || T < 1) return 0;
@@ -91,4 +101,89 @@ void model_linear_backward(const Model *m, const int *len, int T, float *dinp, f
     if (dinp) memset(pdin, 0, (size_t)n * K * sizeof(float));
     matmul_backward(dinp ? pdin : NULL, dw, dbias, wt, pd, pin, w, n, K, M);
     if (dinp) unpack_rows(dinp, pdin, len, B, T, K, 1);
+}
+
+/* Projections of one input (Q, K, V of self-attention; K, V of cross-attention):
+ * out[i] = inp·w[i] + bias[i] for i < n_out, the input packed once. */
+void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, float *const *out,
+                            const float *inp, const float *const *w, const float *const *bias,
+                            int N, int K, int M) {
+    if (!packs(m, len, N, T)) {
+        for (int i = 0; i < n_out; i++) matmul_forward(out[i], inp, w[i], bias[i], N, K, M);
+        return;
+    }
+    int B = N / T;
+    size_t third = m->pack_cap / 3;
+    float *pin = m->pack_memory, *pout = pin + third;
+    int n = pack_rows(pin, inp, len, B, T, K);
+    for (int i = 0; i < n_out; i++) {
+        matmul_forward(pout, pin, w[i], bias[i], n, K, M);
+        unpack_rows(out[i], pout, len, B, T, M, 0);
+    }
+}
+
+/* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ (accumulated packed, unpacked once),
+ * dw[i], dbias[i] += as model_linear_backward. */
+void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp,
+                             float *const *dw, float *const *dbias, float *wt, const float *const *dout,
+                             const float *inp, const float *const *w, int N, int K, int M) {
+    if (!packs(m, len, N, T)) {
+        for (int i = 0; i < n_out; i++) matmul_backward(dinp, dw[i], dbias[i], wt, dout[i], inp, w[i], N, K, M);
+        return;
+    }
+    int B = N / T;
+    size_t third = m->pack_cap / 3;
+    float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
+    int n = pack_rows(pin, inp, len, B, T, K);
+    pack_rows(pdin, dinp, len, B, T, K);     /* accumulate onto dinp's own rows, in */
+    for (int i = 0; i < n_out; i++) {        /* the order of the unpacked products */
+        pack_rows(pd, dout[i], len, B, T, M);
+        matmul_backward(pdin, dw[i], dbias[i], wt, pd, pin, w[i], n, K, M);
+    }
+    unpack_valid_rows(dinp, pdin, len, B, T, K);
+}
+
+/* Feed-forward block proj = relu(x·w1 + b1)·w2 + b2 with x, proj (N, C).  When
+ * the rows are packed, the hidden h (N·F floats) holds only the n packed rows
+ * (n, F): it never goes back to the padded layout, so the widest tensor of the
+ * layer is not copied at all.  model_ffn_backward reads h in the same layout. */
+void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *proj, const float *x,
+                       const float *w1, const float *b1, const float *w2, const float *b2,
+                       int N, int C, int F) {
+    if (!packs(m, len, N, T)) {
+        matmul_forward(h, x, w1, b1, N, C, F);
+        relu_forward(h, h, (size_t)N * F);
+        matmul_forward(proj, h, w2, b2, N, F, C);
+        return;
+    }
+    int B = N / T;
+    size_t third = m->pack_cap / 3;
+    float *pin = m->pack_memory, *pout = pin + third;
+    int n = pack_rows(pin, x, len, B, T, C);
+    matmul_forward(h, pin, w1, b1, n, C, F);
+    relu_forward(h, h, (size_t)n * F);
+    matmul_forward(pout, h, w2, b2, n, F, C);
+    unpack_rows(proj, pout, len, B, T, C, 0);
+}
+
+/* dx (N, C) += ∂/∂x, gradients of w1 b1 w2 b2 added; dh: scratch of N·F floats. */
+void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float *dh, float *wt,
+                        const float *dproj, const float *h, const float *x,
+                        const float *w1, float *gw1, float *gb1, const float *w2, float *gw2, float *gb2,
+                        int N, int C, int F) {
+    int packed = packs(m, len, N, T), B = N / T, n = N;
+    size_t third = m->pack_cap / 3;
+    float *pd = packed ? m->pack_memory : NULL, *pin = pd ? pd + third : NULL, *pdx = pin ? pin + third : NULL;
+    if (packed) {
+        n = pack_rows(pd, dproj, len, B, T, C);
+        pack_rows(pin, x, len, B, T, C);
+        pack_rows(pdx, dx, len, B, T, C);
+    }
+    size_t nf = (size_t)n * F;
+    memset(dh, 0, nf * sizeof(float));
+    matmul_backward(dh, gw2, gb2, wt, packed ? pd : dproj, h, w2, n, F, C);
+    OMP_SIMD
+    for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
+    matmul_backward(packed ? pdx : dx, gw1, gb1, wt, dh, packed ? pin : x, w1, n, C, F);
+    if (packed) unpack_valid_rows(dx, pdx, len, B, T, C);
 }
