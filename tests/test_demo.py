@@ -269,6 +269,9 @@ def test_demo_shipped_model(tmp):
         assert want in text, (want, path)
         if key is None:
             assert "%s head %d" % (row["map"], row["head"]) in text
+            vi0 = ab["baseline"]["pronoun_accuracy_by_language"]["vi"]
+            vi1 = row["pronoun_accuracy_by_language"]["vi"]
+            assert "%.2f → %.2f in Vietnamese" % (vi0, vi1) in text, (vi0, vi1)
     assert "Jain &amp; Wallace 2019" in html and "Wiegreffe &amp; Pinter 2019" in html
 
 

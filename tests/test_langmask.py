@@ -122,3 +122,42 @@ def test_mask_removes_a_token_and_eval_agrees_with_run(tmp):
             assert not any("chat" in outs[i].split() for i, row in enumerate(rows) if row[0] == "fr"), outs
         else:
             assert any("chat" in outs[i].split() for i, row in enumerate(rows) if row[0] == "fr"), outs
+
+
+def test_eval_writes_the_antecedent_set_and_run_uses_it(tmp):
+    """eval --write-metadata records train_antecedent_tokens: the source tokens that
+    are some pronoun's gold antecedent in train.tsv (computed here independently);
+    run then says "no antecedent" when the coreference head's strongest key is
+    another word, and names one when it is in the set."""
+    d, m = tiny(tmp, steps=20)
+    vocab = vocab_of(d)
+    words = set(vocab[6:])
+    want = set()
+    for line in open(os.path.join(d, "train.tsv"), encoding="utf-8"):
+        col = line.rstrip("\n").split("\t")
+        src = col[1].split()
+        for pair in col[4].split() if col[4] != "-" else []:
+            a = int(pair.split("-")[1])
+            if src[a] in words:
+                want.add(src[a])
+    assert want
+    run_ok("eval", "--model", m, "--corpus", d, "--write-metadata")
+    meta, tensors = read_safetensors(m)
+    got = bitmap_set(meta["train_antecedent_tokens"], vocab)
+    assert got == want, sorted(got ^ want)
+    # the shipped taught model: its coreference head puts "she" on the verb "ate"
+    # (never an antecedent in training), and "it" on "animal" (one)
+    r = run_ok("run", "--out", os.path.join(tmp, "o"), "she ate the pizza with mushrooms .")
+    assert "no antecedent in the sentence" in r.stdout and "“ate”" in r.stdout, r.stdout
+    r = run_ok("run", "--out", os.path.join(tmp, "o2"), "the animal didn't cross the street because it was too tired .")
+    assert "it (position 7) → animal" in r.stdout, r.stdout
+    # the same checkpoint without the set falls back to function words only
+    bare = {k: v for k, v in read_safetensors(os.path.join(os.path.dirname(__file__), "..", "samples", "models",
+                                                         "attnviz-en-fr-vi.safetensors"))[0].items()
+            if k != "train_antecedent_tokens"}
+    _, shipped_t = read_safetensors(os.path.join(os.path.dirname(__file__), "..", "samples", "models",
+                                                 "attnviz-en-fr-vi.safetensors"))
+    old = os.path.join(tmp, "old.safetensors")
+    write_safetensors(old, bare, shipped_t)
+    r = run_ok("run", "--model", old, "--out", os.path.join(tmp, "o3"), "she ate the pizza with mushrooms .")
+    assert "she (position 0) → ate" in r.stdout, r.stdout

@@ -369,16 +369,22 @@ static int write_metadata(const EvalArgs *a, const EvalSplits *sp) {
     eval_metadata_json(&sp->r[0], a->split, coref, sizeof coref, summary, sizeof summary);
     char *all = splits_json(sp, 0, 0);
     if (!all) { cli_error("out of memory"); return -1; }
-    char *hex[2] = {NULL, NULL};
+    char *hex[3] = {NULL, NULL, NULL};
     if (sp->lang_tokens) {
         hex[0] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_FR);
         hex[1] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_VI);
-        if (!hex[0] || !hex[1]) { free(all); free(hex[0]); free(hex[1]); cli_error("out of memory"); return -1; }
+        hex[2] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_ANTECEDENT);
+        if (!hex[0] || !hex[1] || !hex[2]) {
+            free(all); free(hex[0]); free(hex[1]); free(hex[2]);
+            cli_error("out of memory");
+            return -1;
+        }
     }
     const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all,
-                        hex[0] ? "train_target_tokens_fr" : NULL, hex[0], "train_target_tokens_vi", hex[1], NULL};
+                        hex[0] ? "train_target_tokens_fr" : NULL, hex[0], "train_target_tokens_vi", hex[1],
+                        "train_antecedent_tokens", hex[2], NULL};
     int rc = checkpoint_rewrite_metadata(a->model, kv, err, sizeof err);
-    free(all); free(hex[0]); free(hex[1]);
+    free(all); free(hex[0]); free(hex[1]); free(hex[2]);
     if (rc) cli_error("--write-metadata: %s", err);
     return rc;
 }

@@ -47,7 +47,8 @@ static void print_info(const ModelFile *mf) {
             !strcmp(it->string, "vocab") || !cJSON_IsString(it))
             continue;
         unsigned char *set = NULL;   /* a token bitmap: say what it holds, not its 1,000 digits */
-        if ((!strncmp(it->string, "train_source_tokens", 19) || !strncmp(it->string, "train_target_tokens", 19)) &&
+        if ((!strncmp(it->string, "train_source_tokens", 19) || !strncmp(it->string, "train_target_tokens", 19) ||
+             !strcmp(it->string, "train_antecedent_tokens")) &&
             (set = malloc((size_t)mf->v.size + 1)) && checkpoint_token_hex_parse(it->valuestring, mf->v.size, set)) {
             int n = 0;
             for (int i = 0; i < mf->v.size; i++) n += set[i];

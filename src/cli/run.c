@@ -313,7 +313,7 @@ static void print_links(const Run *r, const Sentence *s, const Trace *t, int foc
                               ? "; KNOCKED OUT: its output is not used" : "";
         if (v.no_antecedent && v.top_key != q)
             printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”, a word that "
-                   "is never an antecedent (a function word or a sign)%s\n", w, q, m->id, v.link.head, why,
+                   "is never an antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training)%s\n", w, q, m->id, v.link.head, why,
                    (double)v.top_weight, m->keys[v.top_key], out);
         else if (v.no_antecedent)
             printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "

@@ -24,15 +24,17 @@ static const char *const SENTENCE = "the animal didn't cross the street because 
 
 /* ---------------------------------------------- what eval --ablation measured */
 
-/* French and overall pronoun accuracy of one knock-out row (or the baseline). */
-typedef struct { double fr, all; char map[48]; int head; } Fall;
+/* French, Vietnamese and overall pronoun accuracy of one knock-out row (or the baseline). */
+typedef struct { double fr, vi, all; char map[48]; int head; } Fall;
 
 static int fall_of(const cJSON *o, Fall *f) {
     const cJSON *all = cJSON_GetObjectItem(o, "pronoun_accuracy");
-    const cJSON *fr = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "pronoun_accuracy_by_language"), "fr");
+    const cJSON *by = cJSON_GetObjectItem(o, "pronoun_accuracy_by_language");
+    const cJSON *fr = cJSON_GetObjectItem(by, "fr"), *vi = cJSON_GetObjectItem(by, "vi");
     if (!cJSON_IsNumber(all) || !cJSON_IsNumber(fr)) return -1;
     f->all = all->valuedouble;
     f->fr = fr->valuedouble;
+    f->vi = cJSON_IsNumber(vi) ? vi->valuedouble : f->all;
     const cJSON *m = cJSON_GetObjectItem(o, "map"), *h = cJSON_GetObjectItem(o, "head");
     snprintf(f->map, sizeof f->map, "%s", cJSON_IsString(m) ? m->valuestring : "");
     f->head = cJSON_IsNumber(h) ? h->valueint : -1;
@@ -241,21 +243,21 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
     int have = eval_fall(U->mf->metadata, NULL, 0, &base, &top, &pairs) == 0;
     snprintf(cap, sizeof cap,
              "Where the untaught model decides: each head knocked out alone. On this sentence the largest fall of log p(il) "
-             "is %s head %d (%+.3f). Over %d held-out sentences the most harmful knock-out is %s head %d: French pronoun "
-             "accuracy %.2f → %.2f (attnviz eval --ablation). A map shows where a head looks; a knock-out shows whether "
+             "is %s head %d (%+.3f). Over %d held-out sentences the most harmful knock-out is %s head %d: pronoun "
+             "accuracy %.2f → %.2f in French, %.2f → %.2f in Vietnamese (attnviz eval --ablation). A map shows where a head looks; a knock-out shows whether "
              "the model needs it. Attention weights alone are not an explanation (Jain & Wallace 2019, “Attention is not "
              "Explanation”); whether they can be depends on what you test (Wiegreffe & Pinter 2019, “Attention is not not "
              "Explanation”) — a knock-out is such a test.",
              map, head, (double)dl, have ? pairs : 0, have ? top.map : "?", have ? top.head : -1, have ? base.fr : 0,
-             have ? top.fr : 0);
+             have ? top.fr : 0, have ? base.vi : 0, have ? top.vi : 0);
     snprintf(capvi, sizeof capvi,
              "Mô hình không được dạy quyết định ở đâu: loại bỏ từng head. Ở câu này log p(il) giảm nhiều nhất khi bỏ %s head %d "
-             "(%+.3f). Trên %d câu kiểm tra, bỏ %s head %d làm độ chính xác đại từ tiếng Pháp giảm %.2f → %.2f (attnviz eval "
-             "--ablation). Bản đồ cho thấy head nhìn vào đâu; loại bỏ head cho thấy mô hình có cần nó không. Trọng số attention tự nó chưa là "
+             "(%+.3f). Trên %d câu kiểm tra, bỏ %s head %d làm độ chính xác đại từ giảm %.2f → %.2f ở tiếng Pháp, "
+             "%.2f → %.2f ở tiếng Việt (attnviz eval --ablation). Bản đồ cho thấy head nhìn vào đâu; loại bỏ head cho thấy mô hình có cần nó không. Trọng số attention tự nó chưa là "
              "lời giải thích (Jain & Wallace 2019); có thể là hay không tùy cách kiểm chứng (Wiegreffe & Pinter 2019) — "
              "loại bỏ head là một cách kiểm chứng.",
              map, head, (double)dl, have ? pairs : 0, have ? top.map : "?", have ? top.head : -1, have ? base.fr : 0,
-             have ? top.fr : 0);
+             have ? top.fr : 0, have ? base.vi : 0, have ? top.vi : 0);
     if (!have) demo_warn(d, "part 10: %s has no eval --ablation table (run attnviz eval --ablation --write-metadata)",
                          U->mf->path);
     snprintf(title, sizeof title, "untaught model: Δ log p of “il” when one head is knocked out · %s", SENTENCE);

@@ -324,6 +324,11 @@ int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char *
             int id = vocab_id(v, p->tgt[t]);
             if (id >= VOCAB_N_SPECIAL) f[id] |= p->lang == CORPUS_LANG_VI ? EVAL_IN_VI : EVAL_IN_FR;
         }
+        for (int c = 0; c < p->n_coref; c++) {      /* the gold antecedents */
+            int a = p->coref[2 * c + 1];
+            int id = a >= 0 && a < p->n_src ? vocab_id(v, p->src[a]) : -1;
+            if (id >= VOCAB_N_SPECIAL) f[id] |= EVAL_ANTECEDENT;
+        }
     }
     corpus_free(&cp);
     *flags = f;

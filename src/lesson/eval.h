@@ -70,13 +70,16 @@ typedef struct {
 
 #define EVAL_IN_FR 1
 #define EVAL_IN_VI 2
+#define EVAL_ANTECEDENT 4   /* a source token that is some pronoun's gold antecedent */
 /* *flags = a malloc'd (v->size) array of EVAL_IN_FR | EVAL_IN_VI over the
- * vocabulary, from the targets of the TSV at train_path (tokens missing from
- * v, i.e. names and numbers, are left out).  0, or -1 with err. */
+ * vocabulary, from the targets of the TSV at train_path, and EVAL_ANTECEDENT
+ * from its gold antecedents (tokens missing from v, i.e. names and numbers, are
+ * left out).  0, or -1 with err. */
 int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen);
 /* The tokens of flags (v->size, eval_language_tokens) that hold lang_bit
- * (EVAL_IN_FR or EVAL_IN_VI) as the checkpoint's hexadecimal token set
- * (checkpoint.h, train_target_tokens_fr/_vi): malloc'd text, or NULL (memory). */
+ * (EVAL_IN_FR, EVAL_IN_VI or EVAL_ANTECEDENT) as the checkpoint's hexadecimal
+ * token set (checkpoint.h, train_target_tokens_fr/_vi, train_antecedent_tokens):
+ * malloc'd text, or NULL (memory). */
 char *eval_language_hex(const unsigned char *flags, int n, int lang_bit);
 /* One split's figures per language as JSON text ({"split", "pairs", "fr": {"n",
  * "exact_match", "pronoun", "pronoun_cataphora", "pronoun_across" (each

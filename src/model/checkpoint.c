@@ -530,6 +530,10 @@ int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char
 int checkpoint_meta_target_tokens(const char *metadata_json, const char *lang, int n, unsigned char *set) {
     char key[64];
     snprintf(key, sizeof key, "train_target_tokens_%s", lang);
+    return checkpoint_meta_token_set(metadata_json, key, n, set);
+}
+
+int checkpoint_meta_token_set(const char *metadata_json, const char *key, int n, unsigned char *set) {
     cJSON *root = metadata_json ? cJSON_Parse(metadata_json) : NULL;
     const cJSON *hx = root ? cJSON_GetObjectItemCaseSensitive(root, key) : NULL;
     int ok = cJSON_IsString(hx) && checkpoint_token_hex_parse(hx->valuestring, n, set);

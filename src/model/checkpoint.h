@@ -85,5 +85,9 @@ int checkpoint_meta_source_known(const char *metadata_json, int n, unsigned char
  * Fills set[0..n) (1 = seen) for lang "fr" or "vi" and returns 1; an absent or
  * malformed entry gives set all 0 and returns 0 (the caller then does not mask). */
 int checkpoint_meta_target_tokens(const char *metadata_json, const char *lang, int n, unsigned char *set);
+/* Any such hexadecimal token set under key (e.g. "train_antecedent_tokens": the
+ * source tokens that were some pronoun's gold antecedent in training, written by
+ * eval --write-metadata).  1 and set filled, or 0 and set all 0. */
+int checkpoint_meta_token_set(const char *metadata_json, const char *key, int n, unsigned char *set);
 
 #endif

@@ -74,6 +74,15 @@ static int function_word(const char *w) {
     return 0;
 }
 
+/* 1 when the checkpoint records its training's gold antecedents and w, a word
+ * of its vocabulary, was never one (a verb, an adjective…).  Words outside the
+ * vocabulary (names, numbers) may be antecedents. */
+static int never_antecedent(const CorefHead *coref, const char *w) {
+    if (!coref->antecedent || !coref->vocab) return 0;
+    int id = vocab_id(coref->vocab, w);
+    return id >= VOCAB_N_SPECIAL && id < coref->vocab->size && !coref->antecedent[id];
+}
+
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
     LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1};
     const TraceMap *fm = focus_map >= 0 && focus_map < t->n_maps ? &t->maps[focus_map] : NULL;
@@ -104,7 +113,7 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
         }
     v.no_antecedent = is_pronoun && v.top_key >= 0 &&
                       (v.top_key == q || is_punct(m->keys[v.top_key]) || maps_is_special(m->keys[v.top_key]) ||
-                       function_word(m->keys[v.top_key]));
+                       function_word(m->keys[v.top_key]) || never_antecedent(coref, m->keys[v.top_key]));
     return v;
 }
 

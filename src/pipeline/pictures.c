@@ -224,11 +224,12 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
     if (v->no_antecedent) {
         snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
                  taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
-        if (v->top_key != q) {   /* a function word or a sign: never an antecedent */
+        if (v->top_key != q) {   /* a function word, a sign, a word never an antecedent in training */
             snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”, a word that is never an "
-                     "antecedent (a function word or a sign), so the sentence offers no antecedent here.%s", m->id,
+                     "antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training), so "
+                     "the sentence offers no antecedent here.%s", m->id,
                      L->head, why, word, (double)v->top_weight, m->keys[v->top_key], only);
-            snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d), một từ không bao giờ là tiền ngữ (hư từ hoặc dấu): "
+            snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d), một từ không bao giờ là tiền ngữ (hư từ, dấu, hoặc từ chưa từng là tiền ngữ khi huấn luyện): "
                      "câu này không có tiền ngữ cho nó.", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head);
             return;
         }
