@@ -60,3 +60,23 @@ def test_taught_heads_marked_in_grids_and_heatmaps(tmp):
     grid = open(os.path.join(out, "grid.decoder.cross.png"), "rb").read()
     assert "mat .\nthe cat sat on the mat . →".encode() in grid or "mat . →".encode() in grid
     assert b"outlined: a head training taught" in grid       # the title's second line
+
+def test_unsure_words_are_said(tmp):
+    """run names the written words whose probability (raw model, teacher-forced on
+    its own translation) is below 0.2; the figures equal exp(base_log_p) of
+    --importance's separate forward pass, and a sentence of the grammar has none."""
+    import math
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--importance", "--no-pictures", "--out", out, "Anna gave her brother a book")
+    line = next((l for l in r.stdout.splitlines() if l.strip().startswith("unsure:")), None)
+    assert line, r.stdout
+    imp = load_json(os.path.join(out, "trace.json"))["importance"]
+    want = ["%s %.2f" % ("(end)" if w == "<eos>" else "'%s'" % w, math.exp(lp))
+            for w, lp in zip(imp["targets"], imp["base_log_p"]) if math.exp(lp) < 0.2]
+    assert want, imp
+    assert line.strip().startswith("unsure: " + ", ".join(want[:6])), (line, want)
+    for sentence in ("the dog is hungry .", "the girl found her shoes ."):
+        r = run_ok("run", "--no-pictures", "--out", out, sentence)
+        assert "unsure:" not in r.stdout, r.stdout
+    r = run_ok("run", "--no-pictures", "--out", out, "--target", "le chien est affamé .", "Anna gave her brother a book")
+    assert "unsure:" not in r.stdout, r.stdout       # a given translation: nothing was written

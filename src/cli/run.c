@@ -67,7 +67,8 @@ static void run_usage(FILE *f) {
         "pronouns, a step strip, trace.json and index.html.  Names and numbers the model\n"
         "never saw are copied through (<unk> → the source word cross-attention weighs\n"
         "most); other unknown words get one warning with the nearest known words, and\n"
-        "a sentence outside training is marked so in the summary and the pictures.\n\n"
+        "a sentence outside training is marked so in the summary and the pictures;\n"
+        "\"unsure:\" lists the written words the model gave a probability below 0.2.\n\n"
         "  --model PATH      checkpoint (default: the shipped model, see attnviz info), or a\n"
         "                    GPT-2 / BERT folder in the Hugging Face layout (docs/own-model.md):\n"
         "                    GPT-2 then predicts the next token, BERT fills each [MASK]\n"
@@ -256,8 +257,9 @@ static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n
                   100 * c->accuracy);
 }
 
-/* The summary's lines on names copied through and on a sentence outside training. */
-static void print_world(const WorldCheck *w, const Sentence *s) {
+/* The summary's lines on names copied through, on a sentence outside training
+ * and on the words the model hesitated over (the forward of item b). */
+static void print_world(const WorldCheck *w, const Sentence *s, const Model *m, int b, int given) {
     char missing[512], copy[600];
     if (w->n_names) {
         world_missing_names(w, s, missing, sizeof missing);
@@ -267,6 +269,9 @@ static void print_world(const WorldCheck *w, const Sentence *s) {
     pictures_copy_note(s, copy, sizeof copy);
     if (*copy) printf("  %s (decoder layer %d cross-attention, mean of its heads)\n", copy, s->copy_layer);
     if (w->outside[0]) printf("  %s\n", w->outside);
+    char unsure[512];
+    if (!given && world_unsure(m, b, s, unsure, sizeof unsure) > 0)
+        printf("  unsure: %s (the model's probability of the word it wrote, below %.1f)\n", unsure, WORLD_UNSURE_P);
 }
 
 /* The trace's "unk_copies": each <unk> replaced by a source word, [] when none. */
@@ -448,7 +453,7 @@ static int show_sentence(Run *r, int i, const char *dir) {
     if (!a->quiet) {
         printf("%s\n", s->text);
         printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
-        print_world(&r->world[i], s);
+        print_world(&r->world[i], s, &r->mf.m, a->batch ? i : 0, a->target != NULL);
         if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
     if (trace_check_finite(&t, r->err, sizeof r->err) != 0) {   /* NaN weights are never drawn as if real */

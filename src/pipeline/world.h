@@ -48,6 +48,18 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
  * copy), as typed, into out ("" when every name came through). */
 void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size_t n);
 
+/* Where the model hesitated over its own translation: from the last forward
+ * (teacher-forced on s's translation, batch item b), the probability the raw
+ * model (no language mask) gave each written token y_1 … y_n and the end,
+ *     p(y_t | x, y_<t) = softmax(z_t)[y_t],
+ * and into out "'fils' 0.06, 'à' 0.03, (end) 0.02" for those below
+ * WORLD_UNSURE_P (at most 6, in order); "" when there is none.  Returns how
+ * many tokens are below.  A sure translation can still be wrong ("I don't like
+ * apples" → "je n' aime pas ."), and an unsure one right: this says where the
+ * model hesitated, not whether it erred. */
+#define WORLD_UNSURE_P 0.2
+int world_unsure(const Model *m, int b, const Sentence *s, char *out, size_t n);
+
 /* The edit distance between a and b (bytes).  For tests. */
 int world_edit_distance(const char *a, const char *b);
 
