@@ -553,30 +553,16 @@ TEST(corpus_lexicon_entries_need_three_languages_and_a_gender) {
 }
 
 TEST(corpus_bad_data_is_reported_with_file_and_line) {
-    char dir[600], p[700], err[512];
+    char dir[600], err[512];
     snprintf(dir, sizeof dir, "%s/baddata", check_tmpdir());
-    mkdir(dir, 0777);
-    const char *files[] = { "nouns.txt", "adjectives.txt", "verbs.txt", "words.txt", "templates.txt" };
-    for (int i = 0; i < 5; i++) {   /* copy the real data (names.txt is optional) */
-        size_t n;
-        char *s = slurp(DATA, files[i], &n);
-        REQUIRE(s);
-        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
-        FILE *f = fopen(p, "wb");
-        REQUIRE(f);
-        fwrite(s, 1, n, f);
-        if (i == 0) fputs("zebra zebras zèbre zèbres x con_ngựa_vằn animal\n", f);   /* bad gender */
-        fclose(f);
-        free(s);
-    }
+    /* the real data with a bad gender appended to nouns.txt */
+    CHECK_INT(gen_with(dir, "nouns.txt", "zebra zebras zèbre zèbres x con_ngựa_vằn animal\n", 0, err, sizeof err), -1);
+    CHECK(strstr(err, "nouns.txt:") != NULL && strstr(err, "gender") != NULL);
     CorpusOptions o;
     corpus_options_default(&o);
-    o.data_dir = dir;
     o.out_dir = dir;
     o.n_train = 100;
     o.n_heldout = 10;
-    CHECK_INT(corpus_generate(&o, NULL, err, sizeof err), -1);
-    CHECK(strstr(err, "nouns.txt:") != NULL && strstr(err, "gender") != NULL);
     o.data_dir = "/nonexistent";
     CHECK_INT(corpus_generate(&o, NULL, err, sizeof err), -1);
     CHECK(strstr(err, "nouns.txt") != NULL);

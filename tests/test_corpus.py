@@ -428,17 +428,23 @@ TINY = {
 }
 
 
-def test_grammar_hand_written_renderings(tmp):
-    """On a lexicon of four nouns and four verbs, sentences written by hand
-    come out verbatim (whole pairs, or a fragment of a longer one)."""
+def tiny_corpus(tmp, n_train, n_frames):
+    """Grammar pairs only, over the TINY lexicon: train, held-out and (when
+    n_frames) held-out-frame pairs together."""
     data, out = os.path.join(tmp, "tiny"), os.path.join(tmp, "out")
     os.makedirs(data)
     for name, text in TINY.items():
         with open(os.path.join(data, name), "w", encoding="utf-8") as f:
             f.write(text)
-    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", 40000, "--heldout", 200,
-           "--heldout-frames", 2000, "--lesson-copies", 0)
-    pairs = [p for n in ("train", "heldout", "heldout-frames") for p in read_tsv(os.path.join(out, n + ".tsv"))]
+    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", n_train, "--heldout", 200,
+           "--heldout-frames", n_frames, "--lesson-copies", 0)
+    splits = ("train", "heldout", "heldout-frames") if n_frames else ("train", "heldout")
+    return [p for n in splits for p in read_tsv(os.path.join(out, n + ".tsv"))]
+
+def test_grammar_hand_written_renderings(tmp):
+    """On a lexicon of four nouns and four verbs, sentences written by hand
+    come out verbatim (whole pairs, or a fragment of a longer one)."""
+    pairs = tiny_corpus(tmp, 40000, 2000)
     whole = {}
     for p in pairs:
         whole.setdefault((p["lang"], " ".join(p["src"])), " ".join(p["tgt"]))
@@ -478,14 +484,7 @@ def test_grammar_persons_and_adjuncts(tmp):
     """i / you / we as subjects (three tenses, an avoir verb and an être verb),
     me / us as object clitics, a question with you and a verb adjunct with the
     du contraction, on the tiny lexicon: written by hand, found verbatim."""
-    data, out = os.path.join(tmp, "tiny"), os.path.join(tmp, "out")
-    os.makedirs(data)
-    for name, text in TINY.items():
-        with open(os.path.join(data, name), "w", encoding="utf-8") as f:
-            f.write(text)
-    run_ok("corpus", "--data", data, "--out", out, "--grammar-share", "1", "--train", 60000, "--heldout", 200,
-           "--heldout-frames", 0, "--lesson-copies", 0)
-    pairs = [p for n in ("train", "heldout") for p in read_tsv(os.path.join(out, n + ".tsv"))]
+    pairs = tiny_corpus(tmp, 60000, 0)
     whole = {(p["lang"], " ".join(p["src"])): " ".join(p["tgt"]) for p in pairs}
     for lang, s, t in [("fr", "do you eat ?", "est-ce que tu manges ?"), ("vi", "do you eat ?", "bạn có ăn không ?")]:
         assert whole.get((lang, s)) == t, (lang, s, whole.get((lang, s)))

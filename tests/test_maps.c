@@ -8,7 +8,7 @@ TEST(maps_strongest_link_skips_self_and_specials) {
     float w[5 * 5] = {0};
     /* row 2 ("it"): itself 0.5, <eos> 0.3, animal 0.15, tired 0.05 */
     w[2 * 5 + 2] = 0.5f; w[2 * 5 + 4] = 0.3f; w[2 * 5 + 1] = 0.15f; w[2 * 5 + 3] = 0.05f;
-    TraceHead h = {0, w, NULL, NULL, NULL, NULL};
+    TraceHead h = {.head = 0, .weights = w};
     TraceMap m = {0};
     m.Tq = m.Tk = 5; m.keys = keys; m.queries = keys; m.n_heads = 1; m.heads = &h;
     float got;

@@ -350,17 +350,9 @@ static char *splits_json(const EvalSplits *sp, int as_object, int outputs) {
 static int set_language_mask(const EvalArgs *a, ModelFile *mf, const EvalSplits *sp) {
     if (a->no_mask) { model_file_no_language_mask(mf); return 0; }
     if (!a->write_meta || !sp->lang_tokens) return 0;
-    int V = mf->m.config.vocab_size;
-    unsigned char *set = malloc((size_t)(V > 0 ? V : 1));
-    if (!set) { cli_error("out of memory"); return -1; }
-    int rc = 0;
-    for (int k = 0; k < 2 && !rc; k++) {
-        for (int i = 0; i < V; i++) set[i] = i < sp->n_vocab && (sp->lang_tokens[i] & (k ? EVAL_IN_VI : EVAL_IN_FR));
-        rc = decode_set_lang_mask(&mf->m, k ? VOCAB_2VI : VOCAB_2FR, set);
-    }
-    free(set);
-    if (rc) cli_error("out of memory");
-    return rc;
+    if (eval_set_language_masks(&mf->m, sp->lang_tokens, sp->n_vocab) == 0) return 0;
+    cli_error("out of memory");
+    return -1;
 }
 
 /* --write-metadata: the first split's best head and figures, and every split's. */

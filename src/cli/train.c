@@ -11,7 +11,6 @@
 #include "lesson/eval.h"
 #include "lesson/train.h"
 #include "model/checkpoint.h"
-#include "model/decode.h"
 #include "model/model.h"
 #include "model/tokenizer.h"
 #include "pipeline/model_file.h"
@@ -382,13 +381,7 @@ static int target_token_sets(Training *tr, const TrainArgs *a) {
     tr->tgt_hex[0] = eval_language_hex(flags, tr->v.size, EVAL_IN_FR);
     tr->tgt_hex[1] = eval_language_hex(flags, tr->v.size, EVAL_IN_VI);
     /* the model decodes under the mask it is saved with (snapshots, quick eval) */
-    unsigned char *set = malloc((size_t)tr->v.size + 1);
-    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || !set;
-    for (int k = 0; k < 2 && !rc; k++) {
-        for (int i = 0; i < tr->v.size; i++) set[i] = (flags[i] & (k ? EVAL_IN_VI : EVAL_IN_FR)) != 0;
-        rc = decode_set_lang_mask(&tr->m, k ? VOCAB_2VI : VOCAB_2FR, set) != 0;
-    }
-    free(set);
+    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, flags, tr->v.size) != 0;
     free(flags);
     if (rc) { cli_error("out of memory"); return -1; }
     return 0;

@@ -346,6 +346,19 @@ char *eval_language_hex(const unsigned char *flags, int n, int lang_bit) {
     return hex;
 }
 
+int eval_set_language_masks(Model *m, const unsigned char *flags, int n) {
+    int V = m->config.vocab_size;
+    unsigned char *set = calloc((size_t)(V > 0 ? V : 1), 1);
+    if (!set) return -1;
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc; k++) {
+        for (int i = 0; i < V; i++) set[i] = i < n && (flags[i] & (k ? EVAL_IN_VI : EVAL_IN_FR));
+        rc = decode_set_lang_mask(m, k ? VOCAB_2VI : VOCAB_2FR, set);
+    }
+    free(set);
+    return rc;
+}
+
 /* {"accuracy": A or null, "n": N} */
 static int count_json(StrBuf *b, const char *key, EvalCount c) {
     if (!c.total) return strbuf_printf(b, ", \"%s\": {\"accuracy\": null, \"n\": 0}", key);

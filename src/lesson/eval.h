@@ -81,6 +81,10 @@ int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char *
  * token set (checkpoint.h, train_target_tokens_fr/_vi, train_antecedent_tokens):
  * malloc'd text, or NULL (memory). */
 char *eval_language_hex(const unsigned char *flags, int n, int lang_bit);
+/* m decodes under the language masks of flags (n entries, eval_language_tokens):
+ * <2fr> keeps to the EVAL_IN_FR tokens, <2vi> to the EVAL_IN_VI ones
+ * (decode_set_lang_mask).  0, or -1 (out of memory). */
+int eval_set_language_masks(Model *m, const unsigned char *flags, int n);
 /* One split's figures per language as JSON text ({"split", "pairs", "fr": {"n",
  * "exact_match", "pronoun", "pronoun_cataphora", "pronoun_across" (each
  * {"accuracy", "n"}), "language_purity"}, "vi": …}) appended to b; accuracy

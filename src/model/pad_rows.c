@@ -41,31 +41,15 @@ static int pack_rows(float *dst, const float *src, const int *len, int B, int T,
     return (int)n;
 }
 
-/* dst (B, T, M) = src's packed rows (pad rows 0), or += them when add. */
-static void unpack_rows(float *dst, const float *src, const int *len, int B, int T, int M, int add) {
+/* dst (B, T, M)'s non-pad rows = src's packed rows; its pad rows set to 0
+ * when zero_pads (outputs), else untouched (gradients accumulated in place). */
+static void unpack_rows(float *dst, const float *src, const int *len, int B, int T, int M, int zero_pads) {
     size_t n = 0;
     for (int b = 0; b < B; b++) {
         int l = row_len(len, b, T);
         float *d = dst + (size_t)b * T * M;
-        const float *s = src + n * M;
-        size_t cnt = (size_t)l * M;
-        if (add) {
-            OMP_SIMD
-            for (size_t i = 0; i < cnt; i++) d[i] += s[i];
-        } else {
-            memcpy(d, s, cnt * sizeof(float));
-            memset(d + cnt, 0, (size_t)(T - l) * M * sizeof(float));
-        }
-        n += (size_t)l;
-    }
-}
-
-/* dst (B, T, M)'s non-pad rows = src's packed rows; pad rows untouched. */
-static void unpack_valid_rows(float *dst, const float *src, const int *len, int B, int T, int M) {
-    size_t n = 0;
-    for (int b = 0; b < B; b++) {
-        int l = row_len(len, b, T);
-        memcpy(dst + (size_t)b * T * M, src + n * M, (size_t)l * M * sizeof(float));
+        memcpy(d, src + n * M, (size_t)l * M * sizeof(float));
+        if (zero_pads) memset(d + (size_t)l * M, 0, (size_t)(T - l) * M * sizeof(float));
         n += (size_t)l;
     }
 }
@@ -80,27 +64,13 @@ static int packs(const Model *m, const int *len, int N, int T) {
 
 void model_linear_forward(const Model *m, const int *len, int T, float *out, const float *inp,
                           const float *w, const float *bias, int N, int K, int M) {
-    if (!packs(m, len, N, T)) { matmul_forward(out, inp, w, bias, N, K, M); return; }
-    int B = N / T;
-    size_t third = m->pack_cap / 3;
-    float *pin = m->pack_memory, *pout = pin + third;
-    int n = pack_rows(pin, inp, len, B, T, K);
-    matmul_forward(pout, pin, w, bias, n, K, M);
-    unpack_rows(out, pout, len, B, T, M, 0);
+    model_linear_forward_n(m, len, T, 1, &out, inp, &w, &bias, N, K, M);
 }
 
 void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
                            float *wt, const float *dout, const float *inp, const float *w,
                            int N, int K, int M) {
-    if (!packs(m, len, N, T)) { matmul_backward(dinp, dw, dbias, wt, dout, inp, w, N, K, M); return; }
-    int B = N / T;
-    size_t third = m->pack_cap / 3;
-    float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
-    int n = pack_rows(pd, dout, len, B, T, M);
-    pack_rows(pin, inp, len, B, T, K);
-    if (dinp) memset(pdin, 0, (size_t)n * K * sizeof(float));
-    matmul_backward(dinp ? pdin : NULL, dw, dbias, wt, pd, pin, w, n, K, M);
-    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, 1);
+    model_linear_backward_n(m, len, T, 1, dinp, &dw, &dbias, wt, &dout, inp, &w, N, K, M);
 }
 
 /* Projections of one input (Q, K, V of self-attention; K, V of cross-attention):
@@ -118,12 +88,12 @@ void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, fl
     int n = pack_rows(pin, inp, len, B, T, K);
     for (int i = 0; i < n_out; i++) {
         matmul_forward(pout, pin, w[i], bias[i], n, K, M);
-        unpack_rows(out[i], pout, len, B, T, M, 0);
+        unpack_rows(out[i], pout, len, B, T, M, 1);
     }
 }
 
-/* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ (accumulated packed, unpacked once),
- * dw[i], dbias[i] += as model_linear_backward. */
+/* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ (accumulated packed, unpacked once;
+ * dinp NULL: not wanted), dw[i], dbias[i] += Σ over the non-pad rows. */
 void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp,
                              float *const *dw, float *const *dbias, float *wt, const float *const *dout,
                              const float *inp, const float *const *w, int N, int K, int M) {
@@ -135,12 +105,12 @@ void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, f
     size_t third = m->pack_cap / 3;
     float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
     int n = pack_rows(pin, inp, len, B, T, K);
-    pack_rows(pdin, dinp, len, B, T, K);     /* accumulate onto dinp's own rows, in */
-    for (int i = 0; i < n_out; i++) {        /* the order of the unpacked products */
+    if (dinp) pack_rows(pdin, dinp, len, B, T, K);   /* accumulate onto dinp's own rows, in */
+    for (int i = 0; i < n_out; i++) {                /* the order of the unpacked products */
         pack_rows(pd, dout[i], len, B, T, M);
-        matmul_backward(pdin, dw[i], dbias[i], wt, pd, pin, w[i], n, K, M);
+        matmul_backward(dinp ? pdin : NULL, dw[i], dbias[i], wt, pd, pin, w[i], n, K, M);
     }
-    unpack_valid_rows(dinp, pdin, len, B, T, K);
+    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, 0);
 }
 
 /* Feed-forward block proj = relu(x·w1 + b1)·w2 + b2 with x, proj (N, C).  When
@@ -163,7 +133,7 @@ void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *p
     matmul_forward(h, pin, w1, b1, n, C, F);
     relu_forward(h, h, (size_t)n * F);
     matmul_forward(pout, h, w2, b2, n, F, C);
-    unpack_rows(proj, pout, len, B, T, C, 0);
+    unpack_rows(proj, pout, len, B, T, C, 1);
 }
 
 /* dx (N, C) += ∂/∂x, gradients of w1 b1 w2 b2 added; dh: scratch of N·F floats. */
@@ -185,5 +155,5 @@ void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float 
     OMP_SIMD
     for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
     matmul_backward(packed ? pdx : dx, gw1, gb1, wt, dh, packed ? pin : x, w1, n, C, F);
-    if (packed) unpack_valid_rows(dx, pdx, len, B, T, C);
+    if (packed) unpack_rows(dx, pdx, len, B, T, C, 0);
 }

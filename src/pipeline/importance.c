@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* log p of every target token y_1 … y_n, <eos> from the last forward (B = 1). */
-static void target_logp(const Model *m, const Sentence *s, float *out) {
-    int V = m->config.vocab_size;
-    for (int t = 0; t < s->T; t++) {
-        const float *z = m->acts.logits + (size_t)t * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) if (z[v] > mx) mx = z[v];
-        double sum = 0;
-        for (int v = 0; v < V; v++) sum += exp((double)(z[v] - mx));
-        int y = t + 1 < s->T ? s->tgt[t + 1] : VOCAB_EOS;
-        out[t] = (float)((double)(z[y] - mx) - log(sum));
-    }
-}
-
 /* The first source pronoun and the first target pronoun (its translation). */
 static void find_pronoun(Importance *im, const Sentence *s) {
     im->pronoun_q = im->pronoun_t = -1;
@@ -56,7 +42,7 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
     find_pronoun(im, s);
     int S = s->S, T = s->T;
     if (model_forward(m, s->src, &S, S, s->tgt, &T, T, 1) != 0) goto fail;
-    target_logp(m, s, im->base);
+    sentence_target_logp(m, 0, s, im->base);
     for (int k = 0; k < 3; k++)
         for (int l = 0; l < im->layers[k]; l++)
             for (int h = 0; h < im->H; h++) {
@@ -66,7 +52,7 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
                 int rc = model_forward(m, s->src, &S, S, s->tgt, &T, T, 1);
                 model_ablate_head(m, kind, l, h, MODEL_ABLATE_NONE, NULL);
                 if (rc != 0) goto fail;
-                target_logp(m, s, lp);
+                sentence_target_logp(m, 0, s, lp);
                 float *d = im->delta + (((size_t)k * im->Lmax + l) * im->H + h) * T;
                 for (int t = 0; t < T; t++) d[t] = lp[t] - im->base[t];
             }

@@ -59,7 +59,6 @@ void model_file_no_language_mask(ModelFile *f) {
 /* f->antecedent from train_antecedent_tokens, when the checkpoint has them.  0, or -1 (memory). */
 static int load_antecedents(ModelFile *f) {
     int V = f->m.config.vocab_size;
-    if (!f->metadata || !strstr(f->metadata, "train_antecedent_tokens")) return 0;
     if (!(f->antecedent = malloc((size_t)(V > 0 ? V : 1)))) return -1;
     if (!checkpoint_meta_token_set(f->metadata, "train_antecedent_tokens", V, f->antecedent)) {
         free(f->antecedent);

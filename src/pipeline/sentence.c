@@ -2,6 +2,7 @@
 #include "pipeline/sentence.h"
 #include "core/errmsg.h"
 #include "model/decode.h"
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,4 +195,17 @@ void sentence_free(Sentence *s) {
     tokens_free(&s->words);
     free(s->src); free(s->src_tok); free(s->tgt); free(s->tgt_tok);
     memset(s, 0, sizeof *s);
+}
+
+void sentence_target_logp(const Model *m, int b, const Sentence *s, float *out) {
+    int V = m->config.vocab_size;
+    for (int t = 0; t < s->T; t++) {
+        const float *z = m->acts.logits + ((size_t)b * m->To + t) * V;
+        float mx = z[0];
+        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
+        double sum = 0.0;
+        for (int v = 0; v < V; v++) sum += exp((double)(z[v] - mx));
+        int y = t + 1 < s->T ? s->tgt[t + 1] : VOCAB_EOS;
+        out[t] = (float)((double)(z[y] - mx) - log(sum));
+    }
 }

@@ -74,6 +74,11 @@ int sentence_forward(Sentence *s, Model *m, char *err, size_t errlen);
  * longest source and decoder input; row b of the activations is s[b].  0, or -1. */
 int sentence_forward_batch(Sentence *const *s, int n, Model *m, char *err, size_t errlen);
 
+/* From the last forward pass (batch item b, teacher-forced on s's decoder
+ * input), out[t] = log p(y_t | x, y_<t) of every written token y_1 … y_n and
+ * the end (<eos>) at t = T-1: log softmax(logits_t)[y_t], T = s->T values. */
+void sentence_target_logp(const Model *m, int b, const Sentence *s, float *out);
+
 void sentence_free(Sentence *s);
 
 #endif

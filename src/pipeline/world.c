@@ -127,25 +127,24 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
 }
 
 int world_unsure(const Model *m, int b, const Sentence *s, char *out, size_t n) {
-    int V = m->config.vocab_size, count = 0, shown = 0;
+    int count = 0, shown = 0;
     out[0] = '\0';
-    for (int t = 0; t < s->T && t < m->To; t++) {
-        const float *z = m->acts.logits + ((size_t)b * m->To + t) * V;
-        float mx = z[0];
-        for (int v = 1; v < V; v++) mx = z[v] > mx ? z[v] : mx;
-        double sum = 0.0;
-        for (int v = 0; v < V; v++) sum += exp((double)(z[v] - mx));
-        int last = t + 1 >= s->T, y = last ? VOCAB_EOS : s->tgt[t + 1];
-        double p = exp((double)(z[y] - mx)) / sum;
+    float *lp = malloc((size_t)(s->T > 0 ? s->T : 1) * sizeof(float));
+    if (!lp) return 0;
+    sentence_target_logp(m, b, s, lp);
+    for (int t = 0; t < s->T; t++) {
+        int last = t + 1 >= s->T;
+        double p = exp((double)lp[t]);
         if (p >= WORLD_UNSURE_P) continue;
         count++;
         if (shown++ == 6) { append(out, n, ", ", "…"); continue; }
         if (shown > 6) continue;
         char one[160];
         if (last) snprintf(one, sizeof one, "(end) %.2f", p);
-        else snprintf(one, sizeof one, "'%s' %.2f", s->tgt_tok[t + 1], p);
+        else snprintf(one, sizeof one, "'%s' %.2f", sentence_target_word(s, t + 1), p);
         append(out, n, ", ", one);
     }
+    free(lp);
     return count;
 }
 

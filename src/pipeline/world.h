@@ -51,7 +51,7 @@ void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size
 /* Where the model hesitated over its own translation: from the last forward
  * (teacher-forced on s's translation, batch item b), the probability the raw
  * model (no language mask) gave each written token y_1 … y_n and the end,
- *     p(y_t | x, y_<t) = softmax(z_t)[y_t],
+ *     p(y_t | x, y_<t) = softmax(z_t)[y_t]   (sentence_target_logp),
  * and into out "'fils' 0.06, 'à' 0.03, (end) 0.02" for those below
  * WORLD_UNSURE_P (at most 6, in order); "" when there is none.  Returns how
  * many tokens are below.  A sure translation can still be wrong ("I don't like
