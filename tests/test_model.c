@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* arch, V, C, H, F, E, L, max_len, prenorm */
 static const ModelConfig TINY = { MODEL_ENC_DEC, 11, 8, 2, 12, 2, 2, 10, 0 };
@@ -565,8 +568,8 @@ static void gradcheck_sup(const ModelConfig *cfg, float eps, const char *label) 
     float enc_t[50], cross_t[40];
     sup_targets(enc_t, cross_t);
     ModelAttnSupervision sup[2] = {
-        { MODEL_ATTN_ENC_SELF, 1, 1, 0.7f, enc_t, 0, 0 },     /* encoder.1.self head 1 */
-        { MODEL_ATTN_CROSS, 0, 0, 0.4f, cross_t, 0, 0 },      /* decoder.0.cross head 0 */
+        { MODEL_ATTN_ENC_SELF, 1, 1, 0.7f, enc_t, 0, 0, 0 },  /* encoder.1.self head 1 */
+        { MODEL_ATTN_CROSS, 0, 0, 0.4f, cross_t, 0, 0, 0 },   /* decoder.0.cross head 0 */
     };
     float *g_ce = malloc(m.num_params * sizeof(float));
     REQUIRE(g_ce);
@@ -658,7 +661,7 @@ TEST(model_attention_supervision_errors) {
     sup_targets(enc_t, cross_t);
     REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
     REQUIRE(model_zero_grad(&m) == 0);
-    ModelAttnSupervision s = { MODEL_ATTN_ENC_SELF, 2, 0, 1.0f, enc_t, 0, 0 };   /* layer 2 of 2 */
+    ModelAttnSupervision s = { MODEL_ATTN_ENC_SELF, 2, 0, 1.0f, enc_t, 0, 0, 0 };   /* layer 2 of 2 */
     CHECK(isnan(model_backward_sup(&m, targets, 0, &s, 1)) && strstr(m.err, "out of range"));
     s.layer = 0;
     enc_t[(1 * 5 + 2) * 5 + 4] = 0.5f;       /* item 1 has 3 source tokens: key 4 is padding */
@@ -873,4 +876,94 @@ TEST(model_kernels_exp_shifted) {
     }
     CHECK(worst < 4 * 1.2e-7);          /* within ~2 ulp of expf */
     CHECK(y[N - 1] == 1.0f);            /* exp(0) exactly */
+}
+
+/* model_train_step with a twin and two threads (each half of the batch on its own
+ * thread, gradients added) against model_forward + model_backward_sup on the whole
+ * batch: the same cross-entropy, supervision losses and rows, and gradients up to
+ * the order of float sums; every architecture, with smoothing and supervision. */
+static void split_case(ModelArch arch, int prenorm) {
+    enum { B = 5, S = 6, T = 5 };
+    ModelConfig cfg = TINY;
+    cfg.arch = arch;
+    cfg.prenorm = prenorm;
+    if (arch == MODEL_ENCODER_ONLY) cfg.n_dec_layers = 0;
+    if (arch == MODEL_DECODER_ONLY) cfg.n_enc_layers = 0;
+    const int sl[B] = { 6, 3, 5, 2, 4 }, tl[B] = { 5, 2, 4, 3, 1 };
+    int src[B * S], tgt[B * T], y[B * S];    /* targets (B, S) for encoder-only */
+    float enc_t[B * S * S] = { 0 }, cross_t[B * T * S] = { 0 };
+    for (int i = 0; i < B * S; i++) src[i] = 3 + (i * 7) % 8;
+    for (int i = 0; i < B * T; i++) tgt[i] = 3 + (i * 5) % 8;
+    for (int i = 0; i < B * S; i++) y[i] = 1 + (i * 3) % 10;
+    for (int b = 0; b < B; b++) {
+        enc_t[((size_t)b * S + sl[b] - 1) * S + b % sl[b]] = 1.0f;     /* last source word → one key */
+        cross_t[((size_t)b * T + 0) * S + 0] = 0.5f;                    /* first target row → keys 0, last */
+        cross_t[((size_t)b * T + 0) * S + sl[b] - 1] += 0.5f;
+    }
+    static float dec_t[B * T * T];                                    /* decoder-only: (B, T, T) */
+    memset(dec_t, 0, sizeof dec_t);
+    for (int b = 0; b < B; b++) dec_t[((size_t)b * T + tl[b] - 1) * T + 0] = 1.0f;   /* last row → key 0 */
+    int dec_only = arch == MODEL_DECODER_ONLY;
+    ModelAttnSupervision sup[2] = {
+        { dec_only ? MODEL_ATTN_DEC_SELF : MODEL_ATTN_ENC_SELF, 1, 1, 0.7f, dec_only ? dec_t : enc_t, 0, 0, 0 },
+        { MODEL_ATTN_CROSS, 0, 0, 0.4f, cross_t, 0, 0, 0 } };
+    int n_sup = arch == MODEL_ENC_DEC ? 2 : 1;
+    Model m, twin;
+    REQUIRE(model_init_random(&m, &cfg, 31) == 0);
+    perturb(&m, 8);
+    m.training = 1;
+    REQUIRE(model_forward(&m, src, sl, S, tgt, tl, T, B) == 0);
+    REQUIRE(model_zero_grad(&m) == 0);
+    float loss0 = model_backward_sup(&m, y, 0.1f, sup, n_sup);
+    if (isnan(loss0)) fprintf(stderr, "arch %d pre %d: %s\n", (int)arch, prenorm, m.err);
+    REQUIRE(!isnan(loss0));
+    float aux0[2] = { sup[0].loss, sup[1].loss };
+    int rows0[2] = { sup[0].rows, sup[1].rows };
+    float *g0 = malloc(m.num_params * sizeof(float));
+    REQUIRE(g0);
+    memcpy(g0, m.grads_memory, m.num_params * sizeof(float));
+
+    REQUIRE(model_twin_init(&twin, &m) == 0);
+    float *g2 = malloc(m.num_params * sizeof(float));
+    REQUIRE(g2);
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+#endif
+    for (int rep = 0; rep < 2; rep++) {   /* side by side (2 threads), then one after the other */
+#ifdef _OPENMP
+        omp_set_num_threads(rep ? 1 : 2);
+#endif
+        REQUIRE(model_zero_grad(&m) == 0);
+        float loss = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+        CHECK(m.B > 0 && m.B < B);                 /* m ran one half only */
+        CHECK_NEAR(loss, loss0, 1e-6);
+        for (int i = 0; i < n_sup; i++) {
+            CHECK(sup[i].rows == rows0[i]);
+            CHECK_NEAR(sup[i].loss, aux0[i], 1e-6);
+        }
+        CHECK_CLOSE("two halves' gradients", m.grads_memory, g0, (int)m.num_params, 1e-7, 1e-5);
+        if (rep == 0) memcpy(g2, m.grads_memory, m.num_params * sizeof(float));
+        else CHECK(memcmp(g2, m.grads_memory, m.num_params * sizeof(float)) == 0);   /* the same bits */
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    free(g2);
+    /* a bad token in the second half: NAN and the twin's message in m->err */
+    tgt[4 * T] = src[4 * S] = cfg.vocab_size + 3;
+    m.err[0] = 0;
+    float bad = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+    CHECK(isnan(bad) && m.err[0] != 0);
+    CHECK(m.loss_count == 0 && twin.loss_count == 0);
+    model_free(&twin);
+    CHECK(m.params_memory != NULL);            /* the twin freed its own memory only */
+    free(g0);
+    model_free(&m);
+}
+
+TEST(model_train_step_two_halves_are_the_whole_batch) {
+    split_case(MODEL_ENC_DEC, 0);
+    split_case(MODEL_ENC_DEC, 1);
+    split_case(MODEL_ENCODER_ONLY, 0);
+    split_case(MODEL_DECODER_ONLY, 1);
 }

@@ -180,37 +180,47 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
     }
     if (c->arch == MODEL_ENCODER_ONLY) ntok_tgt = 0;
     if (c->arch == MODEL_DECODER_ONLY) ntok_src = 0;
-    double tf = 0, tb = 0, tu = 0, cpu0 = 0;
+    double tf = 0, tu = 0, cpu0 = 0;
     ThreadTune tune;                               /* as train_run: threads by measurement */
     thread_tune_init(&tune);
+    Model twin;                                    /* as train_run: two threads split the batch */
+    memset(&twin, 0, sizeof twin);
+    if (tune.max > 1 && model_twin_init(&twin, m)) { cli_error("%s", twin.err); goto done; }
     m->training = 1;                               /* as train_step: pad rows skipped (no dropout) */
-    for (int it = 0; it <= steps; it++) {          /* step 0 warms up (allocations) */
-        if (it == 1) cpu0 = cpu_seconds();
+    /* untimed: step 0 (allocations) and, with two threads, the tuner's first
+     * measurement (THREADS_TUNE_STEPS steps with each setting), which training
+     * repeats for 6 of every THREADS_TUNE_PERIOD steps */
+    int warm = tune.max > 1 ? 1 + 2 * THREADS_TUNE_STEPS : 1;
+    for (int it = 0; it < warm + steps; it++) {
+        if (it == warm) cpu0 = cpu_seconds();
         thread_tune_before(&tune);
         double t0 = now_seconds();
-        if (model_forward(m, src, sl, S, tgt, tl, T, B)) { cli_error("%s", m->err); goto done; }
+        if (model_zero_grad(m) || isnan(model_train_step(m, tune.max > 1 ? &twin : NULL, src, sl, S, tgt, tl, T, B, y, 0.05f, NULL, 0))) {
+            cli_error("%s", m->err);
+            model_free(&twin);
+            goto done;
+        }
         double t1 = now_seconds();
-        if (model_zero_grad(m) || isnan(model_backward(m, y, 0.05f))) { cli_error("%s", m->err); goto done; }
-        double t2 = now_seconds();
         train_clip_grad_norm(m->grads_memory, m->num_params, 1.0);
         adam_update(&adam, m->params_memory, m->grads_memory, 1e-4f);
-        double t3 = now_seconds();
-        thread_tune_after(&tune, t3 - t0);
-        if (it) { tf += t1 - t0; tb += t2 - t1; tu += t3 - t2; }
+        double t2 = now_seconds();
+        thread_tune_after(&tune, t2 - t0);
+        if (it >= warm) { tf += t1 - t0; tu += t2 - t1; }
     }
     thread_tune_end(&tune);
+    model_free(&twin);
     m->training = 0;
     double cpu = (cpu_seconds() - cpu0) / steps;
-    tf /= steps; tb /= steps; tu /= steps;
-    double step = tf + tb + tu, ntok = (double)(ntok_src + ntok_tgt);
+    tf /= steps; tu /= steps;
+    double step = tf + tu, ntok = (double)(ntok_src + ntok_tgt);
     printf("model %s d_model %d heads %d layers %d+%d d_ff %d vocab %d (%zu parameters)\n",
            model_arch_name(c->arch), c->d_model, c->n_heads, c->n_enc_layers, c->n_dec_layers,
            c->d_ff, V, m->num_params);
-    printf("batch %d, source %d (mean %.2f), target %d (mean %.2f): forward %.2f ms, backward %.2f ms, "
+    printf("batch %d, source %d (mean %.2f), target %d (mean %.2f): forward+backward %.2f ms, "
            "clip+adam %.2f ms, step %.2f ms\n", B, S, (double)ntok_src / B, T, (double)ntok_tgt / B,
-           tf * 1e3, tb * 1e3, tu * 1e3, step * 1e3);
-    printf("training: %.0f tokens/s (source+target), %.0f target tokens/s; forward only: %.0f tokens/s\n",
-           ntok / step, (ntok_tgt ? ntok_tgt : ntok_src) / step, ntok / tf);
+           tf * 1e3, tu * 1e3, step * 1e3);
+    printf("training: %.0f tokens/s (source+target), %.0f target tokens/s\n",
+           ntok / step, (ntok_tgt ? ntok_tgt : ntok_src) / step);
     printf("threads: up to %d, %d after measuring (src/core/threads.h)\n", tune.max, tune.best);
     printf("train_bench tokens_per_step %.0f step_ms %.4f tokens_per_s %.1f cpu_ms %.4f\n", ntok, step * 1e3,
            ntok / step, cpu * 1e3);

@@ -554,6 +554,7 @@ typedef struct {
     double lr, last_loss;              /* of the last step done                       */
     LossStats loss, coref_aux, align_aux;
     ThreadTune tune;                   /* OpenMP threads per step, by measurement     */
+    Model twin;                        /* the second half of a two-thread step        */
 } TrainLoop;
 
 static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
@@ -568,6 +569,7 @@ static void loop_init(TrainLoop *L, const TrainOptions *o, long start_step) {
 
 static void loop_free(TrainLoop *L) {
     thread_tune_end(&L->tune);
+    model_free(&L->twin);
     free(L->coref_target); free(L->align_target);
     batch_free(&L->batch);
     free(L->order); free(L->starts); free(L->snapshots.buf);
@@ -646,12 +648,12 @@ static int batch_supervisions(TrainLoop *L, const TrainSet *s, const TrainOption
     if (o->coref_weight > 0) {
         *coref_i = n;
         sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
-                                           o->coref_weight, L->coref_target, 0, 0 };
+                                           o->coref_weight, L->coref_target, 0, 0, 0 };
     }
     if (o->align_weight > 0) {
         *align_i = n;
         sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
-                                           o->align_weight, L->align_target, 0, 0 };
+                                           o->align_weight, L->align_target, 0, 0, 0 };
     }
     return n;
 }
@@ -662,22 +664,23 @@ static int batch_supervisions(TrainLoop *L, const TrainSet *s, const TrainOption
 static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, const TrainOptions *o,
                       const int *idx, long step, long start_step, char *err, size_t errlen) {
     const Batch *b = &L->batch;
-    /* a training forward: pad rows left out of the products, and dropout only in
-     * this forward (snapshots and evaluation never drop); the backward applies
-     * the masks this forward stored */
-    m->training = 1;
-    m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
-    if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
-    int frc = model_forward(m, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B);
-    m->training = 0;
-    if (frc) return errmsg_set(err, errlen, "%s", m->err);
     if (model_zero_grad(m)) return errmsg_set(err, errlen, "%s", m->err);
-
     ModelAttnSupervision supervisions[2];
     int coref_i, align_i;
     int n_sup = batch_supervisions(L, s, o, idx, supervisions, &coref_i, &align_i);
     if (n_sup < 0) return errmsg_set(err, errlen, "out of memory");
-    float loss = model_backward_sup(m, b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
+    /* a training forward: pad rows left out of the products, and dropout only in
+     * this forward (snapshots and evaluation never drop); the backward applies
+     * the masks this forward stored.  When OpenMP may use two threads, each half
+     * of the batch has its own (model_train_step, the twin L->twin); the step
+     * cuts the batch in two even when the thread tuner picks one, so the
+     * result does not depend on that timing-based choice. */
+    m->training = 1;
+    m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
+    if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
+    float loss = model_train_step(m, L->tune.max > 1 ? &L->twin : NULL, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B,
+                                  b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
+    m->training = 0;
     if (isnan(loss))
         return errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)");
 
@@ -722,6 +725,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     TrainLoop L;
     loop_init(&L, o, start_step);
     int rc = -1;
+    if (L.tune.max > 1 && model_twin_init(&L.twin, m)) { errmsg_set(err, errlen, "%s", L.twin.err); goto done; }
     for (long step = start_step; step <= o->steps; step++) {
         if (snapshot_if_due(&L, m, o, step, start_step, err, errlen)) goto done;
         if (step == o->steps) break;

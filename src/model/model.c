@@ -247,7 +247,8 @@ int model_alloc(Model *m, const ModelConfig *c) {
 
 void model_free(Model *m) {
     if (!m) return;
-    free(m->params_memory); free(m->grads_memory); free(m->pe);
+    if (!m->shares_params) { free(m->params_memory); free(m->pe); }
+    free(m->grads_memory);
     free(m->acts_memory); free(m->mask_memory); free(m->tok_memory); free(m->bwd_memory);
     free(m->pack_memory);
     free(m->ablate); free(m->ablate_value);
@@ -854,6 +855,7 @@ float model_loss_grad(Model *m, const int *targets, float eps, float *dlogits) {
             }
             count++;
         }
+    if (m->loss_count > 0) count = m->loss_count;   /* a half of a split batch (model_twin.c) */
     float inv_count = count ? 1.0f / (float)count : 0.0f;
     double total = 0.0;
     OMP_PARALLEL_FOR_SUM(total)

@@ -182,6 +182,10 @@ typedef struct {
     float *bwd_memory; size_t bwd_cap;       /* backward scratch            */
     float *pack_memory; size_t pack_cap;     /* packed non-pad rows (pad_rows.c) */
     int pad_skip;             /* last forward skipped pad rows (training)   */
+    long loss_count;          /* > 0: model_loss divides by this instead of the forward's
+                                 own count of output tokens (a half of a split batch
+                                 divides by the whole batch's, see model_train_step) */
+    int shares_params;        /* a twin: params_memory and pe belong to another model */
     /* dropout (training only): model_forward drops when training && dropout > 0 */
     int training;             /* 0 (default): inference, never drops        */
     float dropout;            /* P, 0 <= P < 1                              */
@@ -283,6 +287,8 @@ typedef struct {
     /* filled by model_attn_sup_loss / model_backward_sup: */
     float loss;             /* aux (without λ); 0 when no row is supervised        */
     int rows;               /* supervised rows                                     */
+    int norm_rows;          /* > 0: aux and its gradient divide by this instead of rows
+                               (a half of a split batch divides by the whole batch's) */
 } ModelAttnSupervision;
 
 /* aux of the last forward for one supervision (also stored in sup->loss, rows in
@@ -295,6 +301,25 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *sup);
  * (each aux in sup[i].loss), or NAN with m->err. */
 float model_backward_sup(Model *m, const int *targets, float label_smoothing,
                          ModelAttnSupervision *sup, int n_sup);
+
+/* ---- a training step on two threads (model_twin.c) ----
+ * model_twin_init makes `twin` share m's parameters (m keeps owning them) with
+ * activations, gradients and scratch of its own; free it with model_free.
+ * model_train_step is model_forward then model_backward_sup on the whole batch:
+ * gradients ADDED to m->grads, m->training and m->dropout as the caller set them,
+ * the cross-entropy returned (NAN with m->err), each sup's loss and rows filled.
+ * With twin != NULL, m->training and B >= 2 it cuts the batch into two halves of
+ * about equal tokens: m runs the first, twin the second, each on one thread, side
+ * by side when OpenMP gives 2 or more threads, else one after the other (the same
+ * bits either way), and twin's gradients are added into m's.  Both halves divide
+ * by the whole batch's counts (loss_count, norm_rows), so the sum is the whole
+ * batch's gradient up to the order of float sums; the second half's dropout masks
+ * come from another stream.  Afterwards m's activations are its half's only.
+ * With twin NULL or B = 1 it is exactly the two calls on m. */
+int   model_twin_init(Model *twin, const Model *m);
+float model_train_step(Model *m, Model *twin, const int *src, const int *src_len, int S,
+                       const int *tgt, const int *tgt_len, int T, int B, const int *targets,
+                       float label_smoothing, ModelAttnSupervision *sup, int n_sup);
 
 /* ---- knock-outs (does this head matter?) ----
  * A knocked-out head's output — its D columns of the concatenated heads'

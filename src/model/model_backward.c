@@ -181,7 +181,7 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
         const ModelAttnSupervision *s = &w->sup[i];
         if (s->kind != kind || s->layer != l || s->rows <= 0 || s->weight == 0.0f) continue;
         sup_t[s->head] = s->target;
-        sup_c[s->head] = s->weight / (float)s->rows;
+        sup_c[s->head] = s->weight / (float)(s->norm_rows > 0 ? s->norm_rows : s->rows);
         any = 1;
     }
     const int *qlen = kind == MODEL_ATTN_ENC_SELF ? w->m->src_len : w->m->tgt_len;
@@ -412,7 +412,8 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *s) {
             if (tsum > 0.0) { sum += row; rows++; }
         }
     s->rows = rows;
-    s->loss = rows ? (float)(sum / rows) : 0.0f;
+    int norm = s->norm_rows > 0 ? s->norm_rows : rows;   /* a half of a split batch (model_twin.c) */
+    s->loss = rows ? (float)(sum / norm) : 0.0f;
     return s->loss;
 }
 
