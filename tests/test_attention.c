@@ -189,8 +189,8 @@ static int kernel_case(Rng *r, int D, int Tk, int nx) {
     return bad;
 }
 
-/* vecmat_tile and combine_rows — the AVX-512, AVX2 or SSE build, whichever this
- * machine runs — give the bits of the plain loops for every shape. */
+/* vecmat_tile — the AVX-512, AVX2 or SSE build, whichever this machine runs — and
+ * combine_rows give the bits of the plain loops for every shape. */
 TEST(attention_tile_kernels_same_bits) {
     static const int Ds[] = {1, 3, 4, 7, 8, 16, 31, 32, 33, 64}, nxs[] = {1, 3, 4, 5, 9};
     Rng r = rng_from_state(2024);
