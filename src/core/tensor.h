@@ -91,8 +91,8 @@ void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
  *   a time in registers.  Writes only the Tk columns of each out row.
  * combine_rows: out (D) = Σ_s coef[s]·rows[s·ld …], in order of s, zero
  *   coefficients skipped (out overwritten).
- * On x86-64 vecmat_tile comes in AVX-512, AVX2 and SSE builds, picked by the
- * processor; all give the same bits. */
+ * On x86-64 vecmat_tile comes in AVX-512, AVX2 and SSE builds, the one the
+ * processor has picked at each call; all give the same bits. */
 #define TILE_COLS 8
 static inline int tile_cols(int n) { return (n + TILE_COLS - 1) / TILE_COLS * TILE_COLS; }
 void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp);
