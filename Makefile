@@ -72,6 +72,9 @@ $(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 KERNEL_OPT ?= -O3
 KERNEL_OBJ := $(addprefix $(BUILD)/src/,core/tensor.o core/attention.o model/model.o model/model_backward.o)
 $(KERNEL_OBJ): CFLAGS += $(KERNEL_OPT)
+# Never a fused multiply-add (clang contracts by default, and the AVX-512 and AVX2
+# builds of vecmat_tile in tensor.c could): every machine computes the same bits.
+$(KERNEL_OBJ): CFLAGS += -ffp-contract=off
 # The compile and link flags in force; rewritten only when they change.
 $(BUILD)/flags: FORCE | $(DEPS_FIRST)
 	@mkdir -p $(BUILD)

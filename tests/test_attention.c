@@ -1,5 +1,6 @@
 /* test_attention.c — the attention engine against values computed by hand. */
 #include "core/attention.h"
+#include "core/tensor.h"
 #include "check.h"
 #include "core/rng.h"
 #include <stdlib.h>
@@ -152,4 +153,59 @@ TEST(attention_fast_matches_reference) {
     fast_vs_ref(13, 14, 32, -INFINITY, 2);    /* cross-attention: Tq != Tk */
     fast_vs_ref(5, 7, 3, -10000.0f, 3);       /* the lesson's finite fill */
     fast_vs_ref(9, 300, 64, -INFINITY, 4);    /* K tile on the heap */
+}
+
+/* One shape of the tile kernels against plain loops in their order of summation:
+ * nx rows of x (stride ld) times mᵀ for m Tk rows of D, and Σ_s coef[s]·m[s] with
+ * some coefficients zero.  Columns past Tk of out and past D must stay untouched. */
+static int kernel_case(Rng *r, int D, int Tk, int nx) {
+    int ld = D + 3, ldo = Tk + 2, Tkp = tile_cols(Tk), bad = 0;
+    float *x = malloc(sizeof(float) * (size_t)nx * ld), *m = malloc(sizeof(float) * (size_t)Tk * ld);
+    float *mt = malloc(sizeof(float) * (size_t)D * Tkp), *coef = malloc(sizeof(float) * (size_t)Tk);
+    float *got = malloc(sizeof(float) * (size_t)nx * ldo), *want = malloc(sizeof(float) * (size_t)nx * ldo);
+    float *cgot = malloc(sizeof(float) * (size_t)(D + 1)), *cwant = malloc(sizeof(float) * (size_t)(D + 1));
+    for (int i = 0; i < nx * ld; i++) x[i] = 2.0f * rng_float(r) - 1.0f;
+    for (int i = 0; i < Tk * ld; i++) m[i] = (2.0f * rng_float(r) - 1.0f) * 1e3f;
+    for (int s = 0; s < Tk; s++) coef[s] = rng_float(r) < 0.3f ? 0.0f : 2.0f * rng_float(r) - 1.0f;
+    for (int i = 0; i < nx * ldo; i++) got[i] = want[i] = 12345.0f;
+    for (int i = 0; i < nx; i++)
+        for (int j = 0; j < Tk; j++) {
+            float dot = 0.0f;
+            for (int d = 0; d < D; d++) dot += x[(size_t)i * ld + d] * m[(size_t)j * ld + d];
+            want[(size_t)i * ldo + j] = dot;
+        }
+    pack_transposed(mt, m, ld, Tk, D, Tkp);
+    vecmat_tile(got, ldo, x, ld, nx, mt, D, Tk, Tkp);
+    bad += memcmp(got, want, sizeof(float) * (size_t)nx * ldo) != 0;
+    cgot[D] = cwant[D] = 12345.0f;
+    for (int d = 0; d < D; d++) cwant[d] = 0.0f;
+    for (int s = 0; s < Tk; s++) {
+        if (coef[s] == 0.0f) continue;
+        for (int d = 0; d < D; d++) cwant[d] += coef[s] * m[(size_t)s * ld + d];
+    }
+    combine_rows(cgot, coef, m, ld, Tk, D);
+    bad += 2 * (memcmp(cgot, cwant, sizeof(float) * (size_t)(D + 1)) != 0);
+    free(x); free(m); free(mt); free(coef); free(got); free(want); free(cgot); free(cwant);
+    return bad;
+}
+
+/* vecmat_tile — the AVX-512, AVX2 or SSE build, whichever this machine runs — and
+ * combine_rows give the bits of the plain loops for every shape. */
+TEST(attention_tile_kernels_same_bits) {
+    static const int Ds[] = {1, 3, 4, 7, 8, 16, 31, 32, 33, 64}, nxs[] = {1, 3, 4, 5, 9};
+    Rng r = rng_from_state(2024);
+    int vec_bad = 0, comb_bad = 0, cases = 0;
+    for (int a = 0; a < (int)(sizeof Ds / sizeof Ds[0]); a++)
+        for (int Tk = 1; Tk <= 17; Tk++)
+            for (int b = 0; b < (int)(sizeof nxs / sizeof nxs[0]); b++) {
+                int bad = kernel_case(&r, Ds[a], Tk, nxs[b]);
+                if (bad && vec_bad + comb_bad == 0)
+                    fprintf(stderr, "    first difference: D %d, Tk %d, %d rows\n", Ds[a], Tk, nxs[b]);
+                vec_bad += bad & 1;
+                comb_bad += bad >> 1;
+                cases++;
+            }
+    CHECK_INT(cases, 850);
+    CHECK_INT(vec_bad, 0);
+    CHECK_INT(comb_bad, 0);
 }

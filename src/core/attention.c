@@ -105,10 +105,10 @@ int attention_forward_fast(const AttnHead *a) {
     float *kt = (size_t)D * Tkp <= KT_STACK ? kt_stack : malloc((size_t)D * Tkp * sizeof(float));
     if (!kt) return -1;
     pack_transposed(kt, a->k, a->ldk, Tk, D, Tkp);       /* kt (D, Tkp) = this head's Kᵀ */
+    vecmat_tile(a->weights, Tk, a->q, a->ldq, Tq, kt, D, Tk, Tkp);   /* Q·Kᵀ, every row */
     int empty_rows = 0;
     for (int i = 0; i < Tq; i++) {
         float *row = a->weights + (size_t)i * Tk;
-        vecmat_tile(row, a->q + (size_t)i * a->ldq, kt, D, Tk, Tkp);   /* Q·Kᵀ, row i */
         const unsigned char *mk = a->mask ? a->mask + (size_t)i * Tk : NULL;
         for (int j = 0; j < Tk; j++) {
             row[j] *= a->scale;

@@ -86,14 +86,18 @@ void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
  * on the vector width.
  * pack_transposed: mt (D, Tkp) = mᵀ for m (Tk rows of D, row stride ld); columns
  *   Tk … Tkp-1 are zero (Tkp = tile_cols(Tk)).
- * vecmat_tile: out[j] = Σ_d x[d]·mt[d·Tkp + j] for j < Tk, summed in order of d,
- *   TILE_COLS columns at a time in registers.
+ * vecmat_tile: out[i·ldo + j] = Σ_d x[i·ldx + d]·mt[d·Tkp + j] for the nx rows i
+ *   of x and j < Tk, summed in order of d; 16 columns (or the last 8) of 4 rows at
+ *   a time in registers.  Writes only the Tk columns of each out row.
  * combine_rows: out (D) = Σ_s coef[s]·rows[s·ld …], in order of s, zero
- *   coefficients skipped (out overwritten). */
+ *   coefficients skipped (out overwritten).
+ * On x86-64 vecmat_tile comes in AVX-512, AVX2 and SSE builds, the one the
+ * processor has picked at each call; all give the same bits. */
 #define TILE_COLS 8
 static inline int tile_cols(int n) { return (n + TILE_COLS - 1) / TILE_COLS * TILE_COLS; }
 void pack_transposed(float *mt, const float *m, int ld, int Tk, int D, int Tkp);
-void vecmat_tile(float *out, const float *x, const float *mt, int D, int Tk, int Tkp);
+void vecmat_tile(float *out, int ldo, const float *x, int ldx, int nx,
+                 const float *mt, int D, int Tk, int Tkp);
 void combine_rows(float *out, const float *coef, const float *rows, int ld, int n, int D);
 
 /* out[i] = exp(x[i] − shift) for x[i] − shift <= 0 (the softmax of the loss over the

@@ -107,7 +107,7 @@ void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, con
 #define TILE_STACK 4096   /* floats of each on-stack tile (64×64) */
 
 /* The same gradients, faster, as small products over tiles of the head:
- * dA rows = dy·Vᵀ from a (D, Tkp) tile of Vᵀ (vecmat_tile, keys in registers);
+ * dA = dy·Vᵀ from a (D, Tkp) tile of Vᵀ (vecmat_tile, 4 rows × 16 keys in registers);
  * dS (Tq, Tk) kept in a tile with its transpose and Aᵀ, so that every gradient row
  * is one combine_rows: dQ_i = Σ_j dS_ij·K_j, dK_j = Σ_i dS_ij·Q_i, dV_j = Σ_i A_ij·dY_i
  * (zero coefficients — masked cells — skipped).  Overwrites the head's columns of
@@ -123,10 +123,10 @@ void attention_head_backward(float *dq, float *dk, float *dv, float *dA, const f
     float *vt = buf, *dst = buf + (nv > TILE_STACK ? nv : TILE_STACK);   /* dSᵀ (Tk, Tq) */
     float *at = dst + (ns > TILE_STACK ? ns : TILE_STACK);                /* Aᵀ  (Tk, Tq) */
     pack_transposed(vt, v, ld, Tk, D, Tkp);
+    vecmat_tile(dA, Tk, dy, ld, Tq, vt, D, Tk, Tkp);                  /* dA, every row */
     for (int i = 0; i < Tq; i++) {
         const float *Ai = A + (size_t)i * Tk, *ti = t ? t + (size_t)i * Tk : NULL;
         float *dAi = dA + (size_t)i * Tk;
-        vecmat_tile(dAi, dy + (size_t)i * ld, vt, D, Tk, Tkp);        /* dA row i */
         float rowdot = 0.0f, tsum = 0.0f;
         for (int j = 0; j < Tk; j++) rowdot += Ai[j] * dAi[j];
         if (ti) for (int j = 0; j < Tk; j++) tsum += ti[j];
