@@ -17,10 +17,18 @@ static int use_blas = 1;
  * threads come free (dynamic): on a shared machine one thread often runs slower,
  * and with one block each the product waited for it.  sgemm on rows [r0, r1) of C. */
 #define BLAS_MIN_ROWS 32
-static int blas_single = 0;   /* openblas_set_num_threads(1) done */   /* rows of a block: keeps each sgemm call efficient */
+static int blas_single = 0;   /* openblas_set_num_threads(1) done */
+/* The first product makes OpenBLAS single-threaded, once even when two threads
+ * start at the same time (a training step's two halves, model_twin.c). */
+static void blas_single_thread(void) {
+#ifdef _OPENMP
+    #pragma omp critical(attnviz_blas_single)
+#endif
+    if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+}
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
-    if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+    blas_single_thread();
     int nb = 1;
 #ifdef _OPENMP
     if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
@@ -150,7 +158,7 @@ void matmul_backward(float *dinp, float *dw, float *dbias, float *scratch,
     /* Two threads: dinp and dw are independent products of equal size, one per
      * thread in one parallel region (one barrier instead of two, each sgemm whole). */
     if (dinp && use_blas && omp_get_max_threads() == 2 && (long)N * K * M >= 1L << 18) {
-        if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+        blas_single_thread();
         #pragma omp parallel sections num_threads(2)
         {
             #pragma omp section
