@@ -2,6 +2,7 @@
  * the schedule, clipping, batches, the data order, a short run that must lower
  * the loss, exact resume, and the eval metric on hand-made attention rows. */
 #include "check.h"
+#include "core/rng.h"
 #include "core/threads.h"
 #include "model/checkpoint.h"
 #include "lesson/eval.h"
@@ -57,6 +58,36 @@ TEST(train_clip_norm) {
     float h[2] = {0.3f, 0.4f};
     train_clip_grad_norm(h, 2, 1.0);   /* below the limit: unchanged */
     CHECK(h[0] == 0.3f && h[1] == 0.4f);
+}
+
+/* The clip folded into Adam (adam_update_scaled with train_clip_factor, as a
+ * training step does) against clipping the gradients first: the same bits, with
+ * and without clipping. */
+TEST(train_clip_inside_adam_is_clip_then_adam) {
+    enum { N = 1000 };
+    for (int big = 0; big < 2; big++) {
+        float p1[N], p2[N], g[N], gc[N];
+        Rng r = rng_from_state(77 + big);
+        for (int i = 0; i < N; i++) {
+            p1[i] = p2[i] = rng_float(&r) - 0.5f;
+            g[i] = (rng_float(&r) - 0.5f) * (big ? 1.0f : 0.001f);
+        }
+        Adam a1, a2;
+        REQUIRE(adam_init(&a1, N) == 0 && adam_init(&a2, N) == 0);
+        for (int step = 0; step < 3; step++) {
+            memcpy(gc, g, sizeof g);
+            double n1 = train_clip_grad_norm(gc, N, 1.0);
+            adam_update(&a1, p1, gc, 1e-3f);
+            double n2 = train_grad_norm(g, N);
+            float s = train_clip_factor(n2, 1.0);
+            adam_update_scaled(&a2, p2, g, s, 1e-3f);
+            CHECK(n1 == n2);
+            CHECK(big ? s < 1.0f : s == 1.0f);
+        }
+        CHECK(memcmp(p1, p2, sizeof p1) == 0);
+        CHECK(memcmp(a1.m, a2.m, N * sizeof(float)) == 0 && memcmp(a1.v, a2.v, N * sizeof(float)) == 0);
+        adam_free(&a1); adam_free(&a2);
+    }
 }
 
 /* A tiny parallel corpus, written as a TSV so the loader is exercised too. */

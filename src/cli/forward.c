@@ -201,8 +201,8 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
             goto done;
         }
         double t1 = now_seconds();
-        train_clip_grad_norm(m->grads_memory, m->num_params, 1.0);
-        adam_update(&adam, m->params_memory, m->grads_memory, 1e-4f);
+        float clip = train_clip_factor(train_grad_norm(m->grads_memory, m->num_params), 1.0);
+        adam_update_scaled(&adam, m->params_memory, m->grads_memory, clip, 1e-4f);   /* as train_step */
         double t2 = now_seconds();
         thread_tune_after(&tune, t2 - t0);
         if (it >= warm) { tf += t1 - t0; tu += t2 - t1; }

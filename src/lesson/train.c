@@ -284,6 +284,10 @@ void adam_free(Adam *a) {
 }
 
 void adam_update(Adam *a, float *params, const float *grads, float lr) {
+    adam_update_scaled(a, params, grads, 1.0f, lr);
+}
+
+void adam_update_scaled(Adam *a, float *params, const float *grads, float grad_scale, float lr) {
     a->t++;
     double bc1 = 1.0 - pow(a->beta1, (double)a->t), bc2 = 1.0 - pow(a->beta2, (double)a->t);
     float b1 = a->beta1, b2 = a->beta2, eps = a->eps;
@@ -292,20 +296,28 @@ void adam_update(Adam *a, float *params, const float *grads, float lr) {
     const float *restrict gr = grads;
     OMP_PARALLEL_FOR_SIMD
     for (size_t i = 0; i < a->n; i++) {
-        float g = gr[i];
+        float g = gr[i] * grad_scale;
         float m = am[i] = b1 * am[i] + (1.0f - b1) * g;
         float v = av[i] = b2 * av[i] + (1.0f - b2) * g * g;
         pm[i] -= step * m / (sqrtf(v * rbc2) + eps);
     }
 }
 
-double train_clip_grad_norm(float *g, size_t n, double max_norm) {
+double train_grad_norm(const float *g, size_t n) {
     double ss = 0.0;
     OMP_SIMD_REDUCE(ss)
     for (size_t i = 0; i < n; i++) ss += (double)g[i] * g[i];
-    double norm = sqrt(ss);
-    if (max_norm > 0 && norm > max_norm) {
-        float s = (float)(max_norm / (norm + 1e-12));
+    return sqrt(ss);
+}
+
+float train_clip_factor(double norm, double max_norm) {
+    return max_norm > 0 && norm > max_norm ? (float)(max_norm / (norm + 1e-12)) : 1.0f;
+}
+
+double train_clip_grad_norm(float *g, size_t n, double max_norm) {
+    double norm = train_grad_norm(g, n);
+    float s = train_clip_factor(norm, max_norm);
+    if (s != 1.0f) {
         OMP_SIMD
         for (size_t i = 0; i < n; i++) g[i] *= s;
     }
@@ -684,9 +696,9 @@ static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, con
     if (isnan(loss))
         return errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)");
 
-    train_clip_grad_norm(m->grads_memory, m->num_params, o->clip);
+    float clip = train_clip_factor(train_grad_norm(m->grads_memory, m->num_params), o->clip);
     L->lr = train_lr(step, o->steps, o->lr, o->warmup, o->min_lr_frac);
-    adam_update(adam, m->params_memory, m->grads_memory, (float)L->lr);
+    adam_update_scaled(adam, m->params_memory, m->grads_memory, clip, (float)L->lr);
 
     if (coref_i >= 0 && supervisions[coref_i].rows > 0)
         loss_stats_add(&L->coref_aux, supervisions[coref_i].loss, step, start_step, o->steps);

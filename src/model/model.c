@@ -609,11 +609,16 @@ static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, 
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             size_t qo = (size_t)b * Tq * C + (size_t)h * D, ko = (size_t)b * Tk * C + (size_t)h * D;
+            float *wt = att + ((size_t)b * H + h) * Tq * Tk;
+            /* a training forward leaves out the pad queries (their rows are never
+             * used, pad_rows.c): weights and output rows there are 0 */
+            int n = m->pad_skip ? (qlen[b] < 0 ? 0 : qlen[b] > Tq ? Tq : qlen[b]) : Tq;
             AttnHead ah = {.q = q + qo, .ldq = C, .k = k + ko, .ldk = C, .v = v + ko, .ldv = C,
                            .mask = mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
-                           .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C,
-                           .weights = att + ((size_t)b * H + h) * Tq * Tk};
-            attention_forward_fast(&ah);
+                           .Tq = n, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C, .weights = wt};
+            if (n > 0) attention_forward_fast(&ah);
+            memset(wt + (size_t)n * Tk, 0, (size_t)(Tq - n) * Tk * sizeof(float));
+            for (int i = n; i < Tq; i++) memset(atty + qo + (size_t)i * C, 0, (size_t)D * sizeof(float));
         }
     const unsigned char *ab = ablate_row(m, kind, l);
     if (ab) ablate_heads(atty, ab, ablate_values(m, kind, l), B * Tq, C, H);

@@ -148,10 +148,13 @@ void attention_head_backward(float *dq, float *dk, float *dv, float *dA, const f
 }
 
 /* Every (batch, head) of one attention layer; sup_t[h] / sup_c[h] as above.
- * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten. */
+ * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten.  qlen (a training forward that
+ * left the pad queries out, or NULL): item b's queries past qlen[b] are left out
+ * here too — their dY rows are 0, so they add nothing to dK, dV — and their dq
+ * rows are 0. */
 static void attention_backward(float *dq, float *dk, float *dv, float *datt, const float *datty,
                                const float *q, const float *k, const float *v, const float *att,
-                               const float *const *sup_t, const float *sup_c,
+                               const float *const *sup_t, const float *sup_c, const int *qlen,
                                int B, int Tq, int Tk, int C, int H) {
     int D = C / H;
     float scale = 1.0f / sqrtf((float)D);
@@ -161,8 +164,10 @@ static void attention_backward(float *dq, float *dk, float *dv, float *datt, con
             size_t oq = (size_t)b * Tq * C + (size_t)h * D, ok = (size_t)b * Tk * C + (size_t)h * D;
             size_t oa = ((size_t)b * H + h) * Tq * Tk;
             const float *t = sup_t && sup_t[h] ? sup_t[h] + (size_t)b * Tq * Tk : NULL;
+            int n = qlen ? (qlen[b] < 0 ? 0 : qlen[b] > Tq ? Tq : qlen[b]) : Tq;
             attention_head_backward(dq + oq, dk + ok, dv + ok, datt + oa, datty + oq, q + oq, k + ok, v + ok,
-                                    att + oa, t, t ? sup_c[h] : 0.0f, scale, Tq, Tk, D, C);
+                                    att + oa, t, t ? sup_c[h] : 0.0f, scale, n, Tk, D, C);
+            for (int i = n; i < Tq; i++) memset(dq + oq + (size_t)i * C, 0, (size_t)D * sizeof(float));
         }
 }
 
@@ -190,7 +195,8 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
     model_linear_backward(w->m, qlen, Tq, w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
                           p->wo + l * CC, B * Tq, C, C);
     attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
-                       a->v + l * nk, att, any ? sup_t : NULL, sup_c, B, Tq, Tk, C, H);
+                       a->v + l * nk, att, any ? sup_t : NULL, sup_c, w->m->pad_skip ? qlen : NULL,
+                       B, Tq, Tk, C, H);
     float *dw[3] = { g->wq + l * CC, g->wk + l * CC, g->wv + l * CC };
     float *db[3] = { g->bq + lc, g->bk + lc, g->bv + lc };
     const float *dout[3] = { w->dq, w->dk, w->dv };
