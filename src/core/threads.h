@@ -12,8 +12,10 @@
  *   thread_tune_end(&tt);      (gives the upper bound back to OpenMP)
  *
  * Without OpenMP, or with an upper bound of 1, it does nothing.  The first step
- * (allocations) is never timed.  Results do not depend on the choice beyond the
- * order of float sums that the kernels split between threads. */
+ * (allocations) is never timed.  Results do not depend on the choice: with an
+ * upper bound of 2 or more a training step always cuts its batch into two halves
+ * (model/model_twin.c), and the choice only decides whether they run side by side
+ * or one after the other, with the same bits. */
 #ifndef ATTNVIZ_THREADS_H
 #define ATTNVIZ_THREADS_H
 
