@@ -171,8 +171,9 @@ static void attention_backward(float *dq, float *dk, float *dv, float *datt, con
         }
 }
 
-/* Multi-head attention of layer l: dxq (B,Tq,C) += ∂/∂xq, dxkv (B,Tk,C) += ∂/∂xkv
- * (the same buffer for self-attention), gradients of W_q… b_o added to g. */
+/* Multi-head attention of layer l: dxq (B,Tq,C) = ∂/∂xq (overwritten), dxkv (B,Tk,C)
+ * += ∂/∂xkv (the same buffer for self-attention: then = ∂/∂x), gradients of W_q… b_o
+ * added to g. */
 static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
                          const AttnActs *a, const AttnParams *p, AttnParams *g, ModelAttnKind kind, int l,
                          const float *xq, const float *xkv, int B, int Tq, int Tk, int C, int H) {
@@ -191,8 +192,7 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
     }
     const int *qlen = kind == MODEL_ATTN_ENC_SELF ? w->m->src_len : w->m->tgt_len;
     const int *klen = kind == MODEL_ATTN_DEC_SELF ? w->m->tgt_len : w->m->src_len;
-    memset(w->datty, 0, nq * sizeof(float));
-    model_linear_backward(w->m, qlen, Tq, w->datty, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
+    model_linear_backward(w->m, qlen, Tq, w->datty, 1, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
                           p->wo + l * CC, B * Tq, C, C);
     attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
                        a->v + l * nk, att, any ? sup_t : NULL, sup_c, w->m->pad_skip ? qlen : NULL,
@@ -202,24 +202,24 @@ static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
     const float *dout[3] = { w->dq, w->dk, w->dv };
     const float *wt3[3] = { p->wq + l * CC, p->wk + l * CC, p->wv + l * CC };
     if (dxq == dxkv && xq == xkv && qlen == klen) {     /* self-attention: one input, packed once */
-        model_linear_backward_n(w->m, qlen, Tq, 3, dxq, dw, db, w->wt, dout, xq, wt3, B * Tq, C, C);
+        model_linear_backward_n(w->m, qlen, Tq, 3, dxq, 1, dw, db, w->wt, dout, xq, wt3, B * Tq, C, C);
     } else {
-        model_linear_backward(w->m, qlen, Tq, dxq, dw[0], db[0], w->wt, dout[0], xq, wt3[0], B * Tq, C, C);
-        model_linear_backward_n(w->m, klen, Tk, 2, dxkv, dw + 1, db + 1, w->wt, dout + 1, xkv, wt3 + 1, B * Tk, C, C);
+        model_linear_backward(w->m, qlen, Tq, dxq, 1, dw[0], db[0], w->wt, dout[0], xq, wt3[0], B * Tq, C, C);
+        model_linear_backward_n(w->m, klen, Tk, 2, dxkv, 0, dw + 1, db + 1, w->wt, dout + 1, xkv, wt3 + 1, B * Tk, C, C);
     }
 }
 
-/* FFN of layer l: dx (N,C) += ∂/∂x; len, T: the rows' lengths, padded length. */
+/* FFN of layer l: dx (N,C) = ∂/∂x (overwritten); len, T: the rows' lengths, padded length. */
 static void ffn_backward(Bwd *w, const int *len, int T, float *dx, const float *dproj, const FfnActs *a,
                          const FfnParams *p, FfnParams *g, int l, const float *x, int N, int C, int F) {
     size_t nf = (size_t)N * F, CF = (size_t)C * F;
-    model_ffn_backward(w->m, len, T, dx, w->dh, w->wt, dproj, a->h + l * nf, x,
+    model_ffn_backward(w->m, len, T, dx, 1, w->dh, w->wt, dproj, a->h + l * nf, x,
                        p->w1 + l * CF, g->w1 + l * CF, g->b1 + (size_t)l * F,
                        p->w2 + l * CF, g->w2 + l * CF, g->b2 + (size_t)l * C, N, C, F);
 }
 
 /* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).
- * Returns ∂loss/∂(sub-layer output) and zeroes w->dfin for the sub-layer to fill.
+ * Returns ∂loss/∂(sub-layer output); the sub-layer then overwrites w->dfin.
  *   post-norm: after = LN(res), res = before + f(before)  → dproj = LN'ᵀ·ds
  *   pre-norm:  after = before + f(LN(before))              → dproj = ds
  * With dropout (drop_all: the forward's masks) f is proj ⊙ mask, so dproj ⊙ mask
@@ -227,7 +227,6 @@ static void ffn_backward(Bwd *w, const int *len, int T, float *dx, const float *
 static const float *sub_back_begin(Bwd *w, int pre, const float *res_all, const float *drop_all,
                                    const NormActs *na, const NormParams *np, NormParams *gn,
                                    int l, int N, int C) {
-    memset(w->dfin, 0, sizeof(float) * (size_t)N * C);
     size_t nc = (size_t)N * C;
     const float *d = w->ds;
     if (!pre) {
@@ -459,8 +458,7 @@ float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSuper
     if (dec) final = c->prenorm ? m->acts.dec_lnf.out : model_decoder_stream(m);
     else final = model_encoder_output(m);
     int N = B * To;
-    memset(w.ds, 0, sizeof(float) * (size_t)N * C);
-    model_linear_backward(m, m->out_len, To, w.ds, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final,
+    model_linear_backward(m, m->out_len, To, w.ds, 1, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final,
                           m->params.out_w, N, C, V);
     if (dec) {
         decoder_backward(m, &w);

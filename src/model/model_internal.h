@@ -33,19 +33,21 @@ void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, con
  * When the forward set m->pad_skip (m->training), the rows of item b at or past
  * len[b] (rows of (B, T, ·) with N = B·T) are left out of the product: the forward
  * writes 0 there, the backward adds nothing there and leaves them out of dw, dbias.
- * Without pad_skip or len, plain matmul_forward / matmul_backward.  model_pad_prepare
+ * Without pad_skip or len, plain matmul_forward / matmul_backward.  The backward
+ * ADDS to dinp, or with `set` overwrites it (0 at pad rows): a zeroed gradient
+ * buffer is then neither cleared by the caller nor packed.  model_pad_prepare
  * sizes the packing scratch for a batch (B, S, T). */
 int model_pad_prepare(Model *m, int B, int S, int T);
 void model_linear_forward(const Model *m, const int *len, int T, float *out, const float *inp,
                           const float *w, const float *bias, int N, int K, int M);
-void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
+void model_linear_backward(const Model *m, const int *len, int T, float *dinp, int set, float *dw, float *dbias,
                            float *wt, const float *dout, const float *inp, const float *w,
                            int N, int K, int M);
 /* The same for n_out projections of one input, packed once (Q, K, V). */
 void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, float *const *out,
                             const float *inp, const float *const *w, const float *const *bias,
                             int N, int K, int M);
-void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp,
+void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp, int set,
                              float *const *dw, float *const *dbias, float *wt, const float *const *dout,
                              const float *inp, const float *const *w, int N, int K, int M);
 /* The feed-forward block relu(x·w1 + b1)·w2 + b2; its hidden h stays packed
@@ -53,7 +55,7 @@ void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, f
 void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *proj, const float *x,
                        const float *w1, const float *b1, const float *w2, const float *b2,
                        int N, int C, int F);
-void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float *dh, float *wt,
+void model_ffn_backward(const Model *m, const int *len, int T, float *dx, int set, float *dh, float *wt,
                         const float *dproj, const float *h, const float *x,
                         const float *w1, float *gw1, float *gb1, const float *w2, float *gw2, float *gb2,
                         int N, int C, int F);

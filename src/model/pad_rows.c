@@ -67,10 +67,10 @@ void model_linear_forward(const Model *m, const int *len, int T, float *out, con
     model_linear_forward_n(m, len, T, 1, &out, inp, &w, &bias, N, K, M);
 }
 
-void model_linear_backward(const Model *m, const int *len, int T, float *dinp, float *dw, float *dbias,
+void model_linear_backward(const Model *m, const int *len, int T, float *dinp, int set, float *dw, float *dbias,
                            float *wt, const float *dout, const float *inp, const float *w,
                            int N, int K, int M) {
-    model_linear_backward_n(m, len, T, 1, dinp, &dw, &dbias, wt, &dout, inp, &w, N, K, M);
+    model_linear_backward_n(m, len, T, 1, dinp, set, &dw, &dbias, wt, &dout, inp, &w, N, K, M);
 }
 
 /* Projections of one input (Q, K, V of self-attention; K, V of cross-attention):
@@ -92,12 +92,13 @@ void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, fl
     }
 }
 
-/* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ (accumulated packed, unpacked once;
- * dinp NULL: not wanted), dw[i], dbias[i] += Σ over the non-pad rows. */
-void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp,
+/* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ, or = with `set` (accumulated packed,
+ * unpacked once; dinp NULL: not wanted), dw[i], dbias[i] += Σ over the non-pad rows. */
+void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp, int set,
                              float *const *dw, float *const *dbias, float *wt, const float *const *dout,
                              const float *inp, const float *const *w, int N, int K, int M) {
     if (!packs(m, len, N, T)) {
+        if (dinp && set) memset(dinp, 0, (size_t)N * K * sizeof(float));
         for (int i = 0; i < n_out; i++) matmul_backward(dinp, dw[i], dbias[i], wt, dout[i], inp, w[i], N, K, M);
         return;
     }
@@ -105,12 +106,13 @@ void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, f
     size_t third = m->pack_cap / 3;
     float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
     int n = pack_rows(pin, inp, len, B, T, K);
-    if (dinp) pack_rows(pdin, dinp, len, B, T, K);   /* accumulate onto dinp's own rows, in */
-    for (int i = 0; i < n_out; i++) {                /* the order of the unpacked products */
+    if (dinp && set) memset(pdin, 0, (size_t)n * K * sizeof(float));
+    else if (dinp) pack_rows(pdin, dinp, len, B, T, K);   /* accumulate onto dinp's own rows, in */
+    for (int i = 0; i < n_out; i++) {                     /* the order of the unpacked products */
         pack_rows(pd, dout[i], len, B, T, M);
         matmul_backward(dinp ? pdin : NULL, dw[i], dbias[i], wt, pd, pin, w[i], n, K, M);
     }
-    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, 0);
+    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, set);
 }
 
 /* Feed-forward block proj = relu(x·w1 + b1)·w2 + b2 with x, proj (N, C).  When
@@ -136,8 +138,8 @@ void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *p
     unpack_rows(proj, pout, len, B, T, C, 1);
 }
 
-/* dx (N, C) += ∂/∂x, gradients of w1 b1 w2 b2 added; dh: scratch of N·F floats. */
-void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float *dh, float *wt,
+/* dx (N, C) += ∂/∂x (= with `set`), gradients of w1 b1 w2 b2 added; dh: scratch of N·F floats. */
+void model_ffn_backward(const Model *m, const int *len, int T, float *dx, int set, float *dh, float *wt,
                         const float *dproj, const float *h, const float *x,
                         const float *w1, float *gw1, float *gb1, const float *w2, float *gw2, float *gb2,
                         int N, int C, int F) {
@@ -147,7 +149,10 @@ void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float 
     if (packed) {
         n = pack_rows(pd, dproj, len, B, T, C);
         pack_rows(pin, x, len, B, T, C);
-        pack_rows(pdx, dx, len, B, T, C);
+        if (set) memset(pdx, 0, (size_t)n * C * sizeof(float));
+        else pack_rows(pdx, dx, len, B, T, C);
+    } else if (set) {
+        memset(dx, 0, (size_t)N * C * sizeof(float));
     }
     size_t nf = (size_t)n * F;
     memset(dh, 0, nf * sizeof(float));
@@ -155,5 +160,5 @@ void model_ffn_backward(const Model *m, const int *len, int T, float *dx, float 
     OMP_SIMD
     for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
     matmul_backward(packed ? pdx : dx, gw1, gb1, wt, dh, packed ? pin : x, w1, n, C, F);
-    if (packed) unpack_rows(dx, pdx, len, B, T, C, 0);
+    if (packed) unpack_rows(dx, pdx, len, B, T, C, set);
 }
