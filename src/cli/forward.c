@@ -185,7 +185,7 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
     thread_tune_init(&tune);
     Model twin;                                    /* as train_run: two threads split the batch */
     memset(&twin, 0, sizeof twin);
-    if (tune.max > 1 && model_twin_init(&twin, m)) { cli_error("%s", twin.err); goto done; }
+    if (thread_tune_halves(&tune) && model_twin_init(&twin, m)) { cli_error("%s", twin.err); goto done; }
     m->training = 1;                               /* as train_step: pad rows skipped (no dropout) */
     /* untimed: step 0 (allocations) and, with two threads, the tuner's first
      * measurement (THREADS_TUNE_STEPS steps with each setting), which training
@@ -195,7 +195,7 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
         if (it == warm) cpu0 = cpu_seconds();
         thread_tune_before(&tune);
         double t0 = now_seconds();
-        if (model_zero_grad(m) || isnan(model_train_step(m, tune.max > 1 ? &twin : NULL, src, sl, S, tgt, tl, T, B, y, 0.05f, NULL, 0))) {
+        if (model_zero_grad(m) || isnan(model_train_step(m, thread_tune_halves(&tune) ? &twin : NULL, src, sl, S, tgt, tl, T, B, y, 0.05f, NULL, 0))) {
             cli_error("%s", m->err);
             model_free(&twin);
             goto done;

@@ -53,3 +53,5 @@ void thread_tune_end(ThreadTune *t) {
     (void)t;
 #endif
 }
+
+int thread_tune_halves(const ThreadTune *t) { return t->max == 2; }

@@ -13,9 +13,11 @@
  *
  * Without OpenMP, or with an upper bound of 1, it does nothing.  The first step
  * (allocations) is never timed.  Results do not depend on the choice: with an
- * upper bound of 2 or more a training step always cuts its batch into two halves
+ * upper bound of 2 a training step always cuts its batch into two halves
  * (model/model_twin.c), and the choice only decides whether they run side by side
- * or one after the other, with the same bits. */
+ * or one after the other, with the same bits.  With more threads the choice
+ * changes only the order of the float sums that the kernels split between
+ * threads. */
 #ifndef ATTNVIZ_THREADS_H
 #define ATTNVIZ_THREADS_H
 
@@ -34,5 +36,10 @@ void thread_tune_before(ThreadTune *t);                 /* sets the step's threa
 void thread_tune_after(ThreadTune *t, double seconds);  /* the step's wall time */
 int  thread_tune_threads(const ThreadTune *t);          /* threads in use now */
 void thread_tune_end(ThreadTune *t);
+/* Whether a training step cuts its batch in two, one half per thread
+ * (model/model_twin.c): when exactly two threads are allowed, the case measured
+ * on the 2-core development machine.  With more, the step cuts its products
+ * between all of them instead, as before. */
+int  thread_tune_halves(const ThreadTune *t);
 
 #endif

@@ -684,13 +684,13 @@ static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, con
     /* a training forward: pad rows left out of the products, and dropout only in
      * this forward (snapshots and evaluation never drop); the backward applies
      * the masks this forward stored.  When OpenMP may use two threads, each half
-     * of the batch has its own (model_train_step, the twin L->twin); the step
-     * cuts the batch in two even when the thread tuner picks one, so the
-     * result does not depend on that timing-based choice. */
+     * of the batch has its own (model_train_step, the twin L->twin,
+     * thread_tune_halves); the step cuts the batch in two even when the thread
+     * tuner picks one, so the result does not depend on that timing-based choice. */
     m->training = 1;
     m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
     if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
-    float loss = model_train_step(m, L->tune.max > 1 ? &L->twin : NULL, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B,
+    float loss = model_train_step(m, thread_tune_halves(&L->tune) ? &L->twin : NULL, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B,
                                   b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
     m->training = 0;
     if (isnan(loss))
@@ -737,7 +737,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
     TrainLoop L;
     loop_init(&L, o, start_step);
     int rc = -1;
-    if (L.tune.max > 1 && model_twin_init(&L.twin, m)) { errmsg_set(err, errlen, "%s", L.twin.err); goto done; }
+    if (thread_tune_halves(&L.tune) && model_twin_init(&L.twin, m)) { errmsg_set(err, errlen, "%s", L.twin.err); goto done; }
     for (long step = start_step; step <= o->steps; step++) {
         if (snapshot_if_due(&L, m, o, step, start_step, err, errlen)) goto done;
         if (step == o->steps) break;
