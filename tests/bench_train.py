@@ -23,6 +23,13 @@ of 1 and 2 threads.  Both sides run with GOMP_SPINCOUNT=10000 (attnviz's default
 see src/cli/main.c; on a shared 2-core machine the libgomp default of 300,000
 spins made two threads slower than one for both).  Peak resident memory is each process's ru_maxrss (wait4),
 PyTorch's includes the Python interpreter and the torch library.
+PyTorch with its memory kept: PyTorch frees its tensors after every step and glibc's
+malloc hands large blocks back to the kernel, so the next step takes page faults on
+fresh memory (on the 2-core VM of issue 13, 15% of PyTorch's profile).  The bench
+also runs PyTorch with MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ and
+MALLOC_TOP_PAD_ set so the freed memory stays in the process, and prints the ratios
+against that PyTorch too (a setting of glibc, not of PyTorch; attnviz allocates
+once and takes no page faults a step, so the setting does not change it).
 """
 import os, subprocess, sys, time
 
@@ -133,6 +140,14 @@ def thread_env(n):
     return env
 
 
+KEEP_MEMORY = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "4294967295",
+               "MALLOC_TOP_PAD_": "268435456"}
+
+
+def keep_memory(env):
+    return dict(env, **KEEP_MEMORY)
+
+
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
@@ -155,29 +170,49 @@ def bench_shape(attnviz, work, shape, rounds):
     me = [attnviz, "forward", "--model", path, "--bench", str(s["steps"]), "--batch", str(BATCH),
           "--len", str(SRC_MEAN), "--tgt-len", str(TGT_MEAN)]
     them = lambda n: [TORCH_PY, os.path.abspath(__file__), "--torch-worker", shape, str(n)]
-    r = {k: [] for k in ("a1", "t1", "a2", "t2")}
-    cpu = {"a1": [], "t1": []}
+    runs = (("a1", me, thread_env(1)), ("t1", them(1), thread_env(1)),
+            ("a2", me, thread_env(2)), ("t2", them(2), thread_env(2)),
+            ("k1", them(1), keep_memory(thread_env(1))), ("k2", them(2), keep_memory(thread_env(2))))
+    r = {key: [] for key, _, _ in runs}
+    cpu = {"a1": [], "t1": [], "k1": []}
     mem = {"a": 0.0, "t": 0.0}
     for _ in range(rounds):       # interleaved: every configuration once per round
-        for key, argv, env in (("a1", me, thread_env(1)), ("t1", them(1), thread_env(1)),
-                               ("a2", me, thread_env(2)), ("t2", them(2), thread_env(2))):
+        for key, argv, env in runs:
             tps, cpu_ms, rss = measure(argv, env)
             r[key].append(tps)
             if key in cpu:
                 cpu[key].append(cpu_ms)
-            mem[key[0]] = max(mem[key[0]], rss)
+            if key[0] in mem:
+                mem[key[0]] = max(mem[key[0]], rss)
     a1, t1, a2 = median(r["a1"]), median(r["t1"]), median(r["a2"])
     t2 = max(t1, median(r["t2"]))          # PyTorch at its best thread setting
+    k1 = median(r["k1"])
+    k2 = max(k1, median(r["k2"]))
     print(f"{shape}: d_model {s['d_model']}, {s['heads']} heads, {s['enc']}+{s['dec']} layers, "
           f"d_ff {s['d_ff']}, vocab {VOCAB}, batch {BATCH}, {rounds} rounds (median tokens/s)")
     print(f"  1 thread   attnviz {a1:8.0f}  pytorch {t1:8.0f}  ratio {a1 / t1:.2f}x")
     print(f"  2 threads  attnviz {a2:8.0f}  pytorch {t2:8.0f}  ratio {a2 / t2:.2f}x"
           f"   (pytorch 1 thread {t1:.0f}, 2 threads {median(r['t2']):.0f})")
-    ca, ct = median(cpu["a1"]), median(cpu["t1"])
+    print(f"  pytorch with its memory kept (glibc MALLOC_* settings): 1 thread {k1:.0f}  ratio {a1 / k1:.2f}x;"
+          f"  best {k2:.0f}  ratio {a2 / k2:.2f}x")
+    ca, ct, ck = median(cpu["a1"]), median(cpu["t1"]), median(cpu["k1"])
     print(f"  1 thread, CPU time a step (steadier when the machine is shared): attnviz {ca:.1f} ms  "
-          f"pytorch {ct:.1f} ms  ratio {ct / ca:.2f}x")
+          f"pytorch {ct:.1f} ms  ratio {ct / ca:.2f}x  (memory kept: {ck:.1f} ms, {ck / ca:.2f}x)")
     print(f"  peak resident memory  attnviz {mem['a']:.0f} MiB  pytorch {mem['t']:.0f} MiB")
-    return a1 / t1, a2 / t2
+    return a1 / t1, a2 / t2, a1 / k1, a2 / k2
+
+
+def blas_core():
+    """The kernel set OpenBLAS picks in this environment (OPENBLAS_CORETYPE, if set, decides)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        name = lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "unknown (libopenblas.so.0 not loadable)"
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    return name + (f" (OPENBLAS_CORETYPE={pinned} in the environment)" if pinned else " (detected)")
 
 
 def main():
@@ -193,9 +228,12 @@ def main():
     shapes = os.environ.get("BENCH_SHAPES", "small,large").split(",")
     print("training tokens/s (source + target non-pad tokens per step / step time), "
           "attnviz vs PyTorch in the same run")
+    print(f"OpenBLAS kernels (both sides, the same library): {blas_core()}")
     ratios = {sh: bench_shape(attnviz, work, sh, rounds) for sh in shapes}
     print("ratios (attnviz / PyTorch): " +
-          ", ".join(f"{sh} {r1:.2f}x 1 thread, {r2:.2f}x 2 threads" for sh, (r1, r2) in ratios.items()))
+          ", ".join(f"{sh} {r[0]:.2f}x 1 thread, {r[1]:.2f}x 2 threads" for sh, r in ratios.items()))
+    print("ratios (attnviz / PyTorch with its memory kept): " +
+          ", ".join(f"{sh} {r[2]:.2f}x 1 thread, {r[3]:.2f}x 2 threads" for sh, r in ratios.items()))
 
 
 if __name__ == "__main__":
