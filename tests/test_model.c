@@ -1,6 +1,7 @@
 /* test_model.c — the Transformer: positional encoding, masks, padding, probe,
  * parameter table; gradient checks of the backward pass (central differences). */
 #include "check.h"
+#include "core/tensor.h"
 #include "model/model.h"
 #include "model/model_internal.h"
 #include "trace/trace.h"
@@ -471,10 +472,13 @@ TEST(model_dropout_fraction_and_expectation) {
 }
 
 /* Inference never drops: with the training flag off a model with P = 0.3 gives the
- * logits and gradients of P = 0, bit for bit, and keeps no masks; training with
- * P = 0 is the same too, except that a training forward leaves the pad rows out of
- * its products (pad_rows.c), so the pad rows of its logits are 0.  Training with
- * P > 0 changes the logits. */
+ * logits and gradients of P = 0, bit for bit, and keeps no masks.  Training with
+ * P = 0 gives them too, except that a training forward leaves the pad rows out of
+ * its products (pad_rows.c), so the pad rows of its logits are 0, and the products
+ * then have fewer rows: a BLAS may round a row differently by how many rows share
+ * the product (OpenBLAS 0.3.21's Haswell kernels do, on an AMD EPYC with AVX-512),
+ * so there the logits and gradients agree to float rounding, not bit for bit.
+ * Training with P > 0 changes the logits. */
 TEST(model_dropout_off_is_identical) {
     for (int pre = 0; pre < 2; pre++) {
         ModelConfig cfg = TINY;
@@ -501,16 +505,21 @@ TEST(model_dropout_off_is_identical) {
                   m.acts.dec_cross.drop == NULL && m.acts.dec_ffn.drop == NULL);
             REQUIRE(model_zero_grad(&m) == 0);
             float loss = model_backward(&m, tg, 0.0f);
-            CHECK(memcmp(&loss, &loss0, sizeof loss) == 0);
+            int exact = !variant || !tensor_blas_enabled();   /* the plain loops: row by row */
+            if (exact) CHECK(memcmp(&loss, &loss0, sizeof loss) == 0);
+            else CHECK_NEAR(loss, loss0, 1e-6 * fabs(loss0));
             for (int b = 0; b < 2; b++)
                 for (int t = 0; t < 4; t++) {
                     size_t o = ((size_t)b * 4 + t) * cfg.vocab_size;
-                    if (!variant || t < TGT_LEN[b])
-                        CHECK(memcmp(l0 + o, m.acts.logits + o, cfg.vocab_size * sizeof(float)) == 0);
-                    else
+                    if (!variant || t < TGT_LEN[b]) {
+                        if (exact) CHECK(memcmp(l0 + o, m.acts.logits + o, cfg.vocab_size * sizeof(float)) == 0);
+                        else CHECK_CLOSE("training logits", m.acts.logits + o, l0 + o, cfg.vocab_size, 1e-6, 1e-5);
+                    } else {
                         for (int v = 0; v < cfg.vocab_size; v++) CHECK(m.acts.logits[o + v] == 0.0f);
+                    }
                 }
-            CHECK(memcmp(g0, m.grads_memory, m.num_params * sizeof(float)) == 0);
+            if (exact) CHECK(memcmp(g0, m.grads_memory, m.num_params * sizeof(float)) == 0);
+            else CHECK_CLOSE("training gradients", m.grads_memory, g0, (int)m.num_params, 1e-6, 1e-4);
         }
         m.dropout = 0.3f;
         m.training = 1;
@@ -708,7 +717,6 @@ TEST(model_backward_accumulates) {
 }
 
 /* ------------------------------------------------------------- kernels */
-#include "core/tensor.h"
 
 static void fill_test(float *x, size_t n, uint64_t seed, int with_zeros) {
     uint64_t s = seed * 0x9E3779B97F4A7C15ULL + 7;
