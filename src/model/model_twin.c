@@ -121,9 +121,8 @@ static float split_step(Model *m, Model *twin, const int *src, const int *src_le
     int cut = split_point(m->config.arch != MODEL_DECODER_ONLY ? src_len : NULL,
                           m->config.arch != MODEL_ENCODER_ONLY ? tgt_len : NULL, B);
     Half h[2] = { { .m = m, .b0 = 0, .nb = cut }, { .m = twin, .b0 = cut, .nb = B - cut } };
-    int par = 0;                       /* the halves side by side, or one after the other */
 #ifdef _OPENMP
-    par = omp_get_max_threads() >= 2;
+    int par = omp_get_max_threads() >= 2;   /* the halves side by side, or one after the other */
 #endif
     twin->training = m->training;
     twin->dropout = m->dropout;
