@@ -6,8 +6,8 @@
  * tests/test_corpus.py. */
 #include "check.h"
 #include "core/fileio.h"
-#include "lesson/corpus.h"
-#include "model/tokenizer.h"
+#include "corpus/corpus.h"
+#include "tokenize/tokenizer.h"
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,8 +3,8 @@
  * and the safetensors reader's own checks on files written here. */
 #include "check.h"
 #include "core/fileio.h"
-#include "model/safetensors.h"
-#include "model/strmap.h"
+#include "core/safetensors.h"
+#include "tokenize/strmap.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

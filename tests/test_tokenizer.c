@@ -1,6 +1,6 @@
 /* test_tokenizer.c — the tokenizer and vocabulary (src/tokenizer.h). */
 #include "check.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <stdlib.h>
 #include <string.h>
 

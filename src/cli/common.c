@@ -1,6 +1,6 @@
 /* common.c — what every subcommand shares: error lines, output folders, options (cli.h). */
 #include "cli/cli.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  *                  [--data DIR] [--out DIR] */
 #include "cli/cli.h"
 #include "core/datadir.h"
-#include "lesson/corpus.h"
+#include "corpus/corpus.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * The lesson itself is lesson/demo.h; this file reads the options, prepares
  * the folder, prints the warnings, the error or the summary. */
 #include "cli/cli.h"
-#include "lesson/demo.h"
+#include "demo/demo.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

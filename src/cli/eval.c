@@ -6,7 +6,7 @@
  *                [--ablation] [--ablate MAP.H,…] */
 #include "cli/cli.h"
 #include "model/model.h"
-#include "lesson/eval.h"
+#include "train/eval.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
 #include "pipeline/model_file.h"

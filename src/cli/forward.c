@@ -12,11 +12,11 @@
 #include "core/fileio.h"
 #include "core/rng.h"
 #include "core/threads.h"
-#include "lesson/train.h"
+#include "train/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include "pipeline/importance.h"
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include "trace/trace.h"
 #include <cJSON.h>
 #ifdef _OPENMP

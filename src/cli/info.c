@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include "pipeline/model_file.h"
 #include <cJSON.h>
 #include <stdio.h>

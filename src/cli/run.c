@@ -8,7 +8,7 @@
  * each (sentence-1/ …) with an index.html linking them; --batch runs them
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include "pipeline/hf_run.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"

@@ -9,7 +9,7 @@
  * staging folder and moved into --out only when all are written (fileio.h). */
 #include "core/attention.h"
 #include "cli/cli.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include "core/jsonmat.h"
 #include "render/render.h"
 #include "render/stepview.h"

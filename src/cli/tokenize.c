@@ -6,7 +6,7 @@
  * any Unicode); without it a line is the text, its newline left out.
  * The ids are the tokenizer's alone: BERT's [CLS]/[SEP] are not added. */
 #include "cli/cli.h"
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,12 +7,12 @@
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
 #include "core/fileio.h"
-#include "lesson/corpus.h"
-#include "lesson/eval.h"
-#include "lesson/train.h"
+#include "corpus/corpus.h"
+#include "train/eval.h"
+#include "train/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include "pipeline/model_file.h"
 #include "pipeline/sentence.h"
 #include <limits.h>

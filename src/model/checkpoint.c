@@ -2,7 +2,7 @@
 #include "model/checkpoint.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>

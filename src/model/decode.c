@@ -2,7 +2,7 @@
  * `eval`, so eval measures exactly what the pictures show. */
 #include "model/decode.h"
 #include "core/errmsg.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #ifndef ATTNVIZ_HF_RUN_H
 #define ATTNVIZ_HF_RUN_H
 #include <stddef.h>
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include "pipeline/pictures.h"
 #include "pipeline/sentence.h"
 #include "trace/trace.h"

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include "core/datadir.h"
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 #define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"           /* "taught"   */
 #define MODEL_FILE_UNTAUGHT_NAME "attnviz-en-fr-vi-untaught.safetensors"  /* "untaught" */

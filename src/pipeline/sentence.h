@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include "model/decode.h"
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 typedef struct {
     const char *text;        /* as given (borrowed)                               */

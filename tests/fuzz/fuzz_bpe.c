@@ -2,7 +2,7 @@
  * Input: vocab.json NUL merges.txt NUL text.  Loading returns a tokenizer or
  * NULL with a message; encoding any text gives ids inside the vocabulary or
  * -1 with a message.  Seeds: tests/fuzz/bpe/ (a small vocabulary). */
-#include "model/bpe.h"
+#include "tokenize/bpe.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,7 +1,7 @@
 /* fuzz_hf_config.c — libFuzzer harness for config.json reading
  * (model/hf_config.h): any bytes as DIR/config.json; 0 with sane numbers
  * or -1 with a message.  Seeds: tests/fuzz/hf_config/. */
-#include "model/hf_config.h"
+#include "family/hf_config.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

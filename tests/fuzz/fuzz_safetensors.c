@@ -2,7 +2,7 @@
  * reader (model/safetensors.h): any bytes as a .safetensors file.  Opening
  * returns 0 or -1 with a message; every tensor it lists reads (or is refused)
  * without reading outside the file.  Seeds: tests/fuzz/safetensors/. */
-#include "model/safetensors.h"
+#include "core/safetensors.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -4,7 +4,7 @@
  * never crash; when it succeeds, the tokens joined by spaces must re-tokenize
  * to themselves (the property tokenizer.h promises and run's --target uses).
  * Built and run by `make fuzz` (seed corpus: tests/fuzz/tokenizer/). */
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

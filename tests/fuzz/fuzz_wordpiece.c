@@ -2,7 +2,7 @@
  * (model/wordpiece.h).  Input: one flag byte (bit 0 lower, bit 1 strip
  * accents), vocab.txt NUL text.  Ids stay inside the vocabulary, or -1 with a
  * message.  Seeds: tests/fuzz/wordpiece/. */
-#include "model/wordpiece.h"
+#include "tokenize/wordpiece.h"
 #include "fuzz_scratch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

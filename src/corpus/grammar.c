@@ -1,6 +1,6 @@
 /* grammar.c — composes English sentences with their French and Vietnamese
  * translations (see grammar.h; conventions in samples/corpus/README.md). */
-#include "lesson/grammar.h"
+#include "corpus/grammar.h"
 #include "core/errmsg.h"
 #include "core/rng.h"
 #include <stdio.h>

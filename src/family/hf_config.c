@@ -1,5 +1,5 @@
 /* hf_config.c — see hf_config.h. */
-#include "model/hf_config.h"
+#include "family/hf_config.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <cJSON.h>

@@ -6,7 +6,7 @@
  * Every figure in a caption is measured: on this sentence by the knock-outs
  * run here, over the held-out split by `attnviz eval --ablation` (read from
  * each checkpoint's metadata, "eval_ablation"). */
-#include "lesson/demo.h"
+#include "demo/demo.h"
 #include "model/checkpoint.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"

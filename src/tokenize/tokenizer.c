@@ -1,5 +1,5 @@
 /* tokenizer.c — UTF-8 word-level tokenizer and vocabulary (see tokenizer.h). */
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* lexicon.c — reads the corpus lexicon (see lexicon.h and samples/corpus/README.md). */
-#include "lesson/lexicon.h"
+#include "corpus/lexicon.h"
 #include "core/errmsg.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

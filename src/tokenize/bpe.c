@@ -1,9 +1,9 @@
 /* bpe.c — see bpe.h. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "model/bpe.h"
+#include "tokenize/bpe.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
-#include "model/strmap.h"
+#include "tokenize/strmap.h"
 #include <cJSON.h>
 #include <pcre2.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* corpus.c — corpus generator and TSV reader (see corpus.h and
  * samples/corpus/README.md for the data format). */
-#include "lesson/corpus.h"
-#include "lesson/grammar.h"
-#include "lesson/lexicon.h"
+#include "corpus/corpus.h"
+#include "corpus/grammar.h"
+#include "corpus/lexicon.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 /* ---- data ---- */
 typedef struct {

@@ -4,7 +4,7 @@
  * (8).  Each sentence goes through the sentence pipeline (pipeline/sentence.h):
  * greedy translation, or teacher forcing where a target is given, then
  * model_trace. */
-#include "lesson/demo.h"
+#include "demo/demo.h"
 #include "model/checkpoint.h"
 #include "pipeline/sentence.h"
 #include "render/mapview.h"

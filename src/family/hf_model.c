@@ -1,9 +1,9 @@
 /* hf_model.c — see hf_model.h. */
-#include "model/hf_model.h"
+#include "family/hf_model.h"
 #include "core/attention.h"
 #include "core/errmsg.h"
 #include "core/tensor.h"
-#include "model/safetensors.h"
+#include "core/safetensors.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* eval.c — the translation and attention metrics of `attnviz eval` (see eval.h). */
-#include "lesson/eval.h"
+#include "train/eval.h"
 #include "core/errmsg.h"
 #include "core/strbuf.h"
-#include "lesson/corpus.h"
+#include "corpus/corpus.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
 #include "trace/maps.h"

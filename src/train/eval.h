@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include "core/strbuf.h"
 #include "model/model.h"
-#include "model/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 #define EVAL_MAX_LAYERS 8
 #define EVAL_MAX_HEADS  16

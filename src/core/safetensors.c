@@ -1,5 +1,5 @@
 /* safetensors.c — see safetensors.h. */
-#include "model/safetensors.h"
+#include "core/safetensors.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <cJSON.h>

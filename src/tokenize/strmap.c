@@ -1,5 +1,5 @@
 /* strmap.c — see strmap.h. */
-#include "model/strmap.h"
+#include "tokenize/strmap.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

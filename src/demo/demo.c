@@ -1,5 +1,5 @@
 /* demo.c — the lesson's driver and the helpers its parts share (see demo.h). */
-#include "lesson/demo.h"
+#include "demo/demo.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

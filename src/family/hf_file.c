@@ -1,5 +1,5 @@
 /* hf_file.c — see hf_file.h. */
-#include "pipeline/hf_file.h"
+#include "family/hf_file.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <cJSON.h>

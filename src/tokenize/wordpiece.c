@@ -1,8 +1,8 @@
 /* wordpiece.c — see wordpiece.h. */
-#include "model/wordpiece.h"
+#include "tokenize/wordpiece.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
-#include "model/strmap.h"
+#include "tokenize/strmap.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

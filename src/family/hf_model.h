@@ -29,8 +29,8 @@
 #ifndef ATTNVIZ_HF_MODEL_H
 #define ATTNVIZ_HF_MODEL_H
 #include <stddef.h>
-#include "model/hf_config.h"
-#include "model/safetensors.h"
+#include "family/hf_config.h"
+#include "core/safetensors.h"
 #include "trace/trace.h"
 
 /* One layer's weights. */

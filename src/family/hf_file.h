@@ -15,9 +15,9 @@
 #ifndef ATTNVIZ_HF_FILE_H
 #define ATTNVIZ_HF_FILE_H
 #include <stddef.h>
-#include "model/bpe.h"
-#include "model/hf_model.h"
-#include "model/wordpiece.h"
+#include "tokenize/bpe.h"
+#include "family/hf_model.h"
+#include "tokenize/wordpiece.h"
 
 typedef struct {
     HfModel m;

@@ -1,6 +1,6 @@
 /* train.c — batches, Adam, schedule, the training loop, checkpoints, resume and
  * snapshots (see train.h). */
-#include "lesson/train.h"
+#include "train/train.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/rng.h"

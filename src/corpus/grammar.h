@@ -19,7 +19,7 @@
  * documented in samples/corpus/README.md. */
 #ifndef ATTNVIZ_GRAMMAR_H
 #define ATTNVIZ_GRAMMAR_H
-#include "lesson/lexicon.h"
+#include "corpus/lexicon.h"
 #include <stddef.h>
 #include <stdint.h>
 
