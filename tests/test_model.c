@@ -937,6 +937,7 @@ static void split_case(ModelArch arch, int prenorm) {
     memcpy(g0, m.grads_memory, m.num_params * sizeof(float));
 
     REQUIRE(model_twin_init(&twin, &m) == 0);
+    const ModelBatch batch = { .src = src, .src_len = sl, .S = S, .tgt = tgt, .tgt_len = tl, .T = T, .B = B };
     float *g2 = malloc(m.num_params * sizeof(float));
     REQUIRE(g2);
 #ifdef _OPENMP
@@ -947,7 +948,7 @@ static void split_case(ModelArch arch, int prenorm) {
         omp_set_num_threads(rep ? 1 : 2);
 #endif
         REQUIRE(model_zero_grad(&m) == 0);
-        float loss = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+        float loss = model_train_step(&m, &twin, &batch, y, 0.1f, sup, n_sup);
         CHECK(m.B > 0 && m.B < B);                 /* m ran one half only */
         CHECK_NEAR(loss, loss0, 1e-6);
         for (int i = 0; i < n_sup; i++) {
@@ -965,7 +966,7 @@ static void split_case(ModelArch arch, int prenorm) {
     /* a bad token in the second half: NAN and the twin's message in m->err */
     tgt[4 * T] = src[4 * S] = cfg.vocab_size + 3;
     m.err[0] = 0;
-    float bad = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+    float bad = model_train_step(&m, &twin, &batch, y, 0.1f, sup, n_sup);
     CHECK(isnan(bad) && m.err[0] != 0);
     CHECK(m.loss_count == 0 && twin.loss_count == 0);
     model_free(&twin);
