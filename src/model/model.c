@@ -904,8 +904,10 @@ static int trace_layer(Model *m, Trace *tr, int b, const char *stack, const char
     char id[64];
     snprintf(id, sizeof id, "%s.%d.%s", stack, l, kind);
     const unsigned char *mk = mask + (size_t)b * Tq * Tk;
-    TraceMap *map = trace_add_map(tr, id, stack, l, kind, (const char *const *)qtok, Tq,
-                                  (const char *const *)ktok, Tk, D, D, mk, -INFINITY, H);
+    TraceMap *map = trace_add_map(tr, &(TraceMapSpec){.id = id, .stack = stack, .layer = l, .kind = kind,
+                                                      .queries = (const char *const *)qtok, .Tq = Tq,
+                                                      .keys = (const char *const *)ktok, .Tk = Tk, .d_k = D, .Dv = D,
+                                                      .mask = mk, .mask_fill = -INFINITY, .n_heads = H});
     if (!map) return -1;
     for (int h = 0; h < H; h++) {
         const float *w = aa->att + (((size_t)l * B + b) * H + h) * Tq * Tk;
