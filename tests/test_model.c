@@ -856,10 +856,10 @@ static void head_backward_case(int Tq, int Tk, int D, int supervised, uint64_t s
     float *dq1 = g1 + D, *dk1 = g1 + nq + D, *dv1 = g1 + nq + nk + D;
     float *dq2 = g2 + D, *dk2 = g2 + nq + D, *dv2 = g2 + nq + nk + D;
     float scale = 1.0f / sqrtf((float)D), cs = supervised ? 0.25f : 0.0f;
-    attention_head_backward_ref(dq1, dk1, dv1, dA1, dy + D, q + D, k + D, v + D, A,
-                                supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
-    attention_head_backward(dq2, dk2, dv2, dA2, dy + D, q + D, k + D, v + D, A,
-                            supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
+    AttnHeadGrad hg = { .q = q + D, .k = k + D, .v = v + D, .A = A, .dy = dy + D, .t = supervised ? t : NULL,
+                        .cs = cs, .scale = scale, .Tq = Tq, .Tk = Tk, .D = D, .ld = ld };
+    attention_head_backward_ref(dq1, dk1, dv1, dA1, &hg);
+    attention_head_backward(dq2, dk2, dv2, dA2, &hg);
     CHECK_CLOSE("head backward dq, dk, dv and the other columns", g2, g1, (int)(2 * nq + 4 * nk), 1e-6, 1e-5);
     double norm = 0;
     for (size_t i = 0; i < 2 * nq + 4 * nk; i++) norm += fabs(g1[i]);
