@@ -856,10 +856,10 @@ static void head_backward_case(int Tq, int Tk, int D, int supervised, uint64_t s
     float *dq1 = g1 + D, *dk1 = g1 + nq + D, *dv1 = g1 + nq + nk + D;
     float *dq2 = g2 + D, *dk2 = g2 + nq + D, *dv2 = g2 + nq + nk + D;
     float scale = 1.0f / sqrtf((float)D), cs = supervised ? 0.25f : 0.0f;
-    attention_head_backward_ref(dq1, dk1, dv1, dA1, dy + D, q + D, k + D, v + D, A,
-                                supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
-    attention_head_backward(dq2, dk2, dv2, dA2, dy + D, q + D, k + D, v + D, A,
-                            supervised ? t : NULL, cs, scale, Tq, Tk, D, ld);
+    AttnHeadGrad hg = { .q = q + D, .k = k + D, .v = v + D, .A = A, .dy = dy + D, .t = supervised ? t : NULL,
+                        .cs = cs, .scale = scale, .Tq = Tq, .Tk = Tk, .D = D, .ld = ld };
+    attention_head_backward_ref(dq1, dk1, dv1, dA1, &hg);
+    attention_head_backward(dq2, dk2, dv2, dA2, &hg);
     CHECK_CLOSE("head backward dq, dk, dv and the other columns", g2, g1, (int)(2 * nq + 4 * nk), 1e-6, 1e-5);
     double norm = 0;
     for (size_t i = 0; i < 2 * nq + 4 * nk; i++) norm += fabs(g1[i]);
@@ -937,6 +937,7 @@ static void split_case(ModelArch arch, int prenorm) {
     memcpy(g0, m.grads_memory, m.num_params * sizeof(float));
 
     REQUIRE(model_twin_init(&twin, &m) == 0);
+    const ModelBatch batch = { .src = src, .src_len = sl, .S = S, .tgt = tgt, .tgt_len = tl, .T = T, .B = B };
     float *g2 = malloc(m.num_params * sizeof(float));
     REQUIRE(g2);
 #ifdef _OPENMP
@@ -947,7 +948,7 @@ static void split_case(ModelArch arch, int prenorm) {
         omp_set_num_threads(rep ? 1 : 2);
 #endif
         REQUIRE(model_zero_grad(&m) == 0);
-        float loss = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+        float loss = model_train_step(&m, &twin, &batch, y, 0.1f, sup, n_sup);
         CHECK(m.B > 0 && m.B < B);                 /* m ran one half only */
         CHECK_NEAR(loss, loss0, 1e-6);
         for (int i = 0; i < n_sup; i++) {
@@ -965,7 +966,7 @@ static void split_case(ModelArch arch, int prenorm) {
     /* a bad token in the second half: NAN and the twin's message in m->err */
     tgt[4 * T] = src[4 * S] = cfg.vocab_size + 3;
     m.err[0] = 0;
-    float bad = model_train_step(&m, &twin, src, sl, S, tgt, tl, T, B, y, 0.1f, sup, n_sup);
+    float bad = model_train_step(&m, &twin, &batch, y, 0.1f, sup, n_sup);
     CHECK(isnan(bad) && m.err[0] != 0);
     CHECK(m.loss_count == 0 && twin.loss_count == 0);
     model_free(&twin);

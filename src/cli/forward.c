@@ -195,7 +195,8 @@ static int forward_bench(Model *m, int steps, int B, int src_mean, int tgt_mean)
         if (it == warm) cpu0 = cpu_seconds();
         thread_tune_before(&tune);
         double t0 = now_seconds();
-        if (model_zero_grad(m) || isnan(model_train_step(m, thread_tune_halves(&tune) ? &twin : NULL, src, sl, S, tgt, tl, T, B, y, 0.05f, NULL, 0))) {
+        ModelBatch batch = {.src = src, .src_len = sl, .S = S, .tgt = tgt, .tgt_len = tl, .T = T, .B = B};
+        if (model_zero_grad(m) || isnan(model_train_step(m, thread_tune_halves(&tune) ? &twin : NULL, &batch, y, 0.05f, NULL, 0))) {
             cli_error("%s", m->err);
             model_free(&twin);
             goto done;

@@ -441,9 +441,11 @@ static int write_outputs(const StepsArgs *a, const char *dir, const StepsInput *
         if (r != 0) { cli_error("%s", err); return -1; }
         trace_add_image(trace, file);
     }
-    TraceMap *m = trace_add_map(trace, "custom", "custom", 0, "custom", (const char *const *)in->qlab, in->Tq,
-                                (const char *const *)in->klab, in->Tk, in->D, in->Dv, in->has_mask ? in->mask : NULL,
-                                in->fill, 1);
+    TraceMap *m = trace_add_map(trace, &(TraceMapSpec){.id = "custom", .stack = "custom", .layer = 0, .kind = "custom",
+                                                       .queries = (const char *const *)in->qlab, .Tq = in->Tq,
+                                                       .keys = (const char *const *)in->klab, .Tk = in->Tk,
+                                                       .d_k = in->D, .Dv = in->Dv, .mask = in->has_mask ? in->mask : NULL,
+                                                       .mask_fill = in->fill, .n_heads = 1});
     if (!m || trace_set_head(m, 0, st->weights, st->scores, st->scaled, st->masked, a->v ? st->output : NULL)) {
         cli_error("out of memory");
         return -1;

@@ -35,7 +35,9 @@ static void fmt_row(char *buf, size_t n, const float *x, int k) {
 /* Adds one custom map with every step to a trace. */
 static int trace_custom(Trace *t, const char *id, const char *const *ql, int Tq, const char *const *kl, int Tk,
                         int d_k, int scaled, const unsigned char *mask, float fill, const AttnSteps *s) {
-    TraceMap *m = trace_add_map(t, id, "custom", 0, "custom", ql, Tq, kl, Tk, d_k, s->Dv, mask, fill, 1);
+    TraceMap *m = trace_add_map(t, &(TraceMapSpec){.id = id, .stack = "custom", .layer = 0, .kind = "custom",
+                                                   .queries = ql, .Tq = Tq, .keys = kl, .Tk = Tk, .d_k = d_k,
+                                                   .Dv = s->Dv, .mask = mask, .mask_fill = fill, .n_heads = 1});
     if (!m) return -1;
     m->scaled_by_sqrt_dk = scaled;
     return trace_set_head(m, 0, s->weights, s->scores, s->scaled, s->masked, s->Dv > 0 ? s->output : NULL);

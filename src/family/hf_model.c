@@ -315,8 +315,11 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
     if (tr) {
         char id[64];
         snprintf(id, sizeof id, gpt ? "decoder.%d.masked_self" : "encoder.%d.self", l);
-        map = trace_add_map(tr, id, gpt ? "decoder" : "encoder", l, gpt ? "masked_self" : "self", tokens, T, tokens, T,
-                            D, D, s->use_mask ? s->mask : NULL, -INFINITY, H);
+        map = trace_add_map(tr, &(TraceMapSpec){.id = id, .stack = gpt ? "decoder" : "encoder", .layer = l,
+                                                .kind = gpt ? "masked_self" : "self", .queries = tokens, .Tq = T,
+                                                .keys = tokens, .Tk = T, .d_k = D, .Dv = D,
+                                                .mask = s->use_mask ? s->mask : NULL, .mask_fill = -INFINITY,
+                                                .n_heads = H});
         if (!map) return -1;
     }
     for (int h = 0; h < H; h++) {

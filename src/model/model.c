@@ -583,54 +583,44 @@ static const float *ablate_values(const Model *m, ModelAttnKind kind, int l) {
 }
 
 /* Multi-head attention of layer l: queries from xq (B,Tq,C), keys/values from
- * xkv (B,Tk,C); writes the layer's q, k, v, att, atty, proj.  The heads of
- * kind that are knocked out (model_ablate_head) are replaced in atty before W_o. */
-static void mha_forward(const Model *m, ModelAttnKind kind, AttnActs *a, int l, const float *xq, const float *xkv,
-                        const AttnParams *p, const unsigned char *mask,
-                        int B, int Tq, int Tk, int C, int H) {
-    int D = C / H;
-    size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C, CC = (size_t)C * C;
-    float *q = a->q + l * nq, *k = a->k + l * nk, *v = a->v + l * nk;
-    float *att = a->att + (size_t)l * B * H * Tq * Tk;
-    float *atty = a->atty + l * nq, *proj = a->proj + l * nq;
-    const int *qlen = kind == MODEL_ATTN_ENC_SELF ? m->src_len : m->tgt_len;
-    const int *klen = kind == MODEL_ATTN_DEC_SELF ? m->tgt_len : m->src_len;
-    float *qkv[3] = { q, k, v };
-    const float *w[3] = { p->wq + l * CC, p->wk + l * CC, p->wv + l * CC };
-    const float *bias[3] = { p->bq + (size_t)l * C, p->bk + (size_t)l * C, p->bv + (size_t)l * C };
-    if (xq == xkv && qlen == klen) {            /* self-attention: x packed once for Q, K, V */
-        model_linear_forward_n(m, qlen, Tq, 3, qkv, xq, w, bias, B * Tq, C, C);
+ * xkv (B,Tk,C); writes the layer's q, k, v, att, atty, proj.  The heads that are
+ * knocked out (model_ablate_head) are replaced in atty before W_o. */
+static void mha_forward(const Model *m, ModelAttnKind kind, int l, const float *xq, const float *xkv) {
+    AttnLayer layer = model_attn_layer(m, kind, l), *a = &layer;
+    int B = a->B, Tq = a->Tq, Tk = a->Tk, C = a->C, H = a->H, D = C / H;
+    float *qkv[3] = { a->q, a->k, a->v };
+    if (a->kind != MODEL_ATTN_CROSS) {          /* self-attention: x packed once for Q, K, V */
+        model_linear_forward_n(&a->qrows, 3, qkv, xq, a->wqkv);
     } else {
-        model_linear_forward(m, qlen, Tq, q, xq, w[0], bias[0], B * Tq, C, C);
-        model_linear_forward_n(m, klen, Tk, 2, qkv + 1, xkv, w + 1, bias + 1, B * Tk, C, C);
+        model_linear_forward(&a->qrows, a->q, xq, &a->wqkv[0]);
+        model_linear_forward_n(&a->krows, 2, qkv + 1, xkv, a->wqkv + 1);
     }
     float scale = 1.0f / sqrtf((float)D);
     OMP_PARALLEL_FOR2
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             size_t qo = (size_t)b * Tq * C + (size_t)h * D, ko = (size_t)b * Tk * C + (size_t)h * D;
-            float *wt = att + ((size_t)b * H + h) * Tq * Tk;
+            float *wt = a->att + ((size_t)b * H + h) * Tq * Tk;
             /* a training forward leaves out the pad queries (their rows are never
              * used, pad_rows.c): weights and output rows there are 0 */
-            int n = m->pad_skip ? (qlen[b] < 0 ? 0 : qlen[b] > Tq ? Tq : qlen[b]) : Tq;
-            AttnHead ah = {.q = q + qo, .ldq = C, .k = k + ko, .ldk = C, .v = v + ko, .ldv = C,
-                           .mask = mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
-                           .Tq = n, .Tk = Tk, .D = D, .Dv = D, .out = atty + qo, .ldo = C, .weights = wt};
+            int n = model_pad_rows_real(&a->qrows, b);
+            AttnHead ah = {.q = a->q + qo, .ldq = C, .k = a->k + ko, .ldk = C, .v = a->v + ko, .ldv = C,
+                           .mask = a->mask + (size_t)b * Tq * Tk, .mask_fill = -INFINITY, .scale = scale,
+                           .Tq = n, .Tk = Tk, .D = D, .Dv = D, .out = a->atty + qo, .ldo = C, .weights = wt};
             if (n > 0) attention_forward_fast(&ah);
             memset(wt + (size_t)n * Tk, 0, (size_t)(Tq - n) * Tk * sizeof(float));
-            for (int i = n; i < Tq; i++) memset(atty + qo + (size_t)i * C, 0, (size_t)D * sizeof(float));
+            for (int i = n; i < Tq; i++) memset(a->atty + qo + (size_t)i * C, 0, (size_t)D * sizeof(float));
         }
-    const unsigned char *ab = ablate_row(m, kind, l);
-    if (ab) ablate_heads(atty, ab, ablate_values(m, kind, l), B * Tq, C, H);
-    model_linear_forward(m, qlen, Tq, proj, atty, p->wo + l * CC, p->bo + (size_t)l * C, B * Tq, C, C);
+    const unsigned char *ab = ablate_row(m, a->kind, a->l);
+    if (ab) ablate_heads(a->atty, ab, ablate_values(m, a->kind, a->l), B * Tq, C, H);
+    model_linear_forward(&a->qrows, a->proj, a->atty, &a->wo);
 }
 
-/* len, T: the rows' lengths and padded length (model_linear_forward). */
-static void ffn_forward(const Model *m, const int *len, int T, FfnActs *a, int l, const float *x,
-                        const FfnParams *p, int N, int C, int F) {
-    model_ffn_forward(m, len, T, a->h + (size_t)l * N * F, a->proj + (size_t)l * N * C, x,
-                      p->w1 + (size_t)l * C * F, p->b1 + (size_t)l * F, p->w2 + (size_t)l * F * C,
-                      p->b2 + (size_t)l * C, N, C, F);
+/* FFN of layer l on x (rows: which of its rows are real). */
+static void ffn_forward(const PadRows *rows, FfnActs *a, int l, const float *x, const FfnParams *p, int C, int F) {
+    size_t N = (size_t)rows->B * rows->T;
+    FfnLayer f = model_ffn_layer(p, NULL, l, C, F);
+    model_ffn_forward(rows, a->h + l * N * F, a->proj + l * N * C, x, &f);
 }
 
 /* Residual sub-layer, first half: the input of the sub-layer's function.
@@ -740,7 +730,7 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
 
     ModelActs *a = &m->acts;
     const ModelParams *p = &m->params;
-    int C = c->d_model, H = c->n_heads, F = c->d_ff, V = c->vocab_size, pre = c->prenorm;
+    int C = c->d_model, F = c->d_ff, V = c->vocab_size, pre = c->prenorm;
     int NS = B * S, NT = B * T;
 
     /* masks (1 = may attend), keys only */
@@ -770,12 +760,13 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         embed_forward(a->enc_x, m->src, p->tok_emb, m->pe, B, S, C);
         if (drop) for (size_t i = 0; i < (size_t)NS * C; i++) a->enc_x[i] *= a->enc_x_drop[i];
         const float *s = a->enc_x;
+        PadRows rows = model_pad_rows(m, m->src_len, B, S);
         for (int l = 0; l < c->n_enc_layers; l++) {
             const float *in = sub_begin(pre, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
-            mha_forward(m, MODEL_ATTN_ENC_SELF, &a->enc_self, l, in, in, &p->enc_self, a->enc_mask, B, S, S, C, H);
+            mha_forward(m, MODEL_ATTN_ENC_SELF, l, in, in);
             s = sub_end(pre, a->enc_res1, a->enc_self.proj + (size_t)l * NS * C, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, l, s, NS, C);
             in = sub_begin(pre, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
-            ffn_forward(m, m->src_len, S, &a->enc_ffn, l, in, &p->enc_ffn, NS, C, F);
+            ffn_forward(&rows, &a->enc_ffn, l, in, &p->enc_ffn, C, F);
             s = sub_end(pre, a->enc_res2, a->enc_ffn.proj + (size_t)l * NS * C, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, l, s, NS, C);
         }
         if (pre) {
@@ -789,17 +780,18 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         embed_forward(a->dec_x, m->tgt, p->tok_emb, m->pe, B, T, C);
         if (drop) for (size_t i = 0; i < (size_t)NT * C; i++) a->dec_x[i] *= a->dec_x_drop[i];
         const float *s = a->dec_x;
+        PadRows rows = model_pad_rows(m, m->tgt_len, B, T);
         for (int l = 0; l < c->n_dec_layers; l++) {
             const float *in = sub_begin(pre, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
-            mha_forward(m, MODEL_ATTN_DEC_SELF, &a->dec_self, l, in, in, &p->dec_self, a->dec_mask, B, T, T, C, H);
+            mha_forward(m, MODEL_ATTN_DEC_SELF, l, in, in);
             s = sub_end(pre, a->dec_res1, a->dec_self.proj + (size_t)l * NT * C, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, l, s, NT, C);
             if (enc) {
                 in = sub_begin(pre, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
-                mha_forward(m, MODEL_ATTN_CROSS, &a->dec_cross, l, in, enc_out, &p->dec_cross, a->cross_mask, B, T, S, C, H);
+                mha_forward(m, MODEL_ATTN_CROSS, l, in, enc_out);
                 s = sub_end(pre, a->dec_res2, a->dec_cross.proj + (size_t)l * NT * C, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, l, s, NT, C);
             }
             in = sub_begin(pre, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
-            ffn_forward(m, m->tgt_len, T, &a->dec_ffn, l, in, &p->dec_ffn, NT, C, F);
+            ffn_forward(&rows, &a->dec_ffn, l, in, &p->dec_ffn, C, F);
             s = sub_end(pre, a->dec_res3, a->dec_ffn.proj + (size_t)l * NT * C, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, l, s, NT, C);
         }
         if (pre) {
@@ -808,7 +800,9 @@ int model_forward(Model *m, const int *src, const int *src_len, int S,
         }
         final = s;
     }
-    model_linear_forward(m, m->out_len, m->To, a->logits, final, p->out_w, p->out_b, B * m->To, C, V);
+    PadRows out_rows = model_pad_rows(m, m->out_len, B, m->To);
+    LinearLayer out = { .w = p->out_w, .b = p->out_b, .K = C, .M = V };
+    model_linear_forward(&out_rows, a->logits, final, &out);
     return 0;
 }
 
@@ -895,25 +889,28 @@ static int trace_tokens(char ***out, char *storage, size_t cap, const char *cons
     return 0;
 }
 
-/* Adds map "<stack>.<l>.<kind>" of batch item b; st is NULL or sized (Tq, Tk, D). */
-static int trace_layer(Model *m, Trace *tr, int b, const char *stack, const char *kind,
-                       const AttnActs *aa, int l, int Tq, int Tk, const unsigned char *mask,
-                       char **qtok, char **ktok, AttnSteps *st) {
-    const ModelConfig *c = &m->config;
-    int H = c->n_heads, C = c->d_model, D = C / H, B = m->B;
+/* Adds map "<stack>.<l>.<kind>" (model_attn_map_name) of batch item b; st is NULL
+ * or sized (Tq, Tk, D). */
+static int trace_layer(Model *m, Trace *tr, int b, ModelAttnKind kind, int l, char **qtok, char **ktok,
+                       AttnSteps *st) {
+    static const char *const stack[3] = {"encoder", "decoder", "decoder"};
+    static const char *const kinds[3] = {"self", "masked_self", "cross"};
+    AttnLayer a = model_attn_layer(m, kind, l);
+    int H = a.H, C = a.C, D = C / H, Tq = a.Tq, Tk = a.Tk;
     char id[64];
-    snprintf(id, sizeof id, "%s.%d.%s", stack, l, kind);
-    const unsigned char *mk = mask + (size_t)b * Tq * Tk;
-    TraceMap *map = trace_add_map(tr, id, stack, l, kind, (const char *const *)qtok, Tq,
-                                  (const char *const *)ktok, Tk, D, D, mk, -INFINITY, H);
+    model_attn_map_name(kind, l, id, sizeof id);
+    const unsigned char *mk = a.mask + (size_t)b * Tq * Tk;
+    TraceMap *map = trace_add_map(tr, &(TraceMapSpec){.id = id, .stack = stack[kind], .layer = l, .kind = kinds[kind],
+                                                      .queries = (const char *const *)qtok, .Tq = Tq,
+                                                      .keys = (const char *const *)ktok, .Tk = Tk, .d_k = D, .Dv = D,
+                                                      .mask = mk, .mask_fill = -INFINITY, .n_heads = H});
     if (!map) return -1;
     for (int h = 0; h < H; h++) {
-        const float *w = aa->att + (((size_t)l * B + b) * H + h) * Tq * Tk;
+        const float *w = a.att + ((size_t)b * H + h) * Tq * Tk;
         int rc;
         if (st) {
-            size_t qo = ((size_t)l * B + b) * Tq * C + (size_t)h * D;
-            size_t ko = ((size_t)l * B + b) * Tk * C + (size_t)h * D;
-            AttnHead ah = {.q = aa->q + qo, .ldq = C, .k = aa->k + ko, .ldk = C, .v = aa->v + ko, .ldv = C,
+            size_t qo = (size_t)b * Tq * C + (size_t)h * D, ko = (size_t)b * Tk * C + (size_t)h * D;
+            AttnHead ah = {.q = a.q + qo, .ldq = C, .k = a.k + ko, .ldk = C, .v = a.v + ko, .ldv = C,
                            .mask = mk, .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D),
                            .Tq = Tq, .Tk = Tk, .D = D, .Dv = D, .steps = st};
             attention_forward(&ah);
@@ -949,23 +946,19 @@ int model_trace(Model *m, int b, Trace *tr, const char *const *src_tokens,
         errmsg_set(m->err, sizeof m->err, "out of memory (trace)");
         goto done;
     }
-    const ModelActs *a = &m->acts;
     int D = c->d_model / c->n_heads;
     if (c->arch != MODEL_DECODER_ONLY) {
         if (with_steps && attn_steps_alloc(&st_enc, S, S, D)) goto oom;
         for (int l = 0; l < c->n_enc_layers; l++)
-            if (trace_layer(m, tr, b, "encoder", "self", &a->enc_self, l, S, S, a->enc_mask,
-                            stok, stok, with_steps ? &st_enc : NULL)) goto oom;
+            if (trace_layer(m, tr, b, MODEL_ATTN_ENC_SELF, l, stok, stok, with_steps ? &st_enc : NULL)) goto oom;
     }
     if (c->arch != MODEL_ENCODER_ONLY) {
         if (with_steps && attn_steps_alloc(&st_dec, T, T, D)) goto oom;
         if (with_steps && c->arch == MODEL_ENC_DEC && attn_steps_alloc(&st_cross, T, S, D)) goto oom;
         for (int l = 0; l < c->n_dec_layers; l++) {   /* in the order data flows */
-            if (trace_layer(m, tr, b, "decoder", "masked_self", &a->dec_self, l, T, T, a->dec_mask,
-                            ttok, ttok, with_steps ? &st_dec : NULL)) goto oom;
+            if (trace_layer(m, tr, b, MODEL_ATTN_DEC_SELF, l, ttok, ttok, with_steps ? &st_dec : NULL)) goto oom;
             if (c->arch == MODEL_ENC_DEC &&
-                trace_layer(m, tr, b, "decoder", "cross", &a->dec_cross, l, T, S, a->cross_mask,
-                            ttok, stok, with_steps ? &st_cross : NULL)) goto oom;
+                trace_layer(m, tr, b, MODEL_ATTN_CROSS, l, ttok, stok, with_steps ? &st_cross : NULL)) goto oom;
         }
     }
     rc = 0;

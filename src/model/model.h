@@ -302,12 +302,25 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *sup);
 float model_backward_sup(Model *m, const int *targets, float label_smoothing,
                          ModelAttnSupervision *sup, int n_sup);
 
+/* One batch as model_forward takes it (the same rules of lengths and padding),
+ * caller-owned: a training step's input. */
+typedef struct {
+    const int *src;       /* (B, S) source tokens; NULL, S 0 for decoder-only    */
+    const int *src_len;   /* (B)                                                 */
+    int S;
+    const int *tgt;       /* (B, T) decoder input; NULL, T 0 for encoder-only    */
+    const int *tgt_len;   /* (B)                                                 */
+    int T;
+    int B;
+} ModelBatch;
+
 /* ---- a training step on two threads (model_twin.c) ----
  * model_twin_init makes `twin` share m's parameters (m keeps owning them) with
  * activations, gradients and scratch of its own; free it with model_free.
- * model_train_step is model_forward then model_backward_sup on the whole batch:
- * gradients ADDED to m->grads, m->training and m->dropout as the caller set them,
- * the cross-entropy returned (NAN with m->err), each sup's loss and rows filled.
+ * model_train_step is model_forward of the batch then model_backward_sup against
+ * targets (B, To) on the whole batch: gradients ADDED to m->grads, m->training and
+ * m->dropout as the caller set them, the cross-entropy returned (NAN with m->err),
+ * each sup's loss and rows filled.
  * With twin != NULL, m->training and B >= 2 it cuts the batch into two halves of
  * about equal tokens: m runs the first, twin the second, each on one thread, side
  * by side when OpenMP gives 2 or more threads, else one after the other (the same
@@ -317,8 +330,7 @@ float model_backward_sup(Model *m, const int *targets, float label_smoothing,
  * come from another stream.  Afterwards m's activations are its half's only.
  * With twin NULL or B = 1 it is exactly the two calls on m. */
 int   model_twin_init(Model *twin, const Model *m);
-float model_train_step(Model *m, Model *twin, const int *src, const int *src_len, int S,
-                       const int *tgt, const int *tgt_len, int T, int B, const int *targets,
+float model_train_step(Model *m, Model *twin, const ModelBatch *batch, const int *targets,
                        float label_smoothing, ModelAttnSupervision *sup, int n_sup);
 
 /* ---- knock-outs (does this head matter?) ----

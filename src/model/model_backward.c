@@ -72,9 +72,10 @@ static int bwd_prepare(Model *m, Bwd *w) {
  * Supervised (t != NULL, (Tq,Tk) targets, coefficient cs = λ/rows): dA gains
  * −cs·t/A, whose softmax backward is cs·(A·Σt − t), added in that closed form.
  * The plain loops, the reference of attention_head_backward. */
-void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, const float *dy,
-                                 const float *q, const float *k, const float *v, const float *A,
-                                 const float *t, float cs, float scale, int Tq, int Tk, int D, int ld) {
+void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, const AttnHeadGrad *g) {
+    const float *q = g->q, *k = g->k, *v = g->v, *A = g->A, *dy = g->dy, *t = g->t;
+    float cs = g->cs, scale = g->scale;
+    int Tq = g->Tq, Tk = g->Tk, D = g->D, ld = g->ld;
     for (int j = 0; j < Tk; j++)
         for (int d = 0; d < D; d++) dk[(size_t)j * ld + d] = dv[(size_t)j * ld + d] = 0.0f;
     for (int i = 0; i < Tq; i++) {
@@ -112,14 +113,15 @@ void attention_head_backward_ref(float *dq, float *dk, float *dv, float *dA, con
  * is one combine_rows: dQ_i = Σ_j dS_ij·K_j, dK_j = Σ_i dS_ij·Q_i, dV_j = Σ_i A_ij·dY_i
  * (zero coefficients — masked cells — skipped).  Overwrites the head's columns of
  * dq (Tq rows), dk and dv (Tk rows), stride ld, and dA. */
-void attention_head_backward(float *dq, float *dk, float *dv, float *dA, const float *dy,
-                             const float *q, const float *k, const float *v, const float *A,
-                             const float *t, float cs, float scale, int Tq, int Tk, int D, int ld) {
+void attention_head_backward(float *dq, float *dk, float *dv, float *dA, const AttnHeadGrad *g) {
+    const float *q = g->q, *k = g->k, *v = g->v, *A = g->A, *dy = g->dy, *t = g->t;
+    float cs = g->cs, scale = g->scale;
+    int Tq = g->Tq, Tk = g->Tk, D = g->D, ld = g->ld;
     int Tkp = tile_cols(Tk);
     size_t nv = (size_t)D * Tkp, ns = (size_t)Tq * Tk;
     float stack[3 * TILE_STACK];
     float *buf = nv <= TILE_STACK && ns <= TILE_STACK ? stack : malloc((nv + 2 * ns) * sizeof(float));
-    if (!buf) { attention_head_backward_ref(dq, dk, dv, dA, dy, q, k, v, A, t, cs, scale, Tq, Tk, D, ld); return; }
+    if (!buf) { attention_head_backward_ref(dq, dk, dv, dA, g); return; }
     float *vt = buf, *dst = buf + (nv > TILE_STACK ? nv : TILE_STACK);   /* dSᵀ (Tk, Tq) */
     float *at = dst + (ns > TILE_STACK ? ns : TILE_STACK);                /* Aᵀ  (Tk, Tq) */
     pack_transposed(vt, v, ld, Tk, D, Tkp);
@@ -147,75 +149,76 @@ void attention_head_backward(float *dq, float *dk, float *dv, float *dA, const f
     if (buf != stack) free(buf);
 }
 
-/* Every (batch, head) of one attention layer; sup_t[h] / sup_c[h] as above.
- * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten.  qlen (a training forward that
- * left the pad queries out, or NULL): item b's queries past qlen[b] are left out
- * here too — their dY rows are 0, so they add nothing to dK, dV — and their dq
- * rows are 0. */
+/* The supervised heads of one attention layer: targets (B, Tq, Tk) and
+ * coefficient λ/rows per head (t[h] NULL: not supervised). */
+typedef struct {
+    const float *t[MODEL_MAX_HEADS];
+    float c[MODEL_MAX_HEADS];
+} HeadTargets;
+
+/* Every (batch, head) of attention layer a; sup: NULL or its supervised heads.
+ * dq (B,Tq,C), dk, dv (B,Tk,C) are overwritten; datty (B,Tq,C) = ∂loss/∂atty.
+ * A training forward left the pad queries out (a->qrows): they are left out here
+ * too — their dY rows are 0, so they add nothing to dK, dV — and their dq rows
+ * are 0. */
 static void attention_backward(float *dq, float *dk, float *dv, float *datt, const float *datty,
-                               const float *q, const float *k, const float *v, const float *att,
-                               const float *const *sup_t, const float *sup_c, const int *qlen,
-                               int B, int Tq, int Tk, int C, int H) {
-    int D = C / H;
+                               const AttnLayer *a, const HeadTargets *sup) {
+    int B = a->B, Tq = a->Tq, Tk = a->Tk, C = a->C, H = a->H, D = C / H;
     float scale = 1.0f / sqrtf((float)D);
     OMP_PARALLEL_FOR2
     for (int b = 0; b < B; b++)
         for (int h = 0; h < H; h++) {
             size_t oq = (size_t)b * Tq * C + (size_t)h * D, ok = (size_t)b * Tk * C + (size_t)h * D;
             size_t oa = ((size_t)b * H + h) * Tq * Tk;
-            const float *t = sup_t && sup_t[h] ? sup_t[h] + (size_t)b * Tq * Tk : NULL;
-            int n = qlen ? (qlen[b] < 0 ? 0 : qlen[b] > Tq ? Tq : qlen[b]) : Tq;
-            attention_head_backward(dq + oq, dk + ok, dv + ok, datt + oa, datty + oq, q + oq, k + ok, v + ok,
-                                    att + oa, t, t ? sup_c[h] : 0.0f, scale, n, Tk, D, C);
+            const float *t = sup && sup->t[h] ? sup->t[h] + (size_t)b * Tq * Tk : NULL;
+            int n = model_pad_rows_real(&a->qrows, b);
+            AttnHeadGrad g = { .q = a->q + oq, .k = a->k + ok, .v = a->v + ok, .A = a->att + oa, .dy = datty + oq,
+                               .t = t, .cs = t ? sup->c[h] : 0.0f, .scale = scale, .Tq = n, .Tk = Tk, .D = D, .ld = C };
+            attention_head_backward(dq + oq, dk + ok, dv + ok, datt + oa, &g);
             for (int i = n; i < Tq; i++) memset(dq + oq + (size_t)i * C, 0, (size_t)D * sizeof(float));
         }
 }
 
-/* Multi-head attention of layer l: dxq (B,Tq,C) = ∂/∂xq (overwritten), dxkv (B,Tk,C)
- * += ∂/∂xkv (the same buffer for self-attention: then = ∂/∂x), gradients of W_q… b_o
- * added to g. */
-static void mha_backward(Bwd *w, float *dxq, float *dxkv, const float *dproj,
-                         const AttnActs *a, const AttnParams *p, AttnParams *g, ModelAttnKind kind, int l,
-                         const float *xq, const float *xkv, int B, int Tq, int Tk, int C, int H) {
-    size_t nq = (size_t)B * Tq * C, nk = (size_t)B * Tk * C, CC = (size_t)C * C, lc = (size_t)l * C;
-    const float *att = a->att + (size_t)l * B * H * Tq * Tk;
-    const float *sup_t[MODEL_MAX_HEADS];
-    float sup_c[MODEL_MAX_HEADS];
+/* The supervisions of attention layer a among w->sup; 0 when none. */
+static int head_targets(const Bwd *w, const AttnLayer *a, HeadTargets *sup) {
     int any = 0;
-    for (int h = 0; h < H; h++) { sup_t[h] = NULL; sup_c[h] = 0.0f; }
+    for (int h = 0; h < a->H; h++) { sup->t[h] = NULL; sup->c[h] = 0.0f; }
     for (int i = 0; i < w->n_sup; i++) {
         const ModelAttnSupervision *s = &w->sup[i];
-        if (s->kind != kind || s->layer != l || s->rows <= 0 || s->weight == 0.0f) continue;
-        sup_t[s->head] = s->target;
-        sup_c[s->head] = s->weight / (float)(s->norm_rows > 0 ? s->norm_rows : s->rows);
+        if (s->kind != a->kind || s->layer != a->l || s->rows <= 0 || s->weight == 0.0f) continue;
+        sup->t[s->head] = s->target;
+        sup->c[s->head] = s->weight / (float)(s->norm_rows > 0 ? s->norm_rows : s->rows);
         any = 1;
     }
-    const int *qlen = kind == MODEL_ATTN_ENC_SELF ? w->m->src_len : w->m->tgt_len;
-    const int *klen = kind == MODEL_ATTN_DEC_SELF ? w->m->tgt_len : w->m->src_len;
-    model_linear_backward(w->m, qlen, Tq, w->datty, 1, g->wo + l * CC, g->bo + lc, w->wt, dproj, a->atty + l * nq,
-                          p->wo + l * CC, B * Tq, C, C);
-    attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, a->q + l * nq, a->k + l * nk,
-                       a->v + l * nk, att, any ? sup_t : NULL, sup_c, w->m->pad_skip ? qlen : NULL,
-                       B, Tq, Tk, C, H);
-    float *dw[3] = { g->wq + l * CC, g->wk + l * CC, g->wv + l * CC };
-    float *db[3] = { g->bq + lc, g->bk + lc, g->bv + lc };
+    return any;
+}
+
+/* Multi-head attention of layer l: dxq (B,Tq,C) = ∂/∂xq (overwritten), dxkv (B,Tk,C)
+ * += ∂/∂xkv (the same buffer for self-attention: then = ∂/∂x), gradients of W_q… b_o
+ * added to the model's. */
+static void mha_backward(Bwd *w, ModelAttnKind kind, int l, float *dxq, float *dxkv, const float *dproj,
+                         const float *xq, const float *xkv) {
+    AttnLayer a = model_attn_layer(w->m, kind, l);
+    HeadTargets sup;
+    int any = head_targets(w, &a, &sup);
+    model_linear_backward(&a.qrows, w->datty, 1, w->wt, dproj, a.atty, &a.wo);
+    attention_backward(w->dq, w->dk, w->dv, w->datt, w->datty, &a, any ? &sup : NULL);
     const float *dout[3] = { w->dq, w->dk, w->dv };
-    const float *wt3[3] = { p->wq + l * CC, p->wk + l * CC, p->wv + l * CC };
-    if (dxq == dxkv && xq == xkv && qlen == klen) {     /* self-attention: one input, packed once */
-        model_linear_backward_n(w->m, qlen, Tq, 3, dxq, 1, dw, db, w->wt, dout, xq, wt3, B * Tq, C, C);
+    if (kind != MODEL_ATTN_CROSS) {     /* self-attention: one input, packed once */
+        model_linear_backward_n(&a.qrows, 3, dxq, 1, w->wt, dout, xq, a.wqkv);
     } else {
-        model_linear_backward(w->m, qlen, Tq, dxq, 1, dw[0], db[0], w->wt, dout[0], xq, wt3[0], B * Tq, C, C);
-        model_linear_backward_n(w->m, klen, Tk, 2, dxkv, 0, dw + 1, db + 1, w->wt, dout + 1, xkv, wt3 + 1, B * Tk, C, C);
+        model_linear_backward(&a.qrows, dxq, 1, w->wt, dout[0], xq, &a.wqkv[0]);
+        model_linear_backward_n(&a.krows, 2, dxkv, 0, w->wt, dout + 1, xkv, a.wqkv + 1);
     }
 }
 
-/* FFN of layer l: dx (N,C) = ∂/∂x (overwritten); len, T: the rows' lengths, padded length. */
-static void ffn_backward(Bwd *w, const int *len, int T, float *dx, const float *dproj, const FfnActs *a,
-                         const FfnParams *p, FfnParams *g, int l, const float *x, int N, int C, int F) {
-    size_t nf = (size_t)N * F, CF = (size_t)C * F;
-    model_ffn_backward(w->m, len, T, dx, 1, w->dh, w->wt, dproj, a->h + l * nf, x,
-                       p->w1 + l * CF, g->w1 + l * CF, g->b1 + (size_t)l * F,
-                       p->w2 + l * CF, g->w2 + l * CF, g->b2 + (size_t)l * C, N, C, F);
+/* FFN of layer l: w->dfin = ∂/∂x (overwritten); rows: which rows of x are real. */
+static void ffn_backward(Bwd *w, const PadRows *rows, const float *dproj, const FfnActs *a,
+                         const FfnParams *p, FfnParams *g, int l, const float *x) {
+    const ModelConfig *c = &w->m->config;
+    size_t nf = (size_t)rows->B * rows->T * c->d_ff;
+    FfnLayer f = model_ffn_layer(p, g, l, c->d_model, c->d_ff);
+    model_ffn_backward(rows, w->dfin, w->dh, w->wt, dproj, a->h + l * nf, x, &f);
 }
 
 /* Residual sub-layer backward, first half.  On entry w->ds = ∂loss/∂(stream after).
@@ -290,9 +293,10 @@ static void decoder_backward(Model *m, Bwd *w) {
     const ModelActs *a = &m->acts;
     const ModelParams *p = &m->params;
     ModelParams *g = &m->grads;
-    int B = m->B, S = m->S, T = m->T, C = c->d_model, H = c->n_heads, F = c->d_ff, pre = c->prenorm;
+    int B = m->B, S = m->S, T = m->T, C = c->d_model, pre = c->prenorm;
     int N = B * T, L = c->n_dec_layers, cross = c->arch == MODEL_ENC_DEC;
     size_t nc = (size_t)N * C;
+    PadRows rows = model_pad_rows(m, m->tgt_len, B, T);
     if (pre) lnf_backward(w, &a->dec_lnf, &p->dec_lnf, &g->dec_lnf, model_decoder_stream(m), N, C);
     const float *enc_out = cross ? model_encoder_output(m) : NULL;
     if (cross) memset(w->denc, 0, sizeof(float) * (size_t)B * S * C);
@@ -302,21 +306,19 @@ static void decoder_backward(Model *m, Bwd *w) {
         const float *before_ffn = cross ? stream_after(pre, &a->dec_ln2, a->dec_res2, l, nc) : before_cross;
         /* FFN */
         const float *dproj = sub_back_begin(w, pre, a->dec_res3, a->dec_ffn.drop, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
-        ffn_backward(w, m->tgt_len, T, w->dfin, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l,
-                     sub_input(pre, &a->dec_ln3, l, before_ffn, nc), N, C, F);
+        ffn_backward(w, &rows, dproj, &a->dec_ffn, &p->dec_ffn, &g->dec_ffn, l, sub_input(pre, &a->dec_ln3, l, before_ffn, nc));
         sub_back_end(w, pre, before_ffn, &a->dec_ln3, &p->dec_ln3, &g->dec_ln3, l, N, C);
         /* cross-attention: queries from the decoder, keys/values from the encoder */
         if (cross) {
             dproj = sub_back_begin(w, pre, a->dec_res2, a->dec_cross.drop, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
-            mha_backward(w, w->dfin, w->denc, dproj, &a->dec_cross, &p->dec_cross, &g->dec_cross, MODEL_ATTN_CROSS, l,
-                         sub_input(pre, &a->dec_ln2, l, before_cross, nc), enc_out, B, T, S, C, H);
+            mha_backward(w, MODEL_ATTN_CROSS, l, w->dfin, w->denc, dproj,
+                         sub_input(pre, &a->dec_ln2, l, before_cross, nc), enc_out);
             sub_back_end(w, pre, before_cross, &a->dec_ln2, &p->dec_ln2, &g->dec_ln2, l, N, C);
         }
         /* masked self-attention */
         dproj = sub_back_begin(w, pre, a->dec_res1, a->dec_self.drop, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
         const float *in = sub_input(pre, &a->dec_ln1, l, before_self, nc);
-        mha_backward(w, w->dfin, w->dfin, dproj, &a->dec_self, &p->dec_self, &g->dec_self, MODEL_ATTN_DEC_SELF, l,
-                     in, in, B, T, T, C, H);
+        mha_backward(w, MODEL_ATTN_DEC_SELF, l, w->dfin, w->dfin, dproj, in, in);
         sub_back_end(w, pre, before_self, &a->dec_ln1, &p->dec_ln1, &g->dec_ln1, l, N, C);
     }
     embed_drop_backward(w->ds, a->dec_x_drop, nc);
@@ -328,21 +330,20 @@ static void encoder_backward(Model *m, Bwd *w) {
     const ModelActs *a = &m->acts;
     const ModelParams *p = &m->params;
     ModelParams *g = &m->grads;
-    int B = m->B, S = m->S, C = c->d_model, H = c->n_heads, F = c->d_ff, pre = c->prenorm;
+    int B = m->B, S = m->S, C = c->d_model, pre = c->prenorm;
     int N = B * S, E = c->n_enc_layers;
     size_t nc = (size_t)N * C;
+    PadRows rows = model_pad_rows(m, m->src_len, B, S);
     if (pre) lnf_backward(w, &a->enc_lnf, &p->enc_lnf, &g->enc_lnf, model_encoder_stream(m), N, C);
     for (int l = E - 1; l >= 0; l--) {
         const float *before_self = l == 0 ? a->enc_x : stream_after(pre, &a->enc_ln2, a->enc_res2, l - 1, nc);
         const float *before_ffn = stream_after(pre, &a->enc_ln1, a->enc_res1, l, nc);
         const float *dproj = sub_back_begin(w, pre, a->enc_res2, a->enc_ffn.drop, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
-        ffn_backward(w, m->src_len, m->S, w->dfin, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l,
-                     sub_input(pre, &a->enc_ln2, l, before_ffn, nc), N, C, F);
+        ffn_backward(w, &rows, dproj, &a->enc_ffn, &p->enc_ffn, &g->enc_ffn, l, sub_input(pre, &a->enc_ln2, l, before_ffn, nc));
         sub_back_end(w, pre, before_ffn, &a->enc_ln2, &p->enc_ln2, &g->enc_ln2, l, N, C);
         dproj = sub_back_begin(w, pre, a->enc_res1, a->enc_self.drop, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
         const float *in = sub_input(pre, &a->enc_ln1, l, before_self, nc);
-        mha_backward(w, w->dfin, w->dfin, dproj, &a->enc_self, &p->enc_self, &g->enc_self, MODEL_ATTN_ENC_SELF, l,
-                     in, in, B, S, S, C, H);
+        mha_backward(w, MODEL_ATTN_ENC_SELF, l, w->dfin, w->dfin, dproj, in, in);
         sub_back_end(w, pre, before_self, &a->enc_ln1, &p->enc_ln1, &g->enc_ln1, l, N, C);
     }
     embed_drop_backward(w->ds, a->enc_x_drop, nc);
@@ -457,9 +458,10 @@ float model_backward_sup(Model *m, const int *targets, float eps, ModelAttnSuper
     const float *final;
     if (dec) final = c->prenorm ? m->acts.dec_lnf.out : model_decoder_stream(m);
     else final = model_encoder_output(m);
-    int N = B * To;
-    model_linear_backward(m, m->out_len, To, w.ds, 1, m->grads.out_w, m->grads.out_b, w.wt, w.dlogits, final,
-                          m->params.out_w, N, C, V);
+    PadRows rows = model_pad_rows(m, m->out_len, B, To);
+    LinearLayer out = { .w = m->params.out_w, .b = m->params.out_b, .dw = m->grads.out_w, .db = m->grads.out_b,
+                        .K = C, .M = V };
+    model_linear_backward(&rows, w.ds, 1, w.wt, w.dlogits, final, &out);
     if (dec) {
         decoder_backward(m, &w);
         if (enc) memcpy(w.ds, w.denc, sizeof(float) * (size_t)B * m->S * C);

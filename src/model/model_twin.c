@@ -59,12 +59,11 @@ typedef struct {
     int rc;
 } Half;
 
-static void half_forward(Half *h, const int *src, const int *src_len, int S,
-                         const int *tgt, const int *tgt_len, int T) {
+static void half_forward(Half *h, const ModelBatch *x) {
     int enc = h->m->config.arch != MODEL_DECODER_ONLY, dec = h->m->config.arch != MODEL_ENCODER_ONLY;
     size_t b0 = (size_t)h->b0;
-    h->rc = model_forward(h->m, enc ? src + b0 * S : NULL, enc ? src_len + b0 : NULL, S,
-                          dec ? tgt + b0 * T : NULL, dec ? tgt_len + b0 : NULL, T, h->nb);
+    h->rc = model_forward(h->m, enc ? x->src + b0 * x->S : NULL, enc ? x->src_len + b0 : NULL, x->S,
+                          dec ? x->tgt + b0 * x->T : NULL, dec ? x->tgt_len + b0 : NULL, x->T, h->nb);
 }
 
 static void half_backward(Half *h, const int *targets, int To, float eps, int n_sup) {
@@ -115,12 +114,11 @@ static void one_thread_inside(void) {
 #endif
 }
 
-static float split_step(Model *m, Model *twin, const int *src, const int *src_len, int S,
-                        const int *tgt, const int *tgt_len, int T, int B, const int *targets,
+static float split_step(Model *m, Model *twin, const ModelBatch *x, const int *targets,
                         float eps, ModelAttnSupervision *sup, int n_sup) {
-    int cut = split_point(m->config.arch != MODEL_DECODER_ONLY ? src_len : NULL,
-                          m->config.arch != MODEL_ENCODER_ONLY ? tgt_len : NULL, B);
-    Half h[2] = { { .m = m, .b0 = 0, .nb = cut }, { .m = twin, .b0 = cut, .nb = B - cut } };
+    int cut = split_point(m->config.arch != MODEL_DECODER_ONLY ? x->src_len : NULL,
+                          m->config.arch != MODEL_ENCODER_ONLY ? x->tgt_len : NULL, x->B);
+    Half h[2] = { { .m = m, .b0 = 0, .nb = cut }, { .m = twin, .b0 = cut, .nb = x->B - cut } };
 #ifdef _OPENMP
     int par = omp_get_max_threads() >= 2;   /* the halves side by side, or one after the other */
 #endif
@@ -132,14 +130,14 @@ static float split_step(Model *m, Model *twin, const int *src, const int *src_le
 #ifdef _OPENMP
     #pragma omp parallel for num_threads(2) schedule(static, 1) if (par)
 #endif
-    for (int k = 0; k < 2; k++) { one_thread_inside(); half_forward(&h[k], src, src_len, S, tgt, tgt_len, T); }
+    for (int k = 0; k < 2; k++) { one_thread_inside(); half_forward(&h[k], x); }
     for (int k = 0; k < 2; k++)
         if (h[k].rc) { copy_err(m, h[k].m); return NAN; }
     long count = 0;                    /* output tokens of the whole batch */
     for (int k = 0; k < 2; k++)
         for (int b = 0; b < h[k].nb; b++) count += h[k].m->out_len[b];
     m->loss_count = twin->loss_count = count;
-    int bad = halves_supervise(h, sup, n_sup, S, T);
+    int bad = halves_supervise(h, sup, n_sup, x->S, x->T);
     if (bad >= 0) { copy_err(m, h[bad].m); m->loss_count = twin->loss_count = 0; return NAN; }
     int To = m->To;
 #ifdef _OPENMP
@@ -157,17 +155,16 @@ static float split_step(Model *m, Model *twin, const int *src, const int *src_le
     return h[0].loss + h[1].loss;
 }
 
-float model_train_step(Model *m, Model *twin, const int *src, const int *src_len, int S,
-                       const int *tgt, const int *tgt_len, int T, int B, const int *targets,
+float model_train_step(Model *m, Model *twin, const ModelBatch *x, const int *targets,
                        float eps, ModelAttnSupervision *sup, int n_sup) {
-    if (!twin || B < 2 || n_sup > TWIN_MAX_SUP || n_sup < 0 || (n_sup > 0 && !sup) ||
+    if (!twin || x->B < 2 || n_sup > TWIN_MAX_SUP || n_sup < 0 || (n_sup > 0 && !sup) ||
         m->n_ablated > 0 || !m->training) {
-        if (model_forward(m, src, src_len, S, tgt, tgt_len, T, B)) return NAN;
+        if (model_forward(m, x->src, x->src_len, x->S, x->tgt, x->tgt_len, x->T, x->B)) return NAN;
         return model_backward_sup(m, targets, eps, sup, n_sup);
     }
     if (twin->params_memory != m->params_memory || twin->num_params != m->num_params) {
         errmsg_set(m->err, sizeof m->err, "model_train_step: the twin does not share this model's parameters");
         return NAN;
     }
-    return split_step(m, twin, src, src_len, S, tgt, tgt_len, T, B, targets, eps, sup, n_sup);
+    return split_step(m, twin, x, targets, eps, sup, n_sup);
 }

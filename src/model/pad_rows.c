@@ -30,135 +30,132 @@ static int row_len(const int *len, int b, int T) {
     return len[b] < 0 ? 0 : len[b] > T ? T : len[b];
 }
 
-/* dst (n, K) = the non-pad rows of src (B, T, K), in order; returns n. */
-static int pack_rows(float *dst, const float *src, const int *len, int B, int T, int K) {
-    size_t n = 0;
-    for (int b = 0; b < B; b++) {
-        int l = row_len(len, b, T);
-        memcpy(dst + n * K, src + (size_t)b * T * K, (size_t)l * K * sizeof(float));
-        n += (size_t)l;
-    }
-    return (int)n;
-}
-
-/* dst (B, T, M)'s non-pad rows = src's packed rows; its pad rows set to 0
- * when zero_pads (outputs), else untouched (gradients accumulated in place). */
-static void unpack_rows(float *dst, const float *src, const int *len, int B, int T, int M, int zero_pads) {
-    size_t n = 0;
-    for (int b = 0; b < B; b++) {
-        int l = row_len(len, b, T);
-        float *d = dst + (size_t)b * T * M;
-        memcpy(d, src + n * M, (size_t)l * M * sizeof(float));
-        if (zero_pads) memset(d + (size_t)l * M, 0, (size_t)(T - l) * M * sizeof(float));
-        n += (size_t)l;
-    }
-}
-
 /* Packed only when the forward chose to (m->pad_skip) and some row is padding. */
-static int packs(const Model *m, const int *len, int N, int T) {
-    if (!m->pad_skip || !len || T < 1) return 0;
-    for (int b = 0; b < N / T; b++)
-        if (row_len(len, b, T) < T) return 1;
-    return 0;
+PadRows model_pad_rows(const Model *m, const int *len, int B, int T) {
+    PadRows r = { .len = len, .B = B, .T = T, .n = B * T };
+    if (!m->pad_skip || !len || T < 1) return r;
+    int n = 0;
+    for (int b = 0; b < B; b++) n += row_len(len, b, T);
+    if (n == B * T) return r;
+    r.skip = 1;
+    r.n = n;
+    r.pack = m->pack_memory;
+    r.slot = m->pack_cap / 3;
+    return r;
 }
 
-void model_linear_forward(const Model *m, const int *len, int T, float *out, const float *inp,
-                          const float *w, const float *bias, int N, int K, int M) {
-    model_linear_forward_n(m, len, T, 1, &out, inp, &w, &bias, N, K, M);
+int model_pad_rows_real(const PadRows *r, int b) {
+    return r->skip ? row_len(r->len, b, r->T) : r->T;
 }
 
-void model_linear_backward(const Model *m, const int *len, int T, float *dinp, int set, float *dw, float *dbias,
-                           float *wt, const float *dout, const float *inp, const float *w,
-                           int N, int K, int M) {
-    model_linear_backward_n(m, len, T, 1, dinp, set, &dw, &dbias, wt, &dout, inp, &w, N, K, M);
+/* dst (n, K) = the real rows of src (B, T, K), in order. */
+static void pack_rows(float *dst, const float *src, const PadRows *r, int K) {
+    size_t n = 0;
+    for (int b = 0; b < r->B; b++) {
+        int l = row_len(r->len, b, r->T);
+        memcpy(dst + n * K, src + (size_t)b * r->T * K, (size_t)l * K * sizeof(float));
+        n += (size_t)l;
+    }
+}
+
+/* dst (B, T, M)'s real rows = src's packed rows; its pad rows set to 0
+ * when zero_pads (outputs), else untouched (gradients accumulated in place). */
+static void unpack_rows(float *dst, const float *src, const PadRows *r, int M, int zero_pads) {
+    size_t n = 0;
+    for (int b = 0; b < r->B; b++) {
+        int l = row_len(r->len, b, r->T);
+        float *d = dst + (size_t)b * r->T * M;
+        memcpy(d, src + n * M, (size_t)l * M * sizeof(float));
+        if (zero_pads) memset(d + (size_t)l * M, 0, (size_t)(r->T - l) * M * sizeof(float));
+        n += (size_t)l;
+    }
+}
+
+void model_linear_forward(const PadRows *r, float *out, const float *inp, const LinearLayer *w) {
+    model_linear_forward_n(r, 1, &out, inp, w);
+}
+
+void model_linear_backward(const PadRows *r, float *dinp, int set, float *wt, const float *dout,
+                           const float *inp, const LinearLayer *w) {
+    model_linear_backward_n(r, 1, dinp, set, wt, &dout, inp, w);
 }
 
 /* Projections of one input (Q, K, V of self-attention; K, V of cross-attention):
- * out[i] = inp·w[i] + bias[i] for i < n_out, the input packed once. */
-void model_linear_forward_n(const Model *m, const int *len, int T, int n_out, float *const *out,
-                            const float *inp, const float *const *w, const float *const *bias,
-                            int N, int K, int M) {
-    if (!packs(m, len, N, T)) {
-        for (int i = 0; i < n_out; i++) matmul_forward(out[i], inp, w[i], bias[i], N, K, M);
+ * out[i] (B·T, M) = inp (B·T, K)·w[i] + b[i] for i < n_out, the input packed once. */
+void model_linear_forward_n(const PadRows *r, int n_out, float *const *out, const float *inp,
+                            const LinearLayer *w) {
+    int N = r->B * r->T, K = w[0].K;
+    if (!r->skip) {
+        for (int i = 0; i < n_out; i++) matmul_forward(out[i], inp, w[i].w, w[i].b, N, K, w[i].M);
         return;
     }
-    int B = N / T;
-    size_t third = m->pack_cap / 3;
-    float *pin = m->pack_memory, *pout = pin + third;
-    int n = pack_rows(pin, inp, len, B, T, K);
+    float *pin = r->pack, *pout = pin + r->slot;
+    pack_rows(pin, inp, r, K);
     for (int i = 0; i < n_out; i++) {
-        matmul_forward(pout, pin, w[i], bias[i], n, K, M);
-        unpack_rows(out[i], pout, len, B, T, M, 1);
+        matmul_forward(pout, pin, w[i].w, w[i].b, r->n, K, w[i].M);
+        unpack_rows(out[i], pout, r, w[i].M, 1);
     }
 }
 
 /* Their backward: dinp += Σ_i dout[i]·w[i]ᵀ, or = with `set` (accumulated packed,
- * unpacked once; dinp NULL: not wanted), dw[i], dbias[i] += Σ over the non-pad rows. */
-void model_linear_backward_n(const Model *m, const int *len, int T, int n_out, float *dinp, int set,
-                             float *const *dw, float *const *dbias, float *wt, const float *const *dout,
-                             const float *inp, const float *const *w, int N, int K, int M) {
-    if (!packs(m, len, N, T)) {
+ * unpacked once; dinp NULL: not wanted), dw[i], db[i] += Σ over the real rows. */
+void model_linear_backward_n(const PadRows *r, int n_out, float *dinp, int set, float *wt,
+                             const float *const *dout, const float *inp, const LinearLayer *w) {
+    int N = r->B * r->T, K = w[0].K;
+    if (!r->skip) {
         if (dinp && set) memset(dinp, 0, (size_t)N * K * sizeof(float));
-        for (int i = 0; i < n_out; i++) matmul_backward(dinp, dw[i], dbias[i], wt, dout[i], inp, w[i], N, K, M);
+        for (int i = 0; i < n_out; i++)
+            matmul_backward(dinp, w[i].dw, w[i].db, wt, dout[i], inp, w[i].w, N, K, w[i].M);
         return;
     }
-    int B = N / T;
-    size_t third = m->pack_cap / 3;
-    float *pd = m->pack_memory, *pin = pd + third, *pdin = pin + third;
-    int n = pack_rows(pin, inp, len, B, T, K);
-    if (dinp && set) memset(pdin, 0, (size_t)n * K * sizeof(float));
-    else if (dinp) pack_rows(pdin, dinp, len, B, T, K);   /* accumulate onto dinp's own rows, in */
-    for (int i = 0; i < n_out; i++) {                     /* the order of the unpacked products */
-        pack_rows(pd, dout[i], len, B, T, M);
-        matmul_backward(dinp ? pdin : NULL, dw[i], dbias[i], wt, pd, pin, w[i], n, K, M);
+    float *pd = r->pack, *pin = pd + r->slot, *pdin = pin + r->slot;
+    pack_rows(pin, inp, r, K);
+    if (dinp && set) memset(pdin, 0, (size_t)r->n * K * sizeof(float));
+    else if (dinp) pack_rows(pdin, dinp, r, K);         /* accumulate onto dinp's own rows, in */
+    for (int i = 0; i < n_out; i++) {                   /* the order of the unpacked products */
+        pack_rows(pd, dout[i], r, w[i].M);
+        matmul_backward(dinp ? pdin : NULL, w[i].dw, w[i].db, wt, pd, pin, w[i].w, r->n, K, w[i].M);
     }
-    if (dinp) unpack_rows(dinp, pdin, len, B, T, K, set);
+    if (dinp) unpack_rows(dinp, pdin, r, K, set);
 }
 
-/* Feed-forward block proj = relu(x·w1 + b1)·w2 + b2 with x, proj (N, C).  When
- * the rows are packed, the hidden h (N·F floats) holds only the n packed rows
+/* Feed-forward block proj = relu(x·w1 + b1)·w2 + b2 with x, proj (B·T, C).  When
+ * the rows are packed, the hidden h (B·T·F floats) holds only the n packed rows
  * (n, F): it never goes back to the padded layout, so the widest tensor of the
  * layer is not copied at all.  model_ffn_backward reads h in the same layout. */
-void model_ffn_forward(const Model *m, const int *len, int T, float *h, float *proj, const float *x,
-                       const float *w1, const float *b1, const float *w2, const float *b2,
-                       int N, int C, int F) {
-    if (!packs(m, len, N, T)) {
-        matmul_forward(h, x, w1, b1, N, C, F);
+void model_ffn_forward(const PadRows *r, float *h, float *proj, const float *x, const FfnLayer *f) {
+    int N = r->B * r->T, C = f->fc1.K, F = f->fc1.M;
+    if (!r->skip) {
+        matmul_forward(h, x, f->fc1.w, f->fc1.b, N, C, F);
         relu_forward(h, h, (size_t)N * F);
-        matmul_forward(proj, h, w2, b2, N, F, C);
+        matmul_forward(proj, h, f->fc2.w, f->fc2.b, N, F, C);
         return;
     }
-    int B = N / T;
-    size_t third = m->pack_cap / 3;
-    float *pin = m->pack_memory, *pout = pin + third;
-    int n = pack_rows(pin, x, len, B, T, C);
-    matmul_forward(h, pin, w1, b1, n, C, F);
-    relu_forward(h, h, (size_t)n * F);
-    matmul_forward(pout, h, w2, b2, n, F, C);
-    unpack_rows(proj, pout, len, B, T, C, 1);
+    float *pin = r->pack, *pout = pin + r->slot;
+    pack_rows(pin, x, r, C);
+    matmul_forward(h, pin, f->fc1.w, f->fc1.b, r->n, C, F);
+    relu_forward(h, h, (size_t)r->n * F);
+    matmul_forward(pout, h, f->fc2.w, f->fc2.b, r->n, F, C);
+    unpack_rows(proj, pout, r, C, 1);
 }
 
-/* dx (N, C) += ∂/∂x (= with `set`), gradients of w1 b1 w2 b2 added; dh: scratch of N·F floats. */
-void model_ffn_backward(const Model *m, const int *len, int T, float *dx, int set, float *dh, float *wt,
-                        const float *dproj, const float *h, const float *x,
-                        const float *w1, float *gw1, float *gb1, const float *w2, float *gw2, float *gb2,
-                        int N, int C, int F) {
-    int packed = packs(m, len, N, T), B = N / T, n = N;
-    size_t third = m->pack_cap / 3;
-    float *pd = packed ? m->pack_memory : NULL, *pin = pd ? pd + third : NULL, *pdx = pin ? pin + third : NULL;
-    if (packed) {
-        n = pack_rows(pd, dproj, len, B, T, C);
-        pack_rows(pin, x, len, B, T, C);
-        if (set) memset(pdx, 0, (size_t)n * C * sizeof(float));
-        else pack_rows(pdx, dx, len, B, T, C);
-    } else if (set) {
-        memset(dx, 0, (size_t)N * C * sizeof(float));
+/* dx (B·T, C) = ∂/∂x (overwritten), gradients of w1 b1 w2 b2 added; dh: scratch of B·T·F floats. */
+void model_ffn_backward(const PadRows *r, float *dx, float *dh, float *wt, const float *dproj,
+                        const float *h, const float *x, const FfnLayer *f) {
+    int n = r->n, C = f->fc1.K, F = f->fc1.M;
+    float *pd = r->skip ? r->pack : NULL, *pin = pd ? pd + r->slot : NULL, *pdx = pin ? pin + r->slot : NULL;
+    if (r->skip) {
+        pack_rows(pd, dproj, r, C);
+        pack_rows(pin, x, r, C);
+        memset(pdx, 0, (size_t)n * C * sizeof(float));
+    } else {
+        memset(dx, 0, (size_t)n * C * sizeof(float));
     }
     size_t nf = (size_t)n * F;
     memset(dh, 0, nf * sizeof(float));
-    matmul_backward(dh, gw2, gb2, wt, packed ? pd : dproj, h, w2, n, F, C);
+    matmul_backward(dh, f->fc2.dw, f->fc2.db, wt, r->skip ? pd : dproj, h, f->fc2.w, n, F, C);
     OMP_SIMD
     for (size_t i = 0; i < nf; i++) dh[i] = h[i] > 0.0f ? dh[i] : 0.0f;   /* relu */
-    matmul_backward(packed ? pdx : dx, gw1, gb1, wt, dh, packed ? pin : x, w1, n, C, F);
-    if (packed) unpack_rows(dx, pdx, len, B, T, C, set);
+    matmul_backward(r->skip ? pdx : dx, f->fc1.dw, f->fc1.db, wt, dh, r->skip ? pin : x, f->fc1.w, n, C, F);
+    if (r->skip) unpack_rows(dx, pdx, r, C, 1);
 }

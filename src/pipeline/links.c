@@ -164,13 +164,20 @@ int links_check_focus(const char *focus, const ModelConfig *c, char *err, size_t
     int rc = 0, m, h;
     for (int l = 0; rc == 0 && l < c->n_enc_layers; l++) {
         snprintf(id, sizeof id, "encoder.%d.self", l);
-        if (!trace_add_map(&t, id, "encoder", l, "self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+        if (!trace_add_map(&t, &(TraceMapSpec){.id = id, .stack = "encoder", .layer = l, .kind = "self", .queries = tok,
+                                               .Tq = 1, .keys = tok, .Tk = 1, .d_k = 1, .Dv = 1, .n_heads = c->n_heads}))
+            rc = -1;
     }
     for (int l = 0; rc == 0 && l < c->n_dec_layers; l++) {
         snprintf(id, sizeof id, "decoder.%d.masked_self", l);
-        if (!trace_add_map(&t, id, "decoder", l, "masked_self", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads)) rc = -1;
+        if (!trace_add_map(&t, &(TraceMapSpec){.id = id, .stack = "decoder", .layer = l, .kind = "masked_self",
+                                               .queries = tok, .Tq = 1, .keys = tok, .Tk = 1, .d_k = 1, .Dv = 1,
+                                               .n_heads = c->n_heads}))
+            rc = -1;
         snprintf(id, sizeof id, "decoder.%d.cross", l);
-        if (rc == 0 && !trace_add_map(&t, id, "decoder", l, "cross", tok, 1, tok, 1, 1, 1, NULL, 0, c->n_heads))
+        if (rc == 0 && !trace_add_map(&t, &(TraceMapSpec){.id = id, .stack = "decoder", .layer = l, .kind = "cross",
+                                                          .queries = tok, .Tq = 1, .keys = tok, .Tk = 1, .d_k = 1,
+                                                          .Dv = 1, .n_heads = c->n_heads}))
             rc = -1;
     }
     if (rc != 0) errmsg_set(err, errlen, "out of memory");

@@ -85,10 +85,9 @@ int trace_set_model_json(Trace *t, const char *json_object) {
     return 0;
 }
 
-TraceMap *trace_add_map(Trace *t, const char *id, const char *stack, int layer,
-                        const char *kind, const char *const *queries, int Tq,
-                        const char *const *keys, int Tk, int d_k, int Dv,
-                        const unsigned char *mask, float mask_fill, int n_heads) {
+TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec) {
+    int Tq = spec->Tq, Tk = spec->Tk, n_heads = spec->n_heads;
+    const unsigned char *mask = spec->mask;
     if (t->n_maps == t->cap_maps) {
         int cap = t->cap_maps ? 2 * t->cap_maps : 8;
         TraceMap *m = realloc(t->maps, (size_t)cap * sizeof *m);
@@ -97,11 +96,11 @@ TraceMap *trace_add_map(Trace *t, const char *id, const char *stack, int layer,
     }
     TraceMap *m = &t->maps[t->n_maps];
     memset(m, 0, sizeof *m);
-    m->layer = layer; m->Tq = Tq; m->Tk = Tk; m->d_k = d_k; m->Dv = Dv;
-    m->mask_fill = mask_fill; m->n_heads = n_heads; m->scaled_by_sqrt_dk = 1;
-    m->id = strdup(id); m->stack = strdup(stack); m->kind = strdup(kind);
-    m->queries = copy_strings(queries, Tq);
-    m->keys = copy_strings(keys, Tk);
+    m->layer = spec->layer; m->Tq = Tq; m->Tk = Tk; m->d_k = spec->d_k; m->Dv = spec->Dv;
+    m->mask_fill = spec->mask_fill; m->n_heads = n_heads; m->scaled_by_sqrt_dk = 1;
+    m->id = strdup(spec->id); m->stack = strdup(spec->stack); m->kind = strdup(spec->kind);
+    m->queries = copy_strings(spec->queries, Tq);
+    m->keys = copy_strings(spec->keys, Tk);
     m->heads = calloc(n_heads > 0 ? n_heads : 1, sizeof(TraceHead));
     if (mask) {
         m->mask = malloc((size_t)Tq * Tk + 1);

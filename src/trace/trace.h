@@ -58,12 +58,27 @@ int trace_set_target(Trace *t, const char *const *tokens, int n);
 /* Copies a JSON object text for the "model" member (NULL removes it). */
 int trace_set_model_json(Trace *t, const char *json_object);
 
-/* Adds a map with n_heads empty heads; returns it, or NULL out of memory.
- * mask may be NULL.  The returned pointer is valid until the next add. */
-TraceMap *trace_add_map(Trace *t, const char *id, const char *stack, int layer,
-                        const char *kind, const char *const *queries, int Tq,
-                        const char *const *keys, int Tk, int d_k, int Dv,
-                        const unsigned char *mask, float mask_fill, int n_heads);
+/* What a new map is (the fields of TraceMap that trace_add_map fills); a
+ * designated initializer leaves the mask NULL and mask_fill 0 when not named. */
+typedef struct {
+    const char *id;               /* "encoder.0.self", "decoder.1.cross", "custom" */
+    const char *stack;            /* "encoder" | "decoder" | "custom"              */
+    int layer;
+    const char *kind;             /* "self" | "masked_self" | "cross" | "custom"   */
+    const char *const *queries;   /* Tq tokens (NULL entries become "")            */
+    int Tq;
+    const char *const *keys;      /* Tk tokens                                     */
+    int Tk;
+    int d_k, Dv;                  /* head size of Q, K and of V (the output)       */
+    const unsigned char *mask;    /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
+    float mask_fill;              /* -INFINITY or a finite number                  */
+    int n_heads;
+} TraceMapSpec;
+
+/* Adds a map with spec->n_heads empty heads, copying the spec's strings, tokens
+ * and mask; returns it, or NULL out of memory.  The returned pointer is valid
+ * until the next add. */
+TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec);
 
 /* Copies one head's matrices (weights required; others may be NULL). */
 int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,

@@ -690,7 +690,9 @@ static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, con
     m->training = 1;
     m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
     if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
-    float loss = model_train_step(m, thread_tune_halves(&L->tune) ? &L->twin : NULL, b->src, b->src_len, b->S, b->dec_in, b->tgt_len, b->T, b->B,
+    float loss = model_train_step(m, thread_tune_halves(&L->tune) ? &L->twin : NULL,
+                                  &(ModelBatch){.src = b->src, .src_len = b->src_len, .S = b->S, .tgt = b->dec_in,
+                                                .tgt_len = b->tgt_len, .T = b->T, .B = b->B},
                                   b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
     m->training = 0;
     if (isnan(loss))
