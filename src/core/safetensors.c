@@ -485,7 +485,7 @@ static int check_write(const StWriteTensor *t, int n, const char *const *meta, s
     for (int k = 0; k < n; k++) {
         const char *name = t[k].name ? t[k].name : "(null)";
         int es = t[k].dtype ? any_dtype_size(t[k].dtype) : 0;
-        if (!t[k].name || !t[k].name[0] || !strcmp(t[k].name, "__metadata__"))
+        if (!t[k].name || !strcmp(t[k].name, "__metadata__"))
             return errmsg_set(err, errlen, "cannot write %s: tensor %d is named \"%s\"", path, k, name);
         if (!es)
             return errmsg_set(err, errlen, "cannot write %s: tensor \"%s\" has dtype %s, which safetensors does not "
