@@ -1,6 +1,8 @@
-/* test_checkpoint.c — safetensors round trip, damaged files, the metadata readers. */
+/* test_checkpoint.c — safetensors round trip, damaged files (the container's checks in
+ * core/safetensors.c and the model's here), the metadata readers. */
 #include "check.h"
 #include "core/fileio.h"
+#include "core/safetensors.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
 #include <stdint.h>
@@ -118,6 +120,23 @@ static int write_edited(const char *path, const unsigned char *bytes, size_t n, 
     return 0;
 }
 
+/* Rewrites a good file with `tail` after its header's JSON object (the
+ * padding spaces dropped first): the header grows by strlen(tail). */
+static void write_header_tail(const char *path, const unsigned char *bytes, size_t n, const char *tail) {
+    uint64_t h = 0;
+    for (int i = 0; i < 8; i++) h |= (uint64_t)bytes[i] << (8 * i);
+    size_t json = h;
+    while (json > 0 && bytes[8 + json - 1] == ' ') json--;
+    size_t nh = json + strlen(tail), data = n - 8 - h;
+    unsigned char *out = malloc(8 + nh + data);
+    for (int i = 0; i < 8; i++) out[i] = (unsigned char)((uint64_t)nh >> (8 * i));
+    memcpy(out + 8, bytes + 8, json);
+    memcpy(out + 8 + json, tail, strlen(tail));
+    memcpy(out + 8 + nh, bytes + 8 + h, data);
+    spit(path, out, 8 + nh + data);
+    free(out);
+}
+
 TEST(checkpoint_damaged_files) {
     Model m;
     size_t n;
@@ -174,9 +193,15 @@ TEST(checkpoint_damaged_files) {
     EDIT("wrong rank", "\"shape\":[13,16]", "\"shape\":[208]", "shape");
     EDIT("wrong dtype", "\"dtype\":\"F32\"", "\"dtype\":\"F16\"", "dtype F16");
     EDIT("missing tensor", "\"out.b\"", "\"out.bias\"", "\"out.b\" is missing");
-    EDIT("extra tensor", "\"tok_emb\":", "\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"tok_emb\":",
+    EDIT("extra tensor over another", "\"tok_emb\":",
+         "\"extra\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"tok_emb\":", "overlap");
+    EDIT("extra tensor", "\"tok_emb\":", "\"extra\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},\"tok_emb\":",
          "unexpected tensor \"extra\"");
-    EDIT("missing metadata", "\"__metadata__\"", "\"__metadatx__\"", "no __metadata__");
+    EDIT("metadata renamed", "\"__metadata__\"", "\"__metadatx__\"", "\"__metadatx__\": its header entry needs dtype");
+    EDIT("metadata twice", "\"tok_emb\":", "\"__metadata__\":{},\"tok_emb\":", "__metadata__ appears twice");
+    EDIT("metadata key twice", "\"version\":\"1\"", "\"version\":\"1\",\"version\":\"1\"", "key \"version\" appears twice");
+    EDIT("tensor twice", "\"tok_emb\":", "\"out.b\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},\"tok_emb\":",
+         "\"out.b\" appears twice");
     EDIT("wrong format", "\"attnviz-model\"", "\"other-model\"", "not an attnviz model");
     EDIT("wrong version", "\"version\":\"1\"", "\"version\":\"2\"", "version \"2\" is not supported");
     EDIT("missing version", "\"version\":\"1\",", "", "version \"(none)\"");
@@ -188,6 +213,30 @@ TEST(checkpoint_damaged_files) {
     EDIT("vocab too short", "\\\"<pad>\\\",", "", "13 strings");
     EDIT("vocab not strings", "\\\"<pad>\\\",", "7,", "not a string");
     EDIT("vocab missing", "\"vocab\":", "\"vocabulary\":", "no \"vocab\"");
+
+    /* the model's tensors without __metadata__ */
+    ModelParam full[MODEL_MAX_TENSORS];
+    StWriteTensor wt[MODEL_MAX_TENSORS];
+    nt = model_param_table(&m.config, m.params_memory, full, MODEL_MAX_TENSORS);
+    for (int t = 0; t < nt; t++) {
+        wt[t] = (StWriteTensor){.name = full[t].name, .dtype = "F32", .ndim = full[t].ndim, .data = full[t].ptr};
+        for (int d = 0; d < full[t].ndim; d++) wt[t].shape[d] = full[t].shape[d];
+    }
+    REQUIRE(safetensors_write(p, wt, nt, NULL, buf, sizeof buf) == 0);
+    EXPECT_FAIL("no metadata", p, "no __metadata__");
+
+    /* more than spaces after the header's JSON object */
+    write_header_tail(p, bytes, n, " {\"x\":{}}");
+    EXPECT_FAIL("a second JSON object after the header's", p, "goes on after its JSON object");
+    write_header_tail(p, bytes, n, "\n");
+    EXPECT_FAIL("a newline after the header's JSON", p, "only spaces may pad it");
+    write_header_tail(p, bytes, n, "       ");
+    Model sp;
+    char **sv = NULL, serr[512];
+    int snv = 0;
+    CHECK(checkpoint_load(p, &sp, &sv, &snv, NULL, serr, sizeof serr) == 0);   /* spaces are padding */
+    checkpoint_free_vocab(sv, snv);
+    model_free(&sp);
 
     /* a NaN in the data */
     c = malloc(n);

@@ -1,10 +1,11 @@
 /* test_hf_units.c — the small parts under the GPT-2/BERT loaders: half-precision
  * conversion (every F16 value against the formula), BF16, the string table,
- * and the safetensors reader's own checks on files written here. */
+ * and the safetensors reader's and writer's own checks on files written here. */
 #include "check.h"
 #include "core/fileio.h"
 #include "core/safetensors.h"
 #include "tokenize/strmap.h"
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,4 +100,143 @@ TEST(hf_safetensors_checks) {
     CHECK_INT(safetensors_open(&st, path, err, sizeof err), -1);
     CHECK(strstr(err, "not a JSON object") != NULL);
     safetensors_close(&st);
+}
+
+/* A header with more after its JSON object than spaces is refused, with one message. */
+TEST(hf_safetensors_header_tail) {
+    char path[4096], err[512];
+    SafeTensors st;
+    snprintf(path, sizeof path, "%s/tail.safetensors", check_tmpdir());
+    const char *tails[] = {" {\"b\": {}}", "x", "\n", "  }", "\t"};
+    for (int i = 0; i < 5; i++) {
+        char hdr[256];
+        snprintf(hdr, sizeof hdr, "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}%s", tails[i]);
+        write_st(path, hdr, 4);
+        err[0] = 0;
+        CHECK_INT(safetensors_open(&st, path, err, sizeof err), -1);
+        if (!strstr(err, "goes on after its JSON object") || strchr(err, '\n'))
+            check_fail(__FILE__, __LINE__, "tail %d: message \"%s\"", i, err);
+        CHECK_INT(st.n, 0);   /* closed on error */
+    }
+    write_st(path, "{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}}     ", 4);
+    CHECK_INT(safetensors_open(&st, path, err, sizeof err), 0);   /* spaces are padding */
+    safetensors_close(&st);
+}
+
+/* The container's other checks: overlap, a name twice, metadata. */
+TEST(hf_safetensors_layout_and_metadata) {
+    char path[4096], err[512];
+    SafeTensors st;
+    snprintf(path, sizeof path, "%s/layout.safetensors", check_tmpdir());
+    static const struct { const char *header; const char *want; } bad[] = {
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 16]}, "
+         "\"e\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [4, 4]}, "
+         "\"b\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 12]}}", "\"a\" and \"b\" overlap"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}, "
+         "\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}", "\"a\" appears twice"},
+        {"{\"__metadata__\": {\"k\": 1}}", "value \"k\" is not a string"},
+        {"{\"__metadata__\": [\"k\"]}", "not an object"},
+        {"{\"__metadata__\": {\"k\": \"1\", \"k\": \"2\"}}", "key \"k\" appears twice"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", "bad shape"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4.5]}}", "data_offsets"},
+        {"{\"a\": {\"dtype\": \"I64\", \"shape\": [2], \"data_offsets\": [0, 8]}}", "need 16"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4294967296, 4294967296, 4294967296], \"data_offsets\": [0, 4]}}",
+         "bad shape"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_st(path, bad[i].header, 16);
+        err[0] = 0;
+        CHECK_INT(safetensors_open(&st, path, err, sizeof err), -1);
+        if (!strstr(err, bad[i].want)) check_fail(__FILE__, __LINE__, "case %zu: \"%s\" lacks \"%s\"", i, err, bad[i].want);
+    }
+    write_st(path, "{\"__metadata__\": {\"format\": \"pt\", \"note\": \"a \\\"b\\\"\"}, "
+                   "\"u\": {\"dtype\": \"F99\", \"shape\": [3], \"data_offsets\": [0, 5]}}", 5);
+    REQUIRE(safetensors_open(&st, path, err, sizeof err) == 0);
+    CHECK_INT(st.n_meta, 2);
+    CHECK(safetensors_meta(&st, "format") && !strcmp(safetensors_meta(&st, "format"), "pt"));
+    CHECK(safetensors_meta(&st, "note") && !strcmp(safetensors_meta(&st, "note"), "a \"b\""));
+    CHECK(safetensors_meta(&st, "nope") == NULL);
+    char *mj = safetensors_meta_json(&st);
+    CHECK(mj && !strcmp(mj, "{\"format\":\"pt\",\"note\":\"a \\\"b\\\"\"}"));
+    free(mj);
+    float x[3];
+    CHECK_INT(safetensors_read_f32(&st, safetensors_find(&st, "u"), x, err, sizeof err), -1);   /* listed, not read */
+    CHECK(strstr(err, "F99") != NULL);
+    safetensors_close(&st);
+}
+
+/* The writer: exact bytes of a small file, a round trip of every float dtype,
+ * and refusals that leave nothing behind. */
+TEST(hf_safetensors_write) {
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/w.safetensors", check_tmpdir());
+    float a[6] = {1, -2, 3.5f, 0, 1e-3f, -0.0f};
+    unsigned short h[2] = {0x3C00, 0xC000};             /* F16 1, -2 */
+    unsigned short b[3] = {0x3F80, 0x4040, 0xBF00};     /* BF16 1, 3, -0.5 */
+    int64_t ids[2] = {7, -1};
+    const char *meta[] = {"format", "pt", "k", "v \"q\"", NULL};
+    StWriteTensor t[] = {{"a", "F32", 2, {2, 3}, a}, {"h", "F16", 1, {2}, h}, {"b", "BF16", 1, {3}, b},
+                         {"ids", "I64", 1, {2}, ids}, {"s", "F32", 0, {0}, a}};
+    REQUIRE(safetensors_write(path, t, 5, meta, err, sizeof err) == 0);
+    size_t n = 0;
+    unsigned char *bytes = (unsigned char *)file_read_all(path, 1 << 20, &n, err, sizeof err);
+    REQUIRE(bytes != NULL);
+    const char *want = "{\"__metadata__\":{\"format\":\"pt\",\"k\":\"v \\\"q\\\"\"},"
+                       "\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
+                       "\"h\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[24,28]},"
+                       "\"b\":{\"dtype\":\"BF16\",\"shape\":[3],\"data_offsets\":[28,34]},"
+                       "\"ids\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[34,50]},"
+                       "\"s\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[50,54]}}";
+    size_t wl = strlen(want), padded = (wl + 7) / 8 * 8;
+    uint64_t hl = 0;
+    for (int i = 0; i < 8; i++) hl |= (uint64_t)bytes[i] << (8 * i);
+    CHECK_INT(hl, padded);
+    CHECK_INT(n, 8 + padded + 54);
+    CHECK(n >= 8 + padded && memcmp(bytes + 8, want, wl) == 0);
+    for (size_t i = wl; i < padded && 8 + i < n; i++) CHECK_INT(bytes[8 + i], ' ');
+    CHECK(n == 8 + padded + 54 && memcmp(bytes + 8 + padded, a, 24) == 0 &&
+          memcmp(bytes + 8 + padded + 34, ids, 16) == 0);
+    free(bytes);
+
+    SafeTensors st;
+    REQUIRE(safetensors_open(&st, path, err, sizeof err) == 0);
+    float x[6];
+    CHECK_INT(safetensors_read_f32(&st, safetensors_find(&st, "a"), x, err, sizeof err), 0);
+    CHECK(memcmp(x, a, sizeof a) == 0);
+    CHECK_INT(safetensors_read_f32(&st, safetensors_find(&st, "h"), x, err, sizeof err), 0);
+    CHECK(x[0] == 1.0f && x[1] == -2.0f);
+    CHECK_INT(safetensors_read_f32(&st, safetensors_find(&st, "b"), x, err, sizeof err), 0);
+    CHECK(x[0] == 1.0f && x[1] == 3.0f && x[2] == -0.5f);
+    CHECK_INT(safetensors_find(&st, "s")->numel, 1);
+    CHECK(!strcmp(safetensors_meta(&st, "k"), "v \"q\""));
+    safetensors_close(&st);
+
+    /* refused: a name twice, a key twice, an unknown dtype, a reserved name;
+     * the file written before stays as it was and no temporary is left */
+    StWriteTensor twice[] = {{"a", "F32", 1, {1}, a}, {"a", "F32", 1, {1}, a}};
+    StWriteTensor odd[] = {{"a", "F99", 1, {1}, a}};
+    StWriteTensor meta_name[] = {{"__metadata__", "F32", 1, {1}, a}};
+    const char *meta2[] = {"k", "1", "k", "2", NULL};
+    CHECK_INT(safetensors_write(path, twice, 2, NULL, err, sizeof err), -1);
+    CHECK(strstr(err, "\"a\" appears twice") != NULL);
+    CHECK_INT(safetensors_write(path, t, 1, meta2, err, sizeof err), -1);
+    CHECK(strstr(err, "key \"k\" appears twice") != NULL);
+    CHECK_INT(safetensors_write(path, odd, 1, NULL, err, sizeof err), -1);
+    CHECK(strstr(err, "F99") != NULL);
+    CHECK_INT(safetensors_write(path, meta_name, 1, NULL, err, sizeof err), -1);
+    size_t n2 = 0;
+    char *again = file_read_all(path, 1 << 20, &n2, err, sizeof err);
+    CHECK(again && n2 == n);
+    free(again);
+    DIR *d = opendir(check_tmpdir());
+    REQUIRE(d != NULL);
+    for (struct dirent *e; (e = readdir(d));)
+        if (!strncmp(e->d_name, "w.safetensors.tmp", 17)) check_fail(__FILE__, __LINE__, "left behind: %s", e->d_name);
+    closedir(d);
+
+    /* no metadata: no __metadata__ entry at all */
+    REQUIRE(safetensors_write(path, t, 1, NULL, err, sizeof err) == 0);
+    bytes = (unsigned char *)file_read_all(path, 1 << 20, &n, err, sizeof err);
+    CHECK(bytes && n > 8 && memcmp(bytes + 8, "{\"a\":", 5) == 0);
+    free(bytes);
 }

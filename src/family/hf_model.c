@@ -5,6 +5,7 @@
 #include "core/tensor.h"
 #include "core/safetensors.h"
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,19 +63,17 @@ static void shape_text(char *buf, size_t n, int ndim, const long *shape) {
 /* Tensor `name` of shape (d0) or (d0, d1) → *field.  A float32 tensor used
  * as stored is not copied (*field points into the mapped file); otherwise it
  * is read into dst: transposed when `transpose` (stored (d0, d1) goes in as
- * (d1, d0)), rows ld floats apart.  field NULL: into dst only.  Missing
- * tensors are an error unless optional (then 1 is returned). */
+ * (d1, d0)), rows ld floats apart.  field NULL: into dst only.  A missing
+ * tensor is an error. */
 static int load(Loader *ld, const char *name, int ndim, long d0, long d1, const float **field, float *dst,
-                int transpose, long ldd, int optional) {
+                int transpose, long ldd) {
     const StTensor *t = find_tensor(ld, name);
     long want[2] = {d0, d1};
     char ws[64], hs[64];
     shape_text(ws, sizeof ws, ndim, want);
-    if (!t) {
-        if (optional) return 1;
+    if (!t)
         return errmsg_set(ld->err, ld->errlen, "%s: tensor %s%s is missing (expected shape %s)", ld->dir, ld->prefix,
                           name, ws);
-    }
     if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
         shape_text(hs, sizeof hs, t->ndim, t->shape);
         return errmsg_set(ld->err, ld->errlen, "%s: tensor %s has shape %s; expected %s", ld->dir, t->name, hs, ws);
@@ -128,114 +127,151 @@ static float *alloc_params(size_t n) {
     return p;
 }
 
-static int load_gpt2_layer(Loader *ld, HfModel *m, int l) {
+/* ---- the families' tensor tables ---- */
+
+/* The sizes a table names, read from the config. */
+typedef enum { HD_NONE, HD_C, HD_3C, HD_F, HD_V, HD_P, HD_TYPE } HfDim;
+
+static long dim_size(const HfConfig *c, HfDim d) {
+    switch (d) {
+    case HD_C: return c->d_model;
+    case HD_3C: return 3L * c->d_model;
+    case HD_F: return c->d_ff;
+    case HD_V: return c->n_vocab;
+    case HD_P: return c->n_pos;
+    case HD_TYPE: return c->n_type;
+    default: return 0;
+    }
+}
+
+/* One weight: its name in the file, its stored shape, where it goes. */
+typedef struct {
+    const char *name;   /* after the section's prefix; %d is the layer in a per-layer section */
+    const char *alt;    /* read instead when name is absent, or NULL */
+    HfDim d0, d1;       /* stored shape (d0) or (d0, d1); d1 HD_NONE for a vector */
+    int transpose;      /* stored (d0, d1) kept as (d1, d0): nn.Linear's (out, in) → (in, out) */
+    int join, part;     /* kept as part `part` of `join` side by side (BERT's q, k, v → qkv); else 1, 0 */
+    size_t block;       /* offsetof(Block, where copies land; all layers of a weight side by side) */
+    size_t field;       /* offsetof(HfWeights, or HfLayer in a per-layer section, the pointer set) */
+} HfParam;
+
+/* A run of weights with one name prefix. */
+typedef struct {
+    const char *prefix;   /* tried before every name (names are also tried without it) */
+    int per_layer;        /* 1: walked once per layer */
+    int optional;         /* 1: when its first tensor is absent, the whole section is (BERT's MLM head) */
+    const HfParam *p;
+    int n;
+} HfSection;
+
+#define BLK(f) offsetof(Block, f)
+#define WTS(f) offsetof(HfWeights, f)
+#define LAY(f) offsetof(HfLayer, f)
+#define VEC(name, d0, b, w) {name, NULL, d0, HD_NONE, 0, 1, 0, BLK(b), w}
+#define MAT(name, d0, d1, tr, b, w) {name, NULL, d0, d1, tr, 1, 0, BLK(b), w}
+
+static const HfParam gpt2_embed[] = {
+    MAT("wte.weight", HD_V, HD_C, 0, wte, WTS(wte)),
+    MAT("wpe.weight", HD_P, HD_C, 0, wpe, WTS(wpe)),
+};
+static const HfParam gpt2_layer[] = {   /* Conv1D weights are stored (in, out) already */
+    VEC("h.%d.ln_1.weight", HD_C, ln1_w, LAY(ln1_w)),
+    VEC("h.%d.ln_1.bias", HD_C, ln1_b, LAY(ln1_b)),
+    MAT("h.%d.attn.c_attn.weight", HD_C, HD_3C, 0, qkv_w, LAY(qkv_w)),
+    VEC("h.%d.attn.c_attn.bias", HD_3C, qkv_b, LAY(qkv_b)),
+    MAT("h.%d.attn.c_proj.weight", HD_C, HD_C, 0, proj_w, LAY(proj_w)),
+    VEC("h.%d.attn.c_proj.bias", HD_C, proj_b, LAY(proj_b)),
+    VEC("h.%d.ln_2.weight", HD_C, ln2_w, LAY(ln2_w)),
+    VEC("h.%d.ln_2.bias", HD_C, ln2_b, LAY(ln2_b)),
+    MAT("h.%d.mlp.c_fc.weight", HD_C, HD_F, 0, fc_w, LAY(fc_w)),
+    VEC("h.%d.mlp.c_fc.bias", HD_F, fc_b, LAY(fc_b)),
+    MAT("h.%d.mlp.c_proj.weight", HD_F, HD_C, 0, fc2_w, LAY(fc2_w)),
+    VEC("h.%d.mlp.c_proj.bias", HD_C, fc2_b, LAY(fc2_b)),
+};
+static const HfParam gpt2_final[] = {
+    VEC("ln_f.weight", HD_C, lnf_w, WTS(lnf_w)),
+    VEC("ln_f.bias", HD_C, lnf_b, WTS(lnf_b)),
+};
+#define ROWS(a) a, (int)(sizeof a / sizeof a[0])
+static const HfSection gpt2_tensors[] = {
+    {"transformer.", 0, 0, ROWS(gpt2_embed)}, {"transformer.", 1, 0, ROWS(gpt2_layer)},
+    {"transformer.", 0, 0, ROWS(gpt2_final)},
+};
+
+static const HfParam bert_embed[] = {
+    MAT("embeddings.word_embeddings.weight", HD_V, HD_C, 0, wte, WTS(wte)),
+    MAT("embeddings.position_embeddings.weight", HD_P, HD_C, 0, wpe, WTS(wpe)),
+    MAT("embeddings.token_type_embeddings.weight", HD_TYPE, HD_C, 0, wtt, WTS(wtt)),
+    VEC("embeddings.LayerNorm.weight", HD_C, emb_ln_w, WTS(emb_ln_w)),
+    VEC("embeddings.LayerNorm.bias", HD_C, emb_ln_b, WTS(emb_ln_b)),
+};
+#define QKV(name, d1, part, b, w) {name, NULL, HD_C, d1, d1 != HD_NONE, 3, part, BLK(b), LAY(w)}
+static const HfParam bert_layer[] = {   /* nn.Linear weights are stored (out, in): transposed */
+    QKV("encoder.layer.%d.attention.self.query.weight", HD_C, 0, qkv_w, qkv_w),
+    QKV("encoder.layer.%d.attention.self.query.bias", HD_NONE, 0, qkv_b, qkv_b),
+    QKV("encoder.layer.%d.attention.self.key.weight", HD_C, 1, qkv_w, qkv_w),
+    QKV("encoder.layer.%d.attention.self.key.bias", HD_NONE, 1, qkv_b, qkv_b),
+    QKV("encoder.layer.%d.attention.self.value.weight", HD_C, 2, qkv_w, qkv_w),
+    QKV("encoder.layer.%d.attention.self.value.bias", HD_NONE, 2, qkv_b, qkv_b),
+    MAT("encoder.layer.%d.attention.output.dense.weight", HD_C, HD_C, 1, proj_w, LAY(proj_w)),
+    VEC("encoder.layer.%d.attention.output.dense.bias", HD_C, proj_b, LAY(proj_b)),
+    VEC("encoder.layer.%d.attention.output.LayerNorm.weight", HD_C, ln1_w, LAY(ln1_w)),
+    VEC("encoder.layer.%d.attention.output.LayerNorm.bias", HD_C, ln1_b, LAY(ln1_b)),
+    MAT("encoder.layer.%d.intermediate.dense.weight", HD_F, HD_C, 1, fc_w, LAY(fc_w)),
+    VEC("encoder.layer.%d.intermediate.dense.bias", HD_F, fc_b, LAY(fc_b)),
+    MAT("encoder.layer.%d.output.dense.weight", HD_C, HD_F, 1, fc2_w, LAY(fc2_w)),
+    VEC("encoder.layer.%d.output.dense.bias", HD_C, fc2_b, LAY(fc2_b)),
+    VEC("encoder.layer.%d.output.LayerNorm.weight", HD_C, ln2_w, LAY(ln2_w)),
+    VEC("encoder.layer.%d.output.LayerNorm.bias", HD_C, ln2_b, LAY(ln2_b)),
+};
+static const HfParam bert_mlm[] = {     /* the masked-LM head: all of it, or none */
+    MAT("cls.predictions.transform.dense.weight", HD_C, HD_C, 1, mlm_w, WTS(mlm_w)),
+    VEC("cls.predictions.transform.dense.bias", HD_C, mlm_b, WTS(mlm_b)),
+    VEC("cls.predictions.transform.LayerNorm.weight", HD_C, mlm_ln_w, WTS(mlm_ln_w)),
+    VEC("cls.predictions.transform.LayerNorm.bias", HD_C, mlm_ln_b, WTS(mlm_ln_b)),
+    {"cls.predictions.bias", "cls.predictions.decoder.bias", HD_V, HD_NONE, 0, 1, 0, BLK(mlm_bias), WTS(mlm_bias)},
+};
+static const HfSection bert_tensors[] = {   /* the MLM head sits beside "bert.", not under it */
+    {"bert.", 0, 0, ROWS(bert_embed)}, {"bert.", 1, 0, ROWS(bert_layer)}, {"", 0, 1, ROWS(bert_mlm)},
+};
+#define N_SECTIONS(a) (int)(sizeof a / sizeof a[0])
+#undef ROWS
+#undef QKV
+#undef MAT
+#undef VEC
+
+/* Weight p (of layer l in a per-layer section) → its place in the block, and
+ * the model's pointer to it (load() says when that is the mapped file). */
+static int load_param(Loader *ld, HfModel *m, const HfParam *p, int per_layer, int l) {
     const HfConfig *c = &m->c;
-    long C = c->d_model, F = c->d_ff;
-    HfLayer *y = &m->w.layer[l];
-    const Block *b = &ld->b;
-    char n[12][96];
-    const char *part[12] = {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
-                            "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
-                            "mlp.c_proj.weight", "mlp.c_proj.bias"};
-    for (int i = 0; i < 12; i++) snprintf(n[i], sizeof n[i], "h.%d.%s", l, part[i]);
-    if (load(ld, n[0], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
-        load(ld, n[1], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
-        load(ld, n[2], 2, C, 3 * C, &y->qkv_w, b->qkv_w + l * C * 3 * C, 0, 3 * C, 0) ||
-        load(ld, n[3], 1, 3 * C, 0, &y->qkv_b, b->qkv_b + l * 3 * C, 0, 3 * C, 0) ||
-        load(ld, n[4], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 0, C, 0) ||
-        load(ld, n[5], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
-        load(ld, n[6], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
-        load(ld, n[7], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0) ||
-        load(ld, n[8], 2, C, F, &y->fc_w, b->fc_w + l * C * F, 0, F, 0) ||
-        load(ld, n[9], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
-        load(ld, n[10], 2, F, C, &y->fc2_w, b->fc2_w + l * F * C, 0, C, 0) ||
-        load(ld, n[11], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0))
-        return -1;
+    char name[160];
+    if (per_layer) snprintf(name, sizeof name, p->name, l);
+    else snprintf(name, sizeof name, "%s", p->name);
+    if (p->alt && !find_tensor(ld, name)) snprintf(name, sizeof name, "%s", p->alt);
+    int ndim = p->d1 == HD_NONE ? 1 : 2;
+    long d0 = dim_size(c, p->d0), d1 = dim_size(c, p->d1);
+    long rows = ndim == 1 ? 1 : p->transpose ? d1 : d0, cols = ndim == 1 ? d0 : p->transpose ? d0 : d1;
+    size_t slot = (size_t)(rows * cols * p->join);   /* floats of one layer in the block */
+    float *base = *(float *const *)((const char *)&ld->b + p->block) + (per_layer ? (size_t)l * slot : 0);
+    const float **field = (const float **)((char *)(per_layer ? (void *)&m->w.layer[l] : (void *)&m->w) + p->field);
+    if (p->join > 1) {   /* a part of a joined weight: the pointer names the whole */
+        if (p->part == 0) *field = base;
+        field = NULL;
+    }
+    return load(ld, name, ndim, d0, d1, field, base + p->part * cols, p->transpose, ndim == 1 ? cols : cols * p->join);
+}
+
+/* Every section of a family's table, in order; an optional section whose
+ * first tensor is absent is skipped.  0, or -1 with err. */
+static int load_tables(Loader *ld, HfModel *m, const HfSection *s, int n_sections) {
+    for (int k = 0; k < n_sections; k++, s++) {
+        ld->prefix = s->prefix;
+        if (s->optional && !find_tensor(ld, s->p[0].name)) continue;
+        for (int l = 0; l < (s->per_layer ? m->c.n_layer : 1); l++)
+            for (int i = 0; i < s->n; i++)
+                if (load_param(ld, m, &s->p[i], s->per_layer, l)) return -1;
+    }
     return 0;
-}
-
-static int load_gpt2(Loader *ld, HfModel *m) {
-    const HfConfig *c = &m->c;
-    long C = c->d_model;
-    HfWeights *w = &m->w;
-    ld->prefix = "transformer.";
-    if (load(ld, "wte.weight", 2, c->n_vocab, C, &w->wte, ld->b.wte, 0, C, 0) ||
-        load(ld, "wpe.weight", 2, c->n_pos, C, &w->wpe, ld->b.wpe, 0, C, 0))
-        return -1;
-    for (int l = 0; l < c->n_layer; l++)
-        if (load_gpt2_layer(ld, m, l)) return -1;
-    return load(ld, "ln_f.weight", 1, C, 0, &w->lnf_w, ld->b.lnf_w, 0, C, 0) ||
-           load(ld, "ln_f.bias", 1, C, 0, &w->lnf_b, ld->b.lnf_b, 0, C, 0) ? -1 : 0;
-}
-
-static int load_bert_layer(Loader *ld, HfModel *m, int l) {
-    const HfConfig *c = &m->c;
-    long C = c->d_model, F = c->d_ff;
-    HfLayer *y = &m->w.layer[l];
-    const Block *b = &ld->b;
-    char n[16][128];
-    const char *part[16] = {"attention.self.query.weight", "attention.self.query.bias", "attention.self.key.weight",
-                            "attention.self.key.bias", "attention.self.value.weight", "attention.self.value.bias",
-                            "attention.output.dense.weight", "attention.output.dense.bias",
-                            "attention.output.LayerNorm.weight", "attention.output.LayerNorm.bias",
-                            "intermediate.dense.weight", "intermediate.dense.bias", "output.dense.weight",
-                            "output.dense.bias", "output.LayerNorm.weight", "output.LayerNorm.bias"};
-    for (int i = 0; i < 16; i++) snprintf(n[i], sizeof n[i], "encoder.layer.%d.%s", l, part[i]);
-    float *qkv = b->qkv_w + l * C * 3 * C, *qkvb = b->qkv_b + l * 3 * C;
-    y->qkv_w = qkv;
-    y->qkv_b = qkvb;
-    for (int p = 0; p < 3; p++)   /* query, key, value → columns p·C … (p+1)·C of (C, 3C) */
-        if (load(ld, n[2 * p], 2, C, C, NULL, qkv + p * C, 1, 3 * C, 0) ||
-            load(ld, n[2 * p + 1], 1, C, 0, NULL, qkvb + p * C, 0, C, 0))
-            return -1;
-    if (load(ld, n[6], 2, C, C, &y->proj_w, b->proj_w + l * C * C, 1, C, 0) ||
-        load(ld, n[7], 1, C, 0, &y->proj_b, b->proj_b + l * C, 0, C, 0) ||
-        load(ld, n[8], 1, C, 0, &y->ln1_w, b->ln1_w + l * C, 0, C, 0) ||
-        load(ld, n[9], 1, C, 0, &y->ln1_b, b->ln1_b + l * C, 0, C, 0) ||
-        load(ld, n[10], 2, F, C, &y->fc_w, b->fc_w + l * C * F, 1, F, 0) ||
-        load(ld, n[11], 1, F, 0, &y->fc_b, b->fc_b + l * F, 0, F, 0) ||
-        load(ld, n[12], 2, C, F, &y->fc2_w, b->fc2_w + l * F * C, 1, C, 0) ||
-        load(ld, n[13], 1, C, 0, &y->fc2_b, b->fc2_b + l * C, 0, C, 0) ||
-        load(ld, n[14], 1, C, 0, &y->ln2_w, b->ln2_w + l * C, 0, C, 0) ||
-        load(ld, n[15], 1, C, 0, &y->ln2_b, b->ln2_b + l * C, 0, C, 0))
-        return -1;
-    return 0;
-}
-
-/* BERT's masked-LM head: all of it, or none (has_mlm 0). */
-static int load_bert_mlm(Loader *ld, HfModel *m) {
-    long C = m->c.d_model, V = m->c.n_vocab;
-    HfWeights *w = &m->w;
-    const Block *b = &ld->b;
-    int r = load(ld, "cls.predictions.transform.dense.weight", 2, C, C, &w->mlm_w, b->mlm_w, 1, C, 1);
-    if (r != 0) return r < 0 ? -1 : 0;
-    if (load(ld, "cls.predictions.transform.dense.bias", 1, C, 0, &w->mlm_b, b->mlm_b, 0, C, 0) ||
-        load(ld, "cls.predictions.transform.LayerNorm.weight", 1, C, 0, &w->mlm_ln_w, b->mlm_ln_w, 0, C, 0) ||
-        load(ld, "cls.predictions.transform.LayerNorm.bias", 1, C, 0, &w->mlm_ln_b, b->mlm_ln_b, 0, C, 0))
-        return -1;
-    r = load(ld, "cls.predictions.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 1);
-    if (r > 0 && load(ld, "cls.predictions.decoder.bias", 1, V, 0, &w->mlm_bias, b->mlm_bias, 0, V, 0)) return -1;
-    if (r < 0) return -1;
-    m->has_mlm = 1;
-    return 0;
-}
-
-static int load_bert(Loader *ld, HfModel *m) {
-    const HfConfig *c = &m->c;
-    long C = c->d_model;
-    HfWeights *w = &m->w;
-    const Block *b = &ld->b;
-    ld->prefix = "bert.";
-    if (load(ld, "embeddings.word_embeddings.weight", 2, c->n_vocab, C, &w->wte, b->wte, 0, C, 0) ||
-        load(ld, "embeddings.position_embeddings.weight", 2, c->n_pos, C, &w->wpe, b->wpe, 0, C, 0) ||
-        load(ld, "embeddings.token_type_embeddings.weight", 2, c->n_type, C, &w->wtt, b->wtt, 0, C, 0) ||
-        load(ld, "embeddings.LayerNorm.weight", 1, C, 0, &w->emb_ln_w, b->emb_ln_w, 0, C, 0) ||
-        load(ld, "embeddings.LayerNorm.bias", 1, C, 0, &w->emb_ln_b, b->emb_ln_b, 0, C, 0))
-        return -1;
-    for (int l = 0; l < c->n_layer; l++)
-        if (load_bert_layer(ld, m, l)) return -1;
-    ld->prefix = "";   /* the MLM head sits beside "bert.", not under it */
-    return load_bert_mlm(ld, m);
 }
 
 int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
@@ -251,7 +287,11 @@ int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
     }
     carve(&m->c, m->params, &ld.b);
     int rc = safetensors_open_dir(&m->st, dir, err, errlen);
-    if (rc == 0) rc = m->c.family == HF_GPT2 ? load_gpt2(&ld, m) : load_bert(&ld, m);
+    if (rc == 0 && m->c.family == HF_GPT2) rc = load_tables(&ld, m, gpt2_tensors, N_SECTIONS(gpt2_tensors));
+    if (rc == 0 && m->c.family == HF_BERT) {
+        rc = load_tables(&ld, m, bert_tensors, N_SECTIONS(bert_tensors));
+        m->has_mlm = m->w.mlm_w != NULL;
+    }
     if (rc == 0) {
         int gpt = m->c.family == HF_GPT2;
         ld.prefix = gpt ? "transformer." : "bert.";

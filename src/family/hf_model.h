@@ -11,7 +11,9 @@
  * put side by side like GPT-2's c_attn, so both families have one (C, 3C) qkv.
  * Buffers (attn.bias, attn.masked_bias, position_ids), the pooler and heads not
  * used are ignored.  The output embedding is tied to the word embedding; BERT's
- * masked-LM head (cls.predictions.*) is read when present (has_mlm).
+ * masked-LM head (cls.predictions.*) is read when present (has_mlm).  Every
+ * tensor a family reads is one row of its table in hf_model.c (name, per-layer
+ * pattern, stored shape, where it goes), walked by one loader.
  *
  * Forward passes (B = 1, T tokens):
  *   GPT-2  x = wte[id] + wpe[t]; per layer (pre-norm)

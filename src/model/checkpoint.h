@@ -11,11 +11,14 @@
  *       ... }            (names and shapes: model_param_table)
  *   raw little-endian float32 data; offsets are relative to the end of the header.
  *
- * The loader trusts nothing: sizes, JSON, metadata, config, vocabulary, every
- * tensor's dtype/shape/offsets (in range, not overlapping, end = begin + 4·numel)
- * are checked before any data is used; unknown extra tensors are an error.
- * Errors return -1 with one line in err (never exit, never abort).
- * Writing is atomic (core/fileio.h): a temporary beside PATH, renamed onto it. */
+ * The container is read and written by core/safetensors.h (header length,
+ * JSON, offsets in range and not overlapping, end = begin + 4·numel, nothing
+ * but spaces after the header's JSON); this module adds what makes it an
+ * attnviz model.  The loader trusts nothing: metadata, config, vocabulary, every
+ * tensor's dtype and shape are checked before any data is used; unknown extra
+ * tensors are an error.  Errors return -1 with one line in err (never exit,
+ * never abort).  Writing is atomic (core/fileio.h): a temporary beside PATH,
+ * renamed onto it. */
 #ifndef ATTNVIZ_CHECKPOINT_H
 #define ATTNVIZ_CHECKPOINT_H
 #include <stddef.h>

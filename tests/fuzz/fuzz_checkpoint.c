@@ -1,5 +1,6 @@
 /* fuzz_checkpoint.c — libFuzzer harness for the checkpoint loader
- * (model/checkpoint.h: safetensors header, metadata, config, vocabulary, tensors).
+ * (model/checkpoint.h: the safetensors container through core/safetensors.h,
+ * then metadata, config, vocabulary, tensors).
  *
  * Any bytes as a .safetensors file: checkpoint_load returns 0 or -1 with a
  * message, never crashes, leaks or reads out of bounds.  The loader reads a
