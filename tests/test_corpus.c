@@ -1,4 +1,4 @@
-/* test_corpus.c — the corpus generator and reader (src/corpus.h), checked
+/* test_corpus.c — the corpus generator and reader (src/corpus/corpus.h, tsv.h), checked
  * against the lexicon files themselves: determinism, the held-out split, gold
  * alignments and antecedents, the lesson sentences, re-tokenization; the
  * lexicon parser's errors.  The template expander is checked on a corpus of
@@ -7,6 +7,7 @@
 #include "check.h"
 #include "core/fileio.h"
 #include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "tokenize/tokenizer.h"
 #include <dirent.h>
 #include <stdlib.h>

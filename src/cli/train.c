@@ -7,7 +7,7 @@
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
 #include "core/fileio.h"
-#include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "train/eval.h"
 #include "train/train.h"
 #include "model/checkpoint.h"

@@ -2,7 +2,7 @@
 #include "train/eval.h"
 #include "core/errmsg.h"
 #include "core/strbuf.h"
-#include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
 #include "trace/maps.h"
