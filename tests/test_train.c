@@ -9,6 +9,7 @@
 #include "model/decode.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
+#include "train/state.h"
 #include "train/train.h"
 #include "trace/maps.h"
 #include "pipeline/world.h"

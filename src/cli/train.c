@@ -1,5 +1,5 @@
 /* train.c — `attnviz train`: trains the encoder–decoder model on a corpus
- * (lesson/train.h) and writes the checkpoint, its .state and, with
+ * (train/train.h) and writes the checkpoint, its .state and, with
  * --snapshots, the coreference sentences' attention at a few points.  Reads
  * like its steps: parse, load the corpus, start or resume the model, describe
  * the run for the checkpoint's metadata, train, a quick held-out eval, save.
@@ -9,6 +9,7 @@
 #include "core/fileio.h"
 #include "corpus/tsv.h"
 #include "train/eval.h"
+#include "train/state.h"
 #include "train/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
@@ -426,10 +427,9 @@ static int prepare_snapshots(Training *tr, const TrainArgs *a, TrainOptions *o) 
     /* 6 points, denser early, when the heads form */
     const double frac[N_SNAP_STEPS] = {0, 1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1};
     for (int k = 0; k < N_SNAP_STEPS; k++) tr->snap_steps[k] = (long)(frac[k] * a->steps);
-    o->snapshot_path = tr->snap_path; o->n_snap_steps = N_SNAP_STEPS; o->snap_steps = tr->snap_steps;
-    o->n_snap_sent = N_SNAP_SENTENCES; o->snap_text = SNAP_SENTENCES;
-    o->snap_src = tr->snap_ids; o->snap_len = tr->snap_len;
-    o->snap_tokens = tr->snap_words;
+    o->snapshots = (TrainSnapshots){.path = tr->snap_path, .n_steps = N_SNAP_STEPS, .steps = tr->snap_steps,
+                                    .n_sent = N_SNAP_SENTENCES, .text = SNAP_SENTENCES, .src = tr->snap_ids,
+                                    .len = tr->snap_len, .tokens = tr->snap_words};
     return 0;
 }
 
