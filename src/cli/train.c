@@ -45,6 +45,7 @@ typedef struct {
 typedef struct {
     Vocab v;
     TrainSet set;
+    unsigned char *lang_flags;                   /* (v.size) target languages of each token (eval.h) */
     Model m;
     Adam adam;
     long start;                                  /* first step (after --resume)    */
@@ -262,20 +263,36 @@ static int check_tsv(const char *path) {
     return 0;
 }
 
+/* DIR/train.tsv read once, strictly (corpus_read_tsv): the training set and
+ * the token sets of its targets (the language mask) are made from it.
+ * DIR/heldout.tsv is checked as strictly before any training.  The errors
+ * come in this order: train.tsv's lines, heldout.tsv's, vocab.txt, then a
+ * train.tsv that cannot be read, then what the training set refuses
+ * (train/data.h).  0, or -1 (printed). */
 static int load_corpus(Training *tr, const TrainArgs *a) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    if (access(path, R_OK) == 0 && check_tsv(path)) return -1;
+    char train[4096], path[4096];
+    Corpus c = {0};
+    int rc = -1;
+    snprintf(train, sizeof train, "%s/train.tsv", a->corpus);
+    int readable = access(train, R_OK) == 0;
+    if (readable && corpus_read_tsv(&c, train, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
     snprintf(path, sizeof path, "%s/heldout.tsv", a->corpus);
-    if (a->eval_limit > 0 && access(path, R_OK) == 0 && check_tsv(path)) return -1;
+    if (a->eval_limit > 0 && access(path, R_OK) == 0 && check_tsv(path)) goto done;
     snprintf(path, sizeof path, "%s/vocab.txt", a->corpus);
     if (vocab_load(&tr->v, path, tr->err, sizeof tr->err)) {
         cli_error("%s (run `attnviz corpus --out %s` first)", tr->err, a->corpus);
-        return -1;
+        goto done;
     }
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    if (train_set_load_tsv(&tr->set, path, &tr->v, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
-    return 0;
+    if ((!readable && corpus_read_tsv(&c, train, tr->err, sizeof tr->err)) ||
+        train_set_from_corpus(&tr->set, &c, train, &tr->v, tr->err, sizeof tr->err) ||
+        eval_language_flags(&tr->v, &c, &tr->lang_flags, tr->err, sizeof tr->err)) {
+        cli_error("%s", tr->err);
+        goto done;
+    }
+    rc = 0;
+done:
+    corpus_free(&c);
+    return rc;
 }
 
 /* --resume: the checkpoint, its vocabulary (must be the corpus's) and its Adam state. */
@@ -372,19 +389,16 @@ static void describe_run(Training *tr, const TrainArgs *a) {
     snprintf(tr->max_src, sizeof tr->max_src, "%d", tr->set.max_src - 1);
 }
 
-/* The token sets of the French and Vietnamese training targets, which the
- * decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
-static int target_token_sets(Training *tr, const TrainArgs *a) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    unsigned char *flags = NULL;
-    if (eval_language_tokens(&tr->v, path, &flags, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
-    tr->tgt_hex[0] = eval_language_hex(flags, tr->v.size, EVAL_IN_FR);
-    tr->tgt_hex[1] = eval_language_hex(flags, tr->v.size, EVAL_IN_VI);
+/* The token sets of the French and Vietnamese training targets (load_corpus),
+ * which the decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
+static int target_token_sets(Training *tr) {
+    tr->tgt_hex[0] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_FR);
+    tr->tgt_hex[1] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_VI);
     /* the model decodes under the mask it is saved with (snapshots, quick eval) */
-    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, flags, tr->v.size) != 0;
-    free(flags);
-    if (rc) { cli_error("out of memory"); return -1; }
+    if (!tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0) {
+        cli_error("out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -486,6 +500,7 @@ static void training_free(Training *tr) {
     free(tr->cmd);
     free(tr->src_hex);
     free(tr->tgt_hex[0]); free(tr->tgt_hex[1]);
+    free(tr->lang_flags);
     adam_free(&tr->adam);
     model_free(&tr->m);
     train_set_free(&tr->set);
@@ -505,7 +520,7 @@ int cli_train(int argc, char **argv) {
     if (check_plan(&tr, &a)) goto cleanup;
     tr.cmd = join_args("attnviz train", argc, argv);
     describe_run(&tr, &a);
-    if (target_token_sets(&tr, &a)) goto cleanup;
+    if (target_token_sets(&tr)) goto cleanup;
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
                                "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,

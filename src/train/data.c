@@ -3,7 +3,6 @@
 #include "train/data.h"
 #include "core/errmsg.h"
 #include "core/rng.h"
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,16 +57,6 @@ int train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
     return 0;
 }
 
-/* Splits text at spaces into words (at most cap); returns the count or -1 (too many). */
-static int split_words(char *text, char **words, int cap) {
-    int n = 0;
-    for (char *save = NULL, *w = strtok_r(text, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-        if (n == cap) return -1;
-        words[n++] = w;
-    }
-    return n;
-}
-
 /* Encodes words into ids.  A word missing from the vocabulary becomes <unk>
  * (a name or number the model learns to copy, spec C) when it is one of the
  * pair's source words copy[0..n_copy); otherwise -1 and *bad names it. */
@@ -94,73 +83,61 @@ static int ensure_src_seen(TrainSet *s, int n) {
     return 0;
 }
 
-int train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen) {
-    FILE *f = fopen(path, "r");
-    if (!f) { errmsg_set(err, errlen, "cannot open %s: %s", path, strerror(errno)); return -1; }
-    char *line = NULL;
-    size_t cap = 0;
-    long lineno = 0;
-    int rc = -1;
-    int src[512], tgt[512];
-    char *sw[512], *tw[512];
-    if (ensure_src_seen(s, v->size)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-    while (getline(&line, &cap, f) > 0) {
-        lineno++;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!line[0] || line[0] == '#') continue;
-        char *cols[5] = {0};
-        char *p = line;
-        for (int c = 0; c < 5; c++) {
-            cols[c] = p;
-            char *tab = p ? strchr(p, '\t') : NULL;
-            if (tab) { *tab = '\0'; p = tab + 1; } else p = NULL;
+/* Appends the alignment pairs al (n, 2) to s for its last example. 0 or -1. */
+static int add_align(TrainSet *s, const int *al, int n) {
+    TrainExample *e = &s->ex[s->n - 1];
+    for (int q = 0; q < n; q++) {
+        if (s->n_align == s->cap_align) {
+            size_t c2 = s->cap_align ? 2 * s->cap_align : 65536;
+            int *a = realloc(s->align, c2 * 2 * sizeof(int));
+            if (!a) return -1;
+            s->align = a; s->cap_align = c2;
         }
-        if (lineno == 1 && !strcmp(cols[0], "lang")) continue;   /* header */
-        if (!cols[1] || !cols[2]) { errmsg_set(err, errlen, "%s:%ld: expected tab-separated lang, source, target", path, lineno); goto done; }
-        int tag = !strcmp(cols[0], "fr") ? VOCAB_2FR : !strcmp(cols[0], "vi") ? VOCAB_2VI : -1;
-        if (tag < 0) { errmsg_set(err, errlen, "%s:%ld: unknown language '%s' (fr or vi)", path, lineno, cols[0]); goto done; }
-        const char *bad = NULL;
-        int ns = split_words(cols[1], sw, 511), nt = split_words(cols[2], tw, 511);
-        if (ns < 0 || nt < 0) { errmsg_set(err, errlen, "%s:%ld: sentence too long (at most 511 tokens)", path, lineno); goto done; }
-        if (encode_words(v, sw, ns, sw, ns, src, &bad) < 0) {   /* an unknown source word is its own copy */
-            errmsg_set(err, errlen, "%s:%ld: source token '%s' is not in the vocabulary", path, lineno, bad); goto done;
-        }
-        src[ns++] = VOCAB_EOS;
-        if (encode_words(v, tw, nt, sw, ns - 1, tgt, &bad) < 0) {
-            errmsg_set(err, errlen, "%s:%ld: target token '%s' is neither in the vocabulary nor a word of the "
-                       "source to copy", path, lineno, bad);
-            goto done;
-        }
-        for (int i = 0; i < ns; i++) if (src[i] >= 0 && src[i] < s->n_vocab_seen) s->src_seen[src[i]] = 1;
-        if (train_set_add(s, tag, src, ns, tgt, nt, err, errlen)) goto done;
-        if (cols[3] && strcmp(cols[3], "-")) {
-            TrainExample *e = &s->ex[s->n - 1];
-            for (char *save = NULL, *w = strtok_r(cols[3], " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-                int at, as;
-                if (sscanf(w, "%d-%d", &at, &as) != 2 || at < 0 || at >= nt || as < 0 || as >= ns) continue;
-                if (s->n_align == s->cap_align) {
-                    size_t c2 = s->cap_align ? 2 * s->cap_align : 65536;
-                    int *al = realloc(s->align, c2 * 2 * sizeof(int));
-                    if (!al) { errmsg_set(err, errlen, "out of memory"); goto done; }
-                    s->align = al; s->cap_align = c2;
-                }
-                s->align[2 * s->n_align] = at;
-                s->align[2 * s->n_align + 1] = as;
-                s->n_align++;
-                e->n_align++;
-            }
-        }
-        int cp, ca;
-        if (cols[4] && sscanf(cols[4], "%d-%d", &cp, &ca) == 2 && cp >= 0 && cp < ns && ca >= 0 && ca < ns) {
-            s->ex[s->n - 1].coref_p = cp;
-            s->ex[s->n - 1].coref_a = ca;
-        }
+        s->align[2 * s->n_align] = al[2 * q];
+        s->align[2 * s->n_align + 1] = al[2 * q + 1];
+        s->n_align++;
+        e->n_align++;
     }
-    if (s->n == 0) { errmsg_set(err, errlen, "%s has no sentence pairs", path); goto done; }
-    rc = 0;
-done:
-    free(line);
-    fclose(f);
+    return 0;
+}
+
+/* One pair of a corpus as an example (data.h's rules).  0, or -1 with err. */
+static int add_pair(TrainSet *s, const CorpusPair *p, const char *path, const Vocab *v, char *err, size_t errlen) {
+    int src[TRAIN_MAX_TOKENS + 1], tgt[TRAIN_MAX_TOKENS];
+    const char *bad = NULL;
+    if (p->n_src > TRAIN_MAX_TOKENS || p->n_tgt > TRAIN_MAX_TOKENS)
+        return errmsg_set(err, errlen, "%s:%d: sentence too long (at most %d tokens)", path, p->line, TRAIN_MAX_TOKENS);
+    encode_words(v, p->src, p->n_src, p->src, p->n_src, src, &bad);   /* an unknown source word is its own copy */
+    int ns = p->n_src;
+    src[ns++] = VOCAB_EOS;
+    if (encode_words(v, p->tgt, p->n_tgt, p->src, p->n_src, tgt, &bad) < 0)
+        return errmsg_set(err, errlen, "%s:%d: target token '%s' is neither in the vocabulary nor a word of the "
+                          "source to copy", path, p->line, bad);
+    for (int i = 0; i < ns; i++) if (src[i] >= 0 && src[i] < s->n_vocab_seen) s->src_seen[src[i]] = 1;
+    if (train_set_add(s, p->lang == CORPUS_LANG_VI ? VOCAB_2VI : VOCAB_2FR, src, ns, tgt, p->n_tgt, err, errlen))
+        return -1;
+    if (add_align(s, p->align, p->n_align)) return errmsg_set(err, errlen, "out of memory");
+    if (p->n_coref > 0) {
+        s->ex[s->n - 1].coref_p = p->coref[0];
+        s->ex[s->n - 1].coref_a = p->coref[1];
+        s->n_coref_unused += p->n_coref - 1;
+    }
+    return 0;
+}
+
+int train_set_from_corpus(TrainSet *s, const Corpus *c, const char *path, const Vocab *v, char *err, size_t errlen) {
+    if (ensure_src_seen(s, v->size)) return errmsg_set(err, errlen, "out of memory");
+    for (int i = 0; i < c->n; i++)
+        if (add_pair(s, &c->pairs[i], path, v, err, errlen)) return -1;
+    if (s->n == 0) return errmsg_set(err, errlen, "%s has no sentence pairs", path);
+    return 0;
+}
+
+int train_set_read_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen) {
+    Corpus c;
+    if (corpus_read_tsv(&c, path, err, errlen)) return -1;
+    int rc = train_set_from_corpus(s, &c, path, v, err, errlen);
+    corpus_free(&c);
     return rc;
 }
 

@@ -4,6 +4,23 @@
  * A TrainSet holds sentence pairs as token ids (one Vocab for both sides):
  *   src  = English ids followed by <eos>                 (encoder input, length S_b)
  *   tgt  = target-language ids, WITHOUT <eos> or tag     (length n_b)
+ * The set is built from the pairs of a corpus file read by the strict reader
+ * (corpus_read_tsv, corpus/tsv.h), which has already refused any line off the
+ * format (columns, languages, empty tokens, indices outside the sentences).
+ * What training takes of each pair, every rule explicit:
+ *   lang, source, target   the ids; a token missing from the vocabulary becomes
+ *                          <unk> (id 1) when it is a word of the pair's source (a
+ *                          name or number to copy, docs/corpus); any other
+ *                          unknown target token is an error "PATH:LINE: ...";
+ *   align                  every pair, in the file's order (TrainExample.n_align);
+ *   coref                  the FIRST link only (coref_p, coref_a: the one
+ *                          --supervise-coref supervises); the links after it are
+ *                          counted in TrainSet.n_coref_unused;
+ *   id                     not used.
+ * A source or target longer than TRAIN_MAX_TOKENS tokens is an error
+ * "PATH:LINE: ...", and so is a file without pairs.  (The corpus generator
+ * writes at most CORPUS_MAX_LEN = 48 tokens a side and every column strictly.)
+ *
  * A batch turns them into the decoder's teacher-forced input and targets:
  *   dec_in  = <2fr>|<2vi>, y_0 … y_{n-1}                 (T_b = n_b + 1)
  *   targets = y_0 … y_{n-1}, <eos>
@@ -21,7 +38,10 @@
 #define ATTNVIZ_TRAIN_DATA_H
 #include <stddef.h>
 #include <stdint.h>
+#include "corpus/tsv.h"
 #include "tokenize/tokenizer.h"
+
+#define TRAIN_MAX_TOKENS 511   /* tokens of a source (before <eos>) or a target */
 
 typedef struct {
     int lang_tag;       /* VOCAB_2FR or VOCAB_2VI              */
@@ -41,7 +61,8 @@ typedef struct {
     int max_src, max_tgt;              /* longest src_len, tgt_len */
     int *align; size_t n_align, cap_align;   /* (n_align, 2) alignment pairs of every example */
     unsigned char *src_seen;           /* (n_vocab_seen) 1 if the id occurs in a source  */
-    int n_vocab_seen;                  /* (train_set_load_tsv; <unk> counts when copied) */
+    int n_vocab_seen;                  /* (train_set_from_corpus; <unk> counts when copied) */
+    long n_coref_unused;               /* coref links after the first of their pair (not supervised) */
 } TrainSet;
 
 void train_set_init(TrainSet *s);
@@ -49,13 +70,12 @@ void train_set_free(TrainSet *s);
 /* Appends one pair (copies the ids; src must already end with <eos>). 0 or -1. */
 int  train_set_add(TrainSet *s, int lang_tag, const int *src, int src_len,
                    const int *tgt, int tgt_len, char *err, size_t errlen);
-/* Reads DIR/train.tsv (or another split: "heldout") with the vocabulary v:
- * lang column "fr"/"vi", space-separated source and target tokens, the gold
- * alignment "t-s …" (pairs out of range are dropped) and the first coreference
- * "p-a".  A token missing from v becomes <unk> (id 1) when it is a word of
- * the pair's source (a name or number to copy, docs/corpus); any other unknown
- * token is an error naming file:line and token.  Marks src_seen. */
-int  train_set_load_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen);
+/* Appends the pairs of c, read from path (named in the errors with each
+ * pair's line), as examples with the vocabulary v, by the rules above.
+ * Marks src_seen. */
+int  train_set_from_corpus(TrainSet *s, const Corpus *c, const char *path, const Vocab *v, char *err, size_t errlen);
+/* The same from the file: corpus_read_tsv(path), then train_set_from_corpus. */
+int  train_set_read_tsv(TrainSet *s, const char *path, const Vocab *v, char *err, size_t errlen);
 
 /* A padded batch (buffers owned by the Batch, reused between calls). */
 typedef struct {

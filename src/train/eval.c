@@ -312,14 +312,12 @@ done:
     return rc;
 }
 
-int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen) {
+int eval_language_flags(const Vocab *v, const Corpus *cp, unsigned char **flags, char *err, size_t errlen) {
     *flags = NULL;
-    Corpus cp = {0};
-    if (corpus_read_tsv(&cp, train_path, err, errlen)) return -1;
     unsigned char *f = calloc((size_t)(v->size > 0 ? v->size : 1), 1);
-    if (!f) { corpus_free(&cp); return errmsg_set(err, errlen, "out of memory"); }
-    for (int i = 0; i < cp.n; i++) {
-        const CorpusPair *p = &cp.pairs[i];
+    if (!f) return errmsg_set(err, errlen, "out of memory");
+    for (int i = 0; i < cp->n; i++) {
+        const CorpusPair *p = &cp->pairs[i];
         for (int t = 0; t < p->n_tgt; t++) {
             int id = vocab_id(v, p->tgt[t]);
             if (id >= VOCAB_N_SPECIAL) f[id] |= p->lang == CORPUS_LANG_VI ? EVAL_IN_VI : EVAL_IN_FR;
@@ -330,9 +328,17 @@ int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char *
             if (id >= VOCAB_N_SPECIAL) f[id] |= EVAL_ANTECEDENT;
         }
     }
-    corpus_free(&cp);
     *flags = f;
     return 0;
+}
+
+int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen) {
+    *flags = NULL;
+    Corpus cp = {0};
+    if (corpus_read_tsv(&cp, train_path, err, errlen)) return -1;
+    int rc = eval_language_flags(v, &cp, flags, err, errlen);
+    corpus_free(&cp);
+    return rc;
 }
 
 char *eval_language_hex(const unsigned char *flags, int n, int lang_bit) {
