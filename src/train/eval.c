@@ -173,15 +173,24 @@ static void copy_sources(const Model *m, int b, int tag, const int *src, const i
     for (int i = 0; i < k; i++) cs[cp[i].target - 1] = cp[i].source;
 }
 
+/* Where greedy_outputs writes a batch's outputs. */
+typedef struct {
+    int max_dec;    /* longest output                                      */
+    int *tok;       /* (B, max_dec) output tokens                          */
+    int *len;       /* (B) output lengths                                  */
+    int *copy;      /* (B, max_dec) copy source of each token (copy_sources) */
+} Greedy;
+
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
  * prefix, its choice (decode_pick_masked, with the same language mask) is the gold token at every position and
  * <eos> after it; those pairs are read off the teacher-forced logits, and only
  * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
- * dcs (B, max_dec) receives each output token's copy source (copy_sources). */
+ * g->copy receives each output token's copy source (copy_sources). */
 static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
-                          int max_dec, int *dout, int *dlen, int *dcs, char *err, size_t errlen) {
+                          const Greedy *g, char *err, size_t errlen) {
     int V = m->config.vocab_size, T = m->T, n = 0;
+    int max_dec = g->max_dec, *dout = g->tok, *dlen = g->len, *dcs = g->copy;
     int *idx = malloc((size_t)B * sizeof(int)), *s2 = malloc((size_t)B * S * sizeof(int));
     int *l2 = malloc((size_t)B * sizeof(int)), *t2 = malloc((size_t)B * sizeof(int));
     int *o2 = malloc((size_t)B * max_dec * sizeof(int)), *n2 = malloc((size_t)B * sizeof(int));
@@ -295,7 +304,8 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
         }
         if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         if (!o->translation_only) score_attention(m, &cp, first, B, it, S, r, skip);
-        if (greedy_outputs(m, it, B, src, slen, S, tags, max_dec, dout, dlen, dcs, err, errlen)) goto done;
+        Greedy g = {max_dec, dout, dlen, dcs};
+        if (greedy_outputs(m, it, B, src, slen, S, tags, &g, err, errlen)) goto done;
         for (int b = 0; b < B; b++)
             score_translation(v, &cp.pairs[first + b], dout + (size_t)b * max_dec, dcs + (size_t)b * max_dec, dlen[b],
                               o, r);
