@@ -1,4 +1,4 @@
-/* test_corpus.c — the corpus generator and reader (src/corpus.h), checked
+/* test_corpus.c — the corpus generator and reader (src/corpus/corpus.h, tsv.h), checked
  * against the lexicon files themselves: determinism, the held-out split, gold
  * alignments and antecedents, the lesson sentences, re-tokenization; the
  * lexicon parser's errors.  The template expander is checked on a corpus of
@@ -7,6 +7,7 @@
 #include "check.h"
 #include "core/fileio.h"
 #include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "tokenize/tokenizer.h"
 #include <dirent.h>
 #include <stdlib.h>
@@ -487,6 +488,43 @@ TEST(corpus_read_tsv_rejects_bad_lines) {
     corpus_free(&c);
     corpus_free(NULL);
     CHECK_INT(corpus_read_tsv(&c, "/nonexistent/x.tsv", err, sizeof err), -1);
+}
+
+/* corpus_append_tsv writes what corpus_read_tsv reads back: the columns, "-"
+ * for no pairs, pairs in their order; a pair keeps the line it came from
+ * (empty lines skipped but counted), which the training set's errors name. */
+TEST(corpus_tsv_line_round_trip) {
+    const char *src[] = { "the", "cat", "sleeps", "." }, *tgt[] = { "con", "mèo", "ngủ", "." };
+    const int align[] = { 1, 1, 0, 1, 3, 3 }, coref[] = { 2, 1, 0, 3 };
+    CorpusLine l1 = { CORPUS_LANG_VI, src, 4, tgt, 4, align, 3, coref, 2, "g.tr.past.pos.one" };
+    CorpusLine l2 = { CORPUS_LANG_FR, src, 1, tgt, 2, NULL, 0, NULL, 0, "t" };
+    StrBuf b = { 0 };
+    REQUIRE(corpus_append_tsv(&b, &l1) == 0 && corpus_append_tsv(&b, &l2) == 0);
+    CHECK(!strcmp(b.buf, "vi\tthe cat sleeps .\tcon mèo ngủ .\t1-1 0-1 3-3\t2-1 0-3\tg.tr.past.pos.one\n"
+                         "fr\tthe\tcon mèo\t-\t-\tt\n"));
+    char p[700], err[512];
+    snprintf(p, sizeof p, "%s/roundtrip.tsv", check_tmpdir());
+    FILE *f = fopen(p, "w");
+    REQUIRE(f);
+    fputs("\n", f);
+    fputs(b.buf, f);
+    fclose(f);
+    free(b.buf);
+    Corpus c;
+    REQUIRE(corpus_read_tsv(&c, p, err, sizeof err) == 0);
+    REQUIRE(c.n == 2);
+    CHECK_INT(c.pairs[0].line, 2);
+    CHECK_INT(c.pairs[1].line, 3);
+    CHECK_INT(c.pairs[0].lang, CORPUS_LANG_VI);
+    CHECK_INT(c.pairs[0].n_align, 3);
+    for (int i = 0; i < 6; i++) CHECK_INT(c.pairs[0].align[i], align[i]);
+    CHECK_INT(c.pairs[0].n_coref, 2);
+    CHECK_INT(c.pairs[0].coref[3], 3);
+    CHECK(!strcmp(c.pairs[0].tgt[1], "mèo") && !strcmp(c.pairs[0].template_id, "g.tr.past.pos.one"));
+    CHECK_INT(c.pairs[1].lang, CORPUS_LANG_FR);
+    CHECK_INT(c.pairs[1].n_src, 1);
+    CHECK_INT(c.pairs[1].n_align + c.pairs[1].n_coref, 0);
+    corpus_free(&c);
 }
 
 /* Copies the real data into DIR, appending extra to file `which` (or replacing

@@ -112,7 +112,7 @@ def grammar_corpus():
 
 
 def combo_key(src):
-    """The held-out key (src/corpus/corpus.c combo_text): first noun or name,
+    """The held-out key (src/corpus/splits.c splits_combo_text): first noun or name,
     then first verb or adjective after it, then first noun or name (lemmas;
     the longest lexicon form that starts at a token)."""
     lexicon()

@@ -121,7 +121,7 @@ def problems(src, rank=RANK):
 MAX_FUNCTION_LINES = 120
 # The corpus generator's template machinery is replaced by the grammar of the
 # "everyday sentences" issue; it is left as it is until then.
-LONG_FUNCTIONS_ALLOWED = {("corpus/corpus.c", "tpl_line")}
+LONG_FUNCTIONS_ALLOWED = {("corpus/templates.c", "tpl_line")}
 
 
 def functions(text):

@@ -1,14 +1,17 @@
 /* test_train.c — training and eval pieces: Adam against a hand-computed step,
- * the schedule, clipping, batches, the data order, a short run that must lower
- * the loss, exact resume, and the eval metric on hand-made attention rows. */
+ * the schedule, clipping, the training set read strictly, batches, the data
+ * order, a short run that must lower the loss, exact resume, and the eval
+ * metric on hand-made attention rows. */
 #include "check.h"
 #include "core/rng.h"
 #include "core/threads.h"
+#include "corpus/corpus.h"
 #include "model/checkpoint.h"
 #include "train/eval.h"
 #include "model/decode.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
+#include "train/state.h"
 #include "train/train.h"
 #include "trace/maps.h"
 #include "pipeline/world.h"
@@ -16,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 TEST(train_adam_hand_step) {
     Adam a;
@@ -115,7 +119,7 @@ static int tiny_setup(Vocab *v, TrainSet *s, char *tsv_path, size_t n) {
     fclose(f);
     if (vocab_build(v, TINY_WORDS, (int)(sizeof TINY_WORDS / sizeof *TINY_WORDS), err, sizeof err)) return -1;
     train_set_init(s);
-    if (train_set_load_tsv(s, tsv_path, v, err, sizeof err)) { fprintf(stderr, "%s\n", err); return -1; }
+    if (train_set_read_tsv(s, tsv_path, v, err, sizeof err)) { fprintf(stderr, "%s\n", err); return -1; }
     return 0;
 }
 
@@ -165,7 +169,7 @@ TEST(train_tsv_and_batch) {
     fclose(f);
     TrainSet s2;
     train_set_init(&s2);
-    CHECK(train_set_load_tsv(&s2, bad, &v, err, sizeof err) == -1);
+    CHECK(train_set_read_tsv(&s2, bad, &v, err, sizeof err) == -1);
     CHECK(strstr(err, ":2:") && strstr(err, "'zèbre'"));
     train_set_free(&s2);
 
@@ -175,7 +179,7 @@ TEST(train_tsv_and_batch) {
     fputs("fr\talice sleeps .\talice dort .\t-\t-\tg.x\n", f);
     fclose(f);
     train_set_init(&s2);
-    REQUIRE(train_set_load_tsv(&s2, bad, &v, err, sizeof err) == 0);
+    REQUIRE(train_set_read_tsv(&s2, bad, &v, err, sizeof err) == 0);
     CHECK_INT(s2.ex[0].src[0], VOCAB_UNK);
     CHECK_INT(s2.ex[0].tgt[0], VOCAB_UNK);
     CHECK_INT(s2.ex[0].src[1], vocab_id(&v, "sleeps"));
@@ -183,6 +187,130 @@ TEST(train_tsv_and_batch) {
     CHECK(s2.src_seen[VOCAB_UNK] && s2.src_seen[vocab_id(&v, "sleeps")] && !s2.src_seen[vocab_id(&v, "dort")]);
     train_set_free(&s2);
     train_set_free(&s);
+    vocab_free(&v);
+}
+
+/* Writes text to DIR/name.tsv and reads it as a training set with the tiny
+ * vocabulary: the return value of train_set_read_tsv, its message in err. */
+static int read_text(const Vocab *v, TrainSet *s, const char *text, char *err, size_t errlen) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/strict.tsv", check_tmpdir());
+    FILE *f = fopen(p, "w");
+    if (!f) return -2;
+    fputs(text, f);
+    fclose(f);
+    train_set_init(s);
+    err[0] = 0;
+    return train_set_read_tsv(s, p, v, err, errlen);
+}
+
+/* The training set comes from the strict corpus reader: every line the old
+ * loader of train.c skipped or half-read (comments, a header, three columns,
+ * alignments and antecedents outside the sentence or on <eos>, double spaces)
+ * is an error naming the file and line. */
+TEST(train_set_reads_strictly) {
+    Vocab v = {0};
+    TrainSet s;
+    char path[1024], err[512];
+    REQUIRE(tiny_setup(&v, &s, path, sizeof path) == 0);
+    train_set_free(&s);
+    static const char *const good = "fr\tthe cat sleeps .\tle chat dort .\t0-0 1-1\t-\tt\n";
+    static const char *const bad[][2] = {
+        { "# a comment\n", "columns" },
+        { "fr\tthe cat sleeps .\tle chat dort .\n", "columns" },
+        { "fr\tthe cat sleeps .\tle chat dort .\t0-0 9-9\t-\tt\n", "alignment" },
+        { "fr\tthe cat sleeps .\tle chat dort .\t0-4\t-\tt\n", "alignment" },   /* 4: the <eos> */
+        { "fr\tthe cat sleeps .\tle chat dort .\t0-0\t2-9\tt\n", "coref" },
+        { "fr\tthe  cat sleeps .\tle chat dort .\t0-0\t-\tt\n", "source" },
+        { "fr\tthe cat sleeps .\t\t-\t-\tt\n", "target" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", good, bad[i][0]);
+        CHECK_INT(read_text(&v, &s, text, err, sizeof err), -1);
+        if (!strstr(err, "strict.tsv:2:") || !strstr(err, bad[i][1]))
+            check_fail(__FILE__, __LINE__, "line %zu: message \"%s\" lacks \"strict.tsv:2:\" or \"%s\"", i, err, bad[i][1]);
+        train_set_free(&s);
+    }
+    /* a header line is no exception either (the old loader skipped it on line 1) */
+    CHECK_INT(read_text(&v, &s, "lang\tsource\ttarget\talign\tcoref\tid\n", err, sizeof err), -1);
+    CHECK(strstr(err, "strict.tsv:1:") && strstr(err, "language"));
+    train_set_free(&s);
+    /* the line numbers count the empty lines the reader skips */
+    CHECK_INT(read_text(&v, &s, "\n\nfr\tthe cat sleeps .\tle zèbre .\t-\t-\tt\n", err, sizeof err), -1);
+    CHECK(strstr(err, "strict.tsv:3:") && strstr(err, "'zèbre'"));
+    train_set_free(&s);
+    /* no pairs at all */
+    CHECK_INT(read_text(&v, &s, "\n", err, sizeof err), -1);
+    CHECK(strstr(err, "no sentence pairs") != NULL);
+    train_set_free(&s);
+
+    /* the length rule: TRAIN_MAX_TOKENS tokens a side train, one more is an error with the line */
+    static char text[8192];
+    for (int extra = 0; extra < 2; extra++) {
+        int n = 0;
+        n += snprintf(text + n, sizeof text - n, "%s", good);
+        n += snprintf(text + n, sizeof text - n, "fr\t");
+        for (int k = 0; k < TRAIN_MAX_TOKENS + extra; k++) n += snprintf(text + n, sizeof text - n, "%scat", k ? " " : "");
+        n += snprintf(text + n, sizeof text - n, "\tle chat\t-\t-\tt\n");
+        int rc = read_text(&v, &s, text, err, sizeof err);
+        if (!extra) {
+            CHECK_INT(rc, 0);
+            CHECK_INT(s.max_src, TRAIN_MAX_TOKENS + 1);
+        } else {
+            CHECK_INT(rc, -1);
+            CHECK(strstr(err, "strict.tsv:2:") && strstr(err, "too long"));
+        }
+        train_set_free(&s);
+    }
+
+    /* which columns: every alignment pair; the first coreference link, the rest counted */
+    REQUIRE(read_text(&v, &s, "fr\tthe cat is big .\tle chat est grand .\t0-0 1-1 1-0 4-4\t3-1 2-0 0-1\tt\n"
+                      "vi\tthe dog sleeps .\tcon chó ngủ .\t-\t-\tt\n", err, sizeof err) == 0);
+    CHECK_INT(s.n, 2);
+    CHECK_INT(s.ex[0].n_align, 4);
+    CHECK_INT(s.align[2 * 2], 1);
+    CHECK_INT(s.align[2 * 2 + 1], 0);
+    CHECK_INT(s.ex[0].coref_p, 3);
+    CHECK_INT(s.ex[0].coref_a, 1);
+    CHECK_INT(s.ex[1].n_align, 0);
+    CHECK_INT(s.ex[1].coref_p, -1);
+    CHECK_INT(s.n_coref_unused, 2);
+    train_set_free(&s);
+    vocab_free(&v);
+}
+
+/* What the generator writes always trains: every line of the three splits
+ * becomes an example (none refused, none left out), within CORPUS_MAX_LEN. */
+TEST(train_set_takes_every_generated_pair) {
+    char dir[700], p[800], err[512];
+    snprintf(dir, sizeof dir, "%s/gen-for-train", check_tmpdir());
+    mkdir(dir, 0777);
+    CorpusOptions o;
+    corpus_options_default(&o);
+    o.seed = 9; o.n_train = 3000; o.n_heldout = 300; o.n_heldout_frames = 300;
+    o.data_dir = "samples/corpus"; o.out_dir = dir;
+    REQUIRE(corpus_generate(&o, NULL, err, sizeof err) == 0);
+    Vocab v = {0};
+    snprintf(p, sizeof p, "%s/vocab.txt", dir);
+    REQUIRE(vocab_load(&v, p, err, sizeof err) == 0);
+    const char *split[3] = { "train", "heldout", "heldout-frames" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(p, sizeof p, "%s/%s.tsv", dir, split[k]);
+        TrainSet s;
+        train_set_init(&s);
+        int rc = train_set_read_tsv(&s, p, &v, err, sizeof err);
+        if (rc) fprintf(stderr, "  %s\n", err);
+        CHECK_INT(rc, 0);
+        int lines = 0, c;
+        FILE *f = fopen(p, "r");
+        REQUIRE(f);
+        while ((c = fgetc(f)) != EOF) lines += c == '\n';
+        fclose(f);
+        CHECK_INT(s.n, lines);
+        CHECK(s.max_src <= CORPUS_MAX_LEN + 1 && s.max_tgt <= CORPUS_MAX_LEN);
+        train_set_free(&s);
+    }
     vocab_free(&v);
 }
 

@@ -1,5 +1,5 @@
 /* train.c — `attnviz train`: trains the encoder–decoder model on a corpus
- * (lesson/train.h) and writes the checkpoint, its .state and, with
+ * (train/train.h) and writes the checkpoint, its .state and, with
  * --snapshots, the coreference sentences' attention at a few points.  Reads
  * like its steps: parse, load the corpus, start or resume the model, describe
  * the run for the checkpoint's metadata, train, a quick held-out eval, save.
@@ -7,8 +7,9 @@
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
 #include "core/fileio.h"
-#include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "train/eval.h"
+#include "train/state.h"
 #include "train/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
@@ -44,6 +45,7 @@ typedef struct {
 typedef struct {
     Vocab v;
     TrainSet set;
+    unsigned char *lang_flags;                   /* (v.size) target languages of each token (eval.h) */
     Model m;
     Adam adam;
     long start;                                  /* first step (after --resume)    */
@@ -261,20 +263,36 @@ static int check_tsv(const char *path) {
     return 0;
 }
 
+/* DIR/train.tsv read once, strictly (corpus_read_tsv): the training set and
+ * the token sets of its targets (the language mask) are made from it.
+ * DIR/heldout.tsv is checked as strictly before any training.  The errors
+ * come in this order: train.tsv's lines, heldout.tsv's, vocab.txt, then a
+ * train.tsv that cannot be read, then what the training set refuses
+ * (train/data.h).  0, or -1 (printed). */
 static int load_corpus(Training *tr, const TrainArgs *a) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    if (access(path, R_OK) == 0 && check_tsv(path)) return -1;
+    char train[4096], path[4096];
+    Corpus c = {0};
+    int rc = -1;
+    snprintf(train, sizeof train, "%s/train.tsv", a->corpus);
+    int readable = access(train, R_OK) == 0;
+    if (readable && corpus_read_tsv(&c, train, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
     snprintf(path, sizeof path, "%s/heldout.tsv", a->corpus);
-    if (a->eval_limit > 0 && access(path, R_OK) == 0 && check_tsv(path)) return -1;
+    if (a->eval_limit > 0 && access(path, R_OK) == 0 && check_tsv(path)) goto done;
     snprintf(path, sizeof path, "%s/vocab.txt", a->corpus);
     if (vocab_load(&tr->v, path, tr->err, sizeof tr->err)) {
         cli_error("%s (run `attnviz corpus --out %s` first)", tr->err, a->corpus);
-        return -1;
+        goto done;
     }
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    if (train_set_load_tsv(&tr->set, path, &tr->v, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
-    return 0;
+    if ((!readable && corpus_read_tsv(&c, train, tr->err, sizeof tr->err)) ||
+        train_set_from_corpus(&tr->set, &c, train, &tr->v, tr->err, sizeof tr->err) ||
+        eval_language_flags(&tr->v, &c, &tr->lang_flags, tr->err, sizeof tr->err)) {
+        cli_error("%s", tr->err);
+        goto done;
+    }
+    rc = 0;
+done:
+    corpus_free(&c);
+    return rc;
 }
 
 /* --resume: the checkpoint, its vocabulary (must be the corpus's) and its Adam state. */
@@ -371,19 +389,16 @@ static void describe_run(Training *tr, const TrainArgs *a) {
     snprintf(tr->max_src, sizeof tr->max_src, "%d", tr->set.max_src - 1);
 }
 
-/* The token sets of the French and Vietnamese training targets, which the
- * decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
-static int target_token_sets(Training *tr, const TrainArgs *a) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
-    unsigned char *flags = NULL;
-    if (eval_language_tokens(&tr->v, path, &flags, tr->err, sizeof tr->err)) { cli_error("%s", tr->err); return -1; }
-    tr->tgt_hex[0] = eval_language_hex(flags, tr->v.size, EVAL_IN_FR);
-    tr->tgt_hex[1] = eval_language_hex(flags, tr->v.size, EVAL_IN_VI);
+/* The token sets of the French and Vietnamese training targets (load_corpus),
+ * which the decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
+static int target_token_sets(Training *tr) {
+    tr->tgt_hex[0] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_FR);
+    tr->tgt_hex[1] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_VI);
     /* the model decodes under the mask it is saved with (snapshots, quick eval) */
-    int rc = !tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, flags, tr->v.size) != 0;
-    free(flags);
-    if (rc) { cli_error("out of memory"); return -1; }
+    if (!tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0) {
+        cli_error("out of memory");
+        return -1;
+    }
     return 0;
 }
 
@@ -426,10 +441,9 @@ static int prepare_snapshots(Training *tr, const TrainArgs *a, TrainOptions *o) 
     /* 6 points, denser early, when the heads form */
     const double frac[N_SNAP_STEPS] = {0, 1.0 / 32, 1.0 / 8, 1.0 / 4, 1.0 / 2, 1};
     for (int k = 0; k < N_SNAP_STEPS; k++) tr->snap_steps[k] = (long)(frac[k] * a->steps);
-    o->snapshot_path = tr->snap_path; o->n_snap_steps = N_SNAP_STEPS; o->snap_steps = tr->snap_steps;
-    o->n_snap_sent = N_SNAP_SENTENCES; o->snap_text = SNAP_SENTENCES;
-    o->snap_src = tr->snap_ids; o->snap_len = tr->snap_len;
-    o->snap_tokens = tr->snap_words;
+    o->snapshots = (TrainSnapshots){.path = tr->snap_path, .n_steps = N_SNAP_STEPS, .steps = tr->snap_steps,
+                                    .n_sent = N_SNAP_SENTENCES, .text = SNAP_SENTENCES, .src = tr->snap_ids,
+                                    .len = tr->snap_len, .tokens = tr->snap_words};
     return 0;
 }
 
@@ -486,6 +500,7 @@ static void training_free(Training *tr) {
     free(tr->cmd);
     free(tr->src_hex);
     free(tr->tgt_hex[0]); free(tr->tgt_hex[1]);
+    free(tr->lang_flags);
     adam_free(&tr->adam);
     model_free(&tr->m);
     train_set_free(&tr->set);
@@ -505,7 +520,7 @@ int cli_train(int argc, char **argv) {
     if (check_plan(&tr, &a)) goto cleanup;
     tr.cmd = join_args("attnviz train", argc, argv);
     describe_run(&tr, &a);
-    if (target_token_sets(&tr, &a)) goto cleanup;
+    if (target_token_sets(&tr)) goto cleanup;
     const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
                                "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
                                "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,

@@ -1,4 +1,6 @@
-/* corpus.h — the generator of attnviz's training corpus, and its reader.
+/* corpus.h — the generator of attnviz's training corpus (the driver: the
+ * templates are templates.h's, what is held out splits.h's, the TSV lines
+ * tsv.h's, which also reads the files back).
  *
  * corpus_generate composes English→French and English→Vietnamese pairs from
  * the lexicon of samples/corpus/ (nouns.txt, adjectives.txt, verbs.txt,
@@ -33,13 +35,14 @@
  * each per language.
  *
  * Errors: -1 with a one-line message in err (file:line for data errors); no
- * exit.  CorpusStats is filled for the CLI's summary. */
+ * exit.  CorpusStats is filled for the CLI's summary.
+ * Reading a written file back (training, eval, tests): corpus_read_tsv, tsv.h. */
 #ifndef ATTNVIZ_CORPUS_H
 #define ATTNVIZ_CORPUS_H
 #include <stddef.h>
 #include <stdint.h>
 
-#define CORPUS_MAX_TEMPLATES 64
+#define CORPUS_MAX_TEMPLATES 64         /* = TPL_MAX_TEMPLATES (templates.h) */
 #define CORPUS_MAX_LEN 48          /* tokens per generated sentence (checked) */
 #define CORPUS_MAX_KINDS (CORPUS_MAX_TEMPLATES + 32)   /* templates + grammar discourse kinds */
 
@@ -79,30 +82,5 @@ typedef struct {
 
 /* Generates the corpus into o->out_dir (which must exist).  stats may be NULL. */
 int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_t errlen);
-
-/* ---- reading a TSV back (training, eval, tests) ---- */
-enum { CORPUS_LANG_FR = 0, CORPUS_LANG_VI = 1 };
-
-typedef struct {
-    int lang;              /* CORPUS_LANG_FR or CORPUS_LANG_VI              */
-    int n_src, n_tgt;
-    char **src;            /* n_src English tokens                          */
-    char **tgt;            /* n_tgt target tokens                           */
-    int n_align;
-    int *align;            /* (n_align, 2): target index, source index      */
-    int n_coref;
-    int *coref;            /* (n_coref, 2): pronoun index, antecedent index */
-    char *template_id;
-} CorpusPair;
-
-typedef struct {
-    int n;
-    CorpusPair *pairs;     /* n pairs in file order */
-} Corpus;
-
-/* Reads a TSV written by corpus_generate; checks every column (indices in
- * range, valid UTF-8).  On -1 (message "PATH:LINE: ..."), c is left empty. */
-int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen);
-void corpus_free(Corpus *c);
 
 #endif

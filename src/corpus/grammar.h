@@ -12,7 +12,7 @@
  * tense and mood are those of the MAIN clause: the first clause, except in
  * two-sentence frames where it is the second sentence (the one with the
  * pronoun).  Which frames and word combinations are held out is the caller's
- * business (corpus.c): grammar_generate makes a pair of the frame asked for.
+ * business (splits.c): grammar_generate makes a pair of the frame asked for.
  *
  * Deterministic: all choices come from the caller's splitmix64 state.
  * Conventions (French agreement, Vietnamese markers, pronouns, commas) are

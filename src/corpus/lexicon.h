@@ -1,14 +1,14 @@
 /* lexicon.h — the corpus lexicon: nouns, adjectives, verbs and names of
  * samples/corpus/ (format in samples/corpus/README.md), read into one Lexicon
- * that the template expander (corpus.c) and the grammar (grammar.c) share.
+ * that the template expander (templates.c) and the grammar (grammar.c) share.
  *
  * lexicon_read_words reads nouns.txt, adjectives.txt, verbs.txt and names.txt
  * of a folder and checks them: every entry has its three languages and a
  * French gender, verbs have their 14 columns, a name is not also a word of the
  * lexicon.  Errors: -1 and "FILE:LINE: message" in err; nothing exits.
- * Ownership: the Lexicon owns every string; lexicon_free releases the word
- * lists (corpus.c frees its templates first) and leaves the struct zeroed.
- * The line reader and class parser are shared with corpus.c (templates). */
+ * Ownership: the Lexicon owns every string; lexicon_free_words releases the
+ * word lists (tpl_free, templates.h, frees the templates first, then calls it).
+ * The line reader and class parser are shared with templates.c. */
 #ifndef ATTNVIZ_LEXICON_H
 #define ATTNVIZ_LEXICON_H
 #include <stddef.h>
@@ -58,9 +58,9 @@ typedef struct {
     Adj *adjs; int n_adjs;
     Verb *verbs; int n_verbs;
     Name *names; int n_names;
-    struct Word *words; int n_words;          /* corpus.c: words.txt      */
-    struct Template *tpls; int n_tpls;        /* corpus.c: templates.txt  */
-    struct Lesson *lessons; int n_lessons;    /* corpus.c: lesson lines   */
+    struct Word *words; int n_words;          /* templates.c: words.txt      */
+    struct Template *tpls; int n_tpls;        /* templates.c: templates.txt  */
+    struct Lesson *lessons; int n_lessons;    /* templates.c: lesson lines   */
 } Lexicon;
 
 /* Where a line came from, for "FILE:LINE: message". */

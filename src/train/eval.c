@@ -2,7 +2,7 @@
 #include "train/eval.h"
 #include "core/errmsg.h"
 #include "core/strbuf.h"
-#include "corpus/corpus.h"
+#include "corpus/tsv.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
 #include "trace/maps.h"
@@ -173,15 +173,24 @@ static void copy_sources(const Model *m, int b, int tag, const int *src, const i
     for (int i = 0; i < k; i++) cs[cp[i].target - 1] = cp[i].source;
 }
 
+/* Where greedy_outputs writes a batch's outputs. */
+typedef struct {
+    int max_dec;    /* longest output                                      */
+    int *tok;       /* (B, max_dec) output tokens                          */
+    int *len;       /* (B) output lengths                                  */
+    int *copy;      /* (B, max_dec) copy source of each token (copy_sources) */
+} Greedy;
+
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
  * prefix, its choice (decode_pick_masked, with the same language mask) is the gold token at every position and
  * <eos> after it; those pairs are read off the teacher-forced logits, and only
  * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
- * dcs (B, max_dec) receives each output token's copy source (copy_sources). */
+ * g->copy receives each output token's copy source (copy_sources). */
 static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
-                          int max_dec, int *dout, int *dlen, int *dcs, char *err, size_t errlen) {
+                          const Greedy *g, char *err, size_t errlen) {
     int V = m->config.vocab_size, T = m->T, n = 0;
+    int max_dec = g->max_dec, *dout = g->tok, *dlen = g->len, *dcs = g->copy;
     int *idx = malloc((size_t)B * sizeof(int)), *s2 = malloc((size_t)B * S * sizeof(int));
     int *l2 = malloc((size_t)B * sizeof(int)), *t2 = malloc((size_t)B * sizeof(int));
     int *o2 = malloc((size_t)B * max_dec * sizeof(int)), *n2 = malloc((size_t)B * sizeof(int));
@@ -295,7 +304,8 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
         }
         if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         if (!o->translation_only) score_attention(m, &cp, first, B, it, S, r, skip);
-        if (greedy_outputs(m, it, B, src, slen, S, tags, max_dec, dout, dlen, dcs, err, errlen)) goto done;
+        Greedy g = {max_dec, dout, dlen, dcs};
+        if (greedy_outputs(m, it, B, src, slen, S, tags, &g, err, errlen)) goto done;
         for (int b = 0; b < B; b++)
             score_translation(v, &cp.pairs[first + b], dout + (size_t)b * max_dec, dcs + (size_t)b * max_dec, dlen[b],
                               o, r);
@@ -312,14 +322,12 @@ done:
     return rc;
 }
 
-int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen) {
+int eval_language_flags(const Vocab *v, const Corpus *cp, unsigned char **flags, char *err, size_t errlen) {
     *flags = NULL;
-    Corpus cp = {0};
-    if (corpus_read_tsv(&cp, train_path, err, errlen)) return -1;
     unsigned char *f = calloc((size_t)(v->size > 0 ? v->size : 1), 1);
-    if (!f) { corpus_free(&cp); return errmsg_set(err, errlen, "out of memory"); }
-    for (int i = 0; i < cp.n; i++) {
-        const CorpusPair *p = &cp.pairs[i];
+    if (!f) return errmsg_set(err, errlen, "out of memory");
+    for (int i = 0; i < cp->n; i++) {
+        const CorpusPair *p = &cp->pairs[i];
         for (int t = 0; t < p->n_tgt; t++) {
             int id = vocab_id(v, p->tgt[t]);
             if (id >= VOCAB_N_SPECIAL) f[id] |= p->lang == CORPUS_LANG_VI ? EVAL_IN_VI : EVAL_IN_FR;
@@ -330,9 +338,17 @@ int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char *
             if (id >= VOCAB_N_SPECIAL) f[id] |= EVAL_ANTECEDENT;
         }
     }
-    corpus_free(&cp);
     *flags = f;
     return 0;
+}
+
+int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen) {
+    *flags = NULL;
+    Corpus cp = {0};
+    if (corpus_read_tsv(&cp, train_path, err, errlen)) return -1;
+    int rc = eval_language_flags(v, &cp, flags, err, errlen);
+    corpus_free(&cp);
+    return rc;
 }
 
 char *eval_language_hex(const unsigned char *flags, int n, int lang_bit) {

@@ -13,7 +13,7 @@
  *                             "?" token strictly between a and p);
  *   language purity           share of outputs with no token that occurs only in
  *                             the OTHER language's training targets (the token sets
- *                             of DIR/train.tsv, eval_language_tokens); copied names
+ *                             of DIR/train.tsv, eval_language_flags); copied names
  *                             and numbers are no vocabulary tokens and never count;
  *   coreference heads         for every encoder self-attention head (row = the
  *                             pronoun p) and every cross-attention head (row = the
@@ -32,6 +32,7 @@
 #define ATTNVIZ_EVAL_H
 #include <stddef.h>
 #include "core/strbuf.h"
+#include "corpus/tsv.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
 
@@ -72,9 +73,11 @@ typedef struct {
 #define EVAL_IN_VI 2
 #define EVAL_ANTECEDENT 4   /* a source token that is some pronoun's gold antecedent */
 /* *flags = a malloc'd (v->size) array of EVAL_IN_FR | EVAL_IN_VI over the
- * vocabulary, from the targets of the TSV at train_path, and EVAL_ANTECEDENT
+ * vocabulary, from the targets of the training pairs cp, and EVAL_ANTECEDENT
  * from its gold antecedents (tokens missing from v, i.e. names and numbers, are
  * left out).  0, or -1 with err. */
+int eval_language_flags(const Vocab *v, const Corpus *cp, unsigned char **flags, char *err, size_t errlen);
+/* The same from the TSV at train_path (corpus_read_tsv). */
 int eval_language_tokens(const Vocab *v, const char *train_path, unsigned char **flags, char *err, size_t errlen);
 /* The tokens of flags (v->size, eval_language_tokens) that hold lang_bit
  * (EVAL_IN_FR, EVAL_IN_VI or EVAL_ANTECEDENT) as the checkpoint's hexadecimal
