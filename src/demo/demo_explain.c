@@ -10,7 +10,7 @@
 #include "model/checkpoint.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"
-#include "pipeline/pictures.h"
+#include "pipeline/pictures_explain.h"
 #include "pipeline/sentence.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
