@@ -1,5 +1,5 @@
 /* demo.c — `attnviz demo`: the whole lesson as pictures, in order, + index.html.
- * The lesson itself is lesson/demo.h; this file reads the options, prepares
+ * The lesson itself is demo/demo.h; this file reads the options, prepares
  * the folder, prints the warnings, the error or the summary. */
 #include "cli/cli.h"
 #include "demo/demo.h"

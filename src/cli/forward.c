@@ -1,6 +1,6 @@
 /* forward.c — `attnviz forward` (hidden, for tests and benchmarks): runs the
  * model on token ids and writes every attention map (with its norm-weighted
- * matrices and the encoder's rollout) and the logits as JSON,
+ * matrices and the encoder's rollout, pipeline/look.h) and the logits as JSON,
  * or times training steps on random tokens.
  *
  *   attnviz forward --model PATH --src IDS --tgt IDS --out FILE.json [--steps] [--ablate MAP.H,…]
@@ -15,7 +15,7 @@
 #include "train/train.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
-#include "pipeline/importance.h"
+#include "pipeline/look.h"
 #include "family/hf_file.h"
 #include "trace/trace.h"
 #include <cJSON.h>
@@ -261,39 +261,20 @@ static cJSON *map_json(const TraceMap *mp) {
     return mo;
 }
 
-/* Batch item b's maps ({"maps": [...]}), or NULL (printed). */
-static cJSON *item_json(Model *m, char **vocab, int b, int steps) {
-    Trace tr;
-    trace_init(&tr);
-    const char **stok = calloc((size_t)(m->S + 1), sizeof(char *));
-    const char **ttok = calloc((size_t)(m->T + 1), sizeof(char *));
-    for (int t = 0; stok && t < m->S; t++) stok[t] = vocab[m->src[(size_t)b * m->S + t]];
-    for (int t = 0; ttok && t < m->T; t++) ttok[t] = vocab[m->tgt[(size_t)b * m->T + t]];
-    int trc = !stok || !ttok ? -1 : model_trace(m, b, &tr, stok, ttok, steps);
-    free(stok); free(ttok);
-    if (trc) { trace_free(&tr); cli_error("%s", m->err); return NULL; }
-    /* norm-weighted attention of every head and the encoder's rollout */
-    float *rollout = NULL;
-    char err[512];
-    if (importance_trace_aggregates(m, b, &tr, &rollout, err, sizeof err) != 0) {
-        trace_free(&tr);
-        cli_error("%s", err);
-        return NULL;
-    }
+/* One item's maps ({"maps": [...]}) and, with an encoder, its rollout. */
+static cJSON *item_json(const Model *m, const Look *L) {
     cJSON *item = cJSON_CreateObject(), *maps = cJSON_AddArrayToObject(item, "maps");
-    for (int k = 0; k < tr.n_maps; k++) cJSON_AddItemToArray(maps, map_json(&tr.maps[k]));
-    if (rollout) {
+    for (int k = 0; k < L->t.n_maps; k++) cJSON_AddItemToArray(maps, map_json(&L->t.maps[k]));
+    if (L->rollout) {
         cJSON *ro = cJSON_AddArrayToObject(item, "rollout");
         int E = model_attn_layers(&m->config, MODEL_ATTN_ENC_SELF);
-        for (int l = 0; l < E; l++) cJSON_AddItemToArray(ro, matrix_json(rollout + (size_t)l * m->S * m->S, m->S, m->S));
+        for (int l = 0; l < E; l++) cJSON_AddItemToArray(ro, matrix_json(L->rollout + (size_t)l * m->S * m->S, m->S, m->S));
     }
-    free(rollout);
-    trace_free(&tr);
     return item;
 }
 
 /* The whole forward pass as JSON: sizes, logits, every item's maps. */
-static cJSON *forward_json(Model *m, char **vocab, int B, int steps) {
+static cJSON *forward_json(const Model *m, const Look *looks, int B) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "B", B);
     cJSON_AddNumberToObject(root, "S", m->S);
@@ -303,16 +284,12 @@ static cJSON *forward_json(Model *m, char **vocab, int B, int steps) {
         cJSON_AddItemToArray(lg, matrix_json(m->acts.logits + (size_t)b * m->To * m->config.vocab_size, m->To,
                                              m->config.vocab_size));
     cJSON *items = cJSON_AddArrayToObject(root, "items");
-    for (int b = 0; b < B; b++) {
-        cJSON *item = item_json(m, vocab, b, steps);
-        if (!item) { cJSON_Delete(root); return NULL; }
-        cJSON_AddItemToArray(items, item);
-    }
+    for (int b = 0; b < B; b++) cJSON_AddItemToArray(items, item_json(m, &looks[b]));
     return root;
 }
 
-/* --src / --tgt as the model's architecture needs them, run forward.  B, or -1 (printed). */
-static int run_ids(Model *m, const ForwardArgs *a, int **src, int **sl, int **tgt, int **tl) {
+/* --src / --tgt as the model's architecture needs them, into ids.  0, or -1 (printed). */
+static int parse_model_ids(const Model *m, const ForwardArgs *a, LookIds *ids, int **src, int **sl, int **tgt, int **tl) {
     int B = 0, S = 0, T = 0, B2 = 0;
     if (m->config.arch != MODEL_DECODER_ONLY && (!a->src || parse_ids(a->src, src, sl, &B, &S))) {
         cli_error("forward: --src needs ids like \"5 6 7;8 9\"");
@@ -323,8 +300,8 @@ static int run_ids(Model *m, const ForwardArgs *a, int **src, int **sl, int **tg
         if (B && B2 != B) { cli_error("forward: --src has %d items but --tgt has %d", B, B2); return -1; }
         B = B2;
     }
-    if (model_forward(m, *src, *sl, S, *tgt, *tl, T, B)) { cli_error("%s", m->err); return -1; }
-    return B;
+    *ids = (LookIds){.src = *src, .src_len = *sl, .S = S, .tgt = *tgt, .tgt_len = *tl, .T = T, .B = B};
+    return 0;
 }
 
 /* Every position's logits (T, V) as raw float32. */
@@ -393,6 +370,8 @@ int cli_forward(int argc, char **argv) {
     char **vocab = NULL, err[512], *txt = NULL;
     int nv = 0, *src = NULL, *sl = NULL, *tgt = NULL, *tl = NULL;
     cJSON *root = NULL;
+    LookIds ids = {0};
+    Look *looks = NULL;   /* (B) each item's trace with its aggregate views (pipeline/look.h) */
     if (checkpoint_load(a.model, &m, &vocab, &nv, NULL, err, sizeof err)) { cli_error("%s", err); return 1; }
     rc = 1;
     if (a.ablate && model_ablate_parse(&m, a.ablate) != 0) { cli_error("--ablate %s", m.err); goto done; }
@@ -400,15 +379,22 @@ int cli_forward(int argc, char **argv) {
         rc = forward_bench(&m, (int)a.bench, (int)a.batch, (int)a.len, (int)a.tgt_len);
         goto done;
     }
-    int B = run_ids(&m, &a, &src, &sl, &tgt, &tl);
-    if (B < 0 || !(root = forward_json(&m, vocab, B, a.steps))) goto done;
-    txt = cJSON_PrintUnformatted(root);
+    if (parse_model_ids(&m, &a, &ids, &src, &sl, &tgt, &tl) != 0) goto done;
+    ids.words = vocab;
+    ids.n_words = nv;
+    LookSpec spec = {.want = LOOK_TRACE | LOOK_AGGREGATES | (a.steps ? LOOK_STEPS : 0)};
+    if (!(looks = calloc((size_t)ids.B, sizeof *looks))) { cli_error("out of memory"); goto done; }
+    if (look_ids(looks, &m, &ids, &spec, err, sizeof err) != 0) { cli_error("%s", err); goto done; }
+    root = forward_json(&m, looks, ids.B);
+    txt = root ? cJSON_PrintUnformatted(root) : NULL;
     if (!txt) { cli_error("out of memory"); goto done; }
     if (file_write_atomic(a.out, txt, strlen(txt), err, sizeof err)) { cli_error("forward: %s", err); goto done; }
     rc = 0;
 done:
     cJSON_Delete(root);
     free(txt);
+    for (int b = 0; looks && b < ids.B; b++) look_free(&looks[b]);
+    free(looks);
     free(src); free(sl); free(tgt); free(tl);
     checkpoint_free_vocab(vocab, nv);
     model_free(&m);

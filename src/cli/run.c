@@ -1,23 +1,20 @@
 /* run.c — `attnviz run`: the model on the user's sentences → pictures + trace.
  *
- * For each sentence: prepare and translate it (pipeline/sentence.h: greedy
- * decoding, or the decoder is given --target), run the instrumented forward
- * pass, print the translation and, for each pronoun, the head that links it
- * and where it points, then draw every picture and write trace.json and
+ * The options, and what is printed.  One call runs the sentence pipeline
+ * (pipeline/look.h): it prepares and translates each sentence (greedy
+ * decoding, or the decoder is given --target), runs the instrumented forward
+ * pass, finds each pronoun's link and the views that test the maps.  run then
+ * prints the translation and, for each pronoun, the head that links it and
+ * where it points, and draws every picture and writes trace.json and
  * index.html (pipeline/pictures.h).  Several sentences go to one subfolder
  * each (sentence-1/ …) with an index.html linking them; --batch runs them
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include "pipeline/hf_run.h"
-#include "pipeline/importance.h"
-#include "pipeline/links.h"
+#include "pipeline/look.h"
 #include "pipeline/model_file.h"
 #include "pipeline/pictures.h"
-#include "pipeline/sentence.h"
-#include "pipeline/world.h"
-#include "model/checkpoint.h"
-#include "model/decode.h"
 #include "render/html.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
@@ -42,16 +39,13 @@ typedef struct {
     int n_sentences;
 } RunArgs;
 
-/* What one run holds: the model, the sentences, the times for --timing. */
+/* What one run holds: the model, each sentence's look, the times for --timing. */
 typedef struct {
     const RunArgs *a;
     ModelFile mf;
     CorefHead coref;
     char ablated[1024];          /* the knocked-out heads, "encoder.2.self.0, …" */
-    Sentence sent[RUN_MAX_SENTENCES];
-    WorldCheck world[RUN_MAX_SENTENCES];   /* names copied, words outside training */
-    unsigned char *known;        /* (vocab) 1 = a word seen in a training source   */
-    int max_words;               /* the longest training source (-1: not recorded) */
+    Look look[RUN_MAX_SENTENCES];   /* each sentence, translated, traced, explained (pipeline/look.h) */
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
@@ -202,8 +196,8 @@ static void command_line(char *buf, size_t n, int argc, char **argv) {
     }
 }
 
-/* Loads the model and prepares and translates every sentence.  0 or -1 (printed). */
-static int translate_all(Run *r) {
+/* Loads the model, applies --no-language-mask and --ablate, checks --focus.  0 or -1 (printed). */
+static int load_model(Run *r) {
     const RunArgs *a = r->a;
     if (model_file_load(&r->mf, a->model, r->err, sizeof r->err) != 0) { cli_error("%s", r->err); return -1; }
     model_file_coref_head(&r->mf, &r->coref);
@@ -220,32 +214,49 @@ static int translate_all(Run *r) {
         cli_error("%s", r->err);   /* before any sentence runs */
         return -1;
     }
-    int n = a->n_sentences, tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR;
-    if (!(r->known = malloc((size_t)r->mf.v.size))) { cli_error("out of memory"); return -1; }
-    checkpoint_meta_source_known(r->mf.metadata, r->mf.v.size, r->known, &r->max_words);
-    for (int i = 0; i < n; i++) {
-        Sentence *s = &r->sent[i];
-        if (sentence_prepare(s, a->sentences[i], &r->mf.m, &r->mf.v, r->err, sizeof r->err) != 0) {
-            if (n > 1) cli_error("sentence %d: %s", i + 1, r->err);
-            else cli_error("%s", r->err);
-            return -1;
-        }
-        world_check(&r->world[i], s, &r->mf.v, r->known, r->max_words);
+    return 0;
+}
+
+/* The look's error for sentence i, said as run's options name it. */
+static void look_error(const Run *r, int i) {
+    const Look *L = &r->look[i];
+    if (L->reached == LOOK_NONE && r->a->n_sentences > 1) cli_error("sentence %d: %s", i + 1, r->err);
+    else if (L->reached == LOOK_PREPARED) cli_error("%s%s", r->a->target ? "--target: " : "", r->err);
+    else cli_error("%s", r->err);
+}
+
+/* The words outside training (each prepared sentence), then those of --target. */
+static void print_word_warnings(const Run *r) {
+    int n = r->a->n_sentences;
+    for (int i = 0; i < n && r->look[i].reached >= LOOK_PREPARED; i++) {
         char which[32] = "";
         if (n > 1) snprintf(which, sizeof which, "sentence %d: ", i + 1);
-        if (r->world[i].n_unknown > 0)   /* names and numbers are copied, and only listed */
-            cli_warn("%swords the model was not trained on, read as <unk>: %s", which, r->world[i].unknown);
+        if (r->look[i].world.n_unknown > 0)   /* names and numbers are copied, and only listed */
+            cli_warn("%swords the model was not trained on, read as <unk>: %s", which, r->look[i].world.unknown);
     }
-    for (int i = 0; i < n; i++) {
-        Sentence *s = &r->sent[i];
-        int rc = a->target ? sentence_set_target(s, &r->mf.v, tag, a->target, r->err, sizeof r->err)
-                           : sentence_translate(s, &r->mf.m, &r->mf.v, tag, r->err, sizeof r->err);
-        if (rc != 0) { cli_error("%s%s", a->target ? "--target: " : "", r->err); return -1; }
+    for (int i = 0; i < n && r->look[i].reached >= LOOK_TRANSLATED; i++) {
+        const Sentence *s = &r->look[i].s;
         if (s->n_target_unknown > 0)
             cli_warn("%d word(s) of --target not in the vocabulary, read as <unk>: %s", s->n_target_unknown,
                      s->target_unknown);
     }
-    return 0;
+}
+
+/* Every sentence through the sentence pipeline (pipeline/look.h).  0; -1 after
+ * a failure before the trace (printed); 1 when a sentence failed later (its
+ * error is printed when the sentences before it have been shown). */
+static int look_all(Run *r) {
+    const RunArgs *a = r->a;
+    unsigned want = LOOK_WORLD | LOOK_TRACE | LOOK_STEPS | LOOK_UNSURE | LOOK_FINITE | LOOK_LINKS | LOOK_AGGREGATES |
+                    LOOK_RECORD | (a->importance ? LOOK_IMPORTANCE : 0);
+    LookSpec spec = {.want = want, .tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR, .target = a->target,
+                     .batch = a->batch, .query = a->query, .focus = a->focus, .coref = &r->coref};
+    int rc = look_sentences(r->look, &r->mf, a->sentences, a->n_sentences, &spec, r->err, sizeof r->err);
+    print_word_warnings(r);
+    if (rc == 0) return 0;
+    for (int i = 0; i < a->n_sentences; i++)
+        if (r->look[i].failed && r->look[i].reached < LOOK_TRANSLATED) { look_error(r, i); return -1; }
+    return 1;
 }
 
 /* Why the drawn head was chosen, for the printed summary. */
@@ -258,8 +269,10 @@ static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n
 }
 
 /* The summary's lines on names copied through, on a sentence outside training
- * and on the words the model hesitated over (the forward of item b). */
-static void print_world(const WorldCheck *w, const Sentence *s, const Model *m, int b, int given) {
+ * and on the words the model hesitated over. */
+static void print_world(const Look *L, int given) {
+    const WorldCheck *w = &L->world;
+    const Sentence *s = &L->s;
     char missing[512], copy[600];
     if (w->n_names) {
         world_missing_names(w, s, missing, sizeof missing);
@@ -269,48 +282,21 @@ static void print_world(const WorldCheck *w, const Sentence *s, const Model *m, 
     pictures_copy_note(s, copy, sizeof copy);
     if (*copy) printf("  %s (decoder layer %d cross-attention, mean of its heads)\n", copy, s->copy_layer);
     if (w->outside[0]) printf("  %s\n", w->outside);
-    char unsure[512];
-    if (!given && world_unsure(m, b, s, unsure, sizeof unsure) > 0)
-        printf("  unsure: %s (the model's probability of the word it wrote, below %.1f)\n", unsure, WORLD_UNSURE_P);
-}
-
-/* The trace's "unk_copies": each <unk> replaced by a source word, [] when none. */
-static int trace_copies(const Sentence *s, const Model *m, Trace *t) {
-    char json[8192];
-    size_t len = (size_t)snprintf(json, sizeof json, "[");
-    for (int k = 0; k < s->n_copies && len < sizeof json; k++) {
-        const DecodeCopy *c = &s->copies[k];
-        len += (size_t)snprintf(json + len, sizeof json - len,
-                                "%s{\"target\": %d, \"source\": %d, \"word\": \"", k ? ", " : "", c->target, c->source);
-        for (const char *p = s->raw[c->source]; *p && len + 8 < sizeof json; p++) {   /* JSON string */
-            if (*p == '"' || *p == '\\') json[len++] = '\\';
-            if ((unsigned char)*p >= 0x20) json[len++] = *p;
-        }
-        len += (size_t)snprintf(json + len, sizeof json - len, "\", \"weight\": %.9g, \"map\": \"decoder.%d.cross\", \"heads\": [",
-                                (double)c->weight, s->copy_layer);
-        for (int h = 0; h < m->config.n_heads && len < sizeof json; h++)
-            len += (size_t)snprintf(json + len, sizeof json - len, "%s%d", h ? ", " : "", h);
-        len += (size_t)snprintf(json + len, sizeof json - len, "]}");
-    }
-    if (len + 2 >= sizeof json) { cli_error("too many copies to record"); return -1; }
-    strcat(json, "]");
-    if (trace_set_section(t, "unk_copies", json) != 0) { cli_error("out of memory"); return -1; }
-    return 0;
+    if (!given && L->n_unsure > 0)
+        printf("  unsure: %s (the model's probability of the word it wrote, below %.1f)\n", L->unsure, WORLD_UNSURE_P);
 }
 
 /* Prints each pronoun's (or the --query token's) link — the head the lines view
  * draws — and warns when the query is absent. */
-static void print_links(const Run *r, const Sentence *s, const Trace *t, int focus_map, int focus_head) {
+static void print_links(const Run *r, const Look *L) {
     const RunArgs *a = r->a;
     const CorefHead *c = &r->coref;
-    int any = 0;
-    for (int q = 0; q < s->words.n; q++) {
-        const char *w = s->words.tok[q];
-        if (a->query ? strcmp(w, a->query) != 0 : !links_is_pronoun(w)) continue;
-        LinksView v = links_view(t, q, links_is_pronoun(w), c, a->focus ? focus_map : -1, focus_head);
-        if (v.link.map < 0) continue;
-        any = 1;
-        if (a->quiet) continue;
+    const Trace *t = &L->t;
+    for (int k = 0; k < L->n_links && !a->quiet; k++) {
+        const LinksView v = L->links[k].view;
+        const HeadLink B = L->links[k].strongest;
+        int q = L->links[k].q;
+        const char *w = L->s.words.tok[q];
         const TraceMap *m = &t->maps[v.link.map];
         char why[256];
         why_text(&v, c, why, sizeof why);
@@ -328,35 +314,11 @@ static void print_links(const Run *r, const Sentence *s, const Trace *t, int foc
         else
             printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[v.link.key],
                    v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "", why, out);
-        HeadLink B = links_strongest(t, q);
         if (v.why != LINKS_BY_STRENGTH && B.map >= 0 && (B.map != v.link.map || B.head != v.link.head))
             printf("      strongest link of any encoder head: “%s” (%s head %d, weight %.2f)\n",
                    t->maps[B.map].keys[B.key], t->maps[B.map].id, B.head, (double)B.weight);
     }
-    if (!any && a->query && !a->quiet) cli_warn("--query '%s' is not a token of \"%s\"", a->query, s->text);
-}
-
-/* The step strip's head: --focus, else the first query token's drawn head, else encoder.0.self.0. */
-static int choose_focus(Run *r, const Sentence *s, const Trace *t, int *map, int *head) {
-    *map = -1;
-    *head = 0;
-    if (r->a->focus) {
-        if (links_parse_focus(r->a->focus, t, map, head, r->err, sizeof r->err) != 0) {
-            cli_error("%s", r->err);
-            return -1;
-        }
-        return 0;
-    }
-    for (int q = 0; q < s->words.n && *map < 0; q++) {
-        const char *w = s->words.tok[q];
-        if (r->a->query ? !strcmp(w, r->a->query) : links_is_pronoun(w)) {
-            LinksView v = links_view(t, q, links_is_pronoun(w), &r->coref, -1, 0);
-            *map = v.link.map;
-            *head = v.link.head;
-        }
-    }
-    if (*map < 0) *map = 0, *head = 0;
-    return 0;
+    if (!L->n_links && a->query && !a->quiet) cli_warn("--query '%s' is not a token of \"%s\"", a->query, L->s.text);
 }
 
 /* Prints the heads whose knock-out costs the most (run --importance). */
@@ -376,40 +338,20 @@ static void print_importance(const Importance *im, const Sentence *s) {
     }
 }
 
-/* What tests the maps' claim: the knocked-out heads, norm-weighted attention and
- * rollout (always), head importance (--importance), into the trace t. */
-static int explain_sentence(Run *r, int i, Trace *t, float **rollout, Importance *imp) {
+/* What the look of a sentence found, as far as it came: the translation and
+ * the world, the links, the knock-outs. */
+static void print_look(const Run *r, const Look *L) {
     const RunArgs *a = r->a;
-    Sentence *s = &r->sent[i];
-    char json[2048];
-    model_ablate_describe(&r->mf.m, 1, json, sizeof json);
-    if (trace_set_section(t, "ablated", json) != 0) { cli_error("out of memory"); return -1; }
-    /* the decoder chose the words under the language mask (not with --target) */
-    int masked = decode_has_lang_mask(&r->mf.m) && !a->target;
-    if (trace_set_section(t, "language_mask", masked ? "true" : "false") != 0) { cli_error("out of memory"); return -1; }
-    if (importance_trace_aggregates(&r->mf.m, a->batch ? i : 0, t, rollout, r->err, sizeof r->err) != 0) {
-        cli_error("%s", r->err);
-        return -1;
+    if (L->reached < LOOK_TRACED) return;
+    if (!a->quiet) {
+        printf("%s\n", L->s.text);
+        printf("  → %s: %s%s\n", a->to, L->s.translation, a->target ? "   (given with --target)" : "");
+        print_world(L, a->target != NULL);
+        if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }
-    if (!a->importance) return 0;
-    if (importance_compute(imp, &r->mf.m, s, r->err, sizeof r->err) != 0) { cli_error("%s", r->err); return -1; }
-    char *j = importance_json(imp);
-    int rc = j ? trace_set_section(t, "importance", j) : -1;
-    free(j);
-    if (rc != 0) { cli_error("out of memory"); return -1; }
-    if (!a->quiet) print_importance(imp, s);
-    return 0;
-}
-
-/* The forward pass that sentence i's pictures show: alone, or (at i = 0) the whole batch. */
-static int forward_for(Run *r, int i) {
-    const RunArgs *a = r->a;
-    if (a->batch && i > 0 && !a->importance) return 0;   /* importance ran other forwards since */
-    Sentence *batch[RUN_MAX_SENTENCES];
-    int n = a->batch ? a->n_sentences : 1;
-    for (int j = 0; j < n; j++) batch[j] = &r->sent[a->batch ? j : i];
-    if (sentence_forward_batch(batch, n, &r->mf.m, r->err, sizeof r->err) != 0) { cli_error("%s", r->err); return -1; }
-    return 0;
+    if (L->reached < LOOK_LINKED) return;
+    print_links(r, L);
+    if (L->reached >= LOOK_EXPLAINED && a->importance && !a->quiet) print_importance(&L->imp, &L->s);
 }
 
 /* The choices of --layers, --heads, --max-pictures and --lines-top. */
@@ -435,53 +377,24 @@ static int check_choice(const RunArgs *a, int n_layers, int n_heads) {
     return 0;
 }
 
-/* Sentence i: forward, trace, print, pictures, trace.json and index.html in dir. */
+/* Sentence i: what its look found, printed, then its pictures, trace.json and index.html in dir. */
 static int show_sentence(Run *r, int i, const char *dir) {
     const RunArgs *a = r->a;
-    Sentence *s = &r->sent[i];
-    double t0 = now_ms();
-    if (forward_for(r, i) != 0) return -1;
-    Trace t;
-    trace_init(&t);
-    Importance imp = {0};
-    float *rollout = NULL;
-    int rc = -1;
-    if (model_trace(&r->mf.m, a->batch ? i : 0, &t, s->src_tok, s->tgt_tok, 1) != 0) {
-        cli_error("model: %s", r->mf.m.err);
-        goto done;
-    }
-    if (!a->quiet) {
-        printf("%s\n", s->text);
-        printf("  → %s: %s%s\n", a->to, s->translation, a->target ? "   (given with --target)" : "");
-        print_world(&r->world[i], s, &r->mf.m, a->batch ? i : 0, a->target != NULL);
-        if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
-    }
-    if (trace_check_finite(&t, r->err, sizeof r->err) != 0) {   /* NaN weights are never drawn as if real */
-        cli_error("model %s on \"%s\": %s", r->mf.path, s->text, r->err);
-        goto done;
-    }
-    int focus_map, focus_head;
-    if (choose_focus(r, s, &t, &focus_map, &focus_head) != 0) goto done;
-    print_links(r, s, &t, focus_map, focus_head);
-    if (explain_sentence(r, i, &t, &rollout, &imp) != 0) goto done;
-    if (trace_copies(s, &r->mf.m, &t) != 0) goto done;
-    r->ms_model += now_ms() - t0;
+    Look *L = &r->look[i];
+    print_look(r, L);
+    if (L->failed) { look_error(r, i); return -1; }
     PictureSpec ps = {.dir = dir, .model_path = r->mf.path, .command = r->command, .query = a->query,
-                      .focus_map = focus_map, .focus_head = focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
+                      .focus_map = L->focus_map, .focus_head = L->focus_head, .keep_steps = !strcmp(a->trace_mode, "steps"),
                       .no_pictures = a->no_pictures, .focus_given = a->focus != NULL, .coref = r->coref, .no_trace = !strcmp(a->trace_mode, "none"),
-                      .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &imp : NULL,
-                      .rollout = rollout, .outside = r->world[i].outside};
+                      .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &L->imp : NULL,
+                      .rollout = L->rollout, .outside = L->world.outside};
     pictures_choose(&ps, a);
     PictureReport rep;
-    rc = pictures_show_sentence(&ps, s, &t, &rep, r->err, sizeof r->err);
+    int rc = pictures_show_sentence(&ps, &L->s, &L->t, &rep, r->err, sizeof r->err);
     r->ms_pictures += rep.ms_pictures;
     r->ms_trace += rep.ms_trace;
     r->n_pictures += rep.n_pictures;
     if (rc != 0) cli_error("%s", r->err);
-done:
-    trace_free(&t);
-    importance_free(&imp);
-    free(rollout);
     return rc;
 }
 
@@ -497,7 +410,7 @@ static int show_all(Run *r) {
         snprintf(dir, sizeof dir, "%s/sentence-%d", a->out, i + 1);
         if (cli_prepare_outdir(dir) != 0 || show_sentence(r, i, dir) != 0) { html_page_free(&top); return -1; }
         snprintf(href, sizeof href, "sentence-%d/index.html", i + 1);
-        snprintf(text, sizeof text, "%d. %s → %s", i + 1, r->sent[i].text, r->sent[i].translation);
+        snprintf(text, sizeof text, "%d. %s → %s", i + 1, r->look[i].s.text, r->look[i].s.translation);
         html_link(&top, href, text);
     }
     char path[4096];
@@ -636,9 +549,9 @@ int cli_run(int argc, char **argv) {
             goto cleanup;
         }
     } else {
-        if (translate_all(&r) != 0 || check_choice(&a, r.mf.m.config.n_enc_layers > r.mf.m.config.n_dec_layers
-                                                               ? r.mf.m.config.n_enc_layers : r.mf.m.config.n_dec_layers,
-                                                       r.mf.m.config.n_heads) != 0)
+        const ModelConfig *c = &r.mf.m.config;
+        if (load_model(&r) != 0 || look_all(&r) < 0 ||
+            check_choice(&a, c->n_enc_layers > c->n_dec_layers ? c->n_enc_layers : c->n_dec_layers, c->n_heads) != 0)
             goto cleanup;
         r.ms_model += now_ms() - t0;
     }
@@ -662,8 +575,7 @@ int cli_run(int argc, char **argv) {
                r.ms_pictures > 0 ? r.n_pictures * 1e3 / r.ms_pictures : 0.0, r.ms_trace);
     status = 0;
 cleanup:
-    for (int i = 0; i < a.n_sentences; i++) sentence_free(&r.sent[i]);
-    free(r.known);
+    for (int i = 0; i < a.n_sentences; i++) look_free(&r.look[i]);
     model_file_free(&r.mf);
     return status;
 }

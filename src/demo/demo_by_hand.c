@@ -1,7 +1,7 @@
 /* demo_by_hand.c — the parts of the lesson that need no model (see demo.h):
  * attention step by step on the lesson's small examples (part 1), why divide by
  * √d_k (2), masking by hand and the mask fill values (3), positional encoding (7). */
-#include "demo/demo.h"
+#include "demo/demo_by_hand.h"
 #include "core/attention.h"
 #include "core/rng.h"
 #include "model/model.h"

@@ -6,12 +6,11 @@
  * Every figure in a caption is measured: on this sentence by the knock-outs
  * run here, over the held-out split by `attnviz eval --ablation` (read from
  * each checkpoint's metadata, "eval_ablation"). */
-#include "demo/demo.h"
+#include "demo/demo_explain.h"
 #include "model/checkpoint.h"
-#include "pipeline/importance.h"
 #include "pipeline/links.h"
-#include "pipeline/pictures.h"
-#include "pipeline/sentence.h"
+#include "pipeline/look.h"
+#include "pipeline/pictures_explain.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
 #include <cJSON.h>
@@ -66,37 +65,21 @@ static int eval_fall(const char *metadata, const char *map, int head, Fall *base
 
 typedef struct {
     ModelFile *mf;
-    Sentence s;
-    Trace t;
-    float *rollout;      /* (E, S, S) */
-    Importance imp;
+    Look look;           /* the sentence, its maps with the aggregate views, rollout, importance */
     int q;               /* position of "it" */
-} Look;
+} Side;
 
-/* Translates the sentence, keeps its maps with the aggregate views, then
- * measures every head's importance (which runs other forward passes). */
-static int look_at(Demo *d, ModelFile *mf, Look *L) {
-    memset(L, 0, sizeof *L);
+/* One model's look at the sentence (pipeline/look.h): translated, its maps
+ * with the aggregate views, then every head's importance (which runs other
+ * forward passes). */
+static int look_at(Demo *d, ModelFile *mf, Side *L) {
     L->mf = mf;
-    trace_init(&L->t);
-    if (sentence_prepare(&L->s, SENTENCE, &mf->m, &mf->v, d->err, sizeof d->err) ||
-        sentence_translate(&L->s, &mf->m, &mf->v, VOCAB_2FR, d->err, sizeof d->err))
-        return -1;
-    if (model_trace(&mf->m, 0, &L->t, L->s.src_tok, L->s.tgt_tok, 0) != 0) return demo_fail(d, "model: %s", mf->m.err);
-    if (importance_trace_aggregates(&mf->m, 0, &L->t, &L->rollout, d->err, sizeof d->err) ||
-        importance_compute(&L->imp, &mf->m, &L->s, d->err, sizeof d->err))
-        return -1;
+    LookSpec spec = {.want = LOOK_TRACE | LOOK_AGGREGATES | LOOK_IMPORTANCE, .tag = VOCAB_2FR};
+    if (look_sentence(&L->look, mf, SENTENCE, &spec, d->err, sizeof d->err) != 0) return -1;
     L->q = -1;
-    for (int i = 0; i < L->s.words.n; i++)
-        if (!strcmp(L->s.words.tok[i], "it")) L->q = i;
+    for (int i = 0; i < L->look.s.words.n; i++)
+        if (!strcmp(L->look.s.words.tok[i], "it")) L->q = i;
     return L->q < 0 ? demo_fail(d, "\"it\" not found in \"%s\"", SENTENCE) : 0;
-}
-
-static void look_free(Look *L) {
-    sentence_free(&L->s);
-    trace_free(&L->t);
-    free(L->rollout);
-    importance_free(&L->imp);
 }
 
 /* The head whose knock-out lowers log p of the pronoun's translation most. */
@@ -112,27 +95,27 @@ static void most_important(const Importance *im, char *map, size_t n, int *head,
 }
 
 /* Renders the importance grid of L into OUT/file and records it. */
-static int importance_figure(Demo *d, const Look *L, const char *file, const char *title, const char *cap,
+static int importance_figure(Demo *d, const Side *L, const char *file, const char *title, const char *cap,
                              const char *capvi, const char *cmd) {
     char path[4200];
     RenderMetaItem items[] = {{"Title", title}, {"Source", "attnviz demo"}, {"Model", L->mf->path}};
     RenderMeta meta = {items, 3};
     demo_path(d, file, path, sizeof path);
-    if (pictures_draw_importance(path, &L->imp, title, &meta, d->err, sizeof d->err)) return demo_fail(d, "%s: %s", file, d->err);
+    if (pictures_draw_importance(path, &L->look.imp, title, &meta, d->err, sizeof d->err)) return demo_fail(d, "%s: %s", file, d->err);
     return demo_add(d, file, cap, capvi, cmd);
 }
 
 /* ------------------------------------------------------------- the figures */
 
 /* The taught head's map, then what its knock-out costs. */
-static int taught_figures(Demo *d, Look *T, const CorefHead *c) {
+static int taught_figures(Demo *d, Side *T, const CorefHead *c) {
     char id[32], title[256], sub[256], cap[2048], capvi[2048], cmd[1024], quoted[256];
     snprintf(id, sizeof id, "encoder.%d.self", c->layer);
-    const TraceMap *m = trace_find_map(&T->t, id);
+    const TraceMap *m = trace_find_map(&T->look.t, id);
     float w;
     int key = maps_strongest_link(m, c->head, T->q, &w);
     snprintf(title, sizeof title, "taught model · encoder layer %d · head %d (TAUGHT) · row “it”", c->layer, c->head);
-    snprintf(sub, sizeof sub, "%s → %s", SENTENCE, T->s.translation);
+    snprintf(sub, sizeof sub, "%s → %s", SENTENCE, T->look.s.translation);
     RenderHeatmap hm = mapview_weights_heatmap(m, c->head, title, sub, T->q);
     snprintf(cap, sizeof cap,
              "The taught model's coreference head: “it” → “%s” with weight %.2f. Over the held-out sentences its strongest "
@@ -152,11 +135,11 @@ static int taught_figures(Demo *d, Look *T, const CorefHead *c) {
     int pairs;
     char head_id[64];
     snprintf(head_id, sizeof head_id, "%s.%d", id, c->head);
-    float dt = importance_summary(&T->imp, MODEL_ATTN_ENC_SELF, c->layer, c->head);
+    float dt = importance_summary(&T->look.imp, MODEL_ATTN_ENC_SELF, c->layer, c->head);
     char top_map[48];
     int top_head;
     float top_d;
-    most_important(&T->imp, top_map, sizeof top_map, &top_head, &top_d);
+    most_important(&T->look.imp, top_map, sizeof top_map, &top_head, &top_d);
     int top_taught = checkpoint_meta_head_supervised(d->mf.metadata, top_map, top_head);
     if (eval_fall(d->mf.metadata, id, c->head, &base, &row, &pairs) == 0)
         snprintf(cap, sizeof cap,
@@ -164,7 +147,7 @@ static int taught_figures(Demo *d, Look *T, const CorefHead *c) {
                  "accuracy falls from %.2f to %.2f (attnviz eval --ablation), so the model does use it. On this sentence "
                  "log p(“%s”) changes by %+.3f. The grid shows every head's knock-out on this sentence (blue = the head "
                  "helped): the largest fall is %s head %d (%+.3f)%s.",
-                 pairs, base.fr, row.fr, T->imp.pronoun_t >= 0 ? T->imp.targets[T->imp.pronoun_t] : "?", (double)dt,
+                 pairs, base.fr, row.fr, T->look.imp.pronoun_t >= 0 ? T->look.imp.targets[T->look.imp.pronoun_t] : "?", (double)dt,
                  top_map, top_head, (double)top_d,
                  top_taught ? ", a head that was also taught (the alignment target, train --supervise-align)" : "");
     else
@@ -182,21 +165,21 @@ static int taught_figures(Demo *d, Look *T, const CorefHead *c) {
 }
 
 /* The untaught model's maps of "it" (no arrow), then where it decides. */
-static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
+static int untaught_figures(Demo *d, Side *U, const CorefHead *uc) {
     char title[512], cap[2048], capvi[2048], path[4200];
     const char *cmd = "attnviz run --model untaught --importance \"the animal didn't cross the street because it was too "
                       "tired .\"";
-    HeadLink L = links_strongest(&U->t, U->q);   /* over every encoder head */
-    const TraceMap *lm = &U->t.maps[L.map >= 0 ? L.map : 0];
-    int E = model_attn_layers(&U->mf->m.config, MODEL_ATTN_ENC_SELF), S = U->t.maps[0].Tk, animal = 0;
-    while (animal + 1 < U->s.words.n && strcmp(U->s.words.tok[animal], "animal")) animal++;
-    float ro = U->rollout[((size_t)(E - 1) * S + U->q) * S + animal];
+    HeadLink L = links_strongest(&U->look.t, U->q);   /* over every encoder head */
+    const TraceMap *lm = &U->look.t.maps[L.map >= 0 ? L.map : 0];
+    int E = model_attn_layers(&U->mf->m.config, MODEL_ATTN_ENC_SELF), S = U->look.t.maps[0].Tk, animal = 0;
+    while (animal + 1 < U->look.s.words.n && strcmp(U->look.s.words.tok[animal], "animal")) animal++;
+    float ro = U->look.rollout[((size_t)(E - 1) * S + U->q) * S + animal];
     snprintf(title, sizeof title, "untaught model: “it” in the encoder — weights, norm-weighted, rollout · %s", SENTENCE);
     /* What the pictures show is measured, not assumed: an untaught head may link
      * "it" to "animal" by itself on this sentence, and the caption says which. */
     int found = L.map >= 0 && L.key == animal;
-    for (int mi = 0; mi < U->t.n_maps && !found; mi++) {   /* any encoder head whose top link is "animal" */
-        const TraceMap *m = &U->t.maps[mi];
+    for (int mi = 0; mi < U->look.t.n_maps && !found; mi++) {   /* any encoder head whose top link is "animal" */
+        const TraceMap *m = &U->look.t.maps[mi];
         if (strcmp(m->stack, "encoder") || strcmp(m->kind, "self")) continue;
         for (int h = 0; h < m->n_heads && !found; h++) {
             float w;
@@ -222,23 +205,23 @@ static int untaught_figures(Demo *d, Look *U, const CorefHead *uc) {
              "sentences its best encoder head links a pronoun to its antecedent %.0f%% of the time (attnviz eval). "
              "Norm-weighted attention (middle) and rollout (right: “animal” gets %.2f after the last layer) are two more "
              "views of the same sentence.",
-             U->s.translation, link, 100 * uc->accuracy, (double)ro);
+             U->look.s.translation, link, 100 * uc->accuracy, (double)ro);
     snprintf(capvi, sizeof capvi,
              "Mô hình không được dạy (cùng dữ liệu, kích thước, công thức) dịch “%s”. %s; trên các câu kiểm tra, head "
              "encoder tốt nhất của nó chỉ đúng tiền ngữ %.0f%% số lần. Chú ý theo chuẩn (giữa) và rollout (phải: “animal” "
              "được %.2f) là hai cách nhìn khác vào cùng câu.",
-             U->s.translation, linkvi, 100 * uc->accuracy, (double)ro);
+             U->look.s.translation, linkvi, 100 * uc->accuracy, (double)ro);
     RenderMetaItem items[] = {{"Title", title}, {"Source", "attnviz demo"}, {"Model", U->mf->path}};
     RenderMeta meta = {items, 3};
     demo_path(d, "p10-untaught-maps.png", path, sizeof path);
-    if (pictures_draw_aggregate(path, &U->t, U->q, U->rollout, NULL, title, &meta, d->err, sizeof d->err))
+    if (pictures_draw_aggregate(path, &U->look.t, U->q, U->look.rollout, NULL, title, &meta, d->err, sizeof d->err))
         return demo_fail(d, "p10-untaught-maps.png: %s", d->err);
     if (demo_add(d, "p10-untaught-maps.png", cap, capvi, cmd)) return -1;
 
     char map[48];
     int head, pairs;
     float dl;
-    most_important(&U->imp, map, sizeof map, &head, &dl);
+    most_important(&U->look.imp, map, sizeof map, &head, &dl);
     Fall base, top;
     int have = eval_fall(U->mf->metadata, NULL, 0, &base, &top, &pairs) == 0;
     snprintf(cap, sizeof cap,
@@ -291,14 +274,13 @@ int demo_does_attention_explain(Demo *d) {
     char why[1024];
     if (model_file_load(&um, "untaught", why, sizeof why) != 0) return skip_part(d, why);
     model_file_coref_head(&um, &uc);
-    Look T, U;
+    Side T = {0}, U = {0};
     int rc = look_at(d, &d->mf, &T);
     if (rc == 0) rc = look_at(d, &um, &U);
-    else memset(&U, 0, sizeof U);
     if (rc == 0) rc = taught_figures(d, &T, &c);
     if (rc == 0) rc = untaught_figures(d, &U, &uc);
-    look_free(&T);
-    look_free(&U);
+    look_free(&T.look);
+    look_free(&U.look);
     model_file_free(&um);
     return rc;
 }

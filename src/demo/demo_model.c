@@ -1,12 +1,12 @@
 /* demo_model.c — the parts of `attnviz demo` that run the model (see demo.h):
  * the decoder's mask and a padded batch (part 3), multi-head split/concat (4),
  * the three kinds of attention (5), coreference (6) and the Vietnamese example
- * (8).  Each sentence goes through the sentence pipeline (pipeline/sentence.h):
- * greedy translation, or teacher forcing where a target is given, then
- * model_trace. */
-#include "demo/demo.h"
+ * (8).  Each sentence goes through the sentence pipeline in one call
+ * (pipeline/look.h): greedy translation, or teacher forcing where a target is
+ * given, then the forward pass and its trace. */
+#include "demo/demo_model.h"
 #include "model/checkpoint.h"
-#include "pipeline/sentence.h"
+#include "pipeline/look.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
 #include <math.h>
@@ -14,19 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Prepares text and translates it greedily into the language of tag (the
- * sentence pipeline, pipeline/sentence.h); an unknown word is a warning.  The
- * model's activations are then those of (text, its translation). */
-static int demo_sentence(Demo *d, Sentence *s, const char *text, int tag) {
-    if (sentence_prepare(s, text, &d->mf.m, &d->mf.v, d->err, sizeof d->err) != 0) return -1;
-    if (s->n_unknown > 0) demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", text, s->unknown);
-    return sentence_translate(s, &d->mf.m, &d->mf.v, tag, d->err, sizeof d->err);
-}
-
-/* The record of every attention map of the last forward pass (row 0). */
-static int demo_trace(Demo *d, const Sentence *s, Trace *t) {
-    if (model_trace(&d->mf.m, 0, t, s->src_tok, s->tgt_tok, 0) != 0) return demo_fail(d, "model: %s", d->mf.m.err);
-    return 0;
+/* text through the sentence pipeline (pipeline/look.h): translated greedily
+ * into the language of tag and traced; an unknown word is a warning.  0, or -1
+ * with d->err. */
+static int demo_look(Demo *d, Look *L, const char *text, int tag) {
+    LookSpec spec = {.want = LOOK_TRACE, .tag = tag};
+    int rc = look_sentence(L, &d->mf, text, &spec, d->err, sizeof d->err);
+    if (L->reached >= LOOK_PREPARED && L->s.n_unknown > 0)
+        demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", text, L->s.unknown);
+    return rc;
 }
 
 static int find_tok(const char *const *tok, int n, const char *w) {
@@ -40,33 +36,30 @@ static int find_tok(const char *const *tok, int n, const char *w) {
 /* The model's decoder masked self-attention on one sentence. */
 static int decoder_mask(Demo *d) {
     static const char *const s_en = "i go to school .";
-    Sentence p = {0};
-    Trace t;
-    trace_init(&t);
+    Look L = {0};   /* the sentence, translated and traced */
     int rc = -1;
     char cap[1536], capvi[1536], cmd[1024], title[256], sub[600];
-    if (demo_sentence(d, &p, s_en, VOCAB_2FR) || demo_trace(d, &p, &t)) goto done;
-    const TraceMap *m = trace_find_map(&t, "decoder.0.masked_self");
+    if (demo_look(d, &L, s_en, VOCAB_2FR)) goto done;
+    const TraceMap *m = trace_find_map(&L.t, "decoder.0.masked_self");
     if (!m) { demo_fail(d, "model has no decoder masked self-attention"); goto done; }
     snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0");
-    snprintf(sub, sizeof sub, "%s → %s", s_en, p.translation);
+    snprintf(sub, sizeof sub, "%s → %s", s_en, L.s.translation);
     RenderHeatmap hm = mapview_weights_heatmap(m, 0, title, sub, -1);
     hm.show_values = 1;
     snprintf(cap, sizeof cap,
              "The trained model's decoder translating “%s” → “%s”: every query row uses only itself and earlier "
              "tokens; the hatched cells above the diagonal are the future, masked with −∞, weight exactly 0.",
-             s_en, p.translation);
+             s_en, L.s.translation);
     snprintf(capvi, sizeof capvi,
              "Decoder của mô hình khi dịch “%s” → “%s”: mỗi hàng query chỉ dùng chính nó và các token trước; các ô "
              "gạch chéo phía trên đường chéo là tương lai, bị che bằng −∞, trọng số đúng bằng 0.",
-             s_en, p.translation);
+             s_en, L.s.translation);
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "--to fr \"i go to school .\"   (decoder.0.masked_self.h0.png)");
     if (demo_heatmap(d, "p3-decoder-masked.png", &hm, cap, capvi, cmd)) goto done;
-    trace_add_image(&t, "p3-decoder-masked.png");
-    rc = demo_write_trace(d, &t, "p3-decoder.trace.json");
+    trace_add_image(&L.t, "p3-decoder-masked.png");
+    rc = demo_write_trace(d, &L.t, "p3-decoder.trace.json");
 done:
-    sentence_free(&p);
-    trace_free(&t);
+    look_free(&L);
     return rc;
 }
 
@@ -130,24 +123,26 @@ static int batch_picture(Demo *d, const Sentence *b1, const Sentence *b2, const 
 /* Two sentences of different lengths in one padded batch. */
 static int padded_batch(Demo *d) {
     static const char *const e1 = "the cat sat on the mat .", *const e2 = "i go to school .";
-    Sentence b1 = {0}, b2 = {0};
-    Trace tb, ta;
-    trace_init(&tb); trace_init(&ta);
+    const char *const both[2] = {e1, e2};
+    Look batch[2], alone = {0};   /* the two in one batch; the second alone */
     int rc = -1;
-    if (demo_sentence(d, &b1, e1, VOCAB_2FR)) goto done;
-    if (demo_sentence(d, &b2, e2, VOCAB_2FR) || demo_trace(d, &b2, &ta)) goto done;
-    Sentence *batch[2] = {&b1, &b2};
-    if (sentence_forward_batch(batch, 2, &d->mf.m, d->err, sizeof d->err) != 0) goto done;
-    if (model_trace(&d->mf.m, 1, &tb, b2.src_tok, b2.tgt_tok, 0) != 0) { demo_fail(d, "model: %s", d->mf.m.err); goto done; }
-    const TraceMap *mb = trace_find_map(&tb, "encoder.0.self"), *ma = trace_find_map(&ta, "encoder.0.self");
+    LookSpec spec = {.want = LOOK_TRACE, .tag = VOCAB_2FR, .batch = 1};
+    int lr = look_sentences(batch, &d->mf, both, 2, &spec, d->err, sizeof d->err);
+    for (int k = 0; k < 2 && batch[k].reached >= LOOK_PREPARED; k++)
+        if (batch[k].s.n_unknown > 0)
+            demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", both[k], batch[k].s.unknown);
+    spec.batch = 0;
+    if (lr != 0 || look_sentence(&alone, &d->mf, e2, &spec, d->err, sizeof d->err) != 0) goto done;
+    const Sentence *b1 = &batch[0].s, *b2 = &batch[1].s;
+    const TraceMap *mb = trace_find_map(&batch[1].t, "encoder.0.self"), *ma = trace_find_map(&alone.t, "encoder.0.self");
     if (!mb || !ma) { demo_fail(d, "model has no encoder self-attention"); goto done; }
-    int S = b1.S > b2.S ? b1.S : b2.S;
-    if (batch_picture(d, &b1, &b2, mb, batch_vs_alone(mb, ma, b2.S, S), e1, e2)) goto done;
-    trace_add_image(&tb, "p3-padding-batch.png");
-    rc = demo_write_trace(d, &tb, "p3-padding.trace.json");
+    int S = b1->S > b2->S ? b1->S : b2->S;
+    if (batch_picture(d, b1, b2, mb, batch_vs_alone(mb, ma, b2->S, S), e1, e2)) goto done;
+    trace_add_image(&batch[1].t, "p3-padding-batch.png");
+    rc = demo_write_trace(d, &batch[1].t, "p3-padding.trace.json");
 done:
-    sentence_free(&b1); sentence_free(&b2);
-    trace_free(&tb); trace_free(&ta);
+    look_free(&batch[0]); look_free(&batch[1]);
+    look_free(&alone);
     return rc;
 }
 
@@ -160,13 +155,11 @@ int demo_masking_in_model(Demo *d) {
 int demo_multi_head(Demo *d) {
     static const char *const s_en = "she ate the pizza with mushrooms .";
     const ModelConfig *c = &d->mf.m.config;
-    Sentence p = {0};
-    Trace t;
-    trace_init(&t);
+    Look L = {0};   /* the sentence, translated and traced */
     int rc = -1, H = c->n_heads, Dk = c->d_model / c->n_heads, C = c->d_model;
     char cap[1536], capvi[1536], cmd[1024];
-    if (demo_sentence(d, &p, s_en, VOCAB_2FR) || demo_trace(d, &p, &t)) goto done;
-    int T = p.S;
+    if (demo_look(d, &L, s_en, VOCAB_2FR)) goto done;
+    int T = L.s.S;
     html_section(&d->page, "p4", "4. Multi-head attention: split, attend, concat",
                  "The model projects x into Q, K and V, splits d_model into H heads of d_k = d_model / H columns, "
                  "runs attention in every head at once, then concatenates the heads and mixes them with W_o.",
@@ -219,7 +212,7 @@ int demo_multi_head(Demo *d) {
         }
         demo_cmd(d, cmd, sizeof cmd, "attnviz info", NULL);
         if (demo_add(d, "p4-split-concat.png", cap, capvi, cmd)) goto done;
-        trace_add_image(&t, "p4-split-concat.png");
+        trace_add_image(&L.t, "p4-split-concat.png");
     }
     /* Every head of every encoder layer ("model view"). */
     {
@@ -231,7 +224,7 @@ int demo_multi_head(Demo *d) {
         for (int l = 0; l < E; l++) {
             char id[32];
             snprintf(id, sizeof id, "encoder.%d.self", l);
-            const TraceMap *m = trace_find_map(&t, id);
+            const TraceMap *m = trace_find_map(&L.t, id);
             snprintf(rt[l], 24, "layer %d", l);
             rtp[l] = rt[l];
             for (int h = 0; h < H && m; h++) cellv[l * H + h] = mapview_weights_heatmap(m, h, NULL, NULL, -1);
@@ -242,22 +235,21 @@ int demo_multi_head(Demo *d) {
                  "Every head of every encoder layer on “%s” (translation: “%s”). Each head has its own W_q, W_k, "
                  "W_v, so each draws a different pattern from the same sentence — the lesson's reason for several "
                  "heads. What a given head does is learned, not designed: read the patterns, don't assume them.",
-                 s_en, p.translation);
+                 s_en, L.s.translation);
         snprintf(capvi, sizeof capvi,
                  "Mọi head của mọi lớp encoder trên “%s” (bản dịch: “%s”). Mỗi head có W_q, W_k, W_v riêng nên mỗi "
                  "head vẽ một mẫu khác nhau từ cùng một câu — lý do bài học dùng nhiều head. Việc mỗi head làm là do "
                  "học mà có, không phải do thiết kế: hãy đọc mẫu, đừng giả định.",
-                 s_en, p.translation);
+                 s_en, L.s.translation);
         demo_cmd(d, cmd, sizeof cmd, "attnviz run", "\"she ate the pizza with mushrooms .\"   (grid.encoder.self.png)");
         int r = demo_grid(d, "p4-heads.png", title, cellv, E, H, rtp, rtp + E, cap, capvi, cmd);
         free(cellv); free(rt); free(rtp);
         if (r) goto done;
-        trace_add_image(&t, "p4-heads.png");
+        trace_add_image(&L.t, "p4-heads.png");
     }
-    rc = demo_write_trace(d, &t, "p4.trace.json");
+    rc = demo_write_trace(d, &L.t, "p4.trace.json");
 done:
-    sentence_free(&p);
-    trace_free(&t);
+    look_free(&L);
     return rc;
 }
 
@@ -265,13 +257,11 @@ done:
 
 int demo_three_kinds(Demo *d) {
     static const char *const s_en = "the cat sat on the mat .";
-    Sentence p = {0};
-    Trace t;
-    trace_init(&t);
+    Look P = {0};   /* the sentence, translated and traced */
     int rc = -1;
     char cap[1536], capvi[1536], cmd[1024], title[600];
-    if (demo_sentence(d, &p, s_en, VOCAB_2FR) || demo_trace(d, &p, &t)) goto done;
-    if (!p.translation[0]) snprintf(p.translation, sizeof p.translation, "(nothing: the model stops at once)");
+    if (demo_look(d, &P, s_en, VOCAB_2FR)) goto done;
+    if (!P.s.translation[0]) snprintf(P.s.translation, sizeof P.s.translation, "(nothing: the model stops at once)");
     int L = d->mf.m.config.n_dec_layers - 1, E = d->mf.m.config.n_enc_layers - 1;
     char id[3][40];
     snprintf(id[0], 40, "encoder.%d.self", E);
@@ -284,7 +274,7 @@ int demo_three_kinds(Demo *d) {
     char ttl[3][128];
     int taught[3];
     for (int k = 0; k < 3; k++) {
-        const TraceMap *m = trace_find_map(&t, id[k]);
+        const TraceMap *m = trace_find_map(&P.t, id[k]);
         if (!m) { demo_fail(d, "model has no map %s", id[k]); goto done; }
         taught[k] = checkpoint_meta_head_supervised(d->mf.metadata, id[k], 0);
         snprintf(ttl[k], sizeof ttl[k], "%s (layer %d, head 0%s)", names[k], m->layer, taught[k] ? ", TAUGHT" : "");
@@ -298,27 +288,26 @@ int demo_three_kinds(Demo *d) {
                  "Một công thức, ba cách dùng: self-attention của encoder (mỗi từ tiếng Anh nhìn mọi từ tiếng Anh), "
                  "masked self-attention của decoder (một từ tiếng Pháp chỉ nhìn các từ tiếng Pháp đứng trước), và "
                  "cross-attention (một từ tiếng Pháp nhìn câu tiếng Anh).");
-    snprintf(title, sizeof title, "three kinds of attention: “%s” → “%s”", s_en, p.translation);
+    snprintf(title, sizeof title, "three kinds of attention: “%s” → “%s”", s_en, P.s.translation);
     snprintf(cap, sizeof cap,
              "“%s” → “%s”, head 0 of the last layer of each kind. Left: square, nothing masked. Middle: square, "
              "the future hatched. Right: rectangular — rows are French (decoder) positions, columns English "
-             "(encoder) words; this is where the translation reads the source.%s", s_en, p.translation,
+             "(encoder) words; this is where the translation reads the source.%s", s_en, P.s.translation,
              taught[2] ? " This cross-attention head was TAUGHT the word alignment during training (train "
                          "--supervise-align): its clean diagonal was a target, not a discovery; the grid of "
                          "attnviz run shows the other heads." : "");
     snprintf(capvi, sizeof capvi,
              "“%s” → “%s”, head 0 của lớp cuối mỗi loại. Trái: ma trận vuông, không che gì. Giữa: vuông, phần tương "
              "lai bị gạch chéo. Phải: hình chữ nhật — hàng là vị trí tiếng Pháp (decoder), cột là từ tiếng Anh "
-             "(encoder); đây là nơi bản dịch đọc câu nguồn.%s", s_en, p.translation,
+             "(encoder); đây là nơi bản dịch đọc câu nguồn.%s", s_en, P.s.translation,
              taught[2] ? " Head cross-attention này được DẠY căn chỉnh từ khi huấn luyện (--supervise-align): đường "
                          "chéo gọn gàng của nó là mục tiêu được cho trước, không phải tự tìm ra." : "");
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "\"the cat sat on the mat .\"   (grid.*.png, one per kind)");
     if (demo_strip(d, "p5-three-kinds.png", title, pn, 3, 0, cap, capvi, cmd)) goto done;
-    trace_add_image(&t, "p5-three-kinds.png");
-    rc = demo_write_trace(d, &t, "p5.trace.json");
+    trace_add_image(&P.t, "p5-three-kinds.png");
+    rc = demo_write_trace(d, &P.t, "p5.trace.json");
 done:
-    sentence_free(&p);
-    trace_free(&t);
+    look_free(&P);
     return rc;
 }
 
@@ -326,8 +315,8 @@ done:
 
 /* Part 6's head (kept for part 9): the eval's best as the model file records
  * it, else the encoder head whose strongest links from "it" (row q[k] of
- * t[k]) are strongest on the two sentences together.  Says how in coref_how. */
-static void choose_coref_head(Demo *d, Trace t[2], const int q[2]) {
+ * L[k]'s trace) are strongest on the two sentences together.  Says how in coref_how. */
+static void choose_coref_head(Demo *d, Look L[2], const int q[2]) {
     const ModelConfig *c = &d->mf.m.config;
     CorefHead recorded;
     if (model_file_coref_head(&d->mf, &recorded)) {
@@ -350,7 +339,7 @@ static void choose_coref_head(Demo *d, Trace t[2], const int q[2]) {
                 snprintf(id, sizeof id, "encoder.%d.self", l);
                 float sum = 0, w;
                 for (int k = 0; k < 2; k++) {
-                    maps_strongest_link(trace_find_map(&t[k], id), h, q[k], &w);
+                    maps_strongest_link(trace_find_map(&L[k].t, id), h, q[k], &w);
                     sum += w;
                 }
                 if (sum > best) { best = sum; d->coref_layer = l; d->coref_head = h; }
@@ -368,19 +357,16 @@ int demo_coreference(Demo *d) {
                                         "the animal didn't cross the street because it was too wide ."};
     static const char *const gold[2] = {"animal", "street"}, *const pron[2] = {"il", "elle"};
     static const char *const tag[2] = {"tired", "wide"};
-    Sentence p[2];
-    Trace t[2];
-    memset(p, 0, sizeof p);
-    trace_init(&t[0]); trace_init(&t[1]);
+    Look L[2];   /* each sentence, translated and traced */
+    memset(L, 0, sizeof L);
     int rc = -1, q[2];
     char cap[2048], capvi[2048], cmd[1024], title[256], file[64];
     for (int k = 0; k < 2; k++) {
-        if (demo_sentence(d, &p[k], sent[k], VOCAB_2FR) || demo_trace(d, &p[k], &t[k]))
-            goto done;
-        q[k] = find_tok(p[k].src_tok, p[k].S, "it");
+        if (demo_look(d, &L[k], sent[k], VOCAB_2FR)) goto done;
+        q[k] = find_tok(L[k].s.src_tok, L[k].s.S, "it");
         if (q[k] < 0) { demo_fail(d, "\"it\" not found in \"%s\"", sent[k]); goto done; }
     }
-    choose_coref_head(d, t, q);
+    choose_coref_head(d, L, q);
     html_section(&d->page, "p6", "6. Coreference: what does “it” refer to?",
                  "“The animal didn't cross the street because it was too tired” — it is the animal; “… too wide” — "
                  "it is the street. French must choose il (l'animal, masculine) or elle (la rue, feminine), so the "
@@ -394,31 +380,31 @@ int demo_coreference(Demo *d) {
     char id[32];
     snprintf(id, sizeof id, "encoder.%d.self", d->coref_layer);
     for (int k = 0; k < 2; k++) {
-        right_pron[k] = find_tok(p[k].tgt_tok, p[k].T, pron[k]) >= 0 &&
-                        find_tok(p[k].tgt_tok, p[k].T, pron[1 - k]) < 0;
-        const TraceMap *m = trace_find_map(&t[k], id);
+        right_pron[k] = find_tok(L[k].s.tgt_tok, L[k].s.T, pron[k]) >= 0 &&
+                        find_tok(L[k].s.tgt_tok, L[k].s.T, pron[1 - k]) < 0;
+        const TraceMap *m = trace_find_map(&L[k].t, id);
         key[k] = maps_strongest_link(m, d->coref_head, q[k], &kw[k]);
         right_link[k] = key[k] >= 0 && !strcmp(m->keys[key[k]], gold[k]);
         size_t len = strlen(pre);
-        snprintf(pre + len, sizeof pre - len, "%s\n  → fr: %s   (expected pronoun: %s — %s)\n", sent[k], p[k].translation,
+        snprintf(pre + len, sizeof pre - len, "%s\n  → fr: %s   (expected pronoun: %s — %s)\n", sent[k], L[k].s.translation,
                  pron[k], right_pron[k] ? "right" : "WRONG");
     }
     html_pre(&d->page, pre);
     for (int k = 0; k < 2; k++) {
-        const TraceMap *m = trace_find_map(&t[k], id);
+        const TraceMap *m = trace_find_map(&L[k].t, id);
         const char *got = key[k] >= 0 ? m->keys[key[k]] : "?";
         snprintf(title, sizeof title, "encoder layer %d · head %d%s · “it” (…too %s)", d->coref_layer, d->coref_head,
                  d->coref_taught ? " (taught)" : "", tag[k]);
         snprintf(cap, sizeof cap,
                  "“…because it was too %s”: the strongest link of “it” is “%s” (weight %.2f); the antecedent is "
                  "“%s”, so this head is %s here. The translation “%s” uses %s. Head: %s.",
-                 tag[k], got, (double)kw[k], gold[k], right_link[k] ? "right" : "WRONG", p[k].translation,
+                 tag[k], got, (double)kw[k], gold[k], right_link[k] ? "right" : "WRONG", L[k].s.translation,
                  right_pron[k] ? (k ? "elle, as it should" : "il, as it should") : "the wrong pronoun (or none)",
                  d->coref_how);
         snprintf(capvi, sizeof capvi,
                  "“…because it was too %s”: liên kết mạnh nhất của “it” là “%s” (trọng số %.2f); tiền ngữ đúng là "
                  "“%s”, nên head này %s ở đây. Bản dịch “%s” dùng %s. Head: encoder lớp %d head %d (%s).",
-                 tag[k], got, (double)kw[k], gold[k], right_link[k] ? "đúng" : "SAI", p[k].translation,
+                 tag[k], got, (double)kw[k], gold[k], right_link[k] ? "đúng" : "SAI", L[k].s.translation,
                  right_pron[k] ? (k ? "elle, đúng" : "il, đúng") : "sai đại từ (hoặc không có)", d->coref_layer,
                  d->coref_head,
                  d->coref_taught ? "head tốt nhất theo attnviz eval; head này được DẠY liên kết với tiền ngữ đúng khi huấn "
@@ -430,10 +416,9 @@ int demo_coreference(Demo *d) {
         snprintf(quoted, sizeof quoted, "--focus %d.%d \"%s\"", d->coref_layer, d->coref_head, sent[k]);
         demo_cmd(d, cmd, sizeof cmd, "attnviz run", quoted);
         snprintf(file, sizeof file, "p6-coref-%s-lines.png", tag[k]);
-        if (demo_lines(d, file, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
-                       m->heads[d->coref_head].weights, m->mask, q[k], cap, capvi, cmd))
+        if (demo_lines(d, file, title, m, d->coref_head, q[k], cap, capvi, cmd))
             goto done;
-        trace_add_image(&t[k], file);
+        trace_add_image(&L[k].t, file);
         char sub[256];
         snprintf(sub, sizeof sub, "row “it” outlined · %s", sent[k]);
         RenderHeatmap hm = mapview_weights_heatmap(m, d->coref_head, title, sub, q[k]);
@@ -441,14 +426,13 @@ int demo_coreference(Demo *d) {
         if (demo_heatmap(d, file, &hm, "The same head as a heatmap; the row of “it” is outlined.",
                          "Cùng head đó dạng bản đồ nhiệt; hàng của “it” được viền.", cmd))
             goto done;
-        trace_add_image(&t[k], file);
+        trace_add_image(&L[k].t, file);
         snprintf(file, sizeof file, "p6-%s.trace.json", tag[k]);
-        if (demo_write_trace(d, &t[k], file)) goto done;
+        if (demo_write_trace(d, &L[k].t, file)) goto done;
     }
     rc = 0;
 done:
-    sentence_free(&p[0]); sentence_free(&p[1]);
-    trace_free(&t[0]); trace_free(&t[1]);
+    look_free(&L[0]); look_free(&L[1]);
     return rc;
 }
 
@@ -456,20 +440,22 @@ done:
 
 int demo_vietnamese(Demo *d) {
     static const char *const s_en = "i go to school .", *const s_vi = "tôi đi học .";
-    Sentence p = {0};
-    Trace t;
-    trace_init(&t);
+    Look G = {0}, L = {0};   /* the model's own translation; the right one read by the decoder */
     int rc = -1;
-    char cap[2048], capvi[2048], cmd[1024], title[256], greedy[sizeof p.translation];
+    char cap[2048], capvi[2048], cmd[1024], title[256], greedy[sizeof G.s.translation];
     /* The model's own translation, then the decoder reads the right one (teacher forcing). */
-    if (demo_sentence(d, &p, s_en, VOCAB_2VI)) goto done;
-    snprintf(greedy, sizeof greedy, "%s", p.translation);
-    if (sentence_set_target(&p, &d->mf.v, VOCAB_2VI, s_vi, d->err, sizeof d->err)) goto done;
-    if (p.n_target_unknown > 0)
-        demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", s_vi, p.target_unknown);
-    if (sentence_forward(&p, &d->mf.m, d->err, sizeof d->err) || demo_trace(d, &p, &t)) goto done;
-    int row = find_tok(p.tgt_tok, p.T, "học");
-    const TraceMap *m = trace_find_map(&t, "decoder.0.masked_self");
+    LookSpec own = {.tag = VOCAB_2VI}, taught = {.want = LOOK_TRACE, .tag = VOCAB_2VI, .target = s_vi};
+    int gr = look_sentence(&G, &d->mf, s_en, &own, d->err, sizeof d->err);
+    if (G.reached >= LOOK_PREPARED && G.s.n_unknown > 0)
+        demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", s_en, G.s.unknown);
+    if (gr != 0) goto done;
+    snprintf(greedy, sizeof greedy, "%s", G.s.translation);
+    int tr = look_sentence(&L, &d->mf, s_en, &taught, d->err, sizeof d->err);
+    if (L.reached >= LOOK_TRANSLATED && L.s.n_target_unknown > 0)
+        demo_warn(d, "\"%s\": %s not in the model's vocabulary (read as <unk>)", s_vi, L.s.target_unknown);
+    if (tr != 0) goto done;
+    int row = find_tok(L.s.tgt_tok, L.s.T, "học");
+    const TraceMap *m = trace_find_map(&L.t, "decoder.0.masked_self");
     if (row < 0 || !m) { demo_fail(d, "\"học\" is not in the model's vocabulary or no decoder map"); goto done; }
     html_section(&d->page, "p8", "8. The Vietnamese example: “tôi đi học .”",
                  "Translating “i go to school .” into Vietnamese. The decoder reads <2vi> tôi đi học . (teacher "
@@ -499,20 +485,19 @@ int demo_vietnamese(Demo *d) {
              seen, hidden[0] ? hidden : "(không có)", hidden[0] ? hidden : "", greedy);
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "--to vi --target \"tôi đi học .\" \"i go to school .\"");
     if (demo_heatmap(d, "p8-vi-decoder-hoc.png", &hm, cap, capvi, cmd)) goto done;
-    trace_add_image(&t, "p8-vi-decoder-hoc.png");
+    trace_add_image(&L.t, "p8-vi-decoder-hoc.png");
     if (demo_lines(d, "p8-vi-lines-hoc.png", "what “học” sees: decoder layer 0 · head 0",
-                   (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk, m->heads[0].weights,
-                   m->mask, row,
+                   m, 0, row,
                    "The same row as lines: one line from “học” to each key it may see, thicker for more weight; the "
                    "masked future has no line.",
                    "Cùng hàng đó dạng đường nối: một đường từ “học” tới mỗi key nó được nhìn, càng đậm càng nhiều "
                    "trọng số; tương lai bị che không có đường nào.",
                    cmd))
         goto done;
-    trace_add_image(&t, "p8-vi-lines-hoc.png");
-    rc = demo_write_trace(d, &t, "p8.trace.json");
+    trace_add_image(&L.t, "p8-vi-lines-hoc.png");
+    rc = demo_write_trace(d, &L.t, "p8.trace.json");
 done:
-    sentence_free(&p);
-    trace_free(&t);
+    look_free(&G);
+    look_free(&L);
     return rc;
 }

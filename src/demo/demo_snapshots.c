@@ -3,7 +3,7 @@
  * that `attnviz train --snapshots` writes next to the model
  * (PATH minus .safetensors plus .snapshots.json).  Without that file, or with
  * one this version cannot read, the part is skipped with a warning. */
-#include "demo/demo.h"
+#include "demo/demo_snapshots.h"
 #include "core/fileio.h"
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -1,13 +1,12 @@
 /* pictures.c — see pictures.h. */
 #include "pipeline/pictures.h"
-#include "pipeline/pictures_internal.h"
+#include "pipeline/pictures_explain.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
 #include "pipeline/links.h"
 #include "render/mapview.h"
 #include "render/render.h"
 #include "render/stepview.h"
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +22,7 @@ static double now_ms(void) {
 }
 
 /* "self-attention", "masked self-attention", "cross-attention (encoder–decoder)". */
-const char *pictures_kind_title(const char *kind) {
+static const char *kind_title(const char *kind) {
     if (!strcmp(kind, "self")) return "self-attention";
     if (!strcmp(kind, "masked_self")) return "masked self-attention";
     if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
@@ -37,13 +36,6 @@ static const char *kind_title_vi(const char *kind) {
     return kind;
 }
 
-void pictures_safe_name(char *out, size_t n, const char *tok) {
-    size_t j = 0;
-    for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
-        out[j++] = (char)(isalnum(*p) ? *p : '_');
-    out[j] = '\0';
-}
-
 /* 1 when layer l / head h is chosen by the spec. */
 static int layer_chosen(const PictureSpec *ps, int l) {
     return !ps->layer_on || (l >= 0 && l < ps->n_layer_on && ps->layer_on[l]);
@@ -51,27 +43,6 @@ static int layer_chosen(const PictureSpec *ps, int l) {
 
 static int head_chosen(const PictureSpec *ps, int h) {
     return !ps->head_on || (h >= 0 && h < ps->n_head_on && ps->head_on[h]);
-}
-
-void pictures_path(const Show *w, const char *file, char *path, size_t n) {
-    snprintf(path, n, "%s/%s", w->ps->dir, file);
-}
-
-/* The PNG text chunks of a picture: title, sentence, model, then any of map,
- * layer, head (NULL: left out), the knocked-out heads when there are some and
- * why the sentence lies outside training when it does (at most 8 items). */
-RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
-                               const char *layer, const char *head) {
-    int n = 0;
-    items[n++] = (RenderMetaItem){"Title", title};
-    items[n++] = (RenderMetaItem){"Sentence", w->s->text};
-    items[n++] = (RenderMetaItem){"Model", w->ps->model_path};
-    if (map) items[n++] = (RenderMetaItem){"Map", map};
-    if (layer) items[n++] = (RenderMetaItem){"Layer", layer};
-    if (head) items[n++] = (RenderMetaItem){"Head", head};
-    if (w->ps->ablated && *w->ps->ablated) items[n++] = (RenderMetaItem){"Knocked out", w->ps->ablated};
-    if (w->ps->outside && *w->ps->outside) items[n++] = (RenderMetaItem){"Outside training", w->ps->outside};
-    return (RenderMeta){items, n};
 }
 
 /* Writes one heatmap of a map's head with its PNG text chunks and lists it. */
@@ -84,15 +55,6 @@ static int write_heatmap(Show *w, const char *file, const RenderHeatmap *hm, con
     RenderMeta meta = pictures_meta(w, items, hm->title, m->id, layer, headtxt);
     if (render_heatmap(path, hm, &meta, w->err, w->errlen) != 0) return -1;
     return trace_add_image(w->t, file);
-}
-
-int pictures_list_has(const char *list, const char *id, int h) {
-    char item[96];
-    snprintf(item, sizeof item, "%s.%d", id, h);
-    size_t n = strlen(item);
-    for (const char *p = list; p && (p = strstr(p, item)) != NULL; p += n)
-        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ',')) return 1;
-    return 0;
 }
 
 /* 1 if training taught head h of map id where to look (train --supervise-*). */
@@ -267,7 +229,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
     html_figure(w->pg, file, cap, capvi, NULL);
 
     snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L->head, q);
-    snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, pictures_kind_title(m->kind), L->head,
+    snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, kind_title(m->kind), L->head,
              v->taught ? " · TAUGHT" : "");
     char clip[400];
     snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, v->taught ? " · this head was taught with gold antecedents" : "",
@@ -365,7 +327,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
     char note[300], title2[1600];
-    snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, pictures_kind_title(kind),
+    snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, kind_title(kind),
              w->ps->layer_on || w->ps->head_on ? "chosen" : "every", ablated_note(w, note, sizeof note));
     /* the sentence on a second line, and what the outline means */
     char world[1200];
@@ -380,7 +342,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
     trace_add_image(w->t, file);
-    snprintf(sub, sizeof sub, "%s %s", stack, pictures_kind_title(kind));
+    snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
     snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
     html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
@@ -402,7 +364,7 @@ static int every_head(Show *w) {
             drawn++;
             char file[256], title[256], sub[1400], clip[400];
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, pictures_kind_title(m->kind), h,
+            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, kind_title(m->kind), h,
                      is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */

@@ -12,6 +12,8 @@
  *                           each query token side by side (when rollout is given)
  *   importance.png, importance.tokens.png  head importance by knock-out (--importance)
  *   trace.json, index.html
+ * (the explain and importance pictures are drawn by pictures_explain.h; what
+ * to draw, PictureSpec, is in pictures_common.h).
  *
  * Every picture is listed in the trace's images and on the page, in order.
  * Each <unk> the translation copied (sentence.h) is named where cross-attention
@@ -25,43 +27,10 @@
 #ifndef ATTNVIZ_PICTURES_H
 #define ATTNVIZ_PICTURES_H
 #include <stddef.h>
-#include "pipeline/importance.h"
-#include "pipeline/model_file.h"
+#include "pipeline/pictures_common.h"
 #include "pipeline/sentence.h"
-#include "render/html.h"
-#include "render/render.h"
 #include "trace/trace.h"
 
-typedef struct {
-    const char *dir;          /* the sentence's output folder                          */
-    const char *model_path;   /* shown on the page and in PNG text chunks              */
-    const char *command;      /* the command line that made it, shown on the page      */
-    const char *query;        /* lines views for this source token; NULL: the pronouns */
-    int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
-    int focus_given;          /* 1: the user chose it (--focus): the lines views draw it
-                                 too when it is a self-attention head (links_view)       */
-    int keep_steps;           /* 1: trace.json keeps every head's step matrices;
-                                 0: only the weights (the strip's head is drawn first) */
-    int no_pictures;          /* 1: trace.json and index.html only                     */
-    CorefHead coref;          /* the model's coreference head (layer -1: none)         */
-    const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
-                                 named in titles and PNG text chunks                     */
-    const Importance *importance; /* run --importance: the grids (NULL: none)            */
-    const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
-                                 were taught (supervised_heads), marked in every picture */
-    const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the
-                                 norm-weighted matrices in the trace, drawn beside the raw
-                                 weights of each query token                             */
-    /* Real models (12 layers × 12 heads, hundreds of tokens): */
-    const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
-    const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
-    int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
-    int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
-    int no_trace;             /* 1: no trace.json (--trace none)                       */
-    const char *outside;      /* "outside what the model was trained on: …" (world.h), or
-                                 NULL/"": on the grids' second title line, the page, and
-                                 marked on every heatmap's subtitle                      */
-} PictureSpec;
 
 typedef struct {
     int n_heatmaps_skipped;   /* selected heads left out by max_heatmaps */
@@ -76,19 +45,5 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
 
 /* "<unk> copied from 'Alice' (weight 0.83), …" for s's copies into out ("" none). */
 void pictures_copy_note(const Sentence *s, char *out, size_t n);
-
-/* 1 if "MAP.H" is an item of a list "encoder.2.self.0, decoder.1.cross.3". */
-int pictures_list_has(const char *list, const char *map, int head);
-
-/* The knock-out views as single pictures (the demo draws them too):
- * raw weights | norm-weighted | rollout of source token q, from a trace whose
- * encoder heads carry norm_weighted (importance_trace_aggregates) and the
- * rollout it returned; heads in `ablated` are marked ✕.  0, or -1 with err. */
-int pictures_draw_aggregate(const char *path, const Trace *t, int q, const float *rollout, const char *ablated,
-                            const char *title, const RenderMeta *meta, char *err, size_t errlen);
-/* Per kind of attention a layers × heads grid of each head's importance
- * summary, one diverging scale centred on 0.  0, or -1 with err. */
-int pictures_draw_importance(const char *path, const Importance *im, const char *title, const RenderMeta *meta,
-                             char *err, size_t errlen);
 
 #endif

@@ -2,7 +2,7 @@
  * for one query token its raw weights beside norm-weighted attention and
  * rollout (model/aggregate.h), and head importance by knock-out
  * (pipeline/importance.h). */
-#include "pipeline/pictures_internal.h"
+#include "pipeline/pictures_explain.h"
 #include "core/errmsg.h"
 #include <math.h>
 #include <stdio.h>

@@ -1,0 +1,71 @@
+/* pictures_common.h — what the picture modules of a sentence share: what to
+ * draw (PictureSpec, filled by the caller of pictures.h), the sentence being
+ * drawn (Show) and the helpers every picture uses for its file name, path and
+ * PNG text chunks.  pictures.c draws the maps, pictures_explain.c the views
+ * that test them; callers use pictures.h (which includes this) and
+ * pictures_explain.h.  Nothing here allocates. */
+#ifndef ATTNVIZ_PICTURES_COMMON_H
+#define ATTNVIZ_PICTURES_COMMON_H
+#include <stddef.h>
+#include "pipeline/importance.h"
+#include "pipeline/model_file.h"
+#include "pipeline/sentence.h"
+#include "render/html.h"
+#include "render/render.h"
+#include "trace/trace.h"
+
+typedef struct {
+    const char *dir;          /* the sentence's output folder                          */
+    const char *model_path;   /* shown on the page and in PNG text chunks              */
+    const char *command;      /* the command line that made it, shown on the page      */
+    const char *query;        /* lines views for this source token; NULL: the pronouns */
+    int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
+    int focus_given;          /* 1: the user chose it (--focus): the lines views draw it
+                                 too when it is a self-attention head (links_view)       */
+    int keep_steps;           /* 1: trace.json keeps every head's step matrices;
+                                 0: only the weights (the strip's head is drawn first) */
+    int no_pictures;          /* 1: trace.json and index.html only                     */
+    CorefHead coref;          /* the model's coreference head (layer -1: none)         */
+    const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
+                                 named in titles and PNG text chunks                     */
+    const Importance *importance; /* run --importance: the grids (NULL: none)            */
+    const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
+                                 were taught (supervised_heads), marked in every picture */
+    const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the
+                                 norm-weighted matrices in the trace, drawn beside the raw
+                                 weights of each query token                             */
+    /* Real models (12 layers × 12 heads, hundreds of tokens): */
+    const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
+    const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
+    int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
+    int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
+    int no_trace;             /* 1: no trace.json (--trace none)                       */
+    const char *outside;      /* "outside what the model was trained on: …" (world.h), or
+                                 NULL/"": on the grids' second title line, the page, and
+                                 marked on every heatmap's subtitle                      */
+} PictureSpec;
+
+/* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
+typedef struct {
+    const PictureSpec *ps;
+    const Sentence *s;
+    Trace *t;
+    HtmlPage *pg;
+    char *err;
+    size_t errlen;
+    int skipped;         /* heatmaps left out by the cap (max_heatmaps) */
+} Show;
+
+/* A token as part of a file name: letters and digits, others '_', at most 24. */
+void pictures_safe_name(char *out, size_t n, const char *tok);
+/* DIR/file. */
+void pictures_path(const Show *w, const char *file, char *path, size_t n);
+/* The PNG text chunks of a picture: title, sentence, model, then map, layer
+ * and head when not NULL, the knocked-out heads when there are some, and why
+ * the sentence lies outside training when it does.  items must hold 8. */
+RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
+                         const char *layer, const char *head);
+/* 1 if "MAP.H" is an item of a list "encoder.2.self.0, decoder.1.cross.3". */
+int pictures_list_has(const char *list, const char *map, int head);
+
+#endif
