@@ -8,7 +8,7 @@ Read from the #include lines, so the rule stays true as code is added:
   - a subcommand (src/cli/*.c) is a leaf: nothing outside cli/ includes cli/, and
     inside cli/ only the shared cli.h is included.
 """
-import os, re
+import os, re, subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
@@ -277,3 +277,122 @@ def test_layout_header_checker_catches_a_borrowed_declaration(tmp):
     write(tmp, "src/demo/d_part.c", '#include "demo/d.h"\nint d_part(void) {\n    return 1;\n}\n')
     assert declared(open(os.path.join(src, "demo/d.h")).read()) == ["d_go", "d_part"]
     assert header_problems(src, ("demo",)) == ["src/demo/d.h declares d_part, which demo/d.c does not define"]
+
+
+# ---- circles of calls inside a room, read from the object files -------------
+# Includes alone miss a room whose files share one header (demo.h declaring the
+# parts and the driver's helpers): the driver calls the parts and the parts call
+# the driver.  nm tells which file defines and which uses each symbol.
+
+def object_dir():
+    """build/src (or the tree of the build that made $ATTNVIZ, e.g. build/san)."""
+    exe = os.environ.get("ATTNVIZ")
+    base = os.path.dirname(exe) if exe else os.path.join(ROOT, "build")
+    return os.path.join(base, "src")
+
+
+def call_graph(objdir):
+    """{ROOM/NAME: set of ROOM/OTHER it calls} between the object files of one room."""
+    objs = {}
+    for room in sorted(os.listdir(objdir)):
+        d = os.path.join(objdir, room)
+        if os.path.isdir(d):
+            objs.update({os.path.join(d, n): f"{room}/{n[:-2]}" for n in sorted(os.listdir(d)) if n.endswith(".o")})
+    defined, used = {}, {key: set() for key in objs.values()}
+    if objs:   # one nm for every file: "FILE.o:[ADDR] TYPE SYMBOL" a line
+        out = subprocess.run(["nm", "-A", *objs], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            cut = line.index(".o:") + 2
+            path, rest = line[:cut], line[cut + 1:]
+            key, parts = objs[path], rest.split()
+            if len(parts) == 3 and parts[1] in "TDBR":
+                defined.setdefault(parts[2], key)
+            elif len(parts) == 2 and parts[0] == "U":
+                used[key].add(parts[1])
+    graph = {}
+    for key, syms in used.items():
+        graph[key] = {defined[s] for s in syms
+                      if s in defined and defined[s] != key and defined[s].split("/")[0] == key.split("/")[0]}
+    return graph
+
+
+def test_layout_no_circle_of_calls_inside_a_room():
+    objdir = object_dir()
+    assert os.path.isdir(objdir), f"{objdir}: no object files (run make first)"
+    live = {f"{r}/{n[:-2]}" for r in os.listdir(SRC) for n in os.listdir(os.path.join(SRC, r)) if n.endswith(".c")}
+    graph = {k: v & live for k, v in call_graph(objdir).items() if k in live}
+    assert len(graph) == len(live), f"object files missing for: {sorted(live - set(graph))}"
+    cycle = find_cycle(graph)
+    assert not cycle, "circle of calls inside a room (put the shared helpers in a file of their own): " + \
+        " -> ".join(cycle)
+
+
+def test_layout_call_circle_checker(tmp):
+    """The call checker on two files that call each other, then on a fixed pair."""
+    cc = os.environ.get("CC", "cc")
+    d = os.path.join(tmp, "src", "demo")
+    os.makedirs(d)
+
+    def build(a_calls_b):
+        write(tmp, "src/demo/a.c", "int b(void);\nint a(void) { return %s; }\nint helper(void) { return 1; }\n"
+              % ("b()" if a_calls_b else "1"))
+        write(tmp, "src/demo/b.c", "int helper(void);\nint b(void) { return helper(); }\n")
+        for n in ("a", "b"):
+            subprocess.run([cc, "-c", "-o", os.path.join(d, n + ".o"), os.path.join(d, n + ".c")], check=True)
+        return find_cycle(call_graph(os.path.join(tmp, "src")))
+
+    assert build(True) == ["demo/a", "demo/b", "demo/a"]
+    assert build(False) is None
+
+
+# ---- sizes: files under 1,000 lines, functions under 13 parameters ----------
+MAX_FILE_LINES = 1000
+MAX_PARAMS = 12
+
+
+def parameters(text):
+    """(name, line, number of parameters) of every function defined in C text."""
+    lines, out = text.split("\n"), []
+    for name, first, n in functions(text):
+        sig = " ".join(lines[first - 1:first - 1 + n])
+        sig = re.sub(r"/\*.*?\*/|//[^\n]*", "", sig)
+        i = sig.find(name + "(") if name + "(" in sig else sig.find(name)
+        i = sig.find("(", i)
+        depth, count, body = 0, 0, ""
+        for ch in sig[i:]:
+            if ch == "(":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif ch == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            if depth == 1 and ch == ",":
+                count += 1
+            body += ch
+        params = 0 if body.strip() in ("", "void") else count + 1
+        out.append((name, first, params))
+    return out
+
+
+def test_layout_parameter_counter():
+    text = "static int f(int a, int (*cb)(int, int),\n             const char *s) {\n    return a;\n}\n" \
+           "void g(void) {\n}\n"
+    assert parameters(text) == [("f", 1, 3), ("g", 5, 0)], parameters(text)
+
+
+def test_layout_sizes():
+    big = []
+    for room in sorted(os.listdir(SRC)):
+        for name in sorted(os.listdir(os.path.join(SRC, room))):
+            with open(os.path.join(SRC, room, name), encoding="utf-8") as f:
+                text = f.read()
+            n = text.count("\n")
+            if n > MAX_FILE_LINES:
+                big.append(f"src/{room}/{name}: {n} lines (over {MAX_FILE_LINES}: split it along its sections)")
+            if name.endswith(".c"):
+                for fn, line, p in parameters(text):
+                    if p > MAX_PARAMS:
+                        big.append(f"src/{room}/{name}:{line} {fn}: {p} parameters (over {MAX_PARAMS}: pass a struct)")
+    assert not big, "too big:\n  " + "\n  ".join(big)
