@@ -93,8 +93,8 @@ static int load_layer(Loader *ld, int l) {
            take_if(ld, c->qkv_bias, n[6], KD, 0, &y->bv) || take(ld, n[7], C, QD, &y->wo, 0) ||
            take_if(ld, c->o_bias, n[8], C, 0, &y->bo) || take_if(ld, c->qk_norm, n[9], D, 0, &y->q_norm) ||
            take_if(ld, c->qk_norm, n[10], D, 0, &y->k_norm) ||
-           take(ld, n[11], C, 0, g ? &y->post_attn_norm : &y->ffn_norm, 0) || take_if(ld, g, n[12], C, 0, &y->ffn_norm) ||
-           take_if(ld, g, n[13], C, 0, &y->post_ffn_norm) || take(ld, n[14], F, C, &y->w_gate, 0) ||
+           take(ld, n[11], C, 0, g ? &y->post_attn_norm : &y->ffn_norm, 0) ||
+           (g && take(ld, n[12], C, 0, &y->ffn_norm, 0)) || take_if(ld, g, n[13], C, 0, &y->post_ffn_norm) || take(ld, n[14], F, C, &y->w_gate, 0) ||
            take_if(ld, b, n[15], F, 0, &y->b_gate) || take(ld, n[16], F, C, &y->w_up, 0) ||
            take_if(ld, b, n[17], F, 0, &y->b_up) || take(ld, n[18], C, F, &y->w_down, 0) ||
            take_if(ld, b, n[19], C, 0, &y->b_down)
