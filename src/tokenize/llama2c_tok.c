@@ -40,7 +40,7 @@ static int count_entries(const unsigned char *data, size_t size, int want, const
         *bytes += (size_t)len + 1;
         (*n)++;
     }
-    if (*n == 0) return errmsg_set(err, errlen, "%s holds no tokens", path);
+    if (*n < 3) return errmsg_set(err, errlen, "%s holds %d tokens; a llama2.c tokenizer starts with <unk>, <s>, </s>", path, *n);
     if (want > 0 && *n < want)
         return errmsg_set(err, errlen, "%s holds %d tokens; the model's vocabulary is %d (truncated?)", path, *n, want);
     if (want > 0 && off < size)

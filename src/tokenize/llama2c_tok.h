@@ -4,7 +4,8 @@
  *
  * Format (little-endian): int32 max_token_length, then for every token:
  * float32 score, int32 byte length, the bytes (no NUL).  Ids 0, 1, 2 are
- * <unk>, <s> (BOS), </s> (EOS); ids 3..258 the byte fallbacks <0x00>..<0xFF>.
+ * <unk>, <s> (BOS), </s> (EOS) (fewer than 3 tokens: refused); ids 3..258 the
+ * byte fallbacks <0x00>..<0xFF>.
  * Pieces spell SentencePiece's "▁" as a space.  A piece is a C string to the
  * encoder (run.c compares with strcmp): bytes after a NUL in it do not count.
  *
