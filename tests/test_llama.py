@@ -227,9 +227,11 @@ def test_every_family_f32_and_bf16_matches_pytorch(tmp):
     assert kinds == ["sliding", "sliding", "full"], kinds
 
 
-def test_sharded_folder_and_steps(tmp):
+def test_sharded_f16_folder_and_steps(tmp):
     fam = dict(families())
     check_family(tmp, "tinyllama-sharded", fam["tinyllama"], "F32", shards=3)
+    check_family(tmp, "qwen2.5-sharded", fam["qwen2.5"], "F16", shards=2)
+    check_family(tmp, "gemma3-f16", fam["gemma3"], "F16")
     info, trace, _ = check_family(tmp, "gemma3-steps", fam["gemma3"], "F32", steps=True)
     head = trace["maps"][2]["heads"][1]
     scores, scaled = np.array(head["scores"]), np.array(head["scaled"])
