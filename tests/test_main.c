@@ -52,11 +52,16 @@ const char *check_tmpdir(void) {
     return dir;
 }
 
+/* tests/llama_dump.c: the command modes the Python tests of the Llama family use. */
+int llama_dump_main(int argc, char **argv);
+
 static int cmp_tests(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && (!strncmp(argv[1], "--llama-", 8) || !strncmp(argv[1], "--llama2c-", 10)))
+        return llama_dump_main(argc, argv);
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0;
     qsort(tests, n_tests, sizeof tests[0], cmp_tests);

@@ -1,0 +1,405 @@
+/* llama.c — see llama.h. */
+#include "family/llama.h"
+#include "core/attention.h"
+#include "core/errmsg.h"
+#include "core/tensor.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- loading a Hugging Face folder ---- */
+
+/* What one load holds: the model, the folder (for messages), where the next
+ * converted tensor goes in the block. */
+typedef struct {
+    LlamaModel *m;
+    const char *dir;
+    float *next;
+    char *err;
+    size_t errlen;
+} Loader;
+
+/* name, or "model." + name. */
+static const StTensor *find_tensor(const Loader *ld, const char *name) {
+    const StTensor *t = safetensors_find(&ld->m->st, name);
+    if (t) return t;
+    char full[300];
+    snprintf(full, sizeof full, "model.%s", name);
+    return safetensors_find(&ld->m->st, full);
+}
+
+static void shape_text(char *buf, size_t n, int ndim, const long *shape) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < ndim && k < n; d++) k += (size_t)snprintf(buf + k, n - k, "%s%ld", d ? ", " : "", shape[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Tensor `name` of shape (d0) (d1 = 0) or (d0, d1) → *field: in place when it
+ * is mapped float32, else converted into the block.  A missing tensor is an
+ * error unless optional (then *field stays NULL and 1 is returned). */
+static int take(Loader *ld, const char *name, long d0, long d1, const float **field, int optional) {
+    const StTensor *t = find_tensor(ld, name);
+    int ndim = d1 ? 2 : 1;
+    long want[2] = {d0, d1};
+    char ws[64], hs[64];
+    shape_text(ws, sizeof ws, ndim, want);
+    if (!t) {
+        if (optional) return 1;
+        return errmsg_set(ld->err, ld->errlen, "%s: tensor model.%s is missing (expected shape %s)", ld->dir, name, ws);
+    }
+    if (t->ndim != ndim || t->shape[0] != d0 || (ndim == 2 && t->shape[1] != d1)) {
+        shape_text(hs, sizeof hs, t->ndim, t->shape);
+        return errmsg_set(ld->err, ld->errlen, "%s: tensor %s has shape %s; the config says %s", ld->dir, t->name, hs, ws);
+    }
+    if (!safetensors_dtype_size(t->dtype))
+        return errmsg_set(ld->err, ld->errlen, "%s: tensor %s is %s; attnviz reads F32, F16 and BF16", ld->dir, t->name,
+                          t->dtype);
+    ld->m->n_params += t->numel;
+    const float *mapped = safetensors_map_f32(&ld->m->st, t);
+    if (mapped) { *field = mapped; return 0; }
+    if (safetensors_read_f32(&ld->m->st, t, ld->next, ld->err, ld->errlen) != 0) return -1;
+    *field = ld->next;
+    ld->next += t->numel;
+    return 0;
+}
+
+/* A tensor the config says is there (want) or not (then *field = NULL). */
+static int take_if(Loader *ld, int want, const char *name, long d0, long d1, const float **field) {
+    *field = NULL;
+    return want ? take(ld, name, d0, d1, field, 0) : 0;
+}
+
+static int load_layer(Loader *ld, int l) {
+    const LlamaConfig *c = &ld->m->c;
+    LlamaLayer *y = &ld->m->w.layer[l];
+    long C = c->d_model, F = c->d_ff, D = c->head_dim, QD = (long)c->n_head * D, KD = (long)c->n_kv_head * D;
+    char n[20][96];
+    const char *part[20] = {"input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.q_proj.bias",
+                            "self_attn.k_proj.weight", "self_attn.k_proj.bias", "self_attn.v_proj.weight",
+                            "self_attn.v_proj.bias", "self_attn.o_proj.weight", "self_attn.o_proj.bias",
+                            "self_attn.q_norm.weight", "self_attn.k_norm.weight", "post_attention_layernorm.weight",
+                            "pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight",
+                            "mlp.gate_proj.weight", "mlp.gate_proj.bias", "mlp.up_proj.weight", "mlp.up_proj.bias",
+                            "mlp.down_proj.weight", "mlp.down_proj.bias"};
+    for (int i = 0; i < 20; i++) snprintf(n[i], sizeof n[i], "layers.%d.%s", l, part[i]);
+    int g = c->sandwich, b = c->mlp_bias;
+    /* Llama's post_attention_layernorm is the norm before the feed-forward;
+     * Gemma 3's is on the attention's output, pre_feedforward_layernorm before. */
+    return take(ld, n[0], C, 0, &y->attn_norm, 0) || take(ld, n[1], QD, C, &y->wq, 0) ||
+           take_if(ld, c->qkv_bias, n[2], QD, 0, &y->bq) || take(ld, n[3], KD, C, &y->wk, 0) ||
+           take_if(ld, c->qkv_bias, n[4], KD, 0, &y->bk) || take(ld, n[5], KD, C, &y->wv, 0) ||
+           take_if(ld, c->qkv_bias, n[6], KD, 0, &y->bv) || take(ld, n[7], C, QD, &y->wo, 0) ||
+           take_if(ld, c->o_bias, n[8], C, 0, &y->bo) || take_if(ld, c->qk_norm, n[9], D, 0, &y->q_norm) ||
+           take_if(ld, c->qk_norm, n[10], D, 0, &y->k_norm) ||
+           take(ld, n[11], C, 0, g ? &y->post_attn_norm : &y->ffn_norm, 0) ||
+           (g && take(ld, n[12], C, 0, &y->ffn_norm, 0)) || take_if(ld, g, n[13], C, 0, &y->post_ffn_norm) || take(ld, n[14], F, C, &y->w_gate, 0) ||
+           take_if(ld, b, n[15], F, 0, &y->b_gate) || take(ld, n[16], F, C, &y->w_up, 0) ||
+           take_if(ld, b, n[17], F, 0, &y->b_up) || take(ld, n[18], C, F, &y->w_down, 0) ||
+           take_if(ld, b, n[19], C, 0, &y->b_down)
+               ? -1 : 0;
+}
+
+static int load_weights(Loader *ld) {
+    LlamaModel *m = ld->m;
+    const LlamaConfig *c = &m->c;
+    long C = c->d_model, V = c->n_vocab;
+    if (take(ld, "embed_tokens.weight", V, C, &m->w.embed, 0)) return -1;
+    for (int l = 0; l < c->n_layer; l++)
+        if (load_layer(ld, l)) return -1;
+    if (take(ld, "norm.weight", C, 0, &m->w.final_norm, 0)) return -1;
+    if (c->tie_embeddings) { m->w.out = m->w.embed; return 0; }
+    if (safetensors_find(&m->st, "lm_head.weight")) return take(ld, "lm_head.weight", V, C, &m->w.out, 0);
+    return errmsg_set(ld->err, ld->errlen, "%s: tensor lm_head.weight is missing (expected shape [%ld, %ld]; "
+                      "config.json says tie_word_embeddings false)", ld->dir, V, C);
+}
+
+/* The block for converted tensors: room for every float tensor of the files;
+ * pages no conversion touches cost no memory. */
+static int alloc_params(LlamaModel *m, const char *dir, char *err, size_t errlen) {
+    size_t n = 0;
+    for (int i = 0; i < m->st.n; i++)
+        if (safetensors_dtype_size(m->st.t[i].dtype)) n += m->st.t[i].numel;
+    void *p = NULL;
+    if (n && posix_memalign(&p, (size_t)2 << 20, n * sizeof(float)) != 0)
+        return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
+#ifdef MADV_HUGEPAGE
+    if (p) madvise(p, n * sizeof(float), MADV_HUGEPAGE);   /* a hint: ignored where unsupported */
+#endif
+    m->params = p;
+    return 0;
+}
+
+int llama_model_load(LlamaModel *m, const char *dir, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    snprintf(m->source, sizeof m->source, "%s", dir);
+    if (llama_config_load(&m->c, dir, err, errlen) != 0) return -1;
+    m->w.layer = calloc((size_t)m->c.n_layer, sizeof *m->w.layer);
+    if (!m->w.layer) return errmsg_set(err, errlen, "out of memory");
+    Loader ld = {.m = m, .dir = dir, .err = err, .errlen = errlen};
+    int rc = safetensors_open_dir(&m->st, dir, err, errlen);
+    if (rc == 0) rc = alloc_params(m, dir, err, errlen);
+    ld.next = m->params;
+    if (rc == 0) rc = load_weights(&ld);
+    if (rc == 0) {
+        const StTensor *t = find_tensor(&ld, "embed_tokens.weight");
+        snprintf(m->dtype, sizeof m->dtype, "%s", t ? t->dtype : "F32");
+    }
+    if (rc != 0) llama_model_free(m);
+    return rc;
+}
+
+/* ---- forward ---- */
+
+/* out (T, C) = in / √(mean(in²) + eps) · (w or 1 + w); out may be in. */
+static void rmsnorm(float *out, const float *in, const float *w, int T, int C, float eps, int plus_one) {
+    float off = plus_one ? 1.0f : 0.0f;
+    for (int t = 0; t < T; t++) {
+        const float *x = in + (size_t)t * C;
+        double ss = 0;
+        for (int i = 0; i < C; i++) ss += (double)x[i] * x[i];
+        float r = (float)(1.0 / sqrt(ss / C + eps));
+        float *o = out + (size_t)t * C;
+        for (int i = 0; i < C; i++) o[i] = x[i] * r * (off + w[i]);
+    }
+}
+
+/* out (T, M) = in (T, K) · Wᵀ + b, W (M, K) as nn.Linear stores it; b may be NULL. */
+static void linear(float *out, const float *in, const float *W, const float *b, int T, int K, int M) {
+    OMP_PARALLEL_FOR
+    for (int o = 0; o < M; o++) {
+        const float *w = W + (size_t)o * K;
+        for (int t = 0; t < T; t++) {
+            const float *x = in + (size_t)t * K;
+            float sum = 0;
+            OMP_SIMD_SUM
+            for (int i = 0; i < K; i++) sum += x[i] * w[i];
+            out[(size_t)t * M + o] = sum + (b ? b[o] : 0.0f);
+        }
+    }
+}
+
+/* The cos and sin tables (T, D/2) of both kinds of layer. */
+static void rope_tables(const LlamaModel *m, int T) {
+    const LlamaConfig *c = &m->c;
+    int D = c->head_dim, half = D / 2;
+    double inv[LLAMA_MAX_HEAD_DIM / 2];
+    for (int kind = 0; kind < 2; kind++) {
+        llama_rope_inv_freq(&c->rope[kind], D, inv);
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < half; i++) {
+                double a = t * inv[i];
+                size_t at = ((size_t)kind * T + t) * half + i;
+                m->a.cos[at] = (float)cos(a);
+                m->a.sin[at] = (float)sin(a);
+            }
+    }
+}
+
+/* x (T, n·D), row stride n·D: every head rotated at its position. */
+static void rope_apply(float *x, int T, int n, int D, const float *cs, const float *sn, LlamaRopeLayout layout) {
+    int half = D / 2;
+    for (int t = 0; t < T; t++)
+        for (int h = 0; h < n; h++) {
+            float *v = x + ((size_t)t * n + h) * D;
+            for (int i = 0; i < half; i++) {
+                float c = cs[(size_t)t * half + i], s = sn[(size_t)t * half + i];
+                int a = layout == LLAMA_ROPE_PAIRS ? 2 * i : i, b = layout == LLAMA_ROPE_PAIRS ? 2 * i + 1 : i + half;
+                float x0 = v[a], x1 = v[b];
+                v[a] = x0 * c - x1 * s;
+                v[b] = x0 * s + x1 * c;
+            }
+        }
+}
+
+/* gate (n) = act(gate) · up. */
+static void gated_act(float *gate, const float *up, size_t n, LlamaAct act) {
+    const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+    for (size_t i = 0; i < n; i++) {
+        float g = gate[i], a;
+        if (act == LLAMA_ACT_SILU) a = g / (1.0f + expf(-g));
+        else if (act == LLAMA_ACT_GELU_TANH) a = 0.5f * g * (1.0f + tanhf(s * (g + 0.044715f * g * g * g)));
+        else a = 0.5f * g * (1.0f + erff(g * 0.70710678118654752f));
+        gate[i] = a * up[i];
+    }
+}
+
+/* q and k of layer l, before and after RoPE, and v. */
+static void qkv_forward(LlamaModel *m, int l, int T) {
+    const LlamaConfig *c = &m->c;
+    const LlamaLayer *y = &m->w.layer[l];
+    LlamaActs *a = &m->a;
+    int C = c->d_model, D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, half = D / 2;
+    float *qp = a->q_pre + (size_t)l * T * QD, *qr = a->q_rot + (size_t)l * T * QD;
+    float *kp = a->k_pre + (size_t)l * T * KD, *kr = a->k_rot + (size_t)l * T * KD;
+    linear(qp, a->h, y->wq, y->bq, T, C, QD);
+    linear(kp, a->h, y->wk, y->bk, T, C, KD);
+    linear(a->v, a->h, y->wv, y->bv, T, C, KD);
+    if (y->q_norm) rmsnorm(qp, qp, y->q_norm, T * c->n_head, D, c->rms_eps, c->norm_plus_one);
+    if (y->k_norm) rmsnorm(kp, kp, y->k_norm, T * c->n_kv_head, D, c->rms_eps, c->norm_plus_one);
+    memcpy(qr, qp, (size_t)T * QD * sizeof *qr);
+    memcpy(kr, kp, (size_t)T * KD * sizeof *kr);
+    size_t kind = c->layer_kind[l];
+    const float *cs = a->cos + kind * T * half, *sn = a->sin + kind * T * half;
+    rope_apply(qr, T, c->n_head, D, cs, sn, c->rope_layout);
+    rope_apply(kr, T, c->n_kv_head, D, cs, sn, c->rope_layout);
+}
+
+/* Every query head of layer l with the key/value head it shares, outputs
+ * into a.att, weights into the trace as map "decoder.l.masked_self". */
+static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *const *tokens, const LlamaSteps *want,
+                           AttnSteps *st) {
+    const LlamaConfig *c = &m->c;
+    LlamaActs *a = &m->a;
+    int H = c->n_head, D = c->head_dim, QD = H * D, KD = c->n_kv_head * D, group = H / c->n_kv_head;
+    const unsigned char *mask = a->mask + (size_t)c->layer_kind[l] * T * T;
+    TraceMap *map = NULL;
+    if (tr) {
+        char id[64];
+        snprintf(id, sizeof id, "decoder.%d.masked_self", l);
+        map = trace_add_map(tr, id, "decoder", l, "masked_self", tokens, T, tokens, T, D, D, mask, -INFINITY, H);
+        if (!map) return -1;
+    }
+    for (int h = 0; h < H; h++) {
+        int kv = h / group;
+        int steps = want && (want->all || (want->layer == l && want->head == h));
+        AttnHead hd = {.q = a->q_rot + (size_t)l * T * QD + h * D, .ldq = QD,
+                       .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
+                       .mask = mask, .mask_fill = -INFINITY, .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D,
+                       .out = a->att + h * D, .ldo = QD, .weights = a->wts, .steps = steps ? st : NULL};
+        if (attention_forward(&hd) < 0) return -1;
+        if (map && trace_set_head(map, h, a->wts, steps ? st->scores : NULL, steps ? st->scaled : NULL,
+                                  steps ? st->masked : NULL, steps ? st->output : NULL))
+            return -1;
+    }
+    return 0;
+}
+
+/* x (T, C) → x after layer l. */
+static int block_forward(LlamaModel *m, int l, int T, Trace *tr, const char *const *tokens, const LlamaSteps *steps,
+                         AttnSteps *st) {
+    const LlamaConfig *c = &m->c;
+    const LlamaLayer *y = &m->w.layer[l];
+    LlamaActs *a = &m->a;
+    int C = c->d_model, F = c->d_ff, QD = c->n_head * c->head_dim;
+    size_t n = (size_t)T * C;
+    rmsnorm(a->h, a->x, y->attn_norm, T, C, c->rms_eps, c->norm_plus_one);
+    qkv_forward(m, l, T);
+    if (attention_layer(m, l, T, tr, tokens, steps, st)) return -1;
+    linear(a->y, a->att, y->wo, y->bo, T, QD, C);
+    if (y->post_attn_norm) rmsnorm(a->y, a->y, y->post_attn_norm, T, C, c->rms_eps, c->norm_plus_one);
+    for (size_t i = 0; i < n; i++) a->x[i] += a->y[i];
+    rmsnorm(a->h, a->x, y->ffn_norm, T, C, c->rms_eps, c->norm_plus_one);
+    linear(a->gate, a->h, y->w_gate, y->b_gate, T, C, F);
+    linear(a->up, a->h, y->w_up, y->b_up, T, C, F);
+    gated_act(a->gate, a->up, (size_t)T * F, c->act);
+    linear(a->y, a->gate, y->w_down, y->b_down, T, F, C);
+    if (y->post_ffn_norm) rmsnorm(a->y, a->y, y->post_ffn_norm, T, C, c->rms_eps, c->norm_plus_one);
+    for (size_t i = 0; i < n; i++) a->x[i] += a->y[i];
+    return 0;
+}
+
+static void acts_free(LlamaActs *a) {
+    free(a->block);
+    free(a->mask);
+    memset(a, 0, sizeof *a);
+}
+
+/* Sizes the activations for T tokens: one block of floats, one of masks. */
+static int acts_alloc(LlamaModel *m, int T) {
+    const LlamaConfig *c = &m->c;
+    LlamaActs *a = &m->a;
+    size_t Tz = (size_t)T, L = (size_t)c->n_layer, C = (size_t)c->d_model, F = (size_t)c->d_ff;
+    size_t QD = (size_t)c->n_head * c->head_dim, KD = (size_t)c->n_kv_head * c->head_dim, half = (size_t)c->head_dim / 2;
+    size_t sizes[14] = {Tz * C, L * Tz * QD, L * Tz * QD, L * Tz * KD, L * Tz * KD, Tz * KD, Tz * C,
+                        Tz * QD, Tz * C, Tz * F, Tz * F, Tz * Tz, 2 * Tz * half, 2 * Tz * half};
+    float **field[14] = {&a->x, &a->q_pre, &a->q_rot, &a->k_pre, &a->k_rot, &a->v, &a->h,
+                         &a->att, &a->y, &a->gate, &a->up, &a->wts, &a->cos, &a->sin};
+    size_t total = 0;
+    for (int i = 0; i < 14; i++) total += sizes[i];
+    acts_free(a);
+    a->block = malloc(total * sizeof(float));
+    a->mask = malloc(2 * Tz * Tz);
+    if (!a->block || !a->mask) { acts_free(a); return -1; }
+    float *p = a->block;
+    for (int i = 0; i < 14; i++) { *field[i] = p; p += sizes[i]; }
+    a->T = T;
+    unsigned char *full = a->mask, *slide = a->mask + Tz * Tz;
+    attn_causal_mask(full, T, T);
+    for (int i = 0; i < T; i++)   /* the window: keys i - window < j <= i */
+        for (int j = 0; j < T; j++) slide[(size_t)i * T + j] = (unsigned char)(j <= i && i - j < c->window);
+    return 0;
+}
+
+int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const char *const *tokens,
+                        const LlamaSteps *steps, char *err, size_t errlen) {
+    const LlamaConfig *c = &m->c;
+    if (T < 1 || T > c->n_pos) return errmsg_set(err, errlen, "%d tokens; this model reads 1 to %d", T, c->n_pos);
+    for (int t = 0; t < T; t++)
+        if (ids[t] < 0 || ids[t] >= c->n_vocab)
+            return errmsg_set(err, errlen, "token id %d at position %d is outside the vocabulary (0..%d)", ids[t], t,
+                              c->n_vocab - 1);
+    AttnSteps st = {0};
+    if (acts_alloc(m, T) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0))
+        return errmsg_set(err, errlen, "out of memory for %d tokens", T);
+    int rc = -1;
+    if (tr) {
+        char mj[1024];
+        llama_model_json(m, mj, sizeof mj);
+        if (trace_set_model_json(tr, mj) || trace_set_source(tr, tokens, 0) || trace_set_target(tr, tokens, T)) {
+            errmsg_set(err, errlen, "out of memory (trace)");
+            goto done;
+        }
+    }
+    rope_tables(m, T);
+    int C = c->d_model;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < C; i++) m->a.x[(size_t)t * C + i] = m->w.embed[(size_t)ids[t] * C + i] * c->embed_scale;
+    for (int l = 0; l < c->n_layer; l++)
+        if (block_forward(m, l, T, tr, tokens, steps, &st)) {
+            errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
+            goto done;
+        }
+    rmsnorm(m->a.x, m->a.x, m->w.final_norm, T, C, c->rms_eps, c->norm_plus_one);
+    rc = 0;
+done:
+    attn_steps_free(&st);
+    return rc;
+}
+
+int llama_model_logits(const LlamaModel *m, int t, float *logits, char *err, size_t errlen) {
+    const LlamaConfig *c = &m->c;
+    int C = c->d_model, V = c->n_vocab;
+    if (!m->a.x || t < 0 || t >= m->a.T) return errmsg_set(err, errlen, "no forward pass covers position %d", t);
+    linear(logits, m->a.x + (size_t)t * C, m->w.out, NULL, 1, C, V);
+    if (c->final_softcap > 0)
+        for (int v = 0; v < V; v++) logits[v] = c->final_softcap * tanhf(logits[v] / c->final_softcap);
+    return 0;
+}
+
+int llama_model_json(const LlamaModel *m, char *buf, size_t n) {
+    const LlamaConfig *c = &m->c;
+    const LlamaRope *r = &c->rope[LLAMA_LAYER_FULL];
+    static const char *rope_type[] = {"default", "linear", "llama3"};
+    return snprintf(buf, n,
+                    "{\"family\":\"%s\",\"architecture\":\"%s\",\"d_model\":%d,\"n_heads\":%d,\"n_kv_heads\":%d,"
+                    "\"d_k\":%d,\"n_layers\":%d,\"d_ff\":%d,\"vocab_size\":%d,\"max_positions\":%d,\"norm\":\"rms\","
+                    "\"activation\":\"%s\",\"rms_eps\":%g,\"rope_theta\":%g,\"rope_scaling\":\"%s\","
+                    "\"rope_layout\":\"%s\",\"sliding_window\":%d,\"tied_embeddings\":%s,\"parameters\":%zu,"
+                    "\"dtype\":\"%s\"}",
+                    llama_arch_name(c->arch), c->arch_name, c->d_model, c->n_head, c->n_kv_head, c->head_dim,
+                    c->n_layer, c->d_ff, c->n_vocab, c->n_pos, c->act_name, (double)c->rms_eps, r->theta,
+                    rope_type[r->type], c->rope_layout == LLAMA_ROPE_PAIRS ? "pairs" : "rotate_half", c->window,
+                    c->tie_embeddings ? "true" : "false", m->n_params, m->dtype);
+}
+
+void llama_model_free(LlamaModel *m) {
+    if (!m) return;
+    free(m->params);
+    free(m->w.layer);
+    safetensors_close(&m->st);
+    if (m->map) munmap(m->map, m->map_len);
+    acts_free(&m->a);
+    memset(m, 0, sizeof *m);
+}
