@@ -258,7 +258,9 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
     if (tr) {
         char id[64];
         snprintf(id, sizeof id, "decoder.%d.masked_self", l);
-        map = trace_add_map(tr, id, "decoder", l, "masked_self", tokens, T, tokens, T, D, D, mask, -INFINITY, H);
+        map = trace_add_map(tr, &(TraceMapSpec){.id = id, .stack = "decoder", .layer = l, .kind = "masked_self",
+                                                .queries = tokens, .Tq = T, .keys = tokens, .Tk = T, .d_k = D,
+                                                .Dv = D, .mask = mask, .mask_fill = -INFINITY, .n_heads = H});
         if (!map) return -1;
     }
     for (int h = 0; h < H; h++) {
