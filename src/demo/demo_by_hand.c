@@ -483,10 +483,10 @@ done:
 int demo_positional_encoding(Demo *d) {
     int P = d->mf.m.config.max_len < 50 ? d->mf.m.config.max_len : 50, C = d->mf.m.config.d_model;
     float *pe = malloc(sizeof(float) * P * C), *sim = malloc(sizeof(float) * P * P);
-    char **pl = malloc(sizeof(char *) * (P > C ? P : C)), *lb = malloc(8 * (size_t)(P > C ? P : C));
+    char **pl = malloc(sizeof(char *) * (P > C ? P : C)), *lb = malloc(12 * (size_t)(P > C ? P : C));   /* 12 bytes a label: any int */
     int rc = -1;
     if (!pe || !sim || !pl || !lb) { demo_fail(d, "out of memory"); goto done; }
-    for (int i = 0; i < (P > C ? P : C); i++) { pl[i] = lb + 8 * i; snprintf(pl[i], 8, "%d", i); }
+    for (int i = 0; i < (P > C ? P : C); i++) { pl[i] = lb + 12 * i; snprintf(pl[i], 12, "%d", i); }
     model_positional_encoding(pe, P, C);
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++) {

@@ -82,12 +82,12 @@ static int batch_picture(Demo *d, const Sentence *b1, const Sentence *b2, const 
                          const char *e1, const char *e2) {
     int S = b1->S > b2->S ? b1->S : b2->S;
     float *padm = malloc(sizeof(float) * 2 * (size_t)S);
-    char *plab = malloc(8 * (size_t)S);
+    char *plab = malloc(12 * (size_t)S);   /* 12 bytes a label: any int */
     const char **pl = malloc(sizeof(char *) * (size_t)S);
     if (!padm || !plab || !pl) { free(padm); free(plab); free(pl); return demo_fail(d, "out of memory"); }
     for (int x = 0; x < S; x++) {
-        snprintf(plab + 8 * x, 8, "%d", x);
-        pl[x] = plab + 8 * x;
+        snprintf(plab + 12 * x, 12, "%d", x);
+        pl[x] = plab + 12 * x;
         padm[x] = x < b1->S;
         padm[S + x] = x < b2->S;
     }

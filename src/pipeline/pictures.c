@@ -269,7 +269,7 @@ static int step_strip(Show *w) {
     const TraceMap *m = &w->t->maps[w->ps->focus_map];
     int head = w->ps->focus_head;
     if (!m->heads[head].scores) return 0;
-    char formula[64], file[256], title[256], (*dims)[8] = malloc((size_t)m->Dv * 8);
+    char formula[64], file[256], title[256], (*dims)[STEPVIEW_DIM_LABEL] = malloc((size_t)m->Dv * sizeof *dims);
     const char **dim_labels = malloc(sizeof(char *) * (size_t)m->Dv);
     if (!dims || !dim_labels) { free(dims); free(dim_labels); return errmsg_set(w->err, w->errlen, "out of memory"); }
     StepView sv = stepview_of_head(m, head, dims, dim_labels);
