@@ -111,7 +111,7 @@ int demo_steps_by_hand(Demo *d) {
         cat(pre, sizeof pre, "softmax(%.1f, %.1f, %.1f) = %s\n", (double)S3[3 * i], (double)S3[3 * i + 1],
             (double)S3[3 * i + 2], a);
     }
-    char pre3[1024];
+    char pre3[sizeof pre];
     snprintf(pre3, sizeof pre3, "%s", pre);
     StepView sv2 = {.x = {s2.scores, NULL, NULL, s2.weights, s2.output},
                     .title = {"1. scores (already scaled)", NULL, NULL, "2. weights = softmax",
