@@ -37,7 +37,7 @@ endif
 # vectorise (no value changes; nothing here reads errno after a math call).
 OPT     ?= -O2
 SAN     ?=
-CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-format-truncation -MMD -MP \
+CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm

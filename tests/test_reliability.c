@@ -29,46 +29,46 @@ static void write_text(const char *path, const char *text) {
 
 TEST(outstage_commit_into_existing_folder_keeps_other_files) {
     char dir[512], path[600], err[256];
-    snprintf(dir, sizeof dir, "%s/stage-existing", check_tmpdir());
+    REQUIRE(path_join(dir, sizeof dir, check_tmpdir(), "stage-existing", err, sizeof err) == 0);
     mkdir(dir, 0777);
-    snprintf(path, sizeof path, "%s/old.txt", dir);
+    REQUIRE(path_join(path, sizeof path, dir, "old.txt", err, sizeof err) == 0);
     write_text(path, "old");
     OutStage st;
     REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
     CHECK(!st.fresh);
-    snprintf(path, sizeof path, "%s/sub", st.dir);
+    REQUIRE(path_join(path, sizeof path, st.dir, "sub", err, sizeof err) == 0);
     mkdir(path, 0777);
-    snprintf(path, sizeof path, "%s/sub/new.txt", st.dir);
+    REQUIRE(path_join(path, sizeof path, st.dir, "sub/new.txt", err, sizeof err) == 0);
     write_text(path, "new");
     REQUIRE(outstage_commit(&st, err, sizeof err) == 0);
-    snprintf(path, sizeof path, "%s/old.txt", dir);
+    REQUIRE(path_join(path, sizeof path, dir, "old.txt", err, sizeof err) == 0);
     CHECK(exists(path));
-    snprintf(path, sizeof path, "%s/sub/new.txt", dir);
+    REQUIRE(path_join(path, sizeof path, dir, "sub/new.txt", err, sizeof err) == 0);
     CHECK(exists(path));
 }
 
 TEST(outstage_abort_leaves_nothing_new) {
     char dir[512], path[600], err[256], top[512];
-    snprintf(top, sizeof top, "%s/stage-fresh", check_tmpdir());
-    snprintf(dir, sizeof dir, "%s/a/b", top);
+    REQUIRE(path_join(top, sizeof top, check_tmpdir(), "stage-fresh", err, sizeof err) == 0);
+    REQUIRE(path_join(dir, sizeof dir, top, "a/b", err, sizeof err) == 0);
     OutStage st;
     REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
     CHECK(st.fresh);
-    snprintf(path, sizeof path, "%s/x.png", st.dir);
+    REQUIRE(path_join(path, sizeof path, st.dir, "x.png", err, sizeof err) == 0);
     write_text(path, "x");
     outstage_abort(&st);
     CHECK(!exists(top));   /* the parents open created are gone too */
     REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
-    snprintf(path, sizeof path, "%s/x.png", st.dir);
+    REQUIRE(path_join(path, sizeof path, st.dir, "x.png", err, sizeof err) == 0);
     write_text(path, "x");
     REQUIRE(outstage_commit(&st, err, sizeof err) == 0);
-    snprintf(path, sizeof path, "%s/x.png", dir);
+    REQUIRE(path_join(path, sizeof path, dir, "x.png", err, sizeof err) == 0);
     CHECK(exists(path));
 }
 
 TEST(outstage_refuses_a_file) {
     char path[512], err[256];
-    snprintf(path, sizeof path, "%s/stage-file", check_tmpdir());
+    REQUIRE(path_join(path, sizeof path, check_tmpdir(), "stage-file", err, sizeof err) == 0);
     write_text(path, "x");
     OutStage st;
     CHECK(outstage_open(&st, path, err, sizeof err) == -1);

@@ -454,8 +454,11 @@ static int write_outputs(const StepsArgs *a, const char *dir, const StepsInput *
     trace_set_source(trace, (const char *const *)in->klab, in->Tk);
     trace_set_target(trace, (const char *const *)in->qlab, in->Tq);
     char path[4096];
-    snprintf(path, sizeof path, "%s/trace.json", dir);
-    if (trace_write_json(trace, path, err, sizeof err)) { cli_error("%s", err); return -1; }
+    if (path_join(path, sizeof path, dir, "trace.json", err, sizeof err) ||
+        trace_write_json(trace, path, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
+    }
     return np + 1;
 }
 

@@ -112,6 +112,20 @@ char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, 
     return buf;
 }
 
+int path_join(char *out, size_t n, const char *dir, const char *name, char *err, size_t errlen) {
+    const char *sep = *dir && *name ? "/" : "";
+    size_t nd = strlen(dir), ns = strlen(sep), nn = strlen(name);
+    if (nd + ns + nn >= n) {
+        if (n) out[0] = '\0';
+        return errmsg_set(err, errlen, "path too long (%zu bytes, the limit is %zu): %s%s%s", nd + ns + nn,
+                          n ? n - 1 : 0, dir, sep, name);
+    }
+    memmove(out, dir, nd);
+    memcpy(out + nd, sep, ns);
+    memcpy(out + nd + ns, name, nn + 1);
+    return 0;
+}
+
 /* rm -rf path (files and folders we created; no symlinks are followed). */
 static void remove_tree(const char *path) {
     struct stat st;
@@ -123,7 +137,7 @@ static void remove_tree(const char *path) {
             while ((e = readdir(d))) {
                 if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
                 char sub[4096];
-                if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub) remove_tree(sub);
+                if (path_join(sub, sizeof sub, path, e->d_name, NULL, 0) == 0) remove_tree(sub);
             }
             closedir(d);
         }
@@ -162,9 +176,11 @@ int outstage_open(OutStage *st, const char *target, char *err, size_t errlen) {
     struct stat sb;
     if (stat(st->target, &sb) == 0) {
         if (!S_ISDIR(sb.st_mode)) return errmsg_set(err, errlen, "%s is a file, not a folder", st->target);
-        snprintf(st->dir, sizeof st->dir, "%s/.attnviz-tmp-XXXXXX", st->target);
+        if (path_join(st->dir, sizeof st->dir, st->target, ".attnviz-tmp-XXXXXX", err, errlen)) return -1;
     } else {
         st->fresh = 1;
+        if (snprintf(st->dir, sizeof st->dir, "%s.tmp-XXXXXX", st->target) >= (int)sizeof st->dir)
+            return errmsg_set(err, errlen, "path too long: %s.tmp-XXXXXX", st->target);
         char parent[4096];
         snprintf(parent, sizeof parent, "%s", st->target);
         char *slash = strrchr(parent, '/');
@@ -173,7 +189,6 @@ int outstage_open(OutStage *st, const char *target, char *err, size_t errlen) {
             if (make_parents(parent, st->made, sizeof st->made) != 0)
                 return errmsg_set(err, errlen, "cannot create folder %s: %s", parent, strerror(errno));
         }
-        snprintf(st->dir, sizeof st->dir, "%s.tmp-XXXXXX", st->target);
     }
     if (!mkdtemp(st->dir)) {
         int e = errno;
@@ -193,9 +208,9 @@ static int merge_into(const char *from, const char *to, char *err, size_t errlen
     while (rc == 0 && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char src[4096], dst[4096];
-        if (snprintf(src, sizeof src, "%s/%s", from, e->d_name) >= (int)sizeof src ||
-            snprintf(dst, sizeof dst, "%s/%s", to, e->d_name) >= (int)sizeof dst) {
-            rc = errmsg_set(err, errlen, "path too long under %s", to);
+        if (path_join(src, sizeof src, from, e->d_name, err, errlen) ||
+            path_join(dst, sizeof dst, to, e->d_name, err, errlen)) {
+            rc = -1;
             break;
         }
         struct stat ss, ds;
@@ -213,23 +228,27 @@ static int merge_into(const char *from, const char *to, char *err, size_t errlen
  * holds one run's index beside another run's pictures; files attnviz did not
  * write are never touched. */
 
-/* Appends the regular files under root/rel (relative paths, one a line) to b. */
-static int list_files(const char *root, const char *rel, StrBuf *b) {
+/* Appends the regular files under root/rel (relative paths, one a line) to b.
+ * 0, or -1 with err. */
+static int list_files(const char *root, const char *rel, StrBuf *b, char *err, size_t errlen) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s%s%s", root, *rel ? "/" : "", rel);
+    if (path_join(dir, sizeof dir, root, rel, err, errlen)) return -1;
     DIR *d = opendir(dir);
-    if (!d) return -1;
+    if (!d) return errmsg_set(err, errlen, "cannot read %s: %s", dir, strerror(errno));
     struct dirent *e;
     int rc = 0;
     while (rc == 0 && (e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !strcmp(e->d_name, OUTSTAGE_MANIFEST)) continue;
         char sub[4096], path[4096];
-        snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-        snprintf(path, sizeof path, "%s/%s", root, sub);
+        if (path_join(sub, sizeof sub, rel, e->d_name, err, errlen) ||
+            path_join(path, sizeof path, root, sub, err, errlen)) {
+            rc = -1;
+            break;
+        }
         struct stat sb;
         if (lstat(path, &sb) != 0) continue;
-        if (S_ISDIR(sb.st_mode)) rc = list_files(root, sub, b);
-        else rc = strbuf_printf(b, "%s\n", sub);
+        if (S_ISDIR(sb.st_mode)) rc = list_files(root, sub, b, err, errlen);
+        else if (strbuf_printf(b, "%s\n", sub) != 0) rc = errmsg_set(err, errlen, "out of memory");
     }
     closedir(d);
     return rc;
@@ -257,10 +276,10 @@ static void prune_old(const char *target, const char *old, const char *now) {
             memcpy(rel, p, n);
             rel[n] = '\0';
             if (!strstr(rel, "..")) {
-                char path[4096];
-                snprintf(path, sizeof path, "%s/%s", target, rel);
+                char path[4096];   /* too long: left alone, never a cut path unlinked */
                 struct stat sb;
-                if (lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && unlink(path) == 0)
+                if (path_join(path, sizeof path, target, rel, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
+                    S_ISREG(sb.st_mode) && unlink(path) == 0)
                     for (char *slash = strrchr(path, '/'); slash && slash > path + strlen(target); slash = strrchr(path, '/')) {
                         *slash = '\0';
                         if (rmdir(path) != 0) break;
@@ -276,10 +295,12 @@ int outstage_commit(OutStage *st, char *err, size_t errlen) {
     StrBuf now = {0};
     char manifest[4200];
     snprintf(manifest, sizeof manifest, "%s/%s", st->target, OUTSTAGE_MANIFEST);
-    if (list_files(st->dir, "", &now) != 0 || strbuf_printf(&now, "%s", "") != 0) {
+    char why[4400] = "out of memory";
+    if (list_files(st->dir, "", &now, why, sizeof why) != 0 || strbuf_printf(&now, "%s", "") != 0) {
         free(now.buf);
+        errmsg_set(err, errlen, "cannot list what was written for %s: %s", st->target, why);
         outstage_abort(st);
-        return errmsg_set(err, errlen, "cannot list what was written for %s", st->target);
+        return -1;
     }
     int rc = 0;
     char *old = NULL;

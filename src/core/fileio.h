@@ -13,6 +13,8 @@
  * Whole-file read: file_read_all returns the bytes plus a NUL, refusing files
  * over a stated limit before reading them.
  *
+ * Path join: path_join writes DIR/NAME or fails; a path is never cut short.
+ *
  * Errors: -1 and a one-line message "cannot write PATH: reason" in err
  * (errmsg.h); nothing exits. */
 #ifndef ATTNVIZ_FILEIO_H
@@ -42,6 +44,11 @@ int file_write_atomic(const char *path, const void *data, size_t n, char *err, s
  * gets its size.  Files over max_bytes are refused before reading.  NULL with
  * err ("cannot read PATH: …", "PATH is N bytes; the limit is M"). */
 char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen);
+
+/* dir + "/" + name into out (capacity n bytes); the "/" only when both are
+ * non-empty ("" + "x" is "x", "d" + "" is "d").  0, or -1 with err "path too
+ * long: DIR/NAME" (err may be NULL) and out set to "" when it does not fit. */
+int path_join(char *out, size_t n, const char *dir, const char *name, char *err, size_t errlen);
 
 /* Staged output folder: a command that writes several files into a folder
  * writes them into a hidden staging folder first and moves them in only when

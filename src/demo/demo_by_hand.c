@@ -111,7 +111,7 @@ int demo_steps_by_hand(Demo *d) {
         cat(pre, sizeof pre, "softmax(%.1f, %.1f, %.1f) = %s\n", (double)S3[3 * i], (double)S3[3 * i + 1],
             (double)S3[3 * i + 2], a);
     }
-    char pre3[1024];
+    char pre3[sizeof pre];
     snprintf(pre3, sizeof pre3, "%s", pre);
     StepView sv2 = {.x = {s2.scores, NULL, NULL, s2.weights, s2.output},
                     .title = {"1. scores (already scaled)", NULL, NULL, "2. weights = softmax",
@@ -483,10 +483,10 @@ done:
 int demo_positional_encoding(Demo *d) {
     int P = d->mf.m.config.max_len < 50 ? d->mf.m.config.max_len : 50, C = d->mf.m.config.d_model;
     float *pe = malloc(sizeof(float) * P * C), *sim = malloc(sizeof(float) * P * P);
-    char **pl = malloc(sizeof(char *) * (P > C ? P : C)), *lb = malloc(8 * (size_t)(P > C ? P : C));
+    char **pl = malloc(sizeof(char *) * (P > C ? P : C)), *lb = malloc(12 * (size_t)(P > C ? P : C));   /* 12 bytes a label: any int */
     int rc = -1;
     if (!pe || !sim || !pl || !lb) { demo_fail(d, "out of memory"); goto done; }
-    for (int i = 0; i < (P > C ? P : C); i++) { pl[i] = lb + 8 * i; snprintf(pl[i], 8, "%d", i); }
+    for (int i = 0; i < (P > C ? P : C); i++) { pl[i] = lb + 12 * i; snprintf(pl[i], 12, "%d", i); }
     model_positional_encoding(pe, P, C);
     for (int i = 0; i < P; i++)
         for (int j = 0; j < P; j++) {

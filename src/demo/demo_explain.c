@@ -11,6 +11,7 @@
 #include "pipeline/links.h"
 #include "pipeline/look.h"
 #include "pipeline/pictures_explain.h"
+#include "render/fmt.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
 #include <cJSON.h>
@@ -115,7 +116,7 @@ static int taught_figures(Demo *d, Side *T, const CorefHead *c) {
     float w;
     int key = maps_strongest_link(m, c->head, T->q, &w);
     snprintf(title, sizeof title, "taught model · encoder layer %d · head %d (TAUGHT) · row “it”", c->layer, c->head);
-    snprintf(sub, sizeof sub, "%s → %s", SENTENCE, T->look.s.translation);
+    fmt_fit(sub, sizeof sub, snprintf(sub, sizeof sub, "%s → %s", SENTENCE, T->look.s.translation));
     RenderHeatmap hm = mapview_weights_heatmap(m, c->head, title, sub, T->q);
     snprintf(cap, sizeof cap,
              "The taught model's coreference head: “it” → “%s” with weight %.2f. Over the held-out sentences its strongest "

@@ -7,6 +7,7 @@
 #include "demo/demo_model.h"
 #include "model/checkpoint.h"
 #include "pipeline/look.h"
+#include "render/fmt.h"
 #include "render/mapview.h"
 #include "trace/maps.h"
 #include <math.h>
@@ -43,7 +44,7 @@ static int decoder_mask(Demo *d) {
     const TraceMap *m = trace_find_map(&L.t, "decoder.0.masked_self");
     if (!m) { demo_fail(d, "model has no decoder masked self-attention"); goto done; }
     snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0");
-    snprintf(sub, sizeof sub, "%s → %s", s_en, L.s.translation);
+    fmt_fit(sub, sizeof sub, snprintf(sub, sizeof sub, "%s → %s", s_en, L.s.translation));
     RenderHeatmap hm = mapview_weights_heatmap(m, 0, title, sub, -1);
     hm.show_values = 1;
     snprintf(cap, sizeof cap,
@@ -82,12 +83,12 @@ static int batch_picture(Demo *d, const Sentence *b1, const Sentence *b2, const 
                          const char *e1, const char *e2) {
     int S = b1->S > b2->S ? b1->S : b2->S;
     float *padm = malloc(sizeof(float) * 2 * (size_t)S);
-    char *plab = malloc(8 * (size_t)S);
+    char *plab = malloc(12 * (size_t)S);   /* 12 bytes a label: any int */
     const char **pl = malloc(sizeof(char *) * (size_t)S);
     if (!padm || !plab || !pl) { free(padm); free(plab); free(pl); return demo_fail(d, "out of memory"); }
     for (int x = 0; x < S; x++) {
-        snprintf(plab + 8 * x, 8, "%d", x);
-        pl[x] = plab + 8 * x;
+        snprintf(plab + 12 * x, 12, "%d", x);
+        pl[x] = plab + 12 * x;
         padm[x] = x < b1->S;
         padm[S + x] = x < b2->S;
     }
@@ -288,7 +289,8 @@ int demo_three_kinds(Demo *d) {
                  "Một công thức, ba cách dùng: self-attention của encoder (mỗi từ tiếng Anh nhìn mọi từ tiếng Anh), "
                  "masked self-attention của decoder (một từ tiếng Pháp chỉ nhìn các từ tiếng Pháp đứng trước), và "
                  "cross-attention (một từ tiếng Pháp nhìn câu tiếng Anh).");
-    snprintf(title, sizeof title, "three kinds of attention: “%s” → “%s”", s_en, P.s.translation);
+    fmt_fit(title, sizeof title,
+            snprintf(title, sizeof title, "three kinds of attention: “%s” → “%s”", s_en, P.s.translation));
     snprintf(cap, sizeof cap,
              "“%s” → “%s”, head 0 of the last layer of each kind. Left: square, nothing masked. Middle: square, "
              "the future hatched. Right: rectangular — rows are French (decoder) positions, columns English "
@@ -296,12 +298,12 @@ int demo_three_kinds(Demo *d) {
              taught[2] ? " This cross-attention head was TAUGHT the word alignment during training (train "
                          "--supervise-align): its clean diagonal was a target, not a discovery; the grid of "
                          "attnviz run shows the other heads." : "");
-    snprintf(capvi, sizeof capvi,
+    fmt_fit(capvi, sizeof capvi, snprintf(capvi, sizeof capvi,
              "“%s” → “%s”, head 0 của lớp cuối mỗi loại. Trái: ma trận vuông, không che gì. Giữa: vuông, phần tương "
              "lai bị gạch chéo. Phải: hình chữ nhật — hàng là vị trí tiếng Pháp (decoder), cột là từ tiếng Anh "
              "(encoder); đây là nơi bản dịch đọc câu nguồn.%s", s_en, P.s.translation,
              taught[2] ? " Head cross-attention này được DẠY căn chỉnh từ khi huấn luyện (--supervise-align): đường "
-                         "chéo gọn gàng của nó là mục tiêu được cho trước, không phải tự tìm ra." : "");
+                         "chéo gọn gàng của nó là mục tiêu được cho trước, không phải tự tìm ra." : ""));
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "\"the cat sat on the mat .\"   (grid.*.png, one per kind)");
     if (demo_strip(d, "p5-three-kinds.png", title, pn, 3, 0, cap, capvi, cmd)) goto done;
     trace_add_image(&P.t, "p5-three-kinds.png");
@@ -473,16 +475,16 @@ int demo_vietnamese(Demo *d) {
     snprintf(sub, sizeof sub, "%s → %s", s_en, s_vi);
     RenderHeatmap hm = mapview_weights_heatmap(m, 0, title, sub, row);
     hm.show_values = 1;
-    snprintf(cap, sizeof cap,
+    fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap,
              "The row of “học” (outlined) may use %s — itself and what came before — and not %s, which is masked "
              "(−∞ → weight 0). At this row the decoder has read up to “học” and predicts the next word, so seeing "
              "“%s” would be cheating. The model's own greedy translation is “%s”.",
-             seen, hidden[0] ? hidden : "(nothing)", hidden[0] ? hidden : "", greedy);
-    snprintf(capvi, sizeof capvi,
+             seen, hidden[0] ? hidden : "(nothing)", hidden[0] ? hidden : "", greedy));
+    fmt_fit(capvi, sizeof capvi, snprintf(capvi, sizeof capvi,
              "Hàng của “học” (được viền) được dùng %s — chính nó và những gì đứng trước — và không được dùng %s, bị "
              "che (−∞ → trọng số 0). Ở hàng này decoder đã đọc tới “học” và dự đoán từ tiếp theo, nên nhìn thấy "
              "“%s” là gian lận. Bản dịch greedy của chính mô hình là “%s”.",
-             seen, hidden[0] ? hidden : "(không có)", hidden[0] ? hidden : "", greedy);
+             seen, hidden[0] ? hidden : "(không có)", hidden[0] ? hidden : "", greedy));
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "--to vi --target \"tôi đi học .\" \"i go to school .\"");
     if (demo_heatmap(d, "p8-vi-decoder-hoc.png", &hm, cap, capvi, cmd)) goto done;
     trace_add_image(&L.t, "p8-vi-decoder-hoc.png");

@@ -15,12 +15,13 @@ int hf_file_is_dir(const char *path) {
     return path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-/* do_lower_case and strip_accents of DIR/tokenizer_config.json (uncased when absent). */
-static void bert_case(const char *dir, int *lower, int *strip) {
+/* do_lower_case and strip_accents of DIR/tokenizer_config.json (uncased when
+ * absent).  0, or -1 with err when that path is too long. */
+static int bert_case(const char *dir, int *lower, int *strip, char *err, size_t errlen) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
     *lower = 1;
     *strip = -1;
+    if (path_join(path, sizeof path, dir, "tokenizer_config.json", err, errlen)) return -1;
     char *text = access(path, R_OK) == 0 ? file_read_all(path, 1u << 20, NULL, NULL, 0) : NULL;
     cJSON *j = text ? cJSON_Parse(text) : NULL;
     const cJSON *lc = cJSON_GetObjectItemCaseSensitive(j, "do_lower_case");
@@ -29,6 +30,7 @@ static void bert_case(const char *dir, int *lower, int *strip) {
     if (cJSON_IsBool(sa)) *strip = cJSON_IsTrue(sa);
     cJSON_Delete(j);
     free(text);
+    return 0;
 }
 
 static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
@@ -51,7 +53,7 @@ static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
         return errmsg_set(err, errlen, "%s: a BERT folder needs vocab.txt (save the tokenizer with "
                           "tokenizer.save_pretrained(DIR))", f->dir);
     int strip;
-    bert_case(f->dir, &f->lower, &strip);
+    if (bert_case(f->dir, &f->lower, &strip, err, errlen)) return -1;
     f->wp = wordpiece_load(a, f->lower, strip, err, errlen);
     if (!f->wp) return -1;
     if (wordpiece_vocab_size(f->wp) > f->m.c.n_vocab)

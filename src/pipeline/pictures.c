@@ -4,6 +4,7 @@
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
 #include "pipeline/links.h"
+#include "render/fmt.h"
 #include "render/mapview.h"
 #include "render/render.h"
 #include "render/stepview.h"
@@ -269,7 +270,7 @@ static int step_strip(Show *w) {
     const TraceMap *m = &w->t->maps[w->ps->focus_map];
     int head = w->ps->focus_head;
     if (!m->heads[head].scores) return 0;
-    char formula[64], file[256], title[256], (*dims)[8] = malloc((size_t)m->Dv * 8);
+    char formula[64], file[256], title[256], (*dims)[STEPVIEW_DIM_LABEL] = malloc((size_t)m->Dv * sizeof *dims);
     const char **dim_labels = malloc(sizeof(char *) * (size_t)m->Dv);
     if (!dims || !dim_labels) { free(dims); free(dim_labels); return errmsg_set(w->err, w->errlen, "out of memory"); }
     StepView sv = stepview_of_head(m, head, dims, dim_labels);
@@ -281,8 +282,8 @@ static int step_strip(Show *w) {
     int n = stepview_panels(&sv, p, NULL);
     snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
     char note[300];
-    snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V%s", m->id, head,
-             ablated_note(w, note, sizeof note));
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V%s",
+                                          m->id, head, ablated_note(w, note, sizeof note)));
     char path[4096];
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
@@ -327,13 +328,15 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     char file[256], title[256], sub[512], cap[512], path[4096];
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
     char note[300], title2[1600];
-    snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, kind_title(kind),
-             w->ps->layer_on || w->ps->head_on ? "chosen" : "every", ablated_note(w, note, sizeof note));
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, kind_title(kind),
+                                          w->ps->layer_on || w->ps->head_on ? "chosen" : "every",
+                                          ablated_note(w, note, sizeof note)));
     /* the sentence on a second line, and what the outline means */
     char world[1200];
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
-    snprintf(title2, sizeof title2, "%s\n%s → %s%s%s", title, w->s->text, w->s->translation, world,
-             taught ? "   (outlined: a head training taught where to look)" : "");
+    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s", title, w->s->text,
+                                            w->s->translation, world,
+                                            taught ? "   (outlined: a head training taught where to look)" : ""));
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
     RenderMeta meta = pictures_meta(w, items, title2, NULL, NULL, NULL);
@@ -344,7 +347,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     trace_add_image(w->t, file);
     snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
-    snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub);
+    fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub));
     html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
     return 0;
 }

@@ -28,7 +28,7 @@ int pictures_draw_aggregate(const char *path, const Trace *t, int q, const float
     float *raw = malloc((size_t)R * S * sizeof(float)), *nw = malloc((size_t)R * S * sizeof(float));
     float *ro = malloc((size_t)E * S * sizeof(float));
     unsigned char *mask = malloc((size_t)R * S);
-    char (*lab)[24] = malloc((size_t)(R + E) * sizeof *lab);
+    char (*lab)[32] = malloc((size_t)(R + E) * sizeof *lab);   /* "L%d h%d ✕": any two ints */
     const char **rl = malloc((size_t)(R + E) * sizeof(char *));
     if (!raw || !nw || !ro || !mask || !lab || !rl) {
         free(raw); free(nw); free(ro); free(mask); free(lab); free(rl);
@@ -121,7 +121,7 @@ int pictures_draw_importance(const char *path, const Importance *im, const char 
     int H = im->H, n = 0;
     float *vals = malloc((size_t)3 * im->Lmax * H * sizeof(float));
     unsigned char *mask = malloc((size_t)3 * im->Lmax * H);
-    char (*lab)[16] = malloc((size_t)(im->Lmax + H) * sizeof *lab);
+    char (*lab)[24] = malloc((size_t)(im->Lmax + H) * sizeof *lab);   /* "layer %d", "head %d": any int */
     const char **rl = malloc((size_t)(im->Lmax + H) * sizeof(char *));
     if (!vals || !mask || !lab || !rl) {
         free(vals); free(mask); free(lab); free(rl);
@@ -179,7 +179,7 @@ static int importance_tokens(Show *w, const Importance *im) {
     for (int k = 0; k < 3; k++) N += im->layers[k] * H;
     float *vals = malloc((size_t)T * N * sizeof(float));
     unsigned char *mask = malloc((size_t)T * N);
-    char (*lab)[16] = malloc((size_t)N * sizeof *lab);
+    char (*lab)[32] = malloc((size_t)N * sizeof *lab);   /* "E%d h%d": any two ints */
     const char **cl = malloc((size_t)N * sizeof(char *));
     if (!vals || !mask || !lab || !cl) {
         free(vals); free(mask); free(lab); free(cl);

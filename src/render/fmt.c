@@ -105,3 +105,24 @@ double fmt_tick_step(double range, int target) {
     double nice = f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10;
     return nice * p;
 }
+
+/* The longest prefix of s[0..p) (those bytes known) that ends on a UTF-8
+ * character boundary: p, or the start of the character cut at p. */
+static size_t utf8_prefix(const char *s, size_t p) {
+    if (p == 0) return 0;
+    size_t j = p - 1;
+    while (j > 0 && ((unsigned char)s[j] & 0xC0) == 0x80) j--;   /* the last character's first byte */
+    unsigned char c = (unsigned char)s[j];
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return j + len <= p ? p : j;
+}
+
+int fmt_fit(char *buf, size_t n, int written) {
+    static const char ell[] = "\xE2\x80\xA6";   /* U+2026, and its NUL */
+    if (written >= 0 && (size_t)written < n) return 0;
+    if (n == 0) return 1;
+    if (written < 0) { buf[0] = '\0'; return 1; }
+    if (n >= sizeof ell) memcpy(buf + utf8_prefix(buf, n - sizeof ell), ell, sizeof ell);
+    else buf[utf8_prefix(buf, n - 1)] = '\0';
+    return 1;
+}

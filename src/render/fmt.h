@@ -1,5 +1,6 @@
 /* fmt.h — numbers as the pictures print them: cell values, tick labels, and
- * the tick step of an axis or colour bar.
+ * the tick step of an axis or colour bar; and a text cut to its buffer that
+ * says so (fmt_fit).
  *
  * Output is UTF-8 with the typographic minus U+2212 ("−0.5") and "−∞", "+∞",
  * "NaN" for non-finite values, written into the caller's buffer (cut to
@@ -28,5 +29,14 @@ void fmt_tick(char *out, size_t outlen, double v, double step);
 /* A round tick step (1, 2, 2.5 or 5 × 10^k) cutting range into about
  * `target` intervals; 1 for an empty range. */
 double fmt_tick_step(double range, int target);
+
+/* After `written = snprintf(buf, n, ...)`: when the text did not fit
+ * (written >= n, or written < 0), ends what buf holds with "…" on a UTF-8
+ * character boundary, so a cut title or caption never passes for whole.
+ * Returns 1 if the text was cut, 0 if buf holds it all (then buf is untouched).
+ * Below 4 bytes there is no room for "…": the text is only cut at a boundary.
+ *
+ *     fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s → %s", a, b)); */
+int fmt_fit(char *buf, size_t n, int written);
 
 #endif

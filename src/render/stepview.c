@@ -44,10 +44,10 @@ int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind 
     return n;
 }
 
-StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[8], const char **dim_labels) {
+StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LABEL], const char **dim_labels) {
     const TraceHead *hd = &m->heads[h];
     for (int d = 0; d < m->Dv; d++) {
-        snprintf(dims[d], 8, "%d", d);
+        snprintf(dims[d], sizeof dims[d], "%d", d);
         dim_labels[d] = dims[d];
     }
     StepView sv = {0};

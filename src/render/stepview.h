@@ -36,10 +36,11 @@ typedef struct {
 int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind kinds[STEP_COUNT]);
 
 /* The steps of head h of a trace map (its step matrices, labels and mask);
- * dims receives the output's column labels "0" … (capacity Dv, 8 bytes each,
- * pointed to by dim_labels).  Titles, subtitles, axes and show_values are the
- * caller's to set. */
-StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[8], const char **dim_labels);
+ * dims receives the output's column labels "0" … (capacity Dv, each
+ * STEPVIEW_DIM_LABEL bytes: room for any int; pointed to by dim_labels).
+ * Titles, subtitles, axes and show_values are the caller's to set. */
+#define STEPVIEW_DIM_LABEL 12
+StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LABEL], const char **dim_labels);
 
 /* One small matrix panel: title, subtitle, values, labels, colour map (viridis
  * fixed 0–1, diverging centred on 0); values printed when they fit. */
