@@ -44,6 +44,7 @@ static void free_map(TraceMap *m) {
         TraceHead *hd = &m->heads[h];
         free(hd->weights); free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
         free(hd->norm_weighted);
+        free(hd->q); free(hd->q_rot); free(hd->k); free(hd->k_rot);
     }
     free(m->heads);
 }
@@ -98,6 +99,9 @@ TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec) {
     memset(m, 0, sizeof *m);
     m->layer = spec->layer; m->Tq = Tq; m->Tk = Tk; m->d_k = spec->d_k; m->Dv = spec->Dv;
     m->mask_fill = spec->mask_fill; m->n_heads = n_heads; m->scaled_by_sqrt_dk = 1;
+    m->n_kv_heads = spec->n_kv_heads > 0 ? spec->n_kv_heads : n_heads;
+    m->score_scale = spec->score_scale;
+    if (n_heads > 0 && (m->n_kv_heads > n_heads || n_heads % m->n_kv_heads)) return NULL;
     m->id = strdup(spec->id); m->stack = strdup(spec->stack); m->kind = strdup(spec->kind);
     m->queries = copy_strings(spec->queries, Tq);
     m->keys = copy_strings(spec->keys, Tk);
@@ -166,6 +170,21 @@ const char *trace_section(const Trace *t, const char *name) {
     for (int i = 0; i < t->n_sections; i++)
         if (!strcmp(t->section_names[i], name)) return t->section_json[i];
     return NULL;
+}
+
+int trace_kv_head(const TraceMap *m, int h) {
+    return m->n_kv_heads > 0 && m->n_kv_heads < m->n_heads ? h / (m->n_heads / m->n_kv_heads) : h;
+}
+
+int trace_set_rope(TraceMap *m, int head, const float *q, const float *q_rot, const float *k, const float *k_rot) {
+    if (head < 0 || head >= m->n_heads || !q || !q_rot || !k || !k_rot) return -1;
+    TraceHead *h = &m->heads[head];
+    free(h->q); free(h->q_rot); free(h->k); free(h->k_rot);
+    h->q = copy_floats(q, (size_t)m->Tq * m->d_k);
+    h->q_rot = copy_floats(q_rot, (size_t)m->Tq * m->d_k);
+    h->k = copy_floats(k, (size_t)m->Tk * m->d_k);
+    h->k_rot = copy_floats(k_rot, (size_t)m->Tk * m->d_k);
+    return h->q && h->q_rot && h->k && h->k_rot ? 0 : -1;
 }
 
 int trace_set_norm_weighted(TraceMap *m, int head, const float *values) {
@@ -251,6 +270,8 @@ static void put_map(FILE *f, const TraceMap *m) {
     fputs(",\n     \"queries\": ", f); put_strings(f, m->queries, m->Tq);
     fputs(",\n     \"keys\": ", f); put_strings(f, m->keys, m->Tk);
     fprintf(f, ",\n     \"d_k\": %d, \"scaled\": %s", m->d_k, m->scaled_by_sqrt_dk ? "true" : "false");
+    if (m->score_scale > 0) { fputs(", \"score_scale\": ", f); put_number(f, m->score_scale); }
+    if (m->n_kv_heads > 0 && m->n_kv_heads < m->n_heads) fprintf(f, ", \"kv_heads\": %d", m->n_kv_heads);
     fputs(",\n     \"mask\": ", f); put_mask(f, m->mask, m->Tq, m->Tk);
     fputs(", \"mask_fill\": ", f);
     if (isinf(m->mask_fill) && m->mask_fill < 0) fputs("\"-inf\"", f);
@@ -267,6 +288,13 @@ static void put_map(FILE *f, const TraceMap *m) {
             if (!parts[p].x) continue;
             fprintf(f, ",\n       \"%s\": ", parts[p].name);
             put_matrix(f, parts[p].x, m->Tq, parts[p].cols, "       ");
+        }
+        struct { const char *name; const float *x; int rows; } rope[] = {
+            {"q", hd->q, m->Tq}, {"q_rotated", hd->q_rot, m->Tq}, {"k", hd->k, m->Tk}, {"k_rotated", hd->k_rot, m->Tk}};
+        for (size_t p = 0; p < sizeof rope / sizeof rope[0]; p++) {
+            if (!rope[p].x) continue;
+            fprintf(f, ",\n       \"%s\": ", rope[p].name);
+            put_matrix(f, rope[p].x, rope[p].rows, m->d_k, "       ");
         }
         fputc('}', f);
     }
@@ -293,9 +321,12 @@ int trace_check_finite(const Trace *t, char *err, size_t errlen) {
             struct { const char *name; const float *x; int cols; } parts[] = {
                 {"scores", hd->scores, m->Tk}, {"scaled scores", hd->scaled, m->Tk},
                 {"masked scores", hd->masked, m->Tk}, {"weights", hd->weights, m->Tk},
-                {"output", hd->output, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tk}};
+                {"output", hd->output, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tk},
+                {"queries before RoPE", hd->q, m->d_k}, {"rotated queries", hd->q_rot, m->d_k},
+                {"keys before RoPE", hd->k, m->d_k}, {"rotated keys", hd->k_rot, m->d_k}};
             for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-                long at = first_nonfinite(parts[p].x, m->Tq, parts[p].cols, m, parts[p].x == hd->masked);
+                int rows = parts[p].x && (parts[p].x == hd->k || parts[p].x == hd->k_rot) ? m->Tk : m->Tq;
+                long at = first_nonfinite(parts[p].x, rows, parts[p].cols, m, parts[p].x == hd->masked);
                 if (at < 0) continue;
                 return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column "
                                   "%ld: the numbers overflowed float32 in or before this layer",
@@ -316,6 +347,7 @@ size_t trace_json_estimate(const Trace *t) {
             const float *tk[] = {hd->weights, hd->scores, hd->scaled, hd->masked, hd->norm_weighted};
             for (int p = 0; p < 5; p++) if (tk[p]) cells += (size_t)m->Tq * m->Tk;
             if (hd->output) cells += (size_t)m->Tq * m->Dv;
+            if (hd->q) cells += 2 * (size_t)(m->Tq + m->Tk) * m->d_k;
         }
         if (m->mask) cells += (size_t)m->Tq * m->Tk / 6;   /* "0," is a sixth of a number */
     }

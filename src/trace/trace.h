@@ -21,6 +21,10 @@ typedef struct {
     float *output;   /* (Tq, Dv) or NULL — weights·V            */
     float *norm_weighted; /* (Tq, Tk) or NULL — ‖α_ij · f_h(x_j)‖, the size of
                              what key j adds through this head (Kobayashi et al. 2020) */
+    /* Rotary position embeddings (RoPE): this head's queries and keys before and
+     * after the rotation, or NULL (a model without RoPE, or not recorded). */
+    float *q, *q_rot;     /* (Tq, d_k) */
+    float *k, *k_rot;     /* (Tk, d_k) */
 } TraceHead;
 
 typedef struct {
@@ -34,7 +38,12 @@ typedef struct {
     unsigned char *mask;  /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
     float mask_fill;      /* -INFINITY or a finite number                  */
     int scaled_by_sqrt_dk;/* 0 for the unscaled variant (--no-scale)       */
+    float score_scale;    /* what scores were multiplied by when it is not
+                             1/√d_k (Gemma 3's query_pre_attn_scalar^-½); 0 otherwise */
     int n_heads;
+    int n_kv_heads;       /* key/value heads (grouped-query attention): query head h
+                             reads key/value head h / (n_heads / n_kv_heads); = n_heads
+                             when every head has its own                      */
     TraceHead *heads;     /* n_heads, each zeroed until trace_set_head     */
 } TraceMap;
 
@@ -73,12 +82,21 @@ typedef struct {
     const unsigned char *mask;    /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
     float mask_fill;              /* -INFINITY or a finite number                  */
     int n_heads;
+    int n_kv_heads;               /* 0: n_heads (no grouping); else it divides n_heads */
+    float score_scale;            /* 0: scores ÷ √d_k; else the factor used instead    */
 } TraceMapSpec;
 
 /* Adds a map with spec->n_heads empty heads, copying the spec's strings, tokens
  * and mask; returns it, or NULL out of memory.  The returned pointer is valid
  * until the next add. */
 TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec);
+
+/* The key/value head query head h reads (h itself without grouping). */
+int trace_kv_head(const TraceMap *m, int h);
+
+/* Copies one head's queries and keys before and after RoPE: q, q_rot (Tq, d_k),
+ * k, k_rot (Tk, d_k), all four given.  0, or -1 (bad head, out of memory). */
+int trace_set_rope(TraceMap *m, int head, const float *q, const float *q_rot, const float *k, const float *k_rot);
 
 /* Copies one head's matrices (weights required; others may be NULL). */
 int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,
