@@ -15,7 +15,7 @@ token in the input.
     normalizer, pre-tokenizer, model option, added-token flag, post-processor and decoder
     the real files do not use.
 Tests that need ../shared print "skipped: …" and return when it is absent."""
-import copy, json, os, random, shutil, subprocess, time
+import copy, json, os, random, re, shutil, subprocess, unicodedata
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_UNIT = os.environ.get("TEST_UNIT", os.path.join(ROOT, "build", "test_unit"))
@@ -386,6 +386,27 @@ def test_tokjson_every_part_matches_the_library(tmp):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(tok, f, ensure_ascii=False)
         compare(path, texts, name)
+
+
+def test_tokjson_unicode_tables_match_the_library():
+    """The library's own Unicode tables for punctuation, control characters and marks are
+    older than utf8proc's: every mark, format character and punctuation character (and
+    each code point src/tokenize/tokjson_text.c lists as unknown to the library, with its
+    neighbours) between two letters goes through bert-base-uncased's file as it does
+    through the library."""
+    path = shared("bert-base-uncased", "tokenizer.json")
+    if not path:
+        return
+    with open(os.path.join(ROOT, "src", "tokenize", "tokjson_text.c"), encoding="utf-8") as f:
+        table = re.search(r"UNKNOWN_TO_LIBRARY\[\]\[2\] = \{(.*?)\};", f.read(), re.S).group(1)
+    cps = set()
+    for a, b in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", table):
+        cps.update(range(int(a, 16) - 1, int(b, 16) + 2))
+    assert len(cps) > 500
+    cps.update(c for c in range(0x80, 0x20000) if not 0xD800 <= c <= 0xDFFF
+               and unicodedata.category(chr(c)) in ("Mn", "Mc", "Me", "Cf", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"))
+    cps.update([0x166D, 0x111C9, 0x1734, 0xE000, 0xF0000, 0x10FFFD, 0xE0001, 0xFEFF, 0x200B])
+    compare(path, ["a" + chr(c) + "b" for c in sorted(cps)], "bert-base-uncased")
 
 
 def _tool_error(path):

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #define MAX_FILE (256u << 20)
+/* What a normalizer or pre-tokenizer failing means: memory, or a pattern
+ * PCRE2 gave up on (tokjson_text.c caps the work of one match). */
+#define CANNOT "cannot tokenize the text: out of memory, or a regex of the file reached PCRE2's match limit"
 #define MAX_ADDED_ID (1 << 24)
 
 /* An added token: "<|endoftext|>", "[CLS]", "<s>". */
@@ -212,7 +215,7 @@ static int build_vocab(TokJson *t) {
 static int ids_append(int **v, int *n, const int *ids, int k) {
     int *p = realloc(*v, (size_t)(*n + k + 1) * sizeof *p);
     if (!p) return -1;
-    memcpy(p + *n, ids, (size_t)k * sizeof *p);
+    if (k > 0) memcpy(p + *n, ids, (size_t)k * sizeof *p);
     *v = p;
     *n += k;
     return 0;
@@ -520,7 +523,7 @@ static int encode_text(const TokJson *t, TjStr *s, Out *o, char *err, size_t err
     TjToks toks = {0};
     int rc = tjlist_take(&words, s);
     if (rc == 0 && t->pre) rc = tj_pre_apply(t->pre, &words);
-    if (rc) { tjlist_free(&words); return errmsg_set(err, errlen, "out of memory"); }
+    if (rc) { tjlist_free(&words); return errmsg_set(err, errlen, "%s", CANNOT); }
     for (int w = 0; w < words.n && rc == 0; w++) {
         const TjStr *p = &words.v[w];
         toks.n = 0;
@@ -552,7 +555,7 @@ static int encode_gap(const TokJson *t, const TjStr *s, int a, int b, int level,
 /* s cut at the added tokens: level 0 those that are not normalized, on the
  * raw text; level 1 those that are, on the normalized text. */
 static int encode_cut(const TokJson *t, TjStr *s, int level, Out *o, char *err, size_t errlen) {
-    if (level == 1 && t->norm && tj_norm_apply(t->norm, s)) return errmsg_set(err, errlen, "out of memory");
+    if (level == 1 && t->norm && tj_norm_apply(t->norm, s)) return errmsg_set(err, errlen, "%s", CANNOT);
     const AddedSet *set = level ? &t->normed : &t->raw;
     int done = 0, from = 0, rc = 0;
     Hit h;

@@ -32,7 +32,24 @@
  * Regex patterns are the Oniguruma patterns of the file, run by PCRE2 (UTF,
  * UCP) after \w, \W and \s are rewritten to Oniguruma's Unicode classes;
  * Unicode tables come from utf8proc.  Not read: Unigram models, the
- * Precompiled normalizer (T5, ALBERT); loading such a file fails, naming it.
+ * Precompiled normalizer (T5, ALBERT), the UnicodeScripts pre-tokenizer, the
+ * CTC decoder; loading such a file fails, naming it.  Read more leniently
+ * than the library: fields it requires may be left out (their defaults),
+ * and merges may mix both spellings.
+ *
+ * Where the library has its own ways, they are followed (the tests check
+ * them): an added token gets the id of the same text in the vocabulary, or
+ * the next id after it in file order (the file's "id" agrees in files the
+ * library wrote); an added token with "normalized": true is spelled as its
+ * normalized text ("[MASK]" under Lowercase is "[mask]") and then counts as
+ * special only if that text is a special token's; BertNormalizer keeps
+ * unassigned code points; a character outside a BPE vocabulary without an
+ * unk_token is dropped; Metaspace with add_prefix_space false needs
+ * prepend_scheme "never".  Offsets follow the library's alignments (a
+ * prepended "▁" spans the first character, a replacement the last one it
+ * replaces, a mark dropped by StripAccents takes its bytes with it), and
+ * the ByteLevel and RobertaProcessing post-processors with trim_offsets
+ * trim them of spaces.
  *
  * Use (the family/ loader and `attnviz tokenize`):
  *

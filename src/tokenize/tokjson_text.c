@@ -45,6 +45,7 @@ int tjstr_put_cp(TjStr *t, int32_t c, TjSpan sp) {
 }
 
 int tjstr_slice(TjStr *out, const TjStr *in, int a, int b) {
+    if (b <= a) return 0;
     if (tjstr_room(out, b - a)) return -1;
     memcpy(out->s + out->n, in->s + a, (size_t)(b - a));
     memcpy(out->al + out->n, in->al + a, (size_t)(b - a) * sizeof *in->al);
@@ -135,10 +136,56 @@ int tj_is_space(int32_t c) {
            c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
+/* Code points the library's tables for punctuation, control characters and
+ * marks (the unicode_categories crate, older than Unicode 9) do not know,
+ * where utf8proc (Unicode 15) says mark, format character or punctuation:
+ * the library leaves them inside words.  Found by running every code point
+ * below U+40000 through both (tests/test_tokjson.py checks each one). */
+static const int32_t UNKNOWN_TO_LIBRARY[][2] = {
+    {0x61D, 0x61D}, {0x7FD, 0x7FD}, {0x890, 0x891}, {0x898, 0x89F}, {0x8CA, 0x8E2}, {0x9FD, 0x9FE}, {0xA76, 0xA76},
+    {0xAFA, 0xAFF}, {0xB55, 0xB55}, {0xC04, 0xC04}, {0xC3C, 0xC3C}, {0xC77, 0xC77}, {0xC84, 0xC84}, {0xD00, 0xD00},
+    {0xD3B, 0xD3C}, {0xD81, 0xD81}, {0xEBA, 0xEBA}, {0xECE, 0xECE}, {0x180F, 0x180F}, {0x1885, 0x1886},
+    {0x1ABF, 0x1ACE}, {0x1B7D, 0x1B7E}, {0x1DF6, 0x1DFB}, {0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0xA82C, 0xA82C},
+    {0xA8C5, 0xA8C5}, {0xA8FF, 0xA8FF}, {0xA9BD, 0xA9BD}, {0x10D24, 0x10D27}, {0x10EAB, 0x10EAD},
+    {0x10EFD, 0x10EFF}, {0x10F46, 0x10F50}, {0x10F55, 0x10F59}, {0x10F82, 0x10F89}, {0x11070, 0x11070},
+    {0x11073, 0x11074}, {0x110C2, 0x110C2}, {0x110CD, 0x110CD}, {0x111CF, 0x111CF},
+    {0x1123E, 0x1123E}, {0x11241, 0x11241}, {0x1133B, 0x1133B}, {0x11438, 0x1143F}, {0x11442, 0x11444},
+    {0x11446, 0x11446}, {0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145E}, {0x11660, 0x1166C},
+    {0x116B9, 0x116B9}, {0x1182F, 0x11837}, {0x11839, 0x1183B}, {0x1193B, 0x1193C}, {0x1193E, 0x1193E},
+    {0x11943, 0x11946}, {0x119D4, 0x119D7}, {0x119DA, 0x119DB}, {0x119E0, 0x119E0}, {0x119E2, 0x119E2},
+    {0x11A01, 0x11A0A}, {0x11A33, 0x11A38}, {0x11A3B, 0x11A47}, {0x11A51, 0x11A56}, {0x11A59, 0x11A5B},
+    {0x11A8A, 0x11A96}, {0x11A98, 0x11A9C}, {0x11A9E, 0x11AA2}, {0x11B00, 0x11B09}, {0x11C30, 0x11C36},
+    {0x11C38, 0x11C3D}, {0x11C3F, 0x11C3F}, {0x11C41, 0x11C45}, {0x11C70, 0x11C71}, {0x11C92, 0x11CA7},
+    {0x11CAA, 0x11CB0}, {0x11CB2, 0x11CB3}, {0x11CB5, 0x11CB6}, {0x11D31, 0x11D36}, {0x11D3A, 0x11D3A},
+    {0x11D3C, 0x11D3D}, {0x11D3F, 0x11D45}, {0x11D47, 0x11D47}, {0x11D90, 0x11D91}, {0x11D95, 0x11D95},
+    {0x11D97, 0x11D97}, {0x11EF3, 0x11EF4}, {0x11EF7, 0x11EF8}, {0x11F00, 0x11F01}, {0x11F36, 0x11F3A},
+    {0x11F40, 0x11F40}, {0x11F42, 0x11F4F}, {0x11FFF, 0x11FFF}, {0x12FF1, 0x12FF2}, {0x13430, 0x13440},
+    {0x13447, 0x13455}, {0x16E97, 0x16E9A}, {0x16F4F, 0x16F4F}, {0x16FE2, 0x16FE2}, {0x16FE4, 0x16FE4},
+    {0x1CF00, 0x1CF2D}, {0x1CF30, 0x1CF46}, {0x1E000, 0x1E006}, {0x1E008, 0x1E018}, {0x1E01B, 0x1E021},
+    {0x1E023, 0x1E024}, {0x1E026, 0x1E02A}, {0x1E08F, 0x1E08F}, {0x1E130, 0x1E136}, {0x1E2AE, 0x1E2AE},
+    {0x1E2EC, 0x1E2EF}, {0x1E4EC, 0x1E4EF}, {0x1E944, 0x1E94A}, {0x1E95E, 0x1E95F}
+};
+/* CANADIAN SYLLABICS CHI SIGN, SHARADA SANDHI MARK: Po there, So and Mn now */
+#define OLD_PUNCT(c) ((c) == 0x166D || (c) == 0x111C9)
+#define OLD_MN 0x1734      /* HANUNOO SIGN PAMUDPOD: Mn there, Mc now */
+
+static int unknown_to_library(int32_t c) {
+    int lo = 0, hi = (int)(sizeof UNKNOWN_TO_LIBRARY / sizeof UNKNOWN_TO_LIBRARY[0]) - 1;
+    if (c < 0x600) return 0;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (c < UNKNOWN_TO_LIBRARY[mid][0]) hi = mid - 1;
+        else if (c > UNKNOWN_TO_LIBRARY[mid][1]) lo = mid + 1;
+        else return 1;
+    }
+    return 0;
+}
+
 int tj_is_punct(int32_t c) {
     if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return 1;
+    if (OLD_PUNCT(c)) return 1;
     utf8proc_category_t k = utf8proc_category(c);
-    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO && !unknown_to_library(c);
 }
 
 int tj_is_digit(int32_t c) {
@@ -165,7 +212,12 @@ int tj_is_word(int32_t c) {
 static int is_control(int32_t c) {
     if (c == '\t' || c == '\n' || c == '\r') return 0;
     utf8proc_category_t k = utf8proc_category(c);
-    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO;
+    return (k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO) && !unknown_to_library(c);
+}
+
+/* BertNormalizer's nonspacing marks (category Mn in the library's tables). */
+static int is_bert_mark(int32_t c) {
+    return c == OLD_MN || (utf8proc_category(c) == UTF8PROC_CATEGORY_MN && !unknown_to_library(c) && !OLD_PUNCT(c));
 }
 
 static int is_chinese(int32_t c) {
@@ -193,6 +245,8 @@ int tj_char_byte(int32_t c) {
 }
 
 /* ---- patterns ---- */
+
+#define MATCH_LIMIT 1000000   /* backtracking steps of one match (PCRE2's default: 10 million) */
 
 /* Oniguruma's Unicode \s (tab to CR, NEL, Zs, Zl, Zp) and \w (UTS #18's
  * word: Alphabetic, marks, Nd, Pc, the joiners; not ² or ½), as the
@@ -291,10 +345,12 @@ int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out) {
     if (p->lit) return find_literal(p->lit, s, n, out);
     if (!p->re) return 0;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
-    if (!md) return -1;
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    if (!md || !mc) { pcre2_match_data_free(md); pcre2_match_context_free(mc); return -1; }
+    pcre2_set_match_limit(mc, MATCH_LIMIT);   /* a pathological pattern fails instead of running for minutes */
     int off = 0, last_end = -1, rc = 0;
     while (off <= n) {
-        int r = pcre2_match(p->re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)off, PCRE2_NO_UTF_CHECK, md, NULL);
+        int r = pcre2_match(p->re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)off, PCRE2_NO_UTF_CHECK, md, mc);
         if (r < 0) {
             if (r != PCRE2_ERROR_NOMATCH) rc = -1;
             break;
@@ -312,6 +368,7 @@ int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out) {
         last_end = b;
     }
     pcre2_match_data_free(md);
+    pcre2_match_context_free(mc);
     return rc;
 }
 
@@ -488,7 +545,8 @@ static int norm_lowercase(TjStr *s) {
     return rc;
 }
 
-/* Drops the characters of category Mn (mn_only) or M*. */
+/* Drops BertNormalizer's marks (mn_only) or every character of category M*
+ * (StripAccents). */
 static int norm_drop_marks(TjStr *s, int mn_only) {
     TjStr out = {0};
     int rc = 0;
@@ -496,7 +554,7 @@ static int norm_drop_marks(TjStr *s, int mn_only) {
         int32_t c;
         int k = tj_utf8_next(s->s, s->n, i, &c);
         utf8proc_category_t cat = utf8proc_category(c);
-        int mark = mn_only ? cat == UTF8PROC_CATEGORY_MN : cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
+        int mark = mn_only ? is_bert_mark(c) : cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
         if (!mark) rc = tjstr_put(&out, s->s + i, k, tjstr_span(s, i, k));
         i += k;
     }
@@ -536,6 +594,7 @@ static int norm_bert(const TjNorm *nm, TjStr *s) {
  * the last character they replace (the byte before an empty match), as the
  * library aligns them. */
 static int norm_replace(const TjNorm *nm, TjStr *s) {
+    if (s->n == 0) return 0;   /* the library finds no match in empty text */
     TjSpans m = {0};
     TjStr out = {0};
     int rc = tj_pattern_find(&nm->pat, s->s, s->n, &m), at = 0, clen = (int)strlen(nm->content);
