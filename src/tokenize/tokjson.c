@@ -89,6 +89,13 @@ int32_t tj_one_char(const char *s) {
     return k == n ? c : -1;
 }
 
+/* A message quoting the file (a pattern, a token) on one line: control
+ * characters become spaces. */
+static void one_line(char *err, size_t errlen) {
+    for (size_t i = 0; err && i < errlen && err[i]; i++)
+        if ((unsigned char)err[i] < 0x20 || err[i] == 0x7F) err[i] = ' ';
+}
+
 /* ---- loading ---- */
 
 static int parse_added_one(Added *a, const TjJson *e, const char *where, const TjCtx *c) {
@@ -330,7 +337,7 @@ static int parse_root(TokJson *t, const TjJson *root, const TjCtx *c) {
     return 0;
 }
 
-TokJson *tokjson_parse(const char *json, size_t len, const char *name, char *err, size_t errlen) {
+static TokJson *parse_text(const char *json, size_t len, const char *name, char *err, size_t errlen) {
     TjCtx c = {name ? name : "tokenizer.json", err, errlen};
     if (err && errlen) err[0] = '\0';
     if (!tj_utf8_valid(json, len)) {
@@ -352,6 +359,12 @@ TokJson *tokjson_parse(const char *json, size_t len, const char *name, char *err
         t = NULL;
     }
     tj_json_free(doc);
+    return t;
+}
+
+TokJson *tokjson_parse(const char *json, size_t len, const char *name, char *err, size_t errlen) {
+    TokJson *t = parse_text(json, len, name, err, errlen);
+    if (!t) one_line(err, errlen);
     return t;
 }
 
@@ -594,7 +607,10 @@ int tokjson_encode(const TokJson *t, const char *text, int add_special, TokJsonE
     for (int i = 0; with && i < t->n_post && rc == 0; i++)
         if (out_add(t, &o, t->post_ids[i], n, n, 1)) rc = errmsg_set(err, errlen, "out of memory");
     tjstr_free(&whole);
-    if (rc) tokjson_enc_free(out);
+    if (rc) {
+        tokjson_enc_free(out);
+        one_line(err, errlen);
+    }
     return rc;
 }
 
