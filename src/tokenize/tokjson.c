@@ -161,6 +161,16 @@ static int parse_added(TokJson *t, const TjJson *list, const TjCtx *c) {
     return 0;
 }
 
+/* An added token's place in a search set: by first byte, longest first. */
+typedef struct { int first, len, index; } AddedKey;
+
+static int cmp_added(const void *x, const void *y) {
+    const AddedKey *a = x, *b = y;
+    if (a->first != b->first) return a->first - b->first;
+    if (a->len != b->len) return b->len - a->len;
+    return a->index - b->index;
+}
+
 /* The text each added token is searched for (its normalized form when it is
  * "normalized"), and the two search sets. */
 static int prepare_added(TokJson *t) {
@@ -178,18 +188,19 @@ static int prepare_added(TokJson *t) {
         AddedSet *as = set ? &t->normed : &t->raw;
         as->order = malloc((size_t)(t->n_added ? t->n_added : 1) * sizeof *as->order);
         if (!as->order) return -1;
-        for (int b = 0; b < 256; b++) {   /* by first byte, longest first */
-            as->first[b] = as->n;
-            int from = as->n;
-            for (int i = 0; i < t->n_added; i++) {
-                const Added *a = &t->added[i];
-                if (a->len == 0 || a->normalized != set || (unsigned char)a->match[0] != b) continue;
-                int k = as->n++;
-                while (k > from && t->added[as->order[k - 1]].len < a->len) { as->order[k] = as->order[k - 1]; k--; }
-                as->order[k] = i;
-            }
+        AddedKey *key = malloc((size_t)(t->n_added ? t->n_added : 1) * sizeof *key);
+        if (!key) return -1;
+        for (int i = 0; i < t->n_added; i++) {
+            const Added *a = &t->added[i];
+            if (a->len > 0 && a->normalized == set) key[as->n++] = (AddedKey){(unsigned char)a->match[0], a->len, i};
         }
-        as->first[256] = as->n;
+        qsort(key, (size_t)as->n, sizeof *key, cmp_added);
+        for (int k = 0; k < as->n; k++) as->order[k] = key[k].index;
+        for (int b = 0, k = 0; b <= 256; b++) {
+            while (k < as->n && key[k].first < b) k++;
+            as->first[b] = k;
+        }
+        free(key);
     }
     return 0;
 }
@@ -206,7 +217,7 @@ static int build_vocab(TokJson *t) {
     TjVocab specials = {0};   /* the library tells special tokens by their text */
     for (int i = 0; i < t->n_added; i++) {
         const Added *a = &t->added[i];
-        t->tok[a->id] = a->normalized ? a->match : a->content;   /* as the library spells it */
+        t->tok[a->id] = !a->normalized ? a->content : a->match ? a->match : "";   /* as the library spells it */
         if (a->special && tjvocab_put(&specials, a->content, strlen(a->content), 1)) { tjvocab_free(&specials); return -1; }
     }
     for (int i = 0; i < t->n_added; i++) {
