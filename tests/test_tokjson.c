@@ -8,8 +8,8 @@
  * reads one JSON string a line and prints one JSON object a line:
  * {"ids": […], "with_special": […], "tokens": […], "start": […], "end": […],
  *  "decode": "…", "decode_skip": "…", "ms": encoding time}, after a first
- * line {"load_ms": …, "vocab": …, "bos": …, "eos": …, "unk": …, "model": "…"}
- * (times in ms of processor time).  A load failure: exit 1 and one line
+ * line {"load_ms": …, "vocab": …, "bos": …, "eos": …, "unk": …, "model": "…",
+ * "sanitized": 0 or 1} (times in ms of processor time).  A load failure: exit 1 and one line
  * "error: …" on stderr. */
 #include "check.h"
 #include "core/fileio.h"
@@ -22,6 +22,18 @@
 #include <time.h>
 
 int tokjson_tool(int argc, char **argv);
+
+/* 1 in a build under AddressSanitizer (make sanitize), whose times mean little. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
 
 /* Processor time of this process, in ms (steadier than the wall clock on a
  * machine other jobs share). */
@@ -84,8 +96,9 @@ int tokjson_tool(int argc, char **argv) {
     TokJson *t = tokjson_load(argv[2], err, sizeof err);
     double ms = now_ms() - t0;
     if (!t) { fprintf(stderr, "error: %s\n", err); return 1; }
-    printf("{\"load_ms\": %.3f, \"vocab\": %d, \"bos\": %d, \"eos\": %d, \"unk\": %d, \"model\": \"%s\"}\n", ms,
-           tokjson_vocab_size(t), tokjson_bos_id(t), tokjson_eos_id(t), tokjson_unk_id(t), tokjson_model_type(t));
+    printf("{\"load_ms\": %.3f, \"vocab\": %d, \"bos\": %d, \"eos\": %d, \"unk\": %d, \"model\": \"%s\", "
+           "\"sanitized\": %d}\n", ms, tokjson_vocab_size(t), tokjson_bos_id(t), tokjson_eos_id(t), tokjson_unk_id(t),
+           tokjson_model_type(t), SANITIZED);
     size_t cap = 1 << 16, len = 0;
     char *in = malloc(cap), line_err[512];
     for (size_t k; in && (k = fread(in + len, 1, cap - len - 1, stdin)) > 0;) {

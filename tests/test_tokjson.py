@@ -470,5 +470,8 @@ def test_tokjson_loads_fast_and_encodes_in_near_linear_time():
             best = run if best is None else tuple(map(min, best, run))
         load_ms, short_ms, long_ms = best
         print(f"{name}: load {load_ms:.1f} ms, 12k characters {short_ms:.1f} ms, 48k {long_ms:.1f} ms")
-        assert load_ms < 100, f"{name}: loading took {load_ms:.1f} ms of processor time"
+        if header["sanitized"]:
+            print("skipped: the 100 ms bound (a build under AddressSanitizer)")
+        else:
+            assert load_ms < 100, f"{name}: loading took {load_ms:.1f} ms of processor time"
         assert long_ms < 6 * short_ms + 10, f"{name}: 4x the text took {long_ms / short_ms:.1f}x the time"
