@@ -1,10 +1,18 @@
 /* tokjson.c — see tokjson.h: loading tokenizer.json, the added tokens, the
- * encode driver and the post-processor. */
-#include "tokenize/tokjson_internal.h"
+ * encode driver and the post-processor.  Its parts, each with its header:
+ * tokjson_json (the file's JSON, messages), tokjson_text (aligned text,
+ * Unicode classes, patterns, normalizers), tokjson_pretok (pre-tokenizers),
+ * tokjson_model (BPE, WordPiece, WordLevel), tokjson_decode (decoders); they
+ * call down that list only, never back into this file. */
+#include "tokenize/tokjson.h"
+#include "tokenize/tokjson_decode.h"
+#include "tokenize/tokjson_json.h"
+#include "tokenize/tokjson_model.h"
+#include "tokenize/tokjson_pretok.h"
+#include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,43 +59,6 @@ struct TokJson {
     int *pre_ids, n_pre;     /* what it puts before the text              */
     int *post_ids, n_post;   /* and after it                              */
 };
-
-/* ---- JSON helpers (tokjson_internal.h) ---- */
-
-int tj_fail(const TjCtx *c, const char *where, const char *fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return errmsg_set(c->err, c->errlen, "%s: %s: %s", c->file, where, msg);
-}
-
-int tj_bool(const TjJson *o, const char *key, int dflt) {
-    const TjJson *v = tj_get(o, key);
-    if (!v) return dflt;
-    return v->type == TJ_JSON_TRUE ? 1 : v->type == TJ_JSON_FALSE ? 0 : -1;
-}
-
-const char *tj_str(const TjJson *o, const char *key) {
-    const TjJson *v = tj_get(o, key);
-    return tj_is(v, TJ_JSON_STRING) ? v->valuestring : NULL;
-}
-
-char *tj_dup(const char *s, int *bad) {
-    if (!s) return NULL;
-    char *d = strdup(s);
-    if (!d) *bad = 1;
-    return d;
-}
-
-int32_t tj_one_char(const char *s) {
-    if (!s || !*s) return -1;
-    int n = (int)strlen(s);
-    int32_t c;
-    int k = tj_utf8_next(s, n, 0, &c);
-    return k == n ? c : -1;
-}
 
 /* A message quoting the file (a pattern, a token) on one line: control
  * characters become spaces. */
@@ -666,18 +637,30 @@ int tokjson_decode(const TokJson *t, const int *ids, int n, int skip_special, ch
     return 0;
 }
 
-int tokjson_vocab_size(const TokJson *t) { return t->n_ids; }
+int tokjson_vocab_size(const TokJson *t) {
+    return t->n_ids;
+}
 
 int tokjson_id(const TokJson *t, const char *token) {
     int id = tjvocab_get(&t->added_ids, token, strlen(token));
     return id >= 0 ? id : tjvocab_get(&t->model.vocab, token, strlen(token));
 }
 
-const char *tokjson_token(const TokJson *t, int id) { return id >= 0 && id < t->n_ids ? t->tok[id] : NULL; }
-int tokjson_is_special(const TokJson *t, int id) { return id >= 0 && id < t->n_ids && t->special[id]; }
-int tokjson_bos_id(const TokJson *t) { return t->n_pre > 0 ? t->pre_ids[0] : -1; }
-int tokjson_eos_id(const TokJson *t) { return t->n_post > 0 ? t->post_ids[0] : -1; }
-int tokjson_unk_id(const TokJson *t) { return t->model.unk; }
+const char *tokjson_token(const TokJson *t, int id) {
+    return id >= 0 && id < t->n_ids ? t->tok[id] : NULL;
+}
+int tokjson_is_special(const TokJson *t, int id) {
+    return id >= 0 && id < t->n_ids && t->special[id];
+}
+int tokjson_bos_id(const TokJson *t) {
+    return t->n_pre > 0 ? t->pre_ids[0] : -1;
+}
+int tokjson_eos_id(const TokJson *t) {
+    return t->n_post > 0 ? t->post_ids[0] : -1;
+}
+int tokjson_unk_id(const TokJson *t) {
+    return t->model.unk;
+}
 
 const char *tokjson_model_type(const TokJson *t) {
     return t->model.kind == TJ_MODEL_BPE ? "BPE" : t->model.kind == TJ_MODEL_WORDPIECE ? "WordPiece" : "WordLevel";

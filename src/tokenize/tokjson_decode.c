@@ -1,7 +1,7 @@
 /* tokjson_decode.c — the decoders of tokenizer.json (tokjson.h): token
  * strings back to printable text, each step as the tokenizers library's
  * decode_chain (a list of strings in, a list out). */
-#include "tokenize/tokjson_internal.h"
+#include "tokenize/tokjson_decode.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

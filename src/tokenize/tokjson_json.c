@@ -1,4 +1,4 @@
-/* tokjson_json.c — the JSON reader of tokjson (tokjson_internal.h): a tree
+/* tokjson_json.c — see tokjson_json.h: the JSON reader of tokjson, a tree
  * of nodes in a few large blocks, strings decoded in place in a copy of the
  * text, so a 2 MB tokenizer.json (100,000 strings) reads in milliseconds
  * where a node-by-node allocator takes most of the load time.
@@ -7,7 +7,10 @@
  * joined, a lone surrogate refused), numbers, true, false, null; nesting at
  * most TJ_JSON_DEPTH deep; nothing but white space after the value.  A
  * string holding \u0000 ends there (the strings are C strings). */
-#include "tokenize/tokjson_internal.h"
+#include "tokenize/tokjson_json.h"
+#include "core/errmsg.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,7 +220,9 @@ TjJsonDoc *tj_json_parse(const char *text, size_t len, size_t *fail_at) {
     return d;
 }
 
-const TjJson *tj_json_root(const TjJsonDoc *d) { return d->root; }
+const TjJson *tj_json_root(const TjJsonDoc *d) {
+    return d->root;
+}
 
 void tj_json_free(TjJsonDoc *d) {
     if (!d) return;
@@ -227,9 +232,46 @@ void tj_json_free(TjJsonDoc *d) {
     free(d);
 }
 
+int tj_is(const TjJson *j, int type) {
+    return j && j->type == type;
+}
+
+int tj_size(const TjJson *j) {
+    return j ? j->size : 0;
+}
+
 const TjJson *tj_get(const TjJson *o, const char *key) {
     if (!o || o->type != TJ_JSON_OBJECT) return NULL;
     for (const TjJson *e = o->child; e; e = e->next)
         if (!strcmp(e->string, key)) return e->type == TJ_JSON_NULL ? NULL : e;
     return NULL;
+}
+
+/* ---- look-ups and messages ---- */
+
+int tj_fail(const TjCtx *c, const char *where, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return errmsg_set(c->err, c->errlen, "%s: %s: %s", c->file, where, msg);
+}
+
+int tj_bool(const TjJson *o, const char *key, int dflt) {
+    const TjJson *v = tj_get(o, key);
+    if (!v) return dflt;
+    return v->type == TJ_JSON_TRUE ? 1 : v->type == TJ_JSON_FALSE ? 0 : -1;
+}
+
+const char *tj_str(const TjJson *o, const char *key) {
+    const TjJson *v = tj_get(o, key);
+    return tj_is(v, TJ_JSON_STRING) ? v->valuestring : NULL;
+}
+
+char *tj_dup(const char *s, int *bad) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *bad = 1;
+    return d;
 }

@@ -4,7 +4,8 @@
  * BPE merges with a priority queue (the pair of lowest rank first, the
  * leftmost among equals; stale entries skipped), so a word of n symbols costs
  * O(n log n) — the library's Word::merge_all, step for step. */
-#include "tokenize/tokjson_internal.h"
+#include "tokenize/tokjson_model.h"
+#include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +157,9 @@ void tjvocab_free(TjVocab *v) {
     memset(v, 0, sizeof *v);
 }
 
-static int vocab_get(const TjModel *m, const char *s, size_t n) { return tjvocab_get(&m->vocab, s, n); }
+static int vocab_get(const TjModel *m, const char *s, size_t n) {
+    return tjvocab_get(&m->vocab, s, n);
+}
 
 /* ---- BPE ---- */
 
@@ -169,7 +172,9 @@ typedef struct {
 typedef struct { int rank, pos, id; } Merge;
 typedef struct { Merge *v; int n, cap; } Heap;
 
-static int merge_less(Merge a, Merge b) { return a.rank != b.rank ? a.rank < b.rank : a.pos < b.pos; }
+static int merge_less(Merge a, Merge b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.pos < b.pos;
+}
 
 static int heap_push(Heap *h, Merge x) {
     if (h->n == h->cap) {

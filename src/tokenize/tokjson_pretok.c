@@ -1,7 +1,7 @@
 /* tokjson_pretok.c — the pre-tokenizers of tokenizer.json (tokjson.h): they
  * cut each normalized piece into the words the model sees, as the tokenizers
  * library's NormalizedString::split does with its five behaviours. */
-#include "tokenize/tokjson_internal.h"
+#include "tokenize/tokjson_pretok.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,7 @@
  * "▁" prepended.  A character made from several (NFC) spans them all; a
  * character inserted (a prepended "▁", the spaces around a CJK ideograph)
  * spans the character it was inserted at. */
-#include "tokenize/tokjson_internal.h"
-#include "core/errmsg.h"
+#include "tokenize/tokjson_text.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +126,14 @@ int tj_utf8_valid(const char *s, size_t n) {
         i += (size_t)k;
     }
     return 1;
+}
+
+int32_t tj_one_char(const char *s) {
+    if (!s || !*s) return -1;
+    int n = (int)strlen(s);
+    int32_t c;
+    int k = tj_utf8_next(s, n, 0, &c);
+    return k == n ? c : -1;
 }
 
 /* ---- Unicode classes ---- */
@@ -420,7 +427,9 @@ static int cps_add(Cps *c, int32_t x, int n) {
     return 0;
 }
 
-static int ccc(int32_t c) { return utf8proc_get_property(c)->combining_class; }
+static int ccc(int32_t c) {
+    return utf8proc_get_property(c)->combining_class;
+}
 
 /* NFD or NFKD: each character decomposed on its own, then the marks put in
  * canonical order as utf8proc does (each keeping its count). */
