@@ -27,8 +27,8 @@
  *      TemplateProcessing ("single"), BertProcessing, RobertaProcessing,
  *      ByteLevel (ids unchanged), Sequence.
  * Decoding (ids → text for printing) runs the decoder: ByteLevel, Metaspace,
- * WordPiece, ByteFallback, Fuse, Strip, Replace, BPEDecoder, Sequence; none
- * joins the tokens with spaces, as the library does.
+ * WordPiece, ByteFallback, Fuse, Strip, Replace, BPEDecoder, Sequence;
+ * without a decoder the tokens are joined with spaces, as the library does.
  * Regex patterns are the Oniguruma patterns of the file, run by PCRE2 (UTF,
  * UCP) after \w, \W and \s are rewritten to Oniguruma's Unicode classes;
  * Unicode tables come from utf8proc.  Not read: Unigram models, the
@@ -42,14 +42,16 @@
  * the next id after it in file order (the file's "id" agrees in files the
  * library wrote); an added token with "normalized": true is spelled as its
  * normalized text ("[MASK]" under Lowercase is "[mask]") and then counts as
- * special only if that text is a special token's; BertNormalizer keeps
- * unassigned code points; a character outside a BPE vocabulary without an
- * unk_token is dropped; Metaspace with add_prefix_space false needs
- * prepend_scheme "never".  Offsets follow the library's alignments (a
- * prepended "▁" spans the first character, a replacement the last one it
- * replaces, a mark dropped by StripAccents takes its bytes with it), and
- * the ByteLevel and RobertaProcessing post-processors with trim_offsets
- * trim them of spaces.
+ * special only if that text is a special token's; BertNormalizer,
+ * BertPreTokenizer and Punctuation classify marks, control characters and
+ * punctuation with the library's older Unicode tables (a list of the code
+ * points they do not know, in tokjson_text.c); a character outside a BPE
+ * vocabulary without an unk_token is dropped; Metaspace with
+ * add_prefix_space false needs prepend_scheme "never".  Offsets follow the
+ * library's alignments (a prepended "▁" spans the first character, a
+ * replacement the last one it replaces, a mark dropped by StripAccents takes
+ * its bytes with it), and the ByteLevel and RobertaProcessing
+ * post-processors with trim_offsets trim them of spaces.
  *
  * Use (the family/ loader and `attnviz tokenize`):
  *
