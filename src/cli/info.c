@@ -87,9 +87,7 @@ static int info_hf(const char *dir, int as_json) {
         printf("layers:       %d (maps %s.0.%s … %s.%d.%s)\n", c->n_layer, gpt ? "decoder" : "encoder",
                gpt ? "masked_self" : "self", gpt ? "decoder" : "encoder", c->n_layer - 1, gpt ? "masked_self" : "self");
         printf("positions:    %d\n", c->n_pos);
-        printf("vocabulary:   %d tokens (%s)\n", c->n_vocab,
-               gpt ? "byte-level BPE: vocab.json + merges.txt" : f.lower ? "WordPiece, uncased: vocab.txt"
-                                                                         : "WordPiece, cased: vocab.txt");
+        printf("vocabulary:   %d tokens (%s)\n", c->n_vocab, hf_file_tokenizer_name(&f));
         printf("parameters:   %zu\n", f.m.n_params);
         printf("dtype:        %s (computed in float32)\n", f.m.dtype);
         printf("layernorm:    eps %g\n", (double)c->ln_eps);

@@ -33,41 +33,134 @@ static int bert_case(const char *dir, int *lower, int *strip, char *err, size_t 
     return 0;
 }
 
-static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
+/* GPT-2's vocab.json + merges.txt or BERT's vocab.txt, as f->m.c.family
+ * says; checked against the model's vocabulary when there is a model. */
+static int load_vocab_files(HfFile *f, char *err, size_t errlen) {
     char a[4200], b[4200];
+    int V = f->m.c.n_vocab;
     if (f->m.c.family == HF_GPT2) {
         snprintf(a, sizeof a, "%s/vocab.json", f->dir);
         snprintf(b, sizeof b, "%s/merges.txt", f->dir);
         if (access(a, R_OK) != 0 || access(b, R_OK) != 0)
-            return errmsg_set(err, errlen, "%s: a GPT-2 folder needs vocab.json and merges.txt (save the tokenizer "
-                              "with tokenizer.save_pretrained(DIR))", f->dir);
+            return errmsg_set(err, errlen, "%s: a GPT-2 folder needs tokenizer.json, or vocab.json and merges.txt "
+                              "(save the tokenizer with tokenizer.save_pretrained(DIR))", f->dir);
         f->bpe = bpe_load(a, b, err, errlen);
         if (!f->bpe) return -1;
-        if (bpe_vocab_size(f->bpe) > f->m.c.n_vocab)
+        if (V > 0 && bpe_vocab_size(f->bpe) > V)
             return errmsg_set(err, errlen, "%s: vocab.json has %d tokens but the model only %d", f->dir,
-                              bpe_vocab_size(f->bpe), f->m.c.n_vocab);
+                              bpe_vocab_size(f->bpe), V);
         return 0;
     }
     snprintf(a, sizeof a, "%s/vocab.txt", f->dir);
     if (access(a, R_OK) != 0)
-        return errmsg_set(err, errlen, "%s: a BERT folder needs vocab.txt (save the tokenizer with "
+        return errmsg_set(err, errlen, "%s: a BERT folder needs tokenizer.json or vocab.txt (save the tokenizer with "
                           "tokenizer.save_pretrained(DIR))", f->dir);
     int strip;
     if (bert_case(f->dir, &f->lower, &strip, err, errlen)) return -1;
     f->wp = wordpiece_load(a, f->lower, strip, err, errlen);
     if (!f->wp) return -1;
-    if (wordpiece_vocab_size(f->wp) > f->m.c.n_vocab)
+    if (V > 0 && wordpiece_vocab_size(f->wp) > V)
         return errmsg_set(err, errlen, "%s: vocab.txt has %d tokens but the model only %d", f->dir,
-                          wordpiece_vocab_size(f->wp), f->m.c.n_vocab);
+                          wordpiece_vocab_size(f->wp), V);
     if (wordpiece_id(f->wp, "[CLS]") < 0 || wordpiece_id(f->wp, "[SEP]") < 0)
         return errmsg_set(err, errlen, "%s: vocab.txt has no [CLS] or [SEP]", f->dir);
     return 0;
 }
 
+/* 1 if DIR/name exists (readable or not: reading it then says why not). */
+static int has_file(const char *dir, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* The text of a special token in tokenizer_config.json: a string, or an
+ * AddedToken object's "content"; dflt when the key is absent; NULL when null. */
+static const char *config_token(const cJSON *j, const char *key, const char *dflt) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    if (!it) return dflt;
+    if (cJSON_IsObject(it)) it = cJSON_GetObjectItemCaseSensitive(it, "content");
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+/* true/false of key, or -1 when absent or not a boolean. */
+static int config_bool(const cJSON *j, const char *key) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
+    return cJSON_IsBool(it) ? cJSON_IsTrue(it) : -1;
+}
+
+/* The id of the special token key (bos_token, eos_token) that flag (add_bos_token,
+ * …) asks for, into *id (-1 when not asked).  0, or -1 with err. */
+static int config_special_id(const HfFile *f, const cJSON *j, const char *flag, int on, const char *key,
+                             const char *dflt, int *id, const char *path, char *err, size_t errlen) {
+    *id = -1;
+    if (!on) return 0;
+    const char *tok = config_token(j, key, dflt);
+    if (!tok) return errmsg_set(err, errlen, "%s: %s is true but there is no %s", path, flag, key);
+    *id = tokjson_id(f->tj, tok);
+    if (*id < 0) return errmsg_set(err, errlen, "%s: %s \"%.60s\" is not a token of tokenizer.json", path, key, tok);
+    return 0;
+}
+
+/* tokenizer_config.json, where transformers reads it beside or instead of
+ * the post-processor (hf_file.h): sets tj_config, tj_bos, tj_eos. */
+static int read_tokenizer_config(HfFile *f, char *err, size_t errlen) {
+    char path[4200];
+    f->tj_bos = f->tj_eos = -1;
+    snprintf(path, sizeof path, "%s/tokenizer_config.json", f->dir);
+    if (access(path, F_OK) != 0) return 0;
+    char *text = file_read_all(path, 64u << 20, NULL, err, errlen);
+    if (!text) return -1;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return errmsg_set(err, errlen, "%s is not a JSON object", path);
+    }
+    const cJSON *cls = cJSON_GetObjectItemCaseSensitive(j, "tokenizer_class");
+    char name[64] = "";
+    if (cJSON_IsString(cls)) snprintf(name, sizeof name, "%s", cls->valuestring);
+    size_t k = strlen(name);
+    if (k > 4 && !strcmp(name + k - 4, "Fast")) name[k - 4] = '\0';
+    int gemma = !strcmp(name, "GemmaTokenizer"), llama = !strcmp(name, "LlamaTokenizer") ||
+                                                          !strcmp(name, "CodeLlamaTokenizer");
+    int bos = config_bool(j, "add_bos_token"), eos = config_bool(j, "add_eos_token");
+    f->tj_config = llama || gemma;   /* these classes rebuild the template: BOS unless add_bos_token is false */
+    if (f->tj_config) bos = bos != 0;
+    else {                           /* others add only what the post-processor does not */
+        bos = bos > 0 && tokjson_bos_id(f->tj) < 0;
+        eos = eos > 0 && tokjson_eos_id(f->tj) < 0;
+    }
+    int rc = config_special_id(f, j, "add_bos_token", bos, "bos_token", llama ? "<s>" : gemma ? "<bos>" : NULL,
+                               &f->tj_bos, path, err, errlen) ||
+             config_special_id(f, j, "add_eos_token", eos > 0, "eos_token", llama ? "</s>" : gemma ? "<eos>" : NULL,
+                               &f->tj_eos, path, err, errlen) ? -1 : 0;
+    cJSON_Delete(j);
+    return rc;
+}
+
+/* The folder's tokenizer.json if it has one, else its vocabulary files. */
+static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
+    if (!has_file(f->dir, "tokenizer.json")) return load_vocab_files(f, err, errlen);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tokenizer.json", f->dir);
+    f->tj = tokjson_load(path, err, errlen);
+    return f->tj ? read_tokenizer_config(f, err, errlen) : -1;
+}
+
 int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "%s", dir);
-    if (hf_config_load(&f->m.c, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
+    if (path_join(f->dir, sizeof f->dir, dir, "", err, errlen)) return -1;
+    int rc;
+    if (has_file(dir, "tokenizer.json") || has_file(dir, "config.json")) {
+        rc = has_file(dir, "tokenizer.json") ? 0 : hf_config_load(&f->m.c, dir, err, errlen);
+    } else {   /* no config.json: the vocabulary files say the family */
+        f->m.c.family = has_file(dir, "vocab.json") && has_file(dir, "merges.txt") ? HF_GPT2
+                      : has_file(dir, "vocab.txt") ? HF_BERT : 0;
+        rc = f->m.c.family ? 0 : errmsg_set(err, errlen, "%s: no tokenizer.json, and no GPT-2 (vocab.json + merges.txt) "
+                                            "or BERT (vocab.txt) vocabulary files", dir);
+    }
+    if (rc != 0 || load_tokenizer(f, err, errlen) != 0) {
         hf_file_free(f);
         return -1;
     }
@@ -89,12 +182,55 @@ int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen) {
     return 0;
 }
 
+/* ---- text → tokens ---- */
+
+int hf_file_id(const HfFile *f, const char *token) {
+    if (f->tj) return tokjson_id(f->tj, token);
+    if (f->bpe) return bpe_id(f->bpe, token);
+    return f->wp ? wordpiece_id(f->wp, token) : -1;
+}
+
+const char *hf_file_tokenizer_name(const HfFile *f) {
+    if (f->tj) {
+        const char *m = tokjson_model_type(f->tj);
+        return !strcmp(m, "BPE") ? "tokenizer.json: BPE" : !strcmp(m, "WordPiece") ? "tokenizer.json: WordPiece"
+                                                                                    : "tokenizer.json: WordLevel";
+    }
+    if (f->bpe) return "byte-level BPE: vocab.json + merges.txt";
+    return f->lower ? "WordPiece, uncased: vocab.txt" : "WordPiece, cased: vocab.txt";
+}
+
 int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen) {
-    return f->bpe ? bpe_encode(f->bpe, text, ids, n, err, errlen) : wordpiece_encode(f->wp, text, ids, n, err, errlen);
+    if (!f->tj)
+        return f->bpe ? bpe_encode(f->bpe, text, ids, n, err, errlen) : wordpiece_encode(f->wp, text, ids, n, err, errlen);
+    TokJsonEnc e;
+    if (tokjson_encode(f->tj, text, 0, &e, err, errlen)) return -1;
+    *ids = e.ids;
+    *n = e.n;
+    e.ids = NULL;
+    tokjson_enc_free(&e);
+    return 0;
+}
+
+/* tokenizer.json's display text of id (hf_file.h). */
+static void tj_token_text(const TokJson *tj, int id, char *out, size_t n) {
+    const char *spell = tokjson_token(tj, id);
+    if (!spell) { snprintf(out, n, "<%d>", id); return; }
+    char *s = NULL, e[64];
+    const char *t = tokjson_decode(tj, &id, 1, 0, &s, e, sizeof e) == 0 ? s : "";
+    if (t[0] == ' ' && t[1]) t++;
+    int control = 0;
+    for (const char *c = t; *c && !control; c++) control = (unsigned char)*c < 0x20 || *c == 0x7F;
+    if (!*t || control || (strstr(t, "\xEF\xBF\xBD") && !strstr(spell, "\xEF\xBF\xBD")))   /* U+FFFD: not whole */
+        t = spell;
+    snprintf(out, n, "%s", t);
+    free(s);
 }
 
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
-    if (f->bpe) {
+    if (f->tj) {
+        tj_token_text(f->tj, id, out, n);
+    } else if (f->bpe) {
         char buf[256];
         bpe_token_text(f->bpe, id, buf, sizeof buf);
         snprintf(out, n, "%s", buf[0] == ' ' && buf[1] ? buf + 1 : buf);
@@ -105,47 +241,111 @@ void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
     }
 }
 
-int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen) {
-    memset(in, 0, sizeof *in);
+/* in->ids, tokens (zeroed), and start/end when offsets: n of each. */
+static int input_alloc(HfInput *in, int n, int offsets, char *err, size_t errlen) {
+    in->ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *in->ids);
+    in->tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *in->tokens);
+    if (offsets) {
+        in->start = malloc((size_t)(n > 0 ? n : 1) * sizeof *in->start);
+        in->end = malloc((size_t)(n > 0 ? n : 1) * sizeof *in->end);
+    }
+    if (!in->ids || !in->tokens || (offsets && (!in->start || !in->end))) return errmsg_set(err, errlen, "out of memory");
+    in->n = in->n_real = n;
+    return 0;
+}
+
+/* tokenizer.json: ids and offsets; *n_text: the tokens of the text itself. */
+static int tj_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
+                       size_t errlen) {
+    TokJsonEnc e;
+    if (tokjson_encode(f->tj, text, add_special && !f->tj_config, &e, err, errlen)) return -1;
+    int bos = add_special ? f->tj_bos : -1, eos = add_special ? f->tj_eos : -1;
+    int len = (int)strlen(text), k = 0;
+    if (input_alloc(in, e.n + (bos >= 0) + (eos >= 0), 1, err, errlen)) { tokjson_enc_free(&e); return -1; }
+    *n_text = 0;
+    if (bos >= 0) { in->ids[k] = bos; in->start[k] = in->end[k] = 0; k++; }
+    for (int i = 0; i < e.n; i++, k++) {
+        in->ids[k] = e.ids[i];
+        in->start[k] = e.start[i];
+        in->end[k] = e.end[i];
+        *n_text += !(e.special[i] && e.start[i] == e.end[i]);   /* not one the post-processor added */
+    }
+    if (eos >= 0) { in->ids[k] = eos; in->start[k] = in->end[k] = len; }
+    tokjson_enc_free(&e);
+    return 0;
+}
+
+/* The vocabulary files: ids; BERT's [CLS] … [SEP] with add_special. */
+static int vocab_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
+                          size_t errlen) {
     int *raw = NULL, n = 0;
     if (hf_file_token_ids(f, text, &raw, &n, err, errlen) != 0) return -1;
-    int bert = f->wp != NULL, total = n + (bert ? 2 : 0);
-    if (n == 0) { free(raw); return errmsg_set(err, errlen, "the sentence has no tokens"); }
-    if (total > f->m.c.n_pos) {
-        free(raw);
-        return errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", total, f->m.c.n_pos);
-    }
-    in->ids = malloc((size_t)total * sizeof *in->ids);
-    in->tokens = calloc((size_t)total, sizeof *in->tokens);
-    if (!in->ids || !in->tokens) { free(raw); hf_input_free(in); return errmsg_set(err, errlen, "out of memory"); }
-    int k = 0, mask = bert ? wordpiece_id(f->wp, "[MASK]") : -2;
+    int bert = add_special && f->wp != NULL, k = 0;
+    if (input_alloc(in, n + (bert ? 2 : 0), 0, err, errlen)) { free(raw); return -1; }
     if (bert) in->ids[k++] = wordpiece_id(f->wp, "[CLS]");
     for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
     if (bert) in->ids[k++] = wordpiece_id(f->wp, "[SEP]");
     free(raw);
-    in->n = in->n_real = total;
-    for (int i = 0; i < total; i++) {
+    *n_text = n;
+    return 0;
+}
+
+/* hf_file_tokenize, also saying how many tokens came from the text itself. */
+static int tokenize_counted(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
+                            size_t errlen) {
+    memset(in, 0, sizeof *in);
+    int rc = f->tj ? tj_tokenize(f, text, add_special, in, n_text, err, errlen)
+                   : vocab_tokenize(f, text, add_special, in, n_text, err, errlen);
+    int mask = f->m.c.family == HF_BERT ? hf_file_id(f, "[MASK]") : -2;
+    for (int i = 0; rc == 0 && i < in->n; i++) {
         char buf[256];
         hf_file_token_text(f, in->ids[i], buf, sizeof buf);
-        if (!(in->tokens[i] = strdup(buf))) { hf_input_free(in); return errmsg_set(err, errlen, "out of memory"); }
+        if (!(in->tokens[i] = strdup(buf))) rc = errmsg_set(err, errlen, "out of memory");
         in->n_masks += in->ids[i] == mask;
     }
-    return 0;
+    if (rc) hf_input_free(in);
+    return rc;
+}
+
+int hf_file_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, char *err, size_t errlen) {
+    int n_text;
+    return tokenize_counted(f, text, add_special, in, &n_text, err, errlen);
+}
+
+int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen) {
+    int n_text;
+    if (tokenize_counted(f, text, 1, in, &n_text, err, errlen)) return -1;
+    int rc = 0;
+    if (n_text == 0) rc = errmsg_set(err, errlen, "the sentence has no tokens");
+    else if (in->n > f->m.c.n_pos)
+        rc = errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", in->n, f->m.c.n_pos);
+    for (int i = 0; rc == 0 && i < in->n; i++)
+        if (in->ids[i] < 0 || in->ids[i] >= f->m.c.n_vocab)
+            rc = errmsg_set(err, errlen, "%s: the token \"%s\" has id %d, outside the model's %d embeddings "
+                            "(config.json vocab_size)", f->dir, in->tokens[i], in->ids[i], f->m.c.n_vocab);
+    if (rc) hf_input_free(in);
+    return rc;
 }
 
 int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
     if (T <= in->n) return 0;
     if (T > f->m.c.n_pos) return errmsg_set(err, errlen, "padding to %d tokens: the model reads at most %d", T, f->m.c.n_pos);
-    const char *pad = f->bpe ? "<|endoftext|>" : "[PAD]";
-    int id = f->bpe ? bpe_id(f->bpe, pad) : wordpiece_id(f->wp, pad);
+    const char *pad = f->m.c.family == HF_GPT2 ? "<|endoftext|>" : "[PAD]";
+    int id = hf_file_id(f, pad);
     if (id < 0) return errmsg_set(err, errlen, "%s: the vocabulary has no %s to pad with", f->dir, pad);
     int *ids = realloc(in->ids, (size_t)T * sizeof *ids);
     if (ids) in->ids = ids;
     char **tok = ids ? realloc(in->tokens, (size_t)T * sizeof *tok) : NULL;
     if (tok) in->tokens = tok;
     if (!ids || !tok) return errmsg_set(err, errlen, "out of memory");
+    for (int k = 0; k < 2 && in->start; k++) {   /* a pad spans nothing, after the text */
+        int **v = k ? &in->end : &in->start, *p = realloc(*v, (size_t)T * sizeof *p);
+        if (!p) return errmsg_set(err, errlen, "out of memory");
+        *v = p;
+    }
     for (; in->n < T; in->n++) {
         in->ids[in->n] = id;
+        if (in->start) in->start[in->n] = in->end[in->n] = in->n ? in->end[in->n - 1] : 0;
         if (!(in->tokens[in->n] = strdup(pad))) return errmsg_set(err, errlen, "out of memory");
     }
     return 0;
@@ -179,6 +379,7 @@ void hf_input_free(HfInput *in) {
     if (!in) return;
     for (int i = 0; i < in->n && in->tokens; i++) free(in->tokens[i]);
     free(in->tokens); free(in->ids);
+    free(in->start); free(in->end);
     memset(in, 0, sizeof *in);
 }
 
@@ -187,6 +388,8 @@ void hf_file_free(HfFile *f) {
     hf_model_free(&f->m);
     bpe_free(f->bpe);
     wordpiece_free(f->wp);
+    tokjson_free(f->tj);
     f->bpe = NULL;
     f->wp = NULL;
+    f->tj = NULL;
 }

@@ -1,15 +1,37 @@
 /* hf_file.h — a Hugging Face model folder (GPT-2 or BERT, as save_pretrained
- * writes it) ready to read sentences: the model (model/hf_model.h) and its
- * tokenizer (model/bpe.h for GPT-2's vocab.json + merges.txt, model/wordpiece.h
- * for BERT's vocab.txt, cased or not as tokenizer_config.json's do_lower_case
- * says; uncased when it says nothing).
+ * writes it) ready to read sentences: the model (family/hf_model.h) and its
+ * tokenizer, and the tokenizer alone for a folder with no weights.
  *
- *   hf_file_load     folder → model + tokenizer (one line naming what is wrong)
- *   hf_file_encode   text → ids and display tokens; BERT gets [CLS] … [SEP]
- *   hf_file_top      the k most likely tokens at a position (softmax of logits)
+ * The tokenizer: the folder's tokenizer.json when it has one, for every
+ * family (tokenize/tokjson.h: special tokens typed in the text are one token,
+ * "<|endoftext|>" is 50256); else GPT-2's vocab.json + merges.txt
+ * (tokenize/bpe.h) or BERT's vocab.txt (tokenize/wordpiece.h, cased or not as
+ * tokenizer_config.json's do_lower_case says; uncased when it says nothing).
+ * What the model is given around a text, as transformers gives it: with
+ * tokenizer.json, its post-processor (BERT's [CLS] … [SEP], TinyLlama's and
+ * Llama 3's BOS), and tokenizer_config.json where transformers reads it: a
+ * Llama or Gemma tokenizer class (LlamaTokenizerFast, GemmaTokenizerFast)
+ * replaces the post-processor's tokens by its bos_token unless add_bos_token
+ * is false, and its eos_token when add_eos_token is true; any other class
+ * keeps them and adds bos_token first when add_bos_token is true and the
+ * post-processor puts nothing before the text (eos_token likewise after it).
+ * Without tokenizer.json: BERT's [CLS] … [SEP], nothing for GPT-2.
  *
- * Display tokens are the tokens' text: GPT-2's bytes as UTF-8 without the
- * leading space ("Ġit" → "it"), BERT's pieces as the vocabulary spells them.
+ *   hf_file_load            folder → model + tokenizer (one line naming what is wrong)
+ *   hf_file_load_tokenizer  the tokenizer alone (tokenizer.json, or the vocabulary
+ *                           files with config.json or without it)
+ *   hf_file_tokenize        text → ids, display tokens, byte offsets, with or
+ *                           without the special tokens around it; any family
+ *   hf_file_encode          the same as the model sees it, checked against the model
+ *   hf_file_top             the k most likely tokens at a position (softmax of logits)
+ *
+ * Display tokens are the tokens' text, as the pictures show them: the
+ * tokenizer's decoder on the one token ("Ġit" → "it", "▁Lily" → "Lily",
+ * "<0x41>" → "A"), one leading space dropped; the spelling itself when that
+ * gives nothing, a control character ("<0x0A>", GPT-2's "Ċ" for a newline) or
+ * bytes that are no whole character ("<0xF0>", a byte-level piece of an
+ * emoji).  Without tokenizer.json: GPT-2's bytes as UTF-8 without the leading
+ * space, BERT's pieces as the vocabulary spells them ("##ing").
  * Ownership: HfFile and HfInput own everything; their _free functions accept
  * zeroed or half-built ones.  Errors: -1 and one line in err. */
 #ifndef ATTNVIZ_HF_FILE_H
@@ -17,13 +39,19 @@
 #include <stddef.h>
 #include "tokenize/bpe.h"
 #include "family/hf_model.h"
+#include "tokenize/tokjson.h"
 #include "tokenize/wordpiece.h"
 
 typedef struct {
     HfModel m;
-    Bpe *bpe;             /* GPT-2 */
-    Wordpiece *wp;        /* BERT  */
+    Bpe *bpe;             /* GPT-2 without tokenizer.json  */
+    Wordpiece *wp;        /* BERT without tokenizer.json   */
     int lower;            /* BERT: uncased                 */
+    TokJson *tj;          /* tokenizer.json (then bpe and wp are NULL) */
+    int tj_config;        /* 1: tokenizer_config.json's tj_bos, tj_eos replace the
+                             post-processor's tokens (Llama, Gemma classes) */
+    int tj_bos, tj_eos;   /* ids tokenizer_config.json puts before and after a
+                             text, or -1                                     */
     char dir[4096];
 } HfFile;
 
@@ -32,6 +60,9 @@ typedef struct {
     int n_real;           /* tokens before the padding     */
     int *ids;             /* (n)                           */
     char **tokens;        /* (n) display text              */
+    int *start, *end;     /* (n) bytes of the text a token came from,
+                             text[start, end); empty for a token put around
+                             the text or a pad; NULL without tokenizer.json */
     int n_masks;          /* BERT: [MASK] tokens in ids    */
 } HfInput;
 
@@ -45,14 +76,31 @@ typedef struct {
 int hf_file_is_dir(const char *path);
 
 int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen);
-/* The configuration and the tokenizer only (no weights read). */
+/* The tokenizer only (no weights read): tokenizer.json when the folder has
+ * one (no config.json needed); else the vocabulary files config.json's family
+ * needs, or without config.json the ones present (vocab.json + merges.txt,
+ * vocab.txt).  The model part of f stays zeroed but for the family. */
 int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen);
 
-/* Ids of the tokenizer alone (no [CLS]/[SEP]), for `attnviz tokenize`. */
+/* Ids of the tokenizer alone (no [CLS]/[SEP], no BOS); *ids malloc'd. */
 int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen);
 
-/* text → in.  At most the model's positions; more is an error naming the count. */
+/* text (UTF-8) → in, with no model needed and no limit on length.
+ * add_special: 1 puts the special tokens the model is given around the text
+ * (see above), 0 leaves them out.  0, or -1 with err. */
+int hf_file_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, char *err, size_t errlen);
+
+/* text → in as the model sees it.  At most the model's positions (more is an
+ * error naming the count), every id within its embeddings. */
 int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen);
+
+/* The id of a token spelled as the tokenizer spells it ("[MASK]",
+ * "<|endoftext|>"), or -1. */
+int hf_file_id(const HfFile *f, const char *token);
+
+/* What reads the text, for `info`: "tokenizer.json (BPE)",
+ * "byte-level BPE: vocab.json + merges.txt", "WordPiece, uncased: vocab.txt", … */
+const char *hf_file_tokenizer_name(const HfFile *f);
 
 /* Pads in to T tokens with [PAD] (BERT) or <|endoftext|> (GPT-2, which has
  * no pad token; the padding mask hides it anyway).  0, or -1 with err. */

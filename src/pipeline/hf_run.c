@@ -29,7 +29,7 @@ static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
     if (gpt) {
         if (hf_file_top(f, r->in.n_real - 1, HF_RUN_TOP, r->next, err, errlen)) return -1;
     } else if (r->has_predictions) {
-        int mask = wordpiece_id(f->wp, "[MASK]");
+        int mask = hf_file_id(f, "[MASK]");
         for (int t = 0; t < r->in.n_real && r->n_masks < HF_RUN_MAX_MASKS; t++) {
             if (r->in.ids[t] != mask) continue;
             r->mask_pos[r->n_masks] = t;
