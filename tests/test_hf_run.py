@@ -48,7 +48,8 @@ def test_run_bert_folder_fills_mask(tmp):
     assert [m["id"] for m in trace["maps"]] == ["encoder.0.self", "encoder.1.self"]
     assert trace["maps"][0]["mask"] is None, "one sentence, no padding: nothing is masked"
     assert "grid.encoder.self.png" in os.listdir(out)
-    ids = [101] + ids_of(d, text) + [102]
+    ids = ids_of(d, text)                       # what the model is given: [CLS] … [SEP]
+    assert ids[0] == 101 and ids[-1] == 102
     _, logits = hf.bert_reference(w, ids)
     pos = toks.index("[MASK]")
     lines = hf.bert_vocab_lines()

@@ -51,7 +51,7 @@ def corpus(n=3000, seed=11):
 
 def attnviz_ids(d, texts):
     inp = "".join(json.dumps(t) + "\n" for t in texts)
-    r = run_ok("tokenize", "--model", d, "--json", input=inp, timeout=300)
+    r = run_ok("tokenize", "--model", d, "--json", "--no-special", input=inp, timeout=300)
     lines = r.stdout.split("\n")[:len(texts)]
     return [[int(x) for x in l.split()] for l in lines]
 
@@ -171,6 +171,8 @@ def test_bert_cased_and_mask(tmp):
     assert got[0] != bert_reference_ids("The Animal", vocab, lower=True), "cased keeps capitals"
     assert got[2][1] == vocab["[MASK]"] and len(got[2]) == 3, got[2]
     assert got[3][0] == vocab["[CLS]"] and got[3][-1] == vocab["[SEP]"], got[3]
+    with_special = [int(x) for x in run_ok("tokenize", "--model", tmp, input="hello world\n").stdout.split()]
+    assert with_special == [vocab[t] for t in ("[CLS]", "hello", "world", "[SEP]")], with_special
 
 
 def test_tokenize_errors(tmp):

@@ -15,7 +15,7 @@ static void usage(FILE *f) {
         "  demo    the whole lesson as pictures, in order, with index.html\n"
         "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
         "  info    a model file's configuration and parameters\n"
-        "  tokenize  a GPT-2 or BERT folder's tokenizer on lines of stdin\n"
+        "  tokenize  a model folder's tokenizer (tokenizer.json, or GPT-2/BERT vocabulary) on lines of stdin\n"
         "  model-init  write an untrained (random) model file\n"
         "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
         "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"

@@ -1,10 +1,13 @@
-/* tokenize.c — `attnviz tokenize`: a GPT-2 or BERT folder's tokenizer on
- * lines of stdin, one line of ids (or tokens) out per line in.
+/* tokenize.c — `attnviz tokenize`: a model folder's tokenizer on lines of
+ * stdin, one line of ids (or tokens) out per line in.
  *
- *   attnviz tokenize --model DIR [--json] [--tokens] < lines
- * --json: each input line is a JSON string (so text may hold newlines, tabs,
- * any Unicode); without it a line is the text, its newline left out.
- * The ids are the tokenizer's alone: BERT's [CLS]/[SEP] are not added. */
+ *   attnviz tokenize --model DIR [--json] [--tokens] [--no-special] < lines
+ * DIR: a folder with tokenizer.json (any family; no weights or config.json
+ * needed), or GPT-2's vocab.json + merges.txt or BERT's vocab.txt
+ * (family/hf_file.h).  --json: each input line is a JSON string (so text may
+ * hold newlines, tabs, any Unicode); without it a line is the text, its
+ * newline left out.  The ids are those the model is given: BERT's
+ * [CLS] … [SEP] and a Llama tokenizer's BOS included, unless --no-special. */
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include <cJSON.h>
@@ -13,38 +16,40 @@
 #include <string.h>
 
 static void tokenize_usage(FILE *f) {
-    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] < LINES\n\n"
-          "Runs a GPT-2 or BERT folder's tokenizer (see attnviz run --help) on each line\n"
-          "of stdin and prints that line's token ids, separated by spaces.\n"
-          "  --json     each input line is a JSON string (\"a\\nb\"), for text with newlines\n"
-          "  --tokens   print the tokens' text, separated by ' | ', instead of ids\n", f);
+    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] [--no-special] < LINES\n\n"
+          "Runs a model folder's tokenizer on each line of stdin and prints that line's token\n"
+          "ids, separated by spaces: the ids the model is given, with the special tokens around\n"
+          "the text (BERT's [CLS] ... [SEP], a Llama tokenizer's <s>).\n"
+          "DIR is a folder with tokenizer.json (GPT-2, BERT, Llama, Mistral, Qwen, Gemma, ...;\n"
+          "no weights or config.json needed), or with GPT-2's vocab.json + merges.txt or\n"
+          "BERT's vocab.txt (see attnviz run --help).  Special tokens written in the text\n"
+          "(<|endoftext|>, [MASK], <s>) are one token.\n"
+          "  --json        each input line is a JSON string (\"a\\nb\"), for text with newlines\n"
+          "  --tokens      print the tokens as the pictures show them, separated by ' | ',\n"
+          "                instead of ids\n"
+          "  --no-special  leave out the special tokens put around the text\n", f);
 }
 
 /* One line of text → one line of output.  0, or -1 (printed). */
-static int tokenize_line(const HfFile *f, const char *text, int tokens, long lineno) {
-    int *ids = NULL, n = 0;
+static int tokenize_line(const HfFile *f, const char *text, int tokens, int special, long lineno) {
+    HfInput in;
     char err[512];
-    if (hf_file_token_ids(f, text, &ids, &n, err, sizeof err) != 0) {
+    if (hf_file_tokenize(f, text, special, &in, err, sizeof err) != 0) {
         cli_error("line %ld: %s", lineno, err);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        if (tokens) {
-            char buf[256];
-            hf_file_token_text(f, ids[i], buf, sizeof buf);
-            printf("%s%s", i ? " | " : "", buf);
-        } else {
-            printf("%s%d", i ? " " : "", ids[i]);
-        }
+    for (int i = 0; i < in.n; i++) {
+        if (tokens) printf("%s%s", i ? " | " : "", in.tokens[i]);
+        else printf("%s%d", i ? " " : "", in.ids[i]);
     }
     putchar('\n');
-    free(ids);
+    hf_input_free(&in);
     return 0;
 }
 
 int cli_tokenize(int argc, char **argv) {
     const char *model = NULL;
-    int json = 0, tokens = 0;
+    int json = 0, tokens = 0, special = 1;
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &model}};
         int taken = cli_take_option(argc, argv, &i, opts, 1, "tokenize");
@@ -53,10 +58,12 @@ int cli_tokenize(int argc, char **argv) {
         if (cli_is_help(argv[i])) { tokenize_usage(stdout); return 0; }
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (!strcmp(argv[i], "--tokens")) tokens = 1;
+        else if (!strcmp(argv[i], "--no-special")) special = 0;
         else return cli_unknown_option("tokenize", argv[i]);
     }
     if (!model || !hf_file_is_dir(model)) {
-        cli_error("tokenize needs --model DIR, a GPT-2 or BERT folder (config.json, vocab files)");
+        cli_error("tokenize needs --model DIR: a folder with tokenizer.json, or GPT-2/BERT vocabulary files "
+                  "(vocab.json + merges.txt, vocab.txt)");
         return 2;
     }
     HfFile f;
@@ -70,10 +77,10 @@ int cli_tokenize(int argc, char **argv) {
     while (status == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
         lineno++;
         if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
-        if (!json) { status = tokenize_line(&f, line, tokens, lineno); continue; }
+        if (!json) { status = tokenize_line(&f, line, tokens, special, lineno); continue; }
         cJSON *j = cJSON_Parse(line);
         if (!cJSON_IsString(j)) { cli_error("line %ld is not a JSON string", lineno); status = 1; }
-        else status = tokenize_line(&f, j->valuestring, tokens, lineno) ? 1 : 0;
+        else status = tokenize_line(&f, j->valuestring, tokens, special, lineno) ? 1 : 0;
         cJSON_Delete(j);
     }
     free(line);
