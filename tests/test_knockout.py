@@ -121,13 +121,13 @@ def test_ablate_bad_input(tmp):
 def test_eval_ablation_row_equals_edited_checkpoint(tmp):
     corpus = os.path.join(tmp, "corpus")
     run_ok("corpus", "--out", corpus, *OLD_CORPUS, cwd=ROOT)
-    r = run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--ablation", "--json", "--limit", "96")
+    r = run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--ablation", "--json", "--limit", "96", timeout=600)
     ab = json.loads(r.stdout)
     assert "knock-outs [" in r.stderr                      # the progress bar
     D, n_heads_all = shape()
     assert len(ab["ablation"]) == n_heads_all
     keys = ["pronoun_accuracy", "pronoun_accuracy_by_language", "translation_exact_match"]
-    base = json.loads(run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--json", "--limit", "96").stdout)
+    base = json.loads(run_ok("eval", "--model", TAUGHT, "--corpus", corpus, "--json", "--limit", "96", timeout=600).stdout)
     for k in keys:
         assert ab["baseline"][k] == base[k], k
     falls = [ab["baseline"]["pronoun_accuracy"] - row["pronoun_accuracy"] for row in ab["ablation"]]
@@ -136,11 +136,11 @@ def test_eval_ablation_row_equals_edited_checkpoint(tmp):
         row = next(x for x in ab["ablation"] if x["map"] == map_id and x["head"] == h)
         edited = os.path.join(tmp, "edited.safetensors")
         edit_out_heads(TAUGHT, edited, [(map_id, h)], D)
-        e = json.loads(run_ok("eval", "--model", edited, "--corpus", corpus, "--json", "--limit", "96").stdout)
+        e = json.loads(run_ok("eval", "--model", edited, "--corpus", corpus, "--json", "--limit", "96", timeout=600).stdout)
         for k in keys:
             assert row[k] == e[k], f"{map_id}.{h} {k}: ablation {row[k]} vs edited checkpoint {e[k]}"
         g = json.loads(run_ok("eval", "--model", TAUGHT, "--ablate", f"{map_id}.{h}", "--corpus", corpus, "--json",
-                              "--limit", "96").stdout)
+                              "--limit", "96", timeout=600).stdout)
         assert g["ablated"] == [{"map": map_id, "head": h, "mode": "zero"}]
         for k in keys:
             assert g[k] == e[k], k
