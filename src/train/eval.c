@@ -184,7 +184,8 @@ typedef struct {
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
  * prefix, its choice (decode_pick_masked, with the same language mask) is the gold token at every position and
- * <eos> after it; those pairs are read off the teacher-forced logits, and only
+ * <eos> after it, and no stop of decode_stop_before falls on that path; those
+ * pairs are read off the teacher-forced logits, and only
  * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
  * g->copy receives each output token's copy source (copy_sources). */
 static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
@@ -202,6 +203,8 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
         for (int t = 0; ok && t <= x->nt; t++)
             ok = decode_pick_masked(m->acts.logits + ((size_t)b * T + t) * V, V, unk, decode_lang_mask(m, x->tag)) ==
                  (t < x->nt ? x->tgt[t] : VOCAB_EOS);
+        DecodeStop why;   /* the search's stops (a repeat, the source's sentences) apply on the gold path too */
+        for (int t = 0; ok && t < x->nt; t++) ok = !decode_stop_before(m, x->src, x->ns, x->tgt, t, x->tgt[t], &why);
         if (ok) {
             memcpy(dout + (size_t)b * max_dec, x->tgt, (size_t)x->nt * sizeof(int));
             dlen[b] = x->nt;
@@ -211,7 +214,7 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
         memcpy(s2 + (size_t)n * S, src + (size_t)b * S, (size_t)S * sizeof(int));
         l2[n] = slen[b]; t2[n] = tags[b]; idx[n++] = b;
     }
-    if (n > 0 && decode_greedy_batch(m, s2, l2, S, t2, n, max_dec, o2, n2, err, errlen)) goto done;
+    if (n > 0 && decode_greedy_batch(m, s2, l2, S, t2, n, max_dec, o2, n2, NULL, err, errlen)) goto done;
     for (int k = 0; k < n; k++) {
         memcpy(dout + (size_t)idx[k] * max_dec, o2 + (size_t)k * max_dec, (size_t)max_dec * sizeof(int));
         dlen[idx[k]] = n2[k];
