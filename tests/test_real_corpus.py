@@ -182,3 +182,85 @@ def test_real_corpus_from_tatoeba(tmp):
     train = [x for x in read(os.path.join(out, "train.tsv")) if x[5].startswith("t.")]
     assert not held & {x[1] for x in train}
     assert len(train) > 100000 and sum(1 for x in train if x[0] == "vi") > 10000
+
+
+# ---- eval on the real test split: chrF computed here from its definition ----
+
+def chrf_counts(hyp, ref):
+    """Per order n = 1..6: (hypothesis n-grams, reference n-grams, shared n-grams with
+    min counts), over the code points with every white space removed (Popović 2015)."""
+    from collections import Counter
+    h, r = "".join(hyp.split()), "".join(ref.split())
+    out = []
+    for n in range(1, 7):
+        ch = Counter(h[i:i + n] for i in range(len(h) - n + 1))
+        cr = Counter(r[i:i + n] for i in range(len(r) - n + 1))
+        out.append((sum(ch.values()), sum(cr.values()), sum(min(c, cr[g]) for g, c in ch.items())))
+    return out
+
+
+def chrf_of(counts, beta=2.0):
+    """chrF from summed counts: mean precision and recall over the orders where both
+    sides have n-grams, then the F-score with recall weighted beta² times."""
+    ps, rs = [], []
+    for nh, nr, m in counts:
+        if nh > 0 and nr > 0:
+            ps.append(m / nh)
+            rs.append(m / nr)
+    if not ps:
+        return 0.0
+    p, r = sum(ps) / len(ps), sum(rs) / len(rs)
+    return 100 * (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r > 0 else 0.0
+
+
+def test_chrf_by_hand():
+    # "ab" against "abc": orders 1 and 2; P = (2/2 + 1/1)/2 = 1, R = (2/3 + 1/2)/2 = 7/12
+    assert abs(chrf_of(chrf_counts("a b", "abc")) - 100 * 5 * (7 / 12) / (4 + 7 / 12)) < 1e-9
+    assert chrf_of(chrf_counts("xyz", "abc")) == 0.0 and chrf_of(chrf_counts("", "abc")) == 0.0
+
+
+def test_eval_reports_chrf_on_real_sentences(tmp):
+    import json
+    data = write_fake(os.path.join(tmp, "data"))
+    c = os.path.join(tmp, "c")
+    run_ok("corpus", "--real", data, "--out", c, *SMALL)
+    m = os.path.join(tmp, "m.safetensors")
+    run_ok("train", "--corpus", c, "--out", m, "--steps", "250", "--d-model", "32", "--heads", "2", "--layers", "2",
+           "--d-ff", "64", "--batch", "32", "--lr", "3e-3", "--warmup", "30", "--quiet", "--eval-limit", "0", timeout=300)
+    r = run_ok("eval", "--model", m, "--corpus", c, "--json", "--outputs", timeout=300)
+    j = json.loads(r.stdout)
+    outs = j["outputs"]["real-test"]
+    groups = {}   # (lang, English) → references, in the order of their first lines
+    for lang, src, tgt, *_ in read(os.path.join(c, "real-test.tsv")):
+        groups.setdefault((lang, src), []).append(tgt)
+    assert len(outs) == len(groups) == 10
+    total = {"fr": [[0, 0, 0] for _ in range(6)], "vi": [[0, 0, 0] for _ in range(6)]}
+    exact = {"fr": 0, "vi": 0}
+    for ((lang, src), refs), hyp in zip(groups.items(), outs):
+        best, best_f = None, -1.0
+        for ref in refs:   # the best reference by sentence-level chrF, the first of equals
+            cnt = chrf_counts(hyp, ref)
+            f = chrf_of(cnt)
+            if f > best_f:
+                best, best_f = cnt, f
+        for n in range(6):
+            for k in range(3):
+                total[lang][n][k] += best[n][k]
+        exact[lang] += hyp in refs
+    for lang, n_sent in (("fr", 6), ("vi", 4)):
+        got = j["real_test"][lang]
+        assert got["sentences"] == n_sent and got["references"] == sum(len(v) for k, v in groups.items() if k[0] == lang)
+        assert abs(got["chrf"] - chrf_of(total[lang])) < 1e-3, (lang, got, chrf_of(total[lang]))
+        assert abs(got["exact_match"] - exact[lang] / n_sent) < 1e-4
+    assert j["real_test"]["fr"]["chrf"] > 0
+    # the text report, and --write-metadata keeps the figures
+    r = run_ok("eval", "--model", m, "--corpus", c, timeout=300)
+    assert re.search(r"real sentences \(.*real-test\.tsv: 6 fr \+ 4 vi English sentences", r.stdout), r.stdout
+    assert re.search(r"fr\s+chrF\s+[0-9.]+\s+exact match", r.stdout), r.stdout
+    run_ok("eval", "--model", m, "--corpus", c, "--write-metadata", timeout=300)
+    from helpers import read_safetensors
+    meta, _ = read_safetensors(m)
+    assert json.loads(meta["eval_real_test"])["fr"]["sentences"] == 6
+    # --split measures one split: no real sentences then
+    r = run_ok("eval", "--model", m, "--corpus", c, "--split", "heldout", timeout=300)
+    assert "real sentences" not in r.stdout
