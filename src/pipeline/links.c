@@ -69,11 +69,10 @@ static int never_antecedent(const CorefHead *coref, const char *w) {
     return id >= VOCAB_N_SPECIAL && id < coref->vocab->size && !coref->antecedent[id];
 }
 
-/* The token the model read for a key labelled as typed ("The" → "the"), into
- * buf; NULL for a word it read as <unk> ("<unk> Alice": a name or an unknown
- * word, which may be an antecedent). */
+/* The word of a key labelled as typed, as the tokenizer reads it ("The" →
+ * "the"; "<unk> Alice" → "alice", "<unk> “" → "\""), into buf. */
 static const char *key_token(const char *key, char *buf, size_t n) {
-    if (!strncmp(key, "<unk> ", 6)) return referents_is_sign(key + 6) ? "." : NULL;   /* "“" is still a sign */
+    if (!strncmp(key, "<unk> ", 6)) key += 6;
     Tokens tk;
     if (tokenizer_split_max(&tk, key, 4, NULL, 0) != 0) return key;
     snprintf(buf, n, "%s", tk.n == 1 ? tk.tok[0] : key);

@@ -100,11 +100,12 @@ int referents_is_sign(const char *text) {
     return signs;
 }
 
-/* The fits of a label: "<unk> X" may be anything (signs nothing), "<eos>" nothing, else its token's. */
+/* The fits of a label: "<eos>" nothing, else its word's ("<unk> Alice": "alice",
+ * which the lexicon does not hold, may be anyone; "<unk> very" nothing). */
 static int label_fits(const Referents *r, const char *label) {
     size_t n = strlen(label);
-    if (!strncmp(label, "<unk> ", 6)) return referents_is_sign(label + 6) ? 0 : FIT_ANY;
-    if (n >= 2 && label[0] == '<' && label[n - 1] == '>') return 0;
+    if (!strncmp(label, "<unk> ", 6)) label += 6;
+    else if (n >= 2 && label[0] == '<' && label[n - 1] == '>') return 0;
     Tokens tk;
     if (tokenizer_split_max(&tk, label, 4, NULL, 0) != 0) return FIT_ANY;
     int fits = tk.n == 1 ? word_fits(r, tk.tok[0]) : FIT_ANY;

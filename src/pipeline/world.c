@@ -51,7 +51,9 @@ static int sentence_opener(const char *tok) {
         "hello", "hi", "let", "if", "then", "also", "not", "never", "always", "sometimes", "often", "every",
         "each", "some", "any", "all", "many", "much", "very", "so", "but", "and", "or", "yesterday", "today",
         "tomorrow", "now", "once", "after", "before", "maybe", "perhaps", "thank", "thanks", "look", "come",
-        "i", "i'm", "i'll", "i've", "i'd"};
+        "i", "i'm", "i'll", "i've", "i'd", "it's", "let's", "that's", "there's", "here's", "what's", "he's",
+        "she's", "we're", "they're", "you're", "don't", "doesn't", "didn't", "isn't", "aren't", "can't", "won't",
+        "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "he", "she", "it", "we", "you", "they"};
     for (size_t i = 0; i < sizeof w / sizeof *w; i++)
         if (!strcmp(tok, w[i])) return 1;
     return 0;

@@ -11,7 +11,7 @@
  *                     capitalized unknown word is not warned about: it is
  *                     listed as copied through instead — unless it is one of a
  *                     few words that open English sentences ("Where", "Can",
- *                     "Yesterday": world.c's sentence_opener), which stay
+ *                     "Yesterday", "It's", "Let's": world.c's sentence_opener), which stay
  *                     unknown words;
  *                     copied through: the decoder writes <unk>, which becomes
  *                     the word (decode_copy_unk), so no warning;
