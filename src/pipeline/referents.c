@@ -43,7 +43,8 @@ int referents_function_word(const char *w) {
         "but", "so", "because", "when", "while", "although", "or", "if", "too", "is", "are", "am", "was", "were",
         "be", "been", "do", "does", "did", "don't", "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't",
         "weren't", "couldn't", "will", "would", "can", "could", "has", "have", "had", "not", "no", "very", "there",
-        "here", "what", "where", "how", "why", "i'm", "it's", "he's", "she's", "they're", "we're", "you're"};
+        "here", "what", "where", "how", "why", "i'm", "it's", "he's", "she's", "they're", "we're", "you're",
+        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "many", "some", "all"};
     for (size_t i = 0; i < sizeof fw / sizeof *fw; i++)
         if (!strcmp(w, fw[i])) return 1;
     return 0;
