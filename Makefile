@@ -118,7 +118,11 @@ demo: $(BUILD)/attnviz
 	$(BUILD)/attnviz demo --out output
 
 # Regenerates the corpus and retrains the two shipped models from scratch
-# (docs/model-card.md): "taught" (one encoder head taught the antecedent, one
+# (docs/model-card.md).  The corpus mixes the grammar's pairs with real ones:
+# the Tatoeba Project's sentences (tatoeba.org, CC-BY 2.0 FR) as manythings.org
+# packages them, fra-eng.tsv and vie-eng.tsv in DATA (kept out of git; make
+# model stops with one line saying what to download when they are missing).
+# "taught" (one encoder head taught the antecedent, one
 # cross-attention head the alignment) and "untaught" (the same without), each
 # followed by eval and the knock-out table (eval --ablation) stored in its
 # metadata, where run and demo read them.  Training picks one or two threads by
@@ -132,8 +136,14 @@ MODEL_TRAIN  ?= $(MODEL_SHAPE) \
                 --supervise-coref 1.0 --coref-head encoder.2.self.0 \
                 --supervise-align 0.5 --align-head decoder.1.cross.0
 ONE_THREAD   := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+DATA         ?= ../shared/data/tatoeba
+ifneq ($(filter model,$(MAKECMDGOALS)),)
+ifneq ($(words $(wildcard $(DATA)/fra-eng.tsv $(DATA)/vie-eng.tsv)),2)
+$(error make model needs $(DATA)/fra-eng.tsv and $(DATA)/vie-eng.tsv: download fra-eng.zip and vie-eng.zip from https://www.manythings.org/anki/ (sentences of tatoeba.org, CC-BY 2.0 FR), unzip them into $(DATA), or give DATA=DIR)
+endif
+endif
 model: $(BUILD)/attnviz
-	$(BUILD)/attnviz corpus --out $(BUILD)/corpus
+	$(BUILD)/attnviz corpus --real $(DATA) --out $(BUILD)/corpus
 	$(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(MODEL_OUT) --snapshots $(MODEL_TRAIN)
 	$(BUILD)/attnviz train --corpus $(BUILD)/corpus --out $(UNTAUGHT_OUT) $(MODEL_SHAPE)
 	for m in $(MODEL_OUT) $(UNTAUGHT_OUT); do \

@@ -4,6 +4,14 @@ import json, os, struct, subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
 
+class Skipped(Exception):
+    """Raised by skip(): the test runner prints "skip" and the reason, and counts it apart."""
+
+
+def skip(why):
+    raise Skipped(why)
+
+
 def run(*args, input=None, timeout=120, cwd=None):
     """Runs attnviz with args; returns CompletedProcess (text, never raises on exit code)."""
     return subprocess.run([ATTNVIZ, *map(str, args)], input=input, capture_output=True,

@@ -5,7 +5,7 @@ tokens of the French and of the Vietnamese training targets
 the target language's set (<eos> and the <unk> copy excepted) in run, eval and
 eval's teacher-forced shortcut alike; --no-language-mask shows the raw model.
 Checked on a tiny model trained on tests/unk_corpus.py's corpus."""
-import os
+import os, re
 from helpers import run_ok, load_json, validate_trace, read_safetensors, write_safetensors
 import unk_corpus as uc
 
@@ -117,6 +117,8 @@ def test_mask_removes_a_token_and_eval_agrees_with_run(tmp):
             for k in range(0, len(idx), 32):   # run takes up to 64 sentences
                 part = idx[k:k + 32]
                 got = run_outputs(edited, lang, [rows[i][1] for i in part], *extra, out=out)
+                # run marks a copied word that is no name ("alice" typed lowercase) as "[alice]" (issue 24)
+                got = [re.sub(r"\[([^\]\s]+)\]", r"\1", g) for g in got]
                 assert got == [outs[i] for i in part], (lang, extra, got, [outs[i] for i in part])
         if not extra:
             assert not any("chat" in outs[i].split() for i, row in enumerate(rows) if row[0] == "fr"), outs
@@ -160,4 +162,6 @@ def test_eval_writes_the_antecedent_set_and_run_uses_it(tmp):
     old = os.path.join(tmp, "old.safetensors")
     write_safetensors(old, bare, shipped_t)
     r = run_ok("run", "--model", old, "--out", os.path.join(tmp, "o3"), "she ate the pizza with mushrooms .")
-    assert "she (position 0) → ate" in r.stdout, r.stdout
+    assert "“ate”, a word that is never an antecedent" not in r.stdout, r.stdout
+    # (nothing here can be "she" by the corpus lexicon either way: issue 24)
+    assert "no word of it can be what “she” refers to" in r.stdout, r.stdout

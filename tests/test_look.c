@@ -62,7 +62,8 @@ TEST(look_sentence_is_the_steps_composed_by_hand) {
     REQUIRE(sentence_prepare(&s, text, &mf.m, &mf.v, err, sizeof err) == 0);
     REQUIRE(sentence_translate(&s, &mf.m, &mf.v, VOCAB_2FR, err, sizeof err) == 0);
     REQUIRE(sentence_forward(&s, &mf.m, err, sizeof err) == 0);
-    REQUIRE(model_trace(&mf.m, 0, &t, s.src_tok, s.tgt_tok, 0) == 0);
+    REQUIRE(sentence_labels(&s) == 0);   /* the words as typed label the maps */
+    REQUIRE(model_trace(&mf.m, 0, &t, (const char *const *)s.label, s.tgt_tok, 0) == 0);
     REQUIRE(importance_trace_aggregates(&mf.m, 0, &t, &rollout, err, sizeof err) == 0);
     REQUIRE(importance_compute(&imp, &mf.m, &s, err, sizeof err) == 0);
     /* one call */
@@ -87,9 +88,10 @@ TEST(look_sentence_is_the_steps_composed_by_hand) {
         same &= !memcmp(&L.imp.delta[i], &imp.delta[i], sizeof(float));
     CHECK(same);
     /* the trace records what ran, in the order trace.json shows it */
-    static const char *const order[] = {"ablated", "language_mask", "rollout", "importance", "unk_copies"};
-    REQUIRE(L.t.n_sections == 5);
-    for (int k = 0; k < 5; k++) CHECK(!strcmp(L.t.section_names[k], order[k]));
+    static const char *const order[] = {"ablated", "language_mask", "rollout", "importance", "unk_copies", "decode",
+                                        "source_read", "unknown_words"};
+    REQUIRE(L.t.n_sections == 8);
+    for (int k = 0; k < 8; k++) CHECK(!strcmp(L.t.section_names[k], order[k]));
     look_free(&L);
     look_free(&L);   /* a freed look is a zeroed one */
     sentence_free(&s);
@@ -186,7 +188,7 @@ TEST(look_links_and_the_strip_head) {
     REQUIRE(look_sentence(&L, &mf, text, &spec, err, sizeof err) == 0);
     REQUIRE(L.n_links == 1);   /* the one pronoun */
     CHECK_INT(L.links[0].q, 4);
-    CorefHead none = {-1, -1, -1, 0, NULL, NULL};
+    CorefHead none = {-1, -1, -1, 0, NULL, NULL, NULL};
     LinksView v = links_view(&L.t, 4, 1, &none, -1, 0);
     CHECK_INT(L.links[0].view.link.map, v.link.map);
     CHECK_INT(L.links[0].view.link.head, v.link.head);

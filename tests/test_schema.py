@@ -59,6 +59,12 @@ def test_schema_has_no_unused_fields(tmp):
     run_ok("run", "--model", model, "--no-pictures", "--out", c, "the cat sees Zoe .")
     traces.append(load_json(os.path.join(c, "trace.json")))
     assert traces[-1]["unk_copies"], "the tiny model copied no name"
+    # an unknown word shown marked, and a loop the search stopped (issue 24), by the shipped model
+    for k, sentence in enumerate(("The zorblax is red.", "the cat is happy")):
+        d = os.path.join(tmp, f"u{k}")
+        run_ok("run", "--no-pictures", "--out", d, sentence)
+        traces.append(load_json(os.path.join(d, "trace.json")))
+    assert traces[-2]["unknown_words"] and traces[-1]["decode"]["stop"] == "repeat"
     seen = set()
     for t in traces:
         validate_trace(t)

@@ -2,7 +2,9 @@
  *
  *   attnviz corpus [--seed N] [--train N] [--heldout N] [--heldout-frames N]
  *                  [--grammar-share P] [--heldout-share P] [--lesson-copies N]
- *                  [--data DIR] [--out DIR] */
+ *                  [--data DIR] [--out DIR]
+ *                  [--real DIR [--real-max-len N] [--real-test FR,VI] [--real-valid FR,VI]
+ *                   [--real-vi-copies N] [--unpunctuated P] [--vocab-max N] [--vocab-en N] [--min-count N]] */
 #include "cli/cli.h"
 #include "core/datadir.h"
 #include "corpus/corpus.h"
@@ -39,7 +41,24 @@ static void corpus_usage(FILE *f) {
         "                       or PREFIX/share/attnviz/corpus when installed)\n"
         "  --out DIR            where train.tsv, heldout.tsv, heldout-frames.tsv, vocab.txt\n"
         "                       go (default build/corpus)\n\n"
-        "TSV columns: lang, source, target, align (t-s), coref (p-a), id (template or g.FRAME).\n");
+        "real sentence pairs (the Tatoeba Project, tatoeba.org, as manythings.org packages them):\n"
+        "  --real DIR           also read DIR/fra-eng.tsv and DIR/vie-eng.tsv (fra-eng.zip and\n"
+        "                       vie-eng.zip from https://www.manythings.org/anki/, CC-BY 2.0 FR):\n"
+        "                       split by English sentence into real-test.tsv, real-valid.tsv\n"
+        "                       (every translation kept as a reference) and training pairs mixed\n"
+        "                       into train.tsv; the vocabulary adds their words by frequency;\n"
+        "                       --train then counts the grammar and template pairs (default 100000)\n"
+        "  --real-max-len N     pairs with more tokens on a side are left out (default 30)\n"
+        "  --real-test FR,VI    English sentences held out for the test (default 2000,500)\n"
+        "  --real-valid FR,VI   and for validation (default 1000,250)\n"
+        "  --real-vi-copies N   times each Vietnamese training pair is written (default 3)\n"
+        "  --unpunctuated P     share of training sources written without their final . ! ?\n"
+        "                       (the target keeps it), 0..1 (default 0.2 with --real, else 0)\n"
+        "  --vocab-max N        vocabulary size limit, specials included (default 20000)\n"
+        "  --vocab-en N         English words of the real pairs in it (default 9000)\n"
+        "  --min-count N        fewest training uses of a real word in it (default 2)\n\n"
+        "TSV columns: lang, source, target, align (t-s), coref (p-a), id (template, g.FRAME,\n"
+        "or t.fr / t.vi for a real pair).\n");
 }
 
 /* The lexicon and templates: shipped with the binary (core/datadir.h), else
@@ -53,41 +72,104 @@ static const char *default_data_dir(char *buf, size_t n) {
     return "samples/corpus";
 }
 
+/* "FR,VI" → two counts in 0..10000000.  0, or -1 (printed). */
+static int parse_two(const char *opt, const char *s, int *out) {
+    char *end = NULL;
+    long a = strtol(s, &end, 10), b = -1;
+    if (end != s && *end == ',') {
+        const char *p = end + 1;
+        b = strtol(p, &end, 10);
+        if (end == p) b = -1;
+    }
+    if (a < 0 || b < 0 || a > 10000000 || b > 10000000 || *end) {
+        cli_error("%s %s: give two counts FR,VI (e.g. %s 2000,500)", opt, s, opt);
+        return -1;
+    }
+    out[0] = (int)a;
+    out[1] = (int)b;
+    return 0;
+}
+
+/* A share 0..1 as per mille.  0, or -1 (printed). */
+static int parse_share(const char *opt, const char *s, int *permille) {
+    char *end = NULL;
+    double p = strtod(s, &end);
+    if (!end || *end || end == s || !(p >= 0 && p <= 1)) {
+        cli_error("%s %s: give a share between 0 and 1 (e.g. 0.2)", opt, s);
+        return -1;
+    }
+    *permille = (int)(p * 1000 + 0.5);
+    return 0;
+}
+
+/* The options into o.  0 to go on, 1 after --help, 2 after a usage error (printed). */
+static int parse_corpus_args(CorpusOptions *o, const char **data, int argc, char **argv) {
+    long seed = (long)o->seed, n_train = -1, n_heldout = o->n_heldout, share = o->heldout_permille,
+         copies = o->lesson_copies, n_frames = o->n_heldout_frames, max_len = o->real_max_len,
+         vi_copies = o->real_vi_copies, vmax = o->vocab_max, ven = o->vocab_en, minc = o->min_count;
+    const char *gshare = NULL, *unpunct = NULL, *test = NULL, *valid = NULL;
+    for (int i = 1; i < argc; i++) {
+        const CliOption opts[] = {{"--data", data}, {"--out", &o->out_dir}, {"--grammar-share", &gshare},
+                                  {"--real", &o->real_dir}, {"--unpunctuated", &unpunct}, {"--real-test", &test},
+                                  {"--real-valid", &valid}};
+        const CliLong longs[] = {{"--seed", &seed, 0, 0x7fffffffffffffffL}, {"--train", &n_train, 0, 10000000},
+                                 {"--heldout", &n_heldout, 0, 10000000}, {"--heldout-share", &share, 1, 900},
+                                 {"--lesson-copies", &copies, 0, 100000}, {"--heldout-frames", &n_frames, 0, 10000000},
+                                 {"--real-max-len", &max_len, 1, CORPUS_MAX_LEN}, {"--real-vi-copies", &vi_copies, 1, 100},
+                                 {"--vocab-max", &vmax, 7, 1000000}, {"--vocab-en", &ven, 0, 1000000},
+                                 {"--min-count", &minc, 1, 1000000}};
+        int taken = cli_take_option(argc, argv, &i, opts, 7, "corpus");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 11, "corpus");
+        if (taken < 0) return 2;
+        if (taken) continue;
+        if (cli_is_help(argv[i])) { corpus_usage(stdout); return 1; }
+        return cli_unknown_option("corpus", argv[i]);
+    }
+    o->seed = (uint64_t)seed;
+    o->n_train = n_train >= 0 ? (int)n_train : o->real_dir ? 100000 : o->n_train;
+    o->n_heldout = (int)n_heldout;
+    o->heldout_permille = (int)share;
+    o->lesson_copies = (int)copies;
+    o->n_heldout_frames = (int)n_frames;
+    o->real_max_len = (int)max_len;
+    o->real_vi_copies = (int)vi_copies;
+    o->vocab_max = (int)vmax;
+    o->vocab_en = (int)ven;
+    o->min_count = (int)minc;
+    o->unpunct_permille = o->real_dir ? 200 : 0;
+    if ((gshare && parse_share("--grammar-share", gshare, &o->grammar_permille)) ||
+        (unpunct && parse_share("--unpunctuated", unpunct, &o->unpunct_permille)) ||
+        (test && parse_two("--real-test", test, o->real_test)) || (valid && parse_two("--real-valid", valid, o->real_valid)))
+        return 2;
+    if (!o->real_dir && (test || valid)) {
+        cli_error("--real-test and --real-valid split the real pairs; give --real DIR too");
+        return 2;
+    }
+    return 0;
+}
+
+/* The real pairs' figures (--real). */
+static void print_real(const CorpusStats *st) {
+    static const char *const lang[2] = {"fr", "vi"};
+    for (int L = 0; L < 2; L++)
+        printf("real %s: %d pairs read; train %d pairs (%d English sentences), %d lines written, %d left out "
+               "(a target word outside the vocabulary); valid %d pairs (%d sentences); test %d pairs (%d sentences); "
+               "%d set aside (held out in the other language); %d too long\n",
+               lang[L], st->real_read[L], st->real_pairs[0][L] - st->real_dropped[L], st->real_sent[0][L],
+               st->real_lines[L], st->real_dropped[L], st->real_pairs[1][L], st->real_sent[1][L], st->real_pairs[2][L],
+               st->real_sent[2][L], st->real_pairs[3][L], st->real_pairs[4][L]);
+    printf("vocabulary: %d tokens; words of the real training pairs in it: English %d, French %d, Vietnamese %d; "
+           "%d names found in the real English (copied, never in the vocabulary)\n",
+           st->vocab_size, st->vocab_en, st->vocab_fr, st->vocab_vi, st->real_names);
+}
+
 int cli_corpus(int argc, char **argv) {
     CorpusOptions o;
     corpus_options_default(&o);
     char data_buf[4200];
     const char *data = NULL;
-    long seed = (long)o.seed, n_train = o.n_train, n_heldout = o.n_heldout, share = o.heldout_permille,
-         copies = o.lesson_copies, n_frames = o.n_heldout_frames;
-    const char *gshare = NULL;
-    for (int i = 1; i < argc; i++) {
-        const CliOption opts[] = {{"--data", &data}, {"--out", &o.out_dir}, {"--grammar-share", &gshare}};
-        const CliLong longs[] = {{"--seed", &seed, 0, 0x7fffffffffffffffL}, {"--train", &n_train, 0, 10000000},
-                                 {"--heldout", &n_heldout, 0, 10000000}, {"--heldout-share", &share, 1, 900},
-                                 {"--lesson-copies", &copies, 0, 100000}, {"--heldout-frames", &n_frames, 0, 10000000}};
-        int taken = cli_take_option(argc, argv, &i, opts, 3, "corpus");
-        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 6, "corpus");
-        if (taken < 0) return 2;
-        if (taken) continue;
-        if (cli_is_help(argv[i])) { corpus_usage(stdout); return 0; }
-        return cli_unknown_option("corpus", argv[i]);
-    }
-    o.seed = (uint64_t)seed;
-    o.n_train = (int)n_train;
-    o.n_heldout = (int)n_heldout;
-    o.heldout_permille = (int)share;
-    o.lesson_copies = (int)copies;
-    o.n_heldout_frames = (int)n_frames;
-    if (gshare) {
-        char *end = NULL;
-        double p = strtod(gshare, &end);
-        if (!end || *end || end == gshare || !(p >= 0 && p <= 1)) {
-            cli_error("--grammar-share %s: give a share between 0 and 1 (e.g. 0.8)", gshare);
-            return 2;
-        }
-        o.grammar_permille = (int)(p * 1000 + 0.5);
-    }
+    int prc = parse_corpus_args(&o, &data, argc, argv);
+    if (prc) return prc == 1 ? 0 : prc;
     o.data_dir = data ? data : default_data_dir(data_buf, sizeof data_buf);
     struct stat ds;
     char nouns[4200];
@@ -103,7 +185,7 @@ int cli_corpus(int argc, char **argv) {
     if (cli_stage_open(&stage, o.out_dir)) { free(st); return 1; }
     const char *out = o.out_dir;
     o.out_dir = stage.dir;
-    char err[512];
+    char err[1024];
     int made = corpus_generate(&o, st, err, sizeof err) == 0;
     o.out_dir = out;
     if (!made) cli_error("%s", err);
@@ -114,12 +196,17 @@ int cli_corpus(int argc, char **argv) {
     int total = 0, n_kinds = st->n_templates + 32;
     for (int i = 0; i < n_kinds && i < CORPUS_MAX_KINDS; i++)
         total += st->train_per_template[i] + st->heldout_per_template[i] + st->heldout_frames_per_template[i];
+    total += st->real_lines[0] + st->real_lines[1];
     printf("corpus: %d train + %d held-out pairs + %d held-out-frame pairs (%d fr, %d vi) in %s, vocabulary %d tokens\n",
-           o.n_train, o.n_heldout, o.n_heldout_frames, st->n_fr, st->n_vi, o.out_dir, st->vocab_size);
-    printf("train: %d grammar pairs, %d template pairs; grammar frames %d, held out %d; "
+           st->n_train_lines, o.n_heldout, o.n_heldout_frames, st->n_fr, st->n_vi, o.out_dir, st->vocab_size);
+    printf("train: %d grammar pairs, %d template pairs%s; grammar frames %d, held out %d; "
            "cataphora %d, across sentences %d, with names %d\n",
-           st->n_grammar_train, st->n_template_train, st->n_frames, st->n_frames_heldout,
-           st->n_cataphora, st->n_across, st->n_with_names);
+           st->n_grammar_train, st->n_template_train, o.real_dir ? ", real pairs below" : "", st->n_frames,
+           st->n_frames_heldout, st->n_cataphora, st->n_across, st->n_with_names);
+    if (o.real_dir) print_real(st);
+    if (o.unpunct_permille)
+        printf("unpunctuated: %d of %d training sources written without their final . ! ? (the target keeps it)\n",
+               st->n_unpunct, st->n_train_lines);
     printf("lexicon: %d nouns, %d adjectives, %d verbs, %d names; template coreference combinations %d, held out %d\n",
            st->n_nouns, st->n_adjectives, st->n_verbs, st->n_names, st->n_coref_combinations, st->n_heldout_combinations);
     printf("%-18s %8s %8s %8s\n", "kind", "train", "heldout", "h-frames");

@@ -35,6 +35,10 @@ typedef struct {
     StrBuf outputs[EVAL_MAX_SPLITS];      /* --outputs: each split's outputs (JSON array) */
     unsigned char *lang_tokens;           /* from DIR/train.tsv, or NULL (no purity)     */
     int n_vocab;                          /* entries of lang_tokens                       */
+    int has_real;                         /* DIR/real-test.tsv is there (no --split)      */
+    char real_path[4096];
+    EvalReal real;                        /* its chrF and exact match (train/eval.h)      */
+    StrBuf real_outputs;                  /* --outputs: its outputs (JSON array)          */
 } EvalSplits;
 
 /* What a split holds, as eval prints it. */
@@ -64,7 +68,11 @@ static void eval_usage(FILE *f) {
         "translation exact match per language, pronoun accuracy, for every encoder\n"
         "self-attention and cross-attention head how often the pronoun's strongest link\n"
         "(excluding itself and <…> tokens) is its gold antecedent, and how often\n"
-        "cross-attention's strongest link is the gold word alignment (teacher-forced).\n\n"
+        "cross-attention's strongest link is the gold word alignment (teacher-forced).\n"
+        "When DIR/real-test.tsv is there (attnviz corpus --real) and no --split is given,\n"
+        "also per language on those real sentences: chrF (character 6-grams, beta 2,\n"
+        "corpus level, the best of each English sentence's references) and exact match\n"
+        "(the output equals one of its references).\n\n"
         "  --model PATH   checkpoint, or taught / untaught (the shipped models; default taught)\n"
         "  --corpus DIR   corpus folder (default build/corpus)\n"
         "  --split NAME   only DIR/NAME.tsv: heldout, heldout-frames or train\n"
@@ -316,6 +324,8 @@ static int find_splits(const EvalArgs *a, const Vocab *v, EvalSplits *sp) {
         sp->name[sp->n++] = names[k];
     }
     char path[4096], err[1024];
+    snprintf(sp->real_path, sizeof sp->real_path, "%s/real-test.tsv", a->corpus);
+    sp->has_real = !a->split_given && !a->ablation && access(sp->real_path, R_OK) == 0;
     snprintf(path, sizeof path, "%s/train.tsv", a->corpus);
     sp->n_vocab = v->size;
     if (access(path, R_OK) == 0 && eval_language_tokens(v, path, &sp->lang_tokens, err, sizeof err)) {
@@ -339,9 +349,26 @@ static char *splits_json(const EvalSplits *sp, int as_object, int outputs) {
     for (int k = 0; outputs && k < sp->n; k++)
         bad |= strbuf_printf(&b, "%s\"%s\": %s", k ? ", " : ",\n \"outputs\": {", sp->name[k],
                              sp->outputs[k].buf ? sp->outputs[k].buf : "[]");
-    if (outputs && sp->n) bad |= strbuf_printf(&b, "}");
+    if (outputs && sp->has_real)
+        bad |= strbuf_printf(&b, "%s\"real-test\": %s", sp->n ? ", " : ",\n \"outputs\": {",
+                             sp->real_outputs.buf ? sp->real_outputs.buf : "[]");
+    if (outputs && (sp->n || sp->has_real)) bad |= strbuf_printf(&b, "}");
+    if (as_object && sp->has_real) bad |= strbuf_printf(&b, ",\n \"real_test\": ") | eval_real_json(&b, &sp->real);
     if (bad) { free(b.buf); return NULL; }
     return b.buf;
+}
+
+/* The real sentences' figures (eval_real_run), as text. */
+static void print_real_text(const EvalSplits *sp) {
+    static const char *const lang[2] = {"fr", "vi"};
+    const EvalReal *r = &sp->real;
+    printf("\nreal sentences (%s: %ld fr + %ld vi English sentences, %ld references, %.1f s)\n", sp->real_path,
+           r->sentences[0], r->sentences[1], r->references[0] + r->references[1], r->seconds);
+    for (int li = 0; li < 2; li++) {
+        if (!r->sentences[li]) { printf("  %-4s  -\n", lang[li]); continue; }
+        printf("  %-4s  chrF %5.1f   exact match %.1f%% (%ld/%ld)\n", lang[li], r->chrf[li], 100 * eval_rate(r->exact[li]),
+               r->exact[li].hit, r->exact[li].total);
+    }
 }
 
 /* The language mask eval decodes with: --write-metadata uses the sets it is
@@ -372,10 +399,21 @@ static int write_metadata(const EvalArgs *a, const EvalSplits *sp) {
             return -1;
         }
     }
-    const char *kv[] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all,
-                        hex[0] ? "train_target_tokens_fr" : NULL, hex[0], "train_target_tokens_vi", hex[1],
-                        "train_antecedent_tokens", hex[2], NULL};
+    StrBuf real = {0};
+    if (sp->has_real && eval_real_json(&real, &sp->real)) {
+        free(all); free(hex[0]); free(hex[1]); free(hex[2]); free(real.buf);
+        cli_error("out of memory");
+        return -1;
+    }
+    const char *kv[16] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all};
+    int k = 6;
+    if (real.buf) kv[k++] = "eval_real_test", kv[k++] = real.buf;
+    if (hex[0])
+        kv[k++] = "train_target_tokens_fr", kv[k++] = hex[0], kv[k++] = "train_target_tokens_vi", kv[k++] = hex[1],
+        kv[k++] = "train_antecedent_tokens", kv[k++] = hex[2];
+    kv[k] = NULL;
     int rc = checkpoint_rewrite_metadata(a->model, kv, err, sizeof err);
+    free(real.buf);
     free(all); free(hex[0]); free(hex[1]); free(hex[2]);
     if (rc) cli_error("--write-metadata: %s", err);
     return rc;
@@ -400,6 +438,11 @@ int cli_eval(int argc, char **argv) {
         o.outputs = a.outputs ? &sp.outputs[k] : NULL;
         if (eval_run(&mf.m, &mf.v, sp.path[k], &o, &sp.r[k], err, sizeof err)) { cli_error("%s", err); goto done; }
     }
+    if (sp.has_real && eval_real_run(&mf.m, &mf.v, sp.real_path, (int)a.limit, a.outputs ? &sp.real_outputs : NULL,
+                                     &sp.real, err, sizeof err)) {
+        cli_error("%s", err);
+        goto done;
+    }
     EvalBest b = best_heads(&sp.r[0]);
     if (a.write_meta && write_metadata(&a, &sp)) goto done;
     char abl[2048];
@@ -410,11 +453,13 @@ int cli_eval(int argc, char **argv) {
     } else {
         print_text(&sp.r[0], &b, mf.path, sp.path[0], abl, decode_has_lang_mask(&mf.m));
         print_splits_text(&sp);
+        if (sp.has_real) print_real_text(&sp);
     }
     status = 0;
 done:
     free(more);
     for (int k = 0; k < EVAL_MAX_SPLITS; k++) free(sp.outputs[k].buf);
+    free(sp.real_outputs.buf);
     free(sp.lang_tokens);
     model_file_free(&mf);
     return status;

@@ -279,6 +279,13 @@ static void print_world(const Look *L, int given) {
         printf("  copied through: %s%s%s%s\n", w->names, *missing ? "   (not in the translation: " : "", missing,
                *missing ? ")" : "");
     }
+    for (int i = 0; i < w->n_unknown && i < 64; i++) {   /* never passed off as a word of the target language */
+        int k = w->unknown_pos[i], copied = !given && sentence_copied(s, k) && s->shown && s->shown[k];
+        printf("  unknown word: %s (%s)%s%s%s\n", s->raw[k],
+               w->unknown_in_vocab[i] ? "the model never read it in training" : "not in the model's vocabulary",
+               given ? "" : copied ? "; shown as " : "; left out of the translation", copied ? s->shown[k] : "",
+               "");
+    }
     pictures_copy_note(s, copy, sizeof copy);
     if (*copy) printf("  %s (decoder layer %d cross-attention, mean of its heads)\n", copy, s->copy_layer);
     if (w->outside[0]) printf("  %s\n", w->outside);
@@ -302,7 +309,12 @@ static void print_links(const Run *r, const Look *L) {
         why_text(&v, c, why, sizeof why);
         const char *out = model_ablated(&r->mf.m, MODEL_ATTN_ENC_SELF, m->layer, v.link.head) && !strcmp(m->stack, "encoder")
                               ? "; KNOCKED OUT: its output is not used" : "";
-        if (v.no_antecedent && v.top_key != q)
+        if (v.none_fits)
+            printf("  %s (position %d): no antecedent in the sentence — no word of it can be what “%s” refers to "
+                   "(by the corpus lexicon's persons, genders and numbers); %s head %d (%s) still puts %.2f on “%s”, "
+                   "which says where the head looks, not what the pronoun means%s\n", w, q, w, m->id, v.link.head, why,
+                   (double)v.top_weight, m->keys[v.top_key], out);
+        else if (v.no_antecedent && v.top_key != q)
             printf("  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”, a word that "
                    "is never an antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training)%s\n", w, q, m->id, v.link.head, why,
                    (double)v.top_weight, m->keys[v.top_key], out);
@@ -346,6 +358,7 @@ static void print_look(const Run *r, const Look *L) {
     if (!a->quiet) {
         printf("%s\n", L->s.text);
         printf("  → %s: %s%s\n", a->to, L->s.translation, a->target ? "   (given with --target)" : "");
+        if (L->s.stop_warning[0]) printf("  warning: %s\n", L->s.stop_warning);
         print_world(L, a->target != NULL);
         if (r->ablated[0]) printf("  knocked out: %s (each head's output replaced by zeros before W_O)\n", r->ablated);
     }

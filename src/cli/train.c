@@ -12,6 +12,7 @@
 #include "train/state.h"
 #include "train/train.h"
 #include "model/checkpoint.h"
+#include "model/decode.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
 #include "pipeline/model_file.h"
@@ -395,7 +396,8 @@ static int target_token_sets(Training *tr) {
     tr->tgt_hex[0] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_FR);
     tr->tgt_hex[1] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_VI);
     /* the model decodes under the mask it is saved with (snapshots, quick eval) */
-    if (!tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0) {
+    if (!tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0 ||
+        decode_set_sentence_ends(&tr->m, &tr->v) != 0) {
         cli_error("out of memory");
         return -1;
     }

@@ -5,6 +5,7 @@
 #include "corpus/corpus.h"
 #include "corpus/grammar.h"
 #include "corpus/lexicon.h"
+#include "corpus/real.h"
 #include "corpus/splits.h"
 #include "corpus/templates.h"
 #include "corpus/tsv.h"
@@ -13,6 +14,7 @@
 #include "core/rng.h"
 #include "core/strbuf.h"
 #include "tokenize/tokenizer.h"
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,16 @@ static int set_add(StrSet *st, const char *w) {
     return 0;
 }
 
+/* 1 if w is in the set. */
+static int set_has(const StrSet *st, const char *w) {
+    if (!st->cap) return 0;
+    uint32_t h = 2166136261u;
+    for (const char *c = w; *c; c++) { h ^= (unsigned char)*c; h *= 16777619u; }
+    for (int j = (int)(h & (uint32_t)(st->cap - 1)); st->s[j]; j = (j + 1) & (st->cap - 1))
+        if (!strcmp(st->s[j], w)) return 1;
+    return 0;
+}
+
 static void set_free(StrSet *st) {
     for (int i = 0; i < st->cap; i++) free(st->s[i]);
     free(st->s);
@@ -71,6 +83,7 @@ typedef struct {
     StrSet vocab;
     CorpusSplits sp;             /* what is held out (splits.h)                       */
     unsigned *noun_uses;         /* per noun: grammar pairs that used it (grammar_generate) */
+    long n_lines;                /* training lines so far (the unpunctuated draw)      */
     char *err;
     size_t errlen;
 } Gen;
@@ -115,6 +128,24 @@ static void count_pair(CorpusStats *st, int lang, int n_src, int n_tgt) {
     if (n_tgt > st->max_tgt_len) st->max_tgt_len = n_tgt;
 }
 
+/* A training line: its source loses its final . ! ? in unpunct_permille of
+ * the lines (a seeded hash of the line's number), with the alignments to it. */
+static void unpunctuate(Gen *g, int *n_src, const char *const *src, int *align, int *n_al) {
+    uint64_t h = g->o->seed * 0xD1B54A32D192ED03ull + (uint64_t)g->n_lines++ * 0x9E3779B97F4A7C15ull + 0x0E0Full;
+    g->st->n_train_lines++;
+    if (g->o->unpunct_permille <= 0 || *n_src < 2) return;
+    const char *last = src[*n_src - 1];
+    if ((strcmp(last, ".") && strcmp(last, "!") && strcmp(last, "?")) ||
+        (int)(rng_splitmix64(&h) % 1000) >= g->o->unpunct_permille)
+        return;
+    (*n_src)--;
+    int k = 0;
+    for (int q = 0; align && q < *n_al; q++)
+        if (align[2 * q + 1] != *n_src) { align[2 * k] = align[2 * q]; align[2 * k + 1] = align[2 * q + 1]; k++; }
+    if (align) *n_al = k;
+    g->st->n_unpunct++;
+}
+
 /* Renders one template pair and appends its TSV line; checks that every token
  * is what the tokenizer makes of it. */
 static int emit_pair(Gen *g, StrBuf *out, int ti, const Bind *b, int lang, int heldout) {
@@ -154,12 +185,14 @@ static int emit_pair(Gen *g, StrBuf *out, int ti, const Bind *b, int lang, int h
         coref[2 * r] = p;
         coref[2 * r + 1] = a;
     }
-    CorpusLine line = { lang == L_FR ? CORPUS_LANG_FR : CORPUS_LANG_VI, tok[0], src.n, tok[1], tgt.n,
+    int n_src = src.n;
+    if (!heldout) unpunctuate(g, &n_src, tok[0], align, &n_al);
+    CorpusLine line = { lang == L_FR ? CORPUS_LANG_FR : CORPUS_LANG_VI, tok[0], n_src, tok[1], tgt.n,
                         align, n_al, coref, t->n_refs, t->id };
     if (corpus_append_tsv(out, &line)) return errmsg_set(g->err, g->errlen, "out of memory");
     if (heldout) g->st->heldout_per_template[ti]++;
     else g->st->train_per_template[ti]++;
-    count_pair(g->st, lang, src.n, tgt.n);
+    count_pair(g->st, lang, n_src, tgt.n);
     return 0;
 }
 
@@ -210,7 +243,9 @@ static int emit_grammar(Gen *g, StrBuf *out, const GrPair *gp, int lang, int spl
         for (int q = (p < a ? p : a); q < (p < a ? a : p); q++)
             across |= !strcmp(src->t[q].s, ".") || !strcmp(src->t[q].s, "?");
     }
-    CorpusLine line = { lang == L_FR ? CORPUS_LANG_FR : CORPUS_LANG_VI, tok[0], src->n, tok[1], tgt->n,
+    int n_src = src->n;
+    if (split == 0) unpunctuate(g, &n_src, tok[0], align, &n_al);
+    CorpusLine line = { lang == L_FR ? CORPUS_LANG_FR : CORPUS_LANG_VI, tok[0], n_src, tok[1], tgt->n,
                         align, n_al, coref, gp->n_coref, id };
     if (corpus_append_tsv(out, &line)) return errmsg_set(g->err, g->errlen, "out of memory");
     CorpusStats *st = g->st;
@@ -221,7 +256,7 @@ static int emit_grammar(Gen *g, StrBuf *out, const GrPair *gp, int lang, int spl
     st->n_cataphora += cata;
     st->n_across += across;
     st->n_with_names += gp->has_name;
-    count_pair(st, lang, src->n, tgt->n);
+    count_pair(st, lang, n_src, tgt->n);
     return 0;
 }
 
@@ -244,6 +279,15 @@ void corpus_options_default(CorpusOptions *o) {
     o->lesson_copies = 10;
     o->data_dir = "samples/corpus";
     o->out_dir = "build/corpus";
+    o->real_max_len = 30;
+    o->real_test[0] = 2000;
+    o->real_test[1] = 500;
+    o->real_valid[0] = 1000;
+    o->real_valid[1] = 250;
+    o->real_vi_copies = 3;
+    o->vocab_max = 20000;
+    o->vocab_en = 9000;
+    o->min_count = 2;
 }
 
 /* One template pair: a training pair (heldout 0) or a held-out coreference combination. */
@@ -347,6 +391,90 @@ static int write_vocab(Gen *g, StrBuf *voc) {
     return rc ? errmsg_set(g->err, g->errlen, "out of memory") : 0;
 }
 
+/* ---------------------------------------------------------- real pairs -- */
+
+/* Takes the words of list (most frequent first) with at least min_count uses
+ * into the vocabulary, names and numbers never: at most `most` of them
+ * (counting those already in), or, with most < 0, until the vocabulary holds
+ * vocab_max tokens.  Returns how many of the list's words the vocabulary holds. */
+static int take_words(Gen *g, const RealWord *list, int n, int most) {
+    int held = 0;
+    for (int i = 0; i < n && list[i].count >= g->o->min_count; i++) {
+        if (is_copy_token(g->lx, list[i].word)) continue;
+        if (set_has(&g->vocab, list[i].word)) { held++; continue; }
+        if (most >= 0 ? held >= most : g->vocab.n + VOCAB_N_SPECIAL >= g->o->vocab_max) continue;
+        if (set_add(&g->vocab, list[i].word)) return -1;
+        held++;
+    }
+    return held;
+}
+
+/* The vocabulary's real words: English up to vocab_en, every Vietnamese word,
+ * then French up to vocab_max. */
+static int real_vocabulary(Gen *g, RealData *rd) {
+    RealWord *w[3] = {NULL, NULL, NULL};
+    int n[3], rc = 0, *held[3] = {&g->st->vocab_en, &g->st->vocab_vi, &g->st->vocab_fr};
+    const int side[3] = {0, 2, 1};
+    for (int k = 0; k < 3 && !rc; k++) {
+        rc = real_words(rd, side[k], &w[k], &n[k], g->err, g->errlen);
+        if (!rc && (*held[k] = take_words(g, w[k], n[k], k == 0 ? g->o->vocab_en : k == 1 ? INT_MAX : -1)) < 0)
+            rc = errmsg_set(g->err, g->errlen, "out of memory");
+    }
+    for (int k = 0; k < 3; k++) free(w[k]);
+    return rc;
+}
+
+/* 1 when every target token is in the vocabulary or a source word to copy. */
+static int target_known(const Gen *g, const char *const *src, int ns, const char *const *tgt, int nt) {
+    for (int t = 0; t < nt; t++) {
+        int ok = set_has(&g->vocab, tgt[t]);
+        for (int j = 0; !ok && j < ns; j++) ok = !strcmp(src[j], tgt[t]);
+        if (!ok) return 0;
+    }
+    return 1;
+}
+
+/* One real pair's TSV line(s) into its split's buffer: a training pair
+ * real_vi_copies times for Vietnamese, each line maybe unpunctuated. */
+static int emit_real(Gen *g, const RealPair *p, StrBuf *train, StrBuf *valid, StrBuf *test) {
+    char sbuf[4096], tbuf[4096];
+    const char *src[CORPUS_MAX_LEN + 1], *tgt[CORPUS_MAX_LEN + 1];
+    if (strlen(p->src) >= sizeof sbuf || strlen(p->tgt) >= sizeof tbuf) return 0;
+    int ns = real_tokens(p->src, sbuf, src, CORPUS_MAX_LEN + 1), nt = real_tokens(p->tgt, tbuf, tgt, CORPUS_MAX_LEN + 1);
+    CorpusLine line = {p->lang, src, ns, tgt, nt, NULL, 0, NULL, 0, p->lang == CORPUS_LANG_FR ? "t.fr" : "t.vi"};
+    if (p->split == REAL_VALID || p->split == REAL_TEST)
+        return corpus_append_tsv(p->split == REAL_TEST ? test : valid, &line) ? errmsg_set(g->err, g->errlen, "out of memory") : 0;
+    if (!target_known(g, src, ns, tgt, nt)) { g->st->real_dropped[p->lang]++; return 0; }
+    int copies = p->lang == CORPUS_LANG_VI ? g->o->real_vi_copies : 1;
+    for (int c = 0; c < copies; c++) {
+        line.n_src = ns;
+        unpunctuate(g, &line.n_src, src, NULL, NULL);
+        if (corpus_append_tsv(train, &line)) return errmsg_set(g->err, g->errlen, "out of memory");
+        count_pair(g->st, p->lang == CORPUS_LANG_FR ? L_FR : L_VI, line.n_src, nt);
+        g->st->real_lines[p->lang]++;
+    }
+    return 0;
+}
+
+/* The real pairs: read and split (real.h), their words into the vocabulary,
+ * the training pairs appended to train, the held-out ones to valid and test. */
+static int add_real(Gen *g, StrBuf *train, StrBuf *valid, StrBuf *test) {
+    const CorpusOptions *o = g->o;
+    RealOptions ro = {o->seed, o->real_max_len, {o->real_test[0], o->real_test[1]}, {o->real_valid[0], o->real_valid[1]}};
+    RealData rd;
+    if (real_read(&rd, o->real_dir, &ro, g->err, g->errlen)) return -1;
+    CorpusStats *st = g->st;
+    memcpy(st->real_read, rd.n_read, sizeof st->real_read);
+    memcpy(st->real_pairs, rd.n_pairs, sizeof st->real_pairs);
+    memcpy(st->real_sent, rd.n_sent, sizeof st->real_sent);
+    st->real_names = rd.n_names;
+    int rc = real_vocabulary(g, &rd);
+    for (int i = 0; i < rd.n && !rc; i++)
+        if (rd.pairs[i].split <= REAL_TEST) rc = emit_real(g, &rd.pairs[i], train, valid, test);
+    real_free(&rd);
+    return rc;
+}
+
 int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_t errlen) {
     CorpusStats local;
     if (!stats) stats = &local;
@@ -356,12 +484,17 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
         o->frame_permille < 0 || o->frame_permille > 500 || o->combo_permille < 0 || o->combo_permille > 500)
         return errmsg_set(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille; "
                           "grammar share 0..1)");
+    if (o->real_max_len < 1 || o->real_max_len > CORPUS_MAX_LEN || o->real_vi_copies < 1 || o->vocab_max < 1 ||
+        o->vocab_en < 0 || o->min_count < 1 || o->unpunct_permille < 0 || o->unpunct_permille > 1000 ||
+        o->real_test[0] < 0 || o->real_test[1] < 0 || o->real_valid[0] < 0 || o->real_valid[1] < 0)
+        return errmsg_set(err, errlen, "corpus options out of range (real max length 1..%d, copies >= 1, "
+                          "unpunctuated share 0..1)", CORPUS_MAX_LEN);
     Lexicon lx;
     if (tpl_load(&lx, o->data_dir, err, errlen)) return -1;
     Gen g = { .o = o, .lx = &lx, .st = stats, .err = err, .errlen = errlen,
               .sp = { .seed = o->seed, .frame_permille = o->frame_permille, .combo_permille = o->combo_permille,
                       .heldout_permille = o->heldout_permille } };
-    StrBuf train = { 0 }, held = { 0 }, frames = { 0 }, voc = { 0 };
+    StrBuf train = { 0 }, held = { 0 }, frames = { 0 }, voc = { 0 }, rvalid = { 0 }, rtest = { 0 };
     Bind lesson_b[TPL_MAX_LESSONS][TPL_MAX_SLOTS];
     int rc = -1;
     stats->n_templates = lx.n_tpls;
@@ -374,8 +507,12 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     stats->n_names = lx.n_names;
     if (bind_lessons(&g, lesson_b) || setup_splits(&g)) goto cleanup;
     tpl_count_combinations(&lx, &g.sp, &stats->n_coref_combinations, &stats->n_heldout_combinations);
-    if (generate_pairs(&g, &train, &held, &frames, lesson_b) || write_vocab(&g, &voc)) goto cleanup;
-    if (write_file(o->out_dir, "train.tsv", train.buf ? train.buf : "", train.len, err, errlen) ||
+    if (generate_pairs(&g, &train, &held, &frames, lesson_b) || (o->real_dir && add_real(&g, &train, &rvalid, &rtest)) ||
+        write_vocab(&g, &voc))
+        goto cleanup;
+    if ((o->real_dir && (write_file(o->out_dir, "real-valid.tsv", rvalid.buf ? rvalid.buf : "", rvalid.len, err, errlen) ||
+                         write_file(o->out_dir, "real-test.tsv", rtest.buf ? rtest.buf : "", rtest.len, err, errlen))) ||
+        write_file(o->out_dir, "train.tsv", train.buf ? train.buf : "", train.len, err, errlen) ||
         write_file(o->out_dir, "heldout.tsv", held.buf ? held.buf : "", held.len, err, errlen) ||
         write_file(o->out_dir, "heldout-frames.tsv", frames.buf ? frames.buf : "", frames.len, err, errlen) ||
         write_file(o->out_dir, "vocab.txt", voc.buf, voc.len, err, errlen))
@@ -386,6 +523,8 @@ cleanup:
     free(held.buf);
     free(frames.buf);
     free(voc.buf);
+    free(rvalid.buf);
+    free(rtest.buf);
     splits_free(&g.sp);
     free(g.noun_uses);
     set_free(&g.vocab);

@@ -22,6 +22,22 @@
  *              the three files except names (names.txt) and numbers, sorted
  *              bytewise, one per line.  Names and numbers are copied: a target
  *              name or number is aligned to the same token in its source.
+ * With real pairs (real_dir, real.h) also:
+ *   real-valid.tsv, real-test.tsv  every pair of the held-out English
+ *              sentences (all their translations: the references), the same
+ *              6 columns with align and coref "-" and id "t.fr" / "t.vi";
+ *   train.tsv  after the grammar and template pairs, the real training pairs
+ *              (id "t.fr" / "t.vi"; each Vietnamese one real_vi_copies times),
+ *              except those with a target word outside the vocabulary that is
+ *              no word of their source to copy (counted, real_dropped);
+ *   vocab.txt  the grammar's tokens, then the words of the real training pairs
+ *              by frequency (at least min_count uses; names and numbers never):
+ *              up to vocab_en English words, every Vietnamese word, then French
+ *              words until vocab_max tokens.
+ * unpunct_permille of the training lines (grammar, templates and real alike,
+ * decided by a seeded hash of the line's number) lose their source's final
+ * ".", "!" or "?" while the target keeps it: the model learns to end a
+ * sentence typed without one.
  * Held out:
  *   - heldout-frames.tsv: grammar pairs of held-out FRAMES (frame_permille of
  *     the rule combinations, seeded); training never has a pair of such a frame;
@@ -58,6 +74,18 @@ typedef struct {
     int lesson_copies;        /* copies of each lesson sentence per language (10) */
     const char *data_dir;     /* lexicon + templates (default: samples/corpus)    */
     const char *out_dir;      /* where the files go (default: build/corpus)       */
+    /* real pairs (real.h); all unused when real_dir is NULL */
+    const char *real_dir;     /* fra-eng.tsv and vie-eng.tsv, or NULL              */
+    int real_max_len;         /* tokens a side; longer pairs left out (30)         */
+    int real_test[2];         /* English sentences tested, [0] fr [1] vi (2000, 500) */
+    int real_valid[2];        /* and validated (1000, 250)                         */
+    int real_vi_copies;       /* times each Vietnamese training pair is written (3) */
+    int vocab_max;            /* vocabulary size limit, specials included (20000)  */
+    int vocab_en;             /* English words of the real pairs taken (9000)      */
+    int min_count;            /* fewest training uses of a real word taken (2)     */
+    int unpunct_permille;     /* training sources written without their final
+                                 . ! ? (the target keeps it): 0 by default; the
+                                 CLI sets 200 with --real                          */
 } CorpusOptions;
 
 void corpus_options_default(CorpusOptions *o);
@@ -78,6 +106,17 @@ typedef struct {
     int max_src_len, max_tgt_len;
     int n_nouns, n_adjectives, n_verbs, n_names;
     int n_coref_combinations, n_heldout_combinations;  /* over all coref templates */
+    int n_train_lines;                /* lines of train.tsv                       */
+    int n_unpunct;                    /* training sources without their final . ! ? */
+    /* real pairs, [lang] 0 fr 1 vi */
+    int real_read[2];                 /* pairs read                               */
+    int real_pairs[5][2];             /* per split (real.h: train, valid, test, aside, too long) */
+    int real_sent[5][2];              /* distinct English sentences (train, valid, test) */
+    int real_dropped[2];              /* training pairs left out: a target word
+                                         outside the vocabulary and not copied     */
+    int real_lines[2];                /* training lines written (Vietnamese copies included) */
+    int real_names;                   /* names found in the real English          */
+    int vocab_en, vocab_fr, vocab_vi; /* words of the real training pairs in the vocabulary */
 } CorpusStats;
 
 /* Generates the corpus into o->out_dir (which must exist).  stats may be NULL. */

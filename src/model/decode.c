@@ -61,6 +61,81 @@ int decode_copy_unk(const float *att, int H, int Tq, int S, const int *src, cons
     return n;
 }
 
+/* ---- when the search stops ---- */
+
+int decode_set_sentence_ends(Model *m, const Vocab *v) {
+    static const char *const ends[] = {".", "!", "?", "...", "…", "。", "？", "！"};
+    static const char *const after[] = {"\"", "»", ")", "]", "'", "”", "’"};
+    int V = m->config.vocab_size;
+    free(m->sentence_end);
+    if (!(m->sentence_end = calloc((size_t)(V > 0 ? V : 1), 1))) return -1;
+    for (size_t i = 0; i < sizeof ends / sizeof *ends; i++) {
+        int id = vocab_id(v, ends[i]);
+        if (id >= 0 && id < V) m->sentence_end[id] = DECODE_END;
+    }
+    for (size_t i = 0; i < sizeof after / sizeof *after; i++) {
+        int id = vocab_id(v, after[i]);
+        if (id >= 0 && id < V) m->sentence_end[id] = DECODE_AFTER_END;
+    }
+    return 0;
+}
+
+/* Sentences ended in ids[0..n): runs of end tokens. */
+static int count_ends(const unsigned char *end, int V, const int *ids, int n) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += ids[i] >= 0 && ids[i] < V && end[ids[i]] == DECODE_END &&
+             !(i > 0 && ids[i - 1] >= 0 && ids[i - 1] < V && end[ids[i - 1]] == DECODE_END);
+    return k;
+}
+
+/* The source's sentences: its ends, and its last words when no end follows them. */
+static int source_sentences(const Model *m, const int *src, int src_len) {
+    int V = m->config.vocab_size, n = src_len > 0 && src[src_len - 1] == VOCAB_EOS ? src_len - 1 : src_len;
+    int last = n - 1;
+    while (last >= 0 && src[last] >= 0 && src[last] < V && m->sentence_end[src[last]] == DECODE_AFTER_END) last--;
+    int open = last >= 0 && !(src[last] >= 0 && src[last] < V && m->sentence_end[src[last]] == DECODE_END);
+    return count_ends(m->sentence_end, V, src, n) + open;
+}
+
+int decode_stop_before(const Model *m, const int *src, int src_len, const int *out, int n, int next, DecodeStop *why) {
+    *why = (DecodeStop){DECODE_STOP_EOS, 0, 0};
+    if (next == VOCAB_EOS) return 1;
+    /* the same n-gram twice in a row (n = 2..DECODE_MAX_REPEAT), or one token three times */
+    if (n >= 2 && out[n - 1] == next && out[n - 2] == next) {
+        *why = (DecodeStop){DECODE_STOP_REPEAT, 1, n - 1};   /* keeps its two copies */
+        return 1;
+    }
+    for (int k = 2; k <= DECODE_MAX_REPEAT && 2 * k <= n + 1; k++) {
+        int same = out[n - k] == next;   /* candidate c = out + next: c[n+1-k..n] vs c[n+1-2k..n-k] */
+        for (int i = 0; same && i < k - 1; i++) same = out[n + 1 - k + i] == out[n + 1 - 2 * k + i];
+        for (int i = 0; same && m->sentence_end && i < k; i++) {   /* a whole sentence again: the sentence rule's */
+            int id = out[n + 1 - 2 * k + i];
+            same = !(id >= 0 && id < m->config.vocab_size && m->sentence_end[id] == DECODE_END);
+        }
+        if (same) {
+            *why = (DecodeStop){DECODE_STOP_REPEAT, k, n + 1 - 2 * k};
+            return 1;
+        }
+    }
+    int V = m->config.vocab_size;
+    if (m->sentence_end && n > 0 && next >= 0 && next < V && !m->sentence_end[next] &&
+        count_ends(m->sentence_end, V, out, n) >= source_sentences(m, src, src_len)) {
+        *why = (DecodeStop){DECODE_STOP_SENTENCES, 0, 0};
+        return 1;
+    }
+    return 0;
+}
+
+void decode_stop_text(const DecodeStop *st, const char *const *out_words, char *buf, size_t len) {
+    buf[0] = '\0';
+    if (!st || st->why != DECODE_STOP_REPEAT || len < 64) return;
+    size_t k = (size_t)snprintf(buf, len, "the output began to repeat “");
+    for (int i = 0; i < st->n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " " : "", out_words[st->at + i] ? out_words[st->at + i] : "?");
+    if (k < len) snprintf(buf + k, len - k, "”; the search stopped there (a loop, not the model's own end)");
+}
+
 static int any_nonfinite(const float *x, size_t n) {
     if (!x) return 0;
     for (size_t i = 0; i < n; i++) if (!isfinite(x[i])) return 1;
@@ -95,7 +170,7 @@ static int check_finite_forward(const Model *m, int B, int S, int T, char *err, 
 }
 
 int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, const int *tags,
-                             int B, int max_len, int *out, int *out_len, char *err, size_t errlen) {
+                             int B, int max_len, int *out, int *out_len, DecodeStop *stop, char *err, size_t errlen) {
     const ModelConfig *c = &m->config;
     if (c->arch != MODEL_ENC_DEC) { errmsg_set(err, errlen, "greedy decoding needs an encoder-decoder model"); return -1; }
     if (max_len < 1 || max_len > c->max_len - 1 || B < 1) {
@@ -111,6 +186,7 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
         for (int t = 0; t < Tcap; t++) dec[(size_t)b * Tcap + t] = VOCAB_PAD;
         dec[(size_t)b * Tcap] = tags[b];
         out_len[b] = max_len;
+        if (stop) stop[b] = (DecodeStop){DECODE_STOP_LENGTH, 0, 0};
     }
     int rc = 0, left = B;
     for (int t = 0; t < max_len && left > 0; t++) {
@@ -131,7 +207,14 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
             const float *z = m->acts.logits + ((size_t)b * T + t) * V;
             int best = decode_pick_masked(z, V, decode_src_has_unk(src + (size_t)b * S, src_len[b]),
                                           decode_lang_mask(m, tags[b]));
-            if (best == VOCAB_EOS) { done[b] = 1; out_len[b] = t; left--; continue; }
+            DecodeStop why;
+            if (decode_stop_before(m, src + (size_t)b * S, src_len[b], out + (size_t)b * max_len, t, best, &why)) {
+                done[b] = 1;
+                out_len[b] = why.why == DECODE_STOP_REPEAT ? why.at + why.n : t;
+                if (stop) stop[b] = why;
+                left--;
+                continue;
+            }
             out[(size_t)b * max_len + t] = best;
             dec[(size_t)b * Tcap + t + 1] = best;
         }
@@ -142,18 +225,18 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
 
 int decode_greedy_ids(Model *m, const int *src, int src_len, int lang_tag, int max_len,
                        int *out, int *out_len, char *err, size_t errlen) {
-    return decode_greedy_batch(m, src, &src_len, src_len, &lang_tag, 1, max_len, out, out_len,
+    return decode_greedy_batch(m, src, &src_len, src_len, &lang_tag, 1, max_len, out, out_len, NULL,
                                     err, errlen);
 }
 
 int decode_greedy(Model *m, const int *src, int S, int tag, int max_len, int *out, int *T,
-                  char *err, size_t errlen) {
+                  DecodeStop *stop, char *err, size_t errlen) {
     /* out holds the tag too, and the search caps its output at the model's max_len - 1 */
     if (max_len > m->config.max_len) max_len = m->config.max_len;
     if (max_len < 2) return errmsg_set(err, errlen, "max_len must be at least 2 (the tag and one word)");
     int n = 0;
     out[0] = tag;
-    if (decode_greedy_ids(m, src, S, tag, max_len - 1, out + 1, &n, err, errlen) != 0) return -1;
+    if (decode_greedy_batch(m, src, &S, S, &tag, 1, max_len - 1, out + 1, &n, stop, err, errlen) != 0) return -1;
     *T = n + 1;
     if (model_forward(m, src, &S, S, out, T, *T, 1) != 0)
         return errmsg_set(err, errlen, "model: %s", m->err);

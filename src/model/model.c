@@ -253,6 +253,7 @@ void model_free(Model *m) {
     free(m->pack_memory);
     free(m->ablate); free(m->ablate_value);
     free(m->lang_mask[0]); free(m->lang_mask[1]);
+    free(m->sentence_end);
     memset(m, 0, sizeof *m);
 }
 

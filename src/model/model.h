@@ -197,6 +197,8 @@ typedef struct {
     /* constrained decoding (inference only; decode_set_lang_mask in decode.h) */
     unsigned char *lang_mask[2]; /* (V) each, [0] <2fr>, [1] <2vi>: 1 = the decoder may write
                                     the token; NULL: no mask for that language              */
+    unsigned char *sentence_end; /* (V) DECODE_END / DECODE_AFTER_END per token (decode.h:
+                                    decode_set_sentence_ends), or NULL: not known           */
     char err[256];            /* message of the last failed call            */
 } Model;
 

@@ -1,6 +1,8 @@
 /* links.c — see links.h. */
 #include "pipeline/links.h"
+#include "pipeline/referents.h"
 #include "core/errmsg.h"
+#include "tokenize/tokenizer.h"
 #include "trace/maps.h"
 #include <ctype.h>
 #include <stdio.h>
@@ -58,22 +60,6 @@ static int is_punct(const char *w) {
     return 1;
 }
 
-/* English closed-class words — articles, possessives, pronouns, prepositions,
- * conjunctions, auxiliaries, negation: a pronoun's antecedent is a noun or a name,
- * never one of these, whatever a head points at. */
-static int function_word(const char *w) {
-    static const char *const fw[] = {
-        "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those",
-        "i", "you", "he", "she", "it", "we", "they", "me", "him", "us", "them", "who", "which", "with", "to",
-        "in", "on", "under", "near", "behind", "front", "of", "at", "for", "from", "by", "about", "into", "and",
-        "but", "so", "because", "when", "while", "although", "or", "if", "too", "is", "are", "am", "was", "were",
-        "be", "been", "do", "does", "did", "don't", "doesn't", "didn't", "won't", "isn't", "aren't", "wasn't",
-        "weren't", "couldn't", "will", "would", "can", "could", "has", "have", "had", "not", "no"};
-    for (size_t i = 0; i < sizeof fw / sizeof *fw; i++)
-        if (!strcmp(w, fw[i])) return 1;
-    return 0;
-}
-
 /* 1 when the checkpoint records its training's gold antecedents and w, a word
  * of its vocabulary, was never one (a verb, an adjective…).  Words outside the
  * vocabulary (names, numbers) may be antecedents. */
@@ -81,6 +67,27 @@ static int never_antecedent(const CorefHead *coref, const char *w) {
     if (!coref->antecedent || !coref->vocab) return 0;
     int id = vocab_id(coref->vocab, w);
     return id >= VOCAB_N_SPECIAL && id < coref->vocab->size && !coref->antecedent[id];
+}
+
+/* The word of a key labelled as typed, as the tokenizer reads it ("The" →
+ * "the"; "<unk> Alice" → "alice", "<unk> “" → "\""), into buf. */
+static const char *key_token(const char *key, char *buf, size_t n) {
+    if (!strncmp(key, "<unk> ", 6)) key += 6;
+    Tokens tk;
+    if (tokenizer_split_max(&tk, key, 4, NULL, 0) != 0) return key;
+    snprintf(buf, n, "%s", tk.n == 1 ? tk.tok[0] : key);
+    tokens_free(&tk);
+    return buf;
+}
+
+/* 1 when the key the head looks at most is no possible antecedent: the
+ * pronoun itself, a sign, a special token, a function word, or a word that
+ * was no pronoun's antecedent in training. */
+static int never_a_referent(const TraceMap *m, int key, int q, const CorefHead *coref) {
+    char buf[TOKENIZER_MAX_TOKEN_BYTES + 1];
+    const char *w = key_token(m->keys[key], buf, sizeof buf);
+    if (key == q || maps_is_special(m->keys[key])) return 1;
+    return w && (is_punct(w) || referents_function_word(w) || never_antecedent(coref, w));
 }
 
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
@@ -111,9 +118,10 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
             v.top_key = j;
             v.top_weight = row[j];
         }
-    v.no_antecedent = is_pronoun && v.top_key >= 0 &&
-                      (v.top_key == q || is_punct(m->keys[v.top_key]) || maps_is_special(m->keys[v.top_key]) ||
-                       function_word(m->keys[v.top_key]) || never_antecedent(coref, m->keys[v.top_key]));
+    v.no_antecedent = is_pronoun && v.top_key >= 0 && never_a_referent(m, v.top_key, q, coref);
+    v.none_fits = is_pronoun && coref->referents && q < t->n_source &&
+                  !referents_possible(coref->referents, (const char *const *)t->source_tokens, t->n_source, q);
+    v.no_antecedent |= v.none_fits;
     return v;
 }
 

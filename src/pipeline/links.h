@@ -45,7 +45,9 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
  * weak: its weight is below 0.5; no_antecedent (pronouns): over all keys the
  * head's strongest is q itself, punctuation or an English function word (the,
  * with, we…: never an antecedent) (top_key, top_weight), so the sentence offers
- * it nothing to refer to. */
+ * it nothing to refer to; none_fits (pronouns, when coref->referents is
+ * known): no word of the sentence can be what it refers to — the sentence
+ * offers no antecedent whatever the head points at. */
 typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH } LinksWhy;
 typedef struct {
     HeadLink link;
@@ -53,7 +55,10 @@ typedef struct {
     int taught;            /* training taught this head the antecedent (train --supervise-coref) */
     int weak;              /* link.weight < 0.5                                                  */
     int no_antecedent;     /* a pronoun whose head looks mostly at itself, at punctuation or at
-                              a function word (the, with, we…: never an antecedent)               */
+                              a function word (the, with, we…: never an antecedent), or
+                              none_fits                                                          */
+    int none_fits;         /* a pronoun that no word of the sentence can refer to (coref->referents,
+                              referents.h: "she reads a book"), wherever the head looks          */
     int top_key;           /* the head's strongest key over all keys of row q                    */
     float top_weight;
 } LinksView;

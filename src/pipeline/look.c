@@ -2,6 +2,7 @@
 #include "pipeline/look.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
+#include "core/strbuf.h"
 #include "model/decode.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,48 @@ static int record_copies(Trace *t, const Sentence *s, const Model *m, char *err,
     return 0;
 }
 
+/* "decode": why the search stopped ("eos", "sentences", "repeat", "length";
+ * "given" for a --target), and the repeat's warning, or null. */
+static int record_decode(Trace *t, const Sentence *s, char *err, size_t errlen) {
+    static const char *const why[] = {"eos", "sentences", "repeat", "length"};
+    StrBuf b = {0};
+    int bad = strbuf_printf(&b, "{\"stop\": \"%s\", \"warning\": ", s->given ? "given" : why[s->stop.why]);
+    bad |= s->stop_warning[0] ? strbuf_json_string(&b, s->stop_warning) : strbuf_printf(&b, "null");
+    if (!s->given && s->stop.why == DECODE_STOP_REPEAT)
+        bad |= strbuf_printf(&b, ", \"repeat\": {\"at\": %d, \"n\": %d}", s->stop.at + 1, s->stop.n);
+    bad |= strbuf_printf(&b, "}");
+    int rc = bad || trace_set_section(t, "decode", b.buf) != 0 ? errmsg_set(err, errlen, "out of memory") : 0;
+    free(b.buf);
+    return rc;
+}
+
+/* "source_read": the token the model read at each source position (the
+ * labels show the words as typed); "unknown_words": the ordinary words it was
+ * not trained on and how the translation shows their copy (null: left out). */
+static int record_words(Trace *t, const Sentence *s, const WorldCheck *w, const Vocab *v, char *err, size_t errlen) {
+    StrBuf b = {0};
+    int bad = strbuf_printf(&b, "[");
+    for (int k = 0; k < s->S; k++) {
+        const char *tok = vocab_word(v, s->src[k]);
+        bad |= strbuf_printf(&b, "%s", k ? ", " : "") | strbuf_json_string(&b, tok ? tok : "?");
+    }
+    bad |= strbuf_printf(&b, "]");
+    bad |= trace_set_section(t, "source_read", b.buf ? b.buf : "[]") != 0;
+    b.len = 0;
+    bad |= strbuf_printf(&b, "[");
+    for (int i = 0; i < w->n_unknown && i < 64; i++) {
+        int k = w->unknown_pos[i], copied = sentence_copied(s, k);
+        bad |= strbuf_printf(&b, "%s{\"source\": %d, \"word\": ", i ? ", " : "", k) | strbuf_json_string(&b, s->raw[k]);
+        bad |= strbuf_printf(&b, ", \"shown\": ");
+        bad |= copied && s->shown && s->shown[k] ? strbuf_json_string(&b, s->shown[k]) : strbuf_printf(&b, "null");
+        bad |= strbuf_printf(&b, "}");
+    }
+    bad |= strbuf_printf(&b, "]");
+    bad |= trace_set_section(t, "unknown_words", b.buf ? b.buf : "[]") != 0;
+    free(b.buf);
+    return bad ? errmsg_set(err, errlen, "out of memory") : 0;
+}
+
 /* ---- links ---- */
 
 /* 1 for a token the links are about: spec->query, else a pronoun. */
@@ -107,7 +150,7 @@ static int is_query(const LookSpec *spec, const char *w) {
 /* The step strip's head: spec->focus, else the first query token's drawn head,
  * else encoder.0.self head 0.  Then each query token's link. */
 static int find_links(Look *L, const LookSpec *spec, char *err, size_t errlen) {
-    static const CorefHead none = {-1, -1, -1, 0, NULL, NULL};
+    static const CorefHead none = {-1, -1, -1, 0, NULL, NULL, NULL};
     const CorefHead *c = spec->coref ? spec->coref : &none;
     const Sentence *s = &L->s;
     L->focus_map = -1;
@@ -153,7 +196,8 @@ static int forward_for(Look *out, int n, int i, Model *m, const LookSpec *spec, 
 /* The trace of batch item b, and the words the model hesitated over. */
 static int trace_sentence(Look *L, int b, ModelFile *mf, const LookSpec *spec, char *err, size_t errlen) {
     Model *m = &mf->m;
-    if (model_trace(m, b, &L->t, L->s.src_tok, L->s.tgt_tok, wants(spec, LOOK_STEPS)) != 0)
+    if (sentence_labels(&L->s) != 0) return errmsg_set(err, errlen, "out of memory");
+    if (model_trace(m, b, &L->t, (const char *const *)L->s.label, L->s.tgt_tok, wants(spec, LOOK_STEPS)) != 0)
         return errmsg_set(err, errlen, "model: %s", m->err);
     if (wants(spec, LOOK_UNSURE) && !spec->target) L->n_unsure = world_unsure(m, b, &L->s, L->unsure, sizeof L->unsure);
     L->reached = LOOK_TRACED;
@@ -166,7 +210,8 @@ static int trace_sentence(Look *L, int b, ModelFile *mf, const LookSpec *spec, c
 }
 
 /* What tests the maps' claim: the records, the aggregate views, importance. */
-static int explain_sentence(Look *L, int b, Model *m, const LookSpec *spec, char *err, size_t errlen) {
+static int explain_sentence(Look *L, int b, ModelFile *mf, const LookSpec *spec, char *err, size_t errlen) {
+    Model *m = &mf->m;
     int record = wants(spec, LOOK_RECORD);
     if (record && record_run(&L->t, m, spec, err, errlen) != 0) return -1;
     if (wants(spec, LOOK_AGGREGATES) && importance_trace_aggregates(m, b, &L->t, &L->rollout, err, errlen) != 0)
@@ -179,7 +224,9 @@ static int explain_sentence(Look *L, int b, Model *m, const LookSpec *spec, char
         if (rc != 0) return errmsg_set(err, errlen, "out of memory");
     }
     L->reached = LOOK_EXPLAINED;
-    if (record && record_copies(&L->t, &L->s, m, err, errlen) != 0) return -1;
+    if (record && (record_copies(&L->t, &L->s, m, err, errlen) != 0 || record_decode(&L->t, &L->s, err, errlen) != 0 ||
+                   record_words(&L->t, &L->s, &L->world, &mf->v, err, errlen) != 0))
+        return -1;
     L->reached = LOOK_DONE;
     return 0;
 }
@@ -198,7 +245,7 @@ int look_sentences(Look *out, ModelFile *mf, const char *const *texts, int n, co
         Look *L = &out[i];
         int b = spec->batch ? i : 0;
         if (forward_for(out, n, i, &mf->m, spec, err, errlen) != 0 || trace_sentence(L, b, mf, spec, err, errlen) != 0 ||
-            explain_sentence(L, b, &mf->m, spec, err, errlen) != 0) {
+            explain_sentence(L, b, mf, spec, err, errlen) != 0) {
             L->failed = 1;
             return -1;
         }

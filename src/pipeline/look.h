@@ -29,9 +29,14 @@
  *   importance  LOOK_IMPORTANCE: head importance by knock-out (importance.h),
  *               with LOOK_RECORD also the trace's "importance"
  *   record      LOOK_RECORD: the trace's "unk_copies" (each <unk> the
- *               translation copied, sentence.h)
+ *               translation copied, sentence.h), "decode" (why the search
+ *               stopped: {"stop", "warning", "repeat"}, decode.h), "source_read"
+ *               (the token the model read at each source position, while the
+ *               maps' labels show the words as typed: sentence_labels) and
+ *               "unknown_words" (ordinary words outside training, and how the
+ *               translation shows them: "[zorblax]" or null)
  * The trace's sections come in that order: ablated, language_mask, rollout,
- * importance, unk_copies.
+ * importance, unk_copies, decode, source_read, unknown_words.
  *
  * look_ids does the same from the forward pass on for token ids as they are
  * (`attnviz forward`): one forward pass of the whole padded batch, then each

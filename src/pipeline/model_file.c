@@ -102,7 +102,9 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
         model_file_free(f);
         return -1;
     }
-    if (load_language_mask(f) != 0 || load_antecedents(f) != 0) {
+    char lex_err[256];
+    if (referents_load_shipped(&f->referents, lex_err, sizeof lex_err) != 0) referents_free(&f->referents);
+    if (load_language_mask(f) != 0 || load_antecedents(f) != 0 || decode_set_sentence_ends(&f->m, &f->v) != 0) {
         errmsg_set(err, errlen, "out of memory");
         model_file_free(f);
         return -1;
@@ -116,6 +118,7 @@ int model_file_coref_head(const ModelFile *f, CorefHead *out) {
     out->taught = 0;
     out->vocab = NULL;
     out->antecedent = NULL;
+    out->referents = f->referents.loaded ? &f->referents : NULL;
     if (!checkpoint_meta_coref_head(f->metadata, f->m.config.n_enc_layers, f->m.config.n_heads, &out->layer,
                                     &out->head, &out->accuracy)) {
         out->layer = out->head = -1;
@@ -137,4 +140,5 @@ void model_file_free(ModelFile *f) {
     f->metadata = NULL;
     free(f->antecedent);
     f->antecedent = NULL;
+    referents_free(&f->referents);
 }

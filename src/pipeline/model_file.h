@@ -8,6 +8,10 @@
  * build/x/attnviz in a checkout), then the installed data folder
  * (ATTNVIZ_DATADIR/models); $ATTNVIZ_MODEL replaces the default.
  *
+ * model_file_load also reads the shipped corpus lexicon when it finds one
+ * (referents.h: which words can be a pronoun's antecedent); without it, run
+ * makes no such claim.
+ *
  * Ownership: model_file_load fills a ModelFile that model_file_free releases
  * (accepts a zeroed or half-loaded one). */
 #ifndef ATTNVIZ_MODEL_FILE_H
@@ -15,6 +19,7 @@
 #include <stddef.h>
 #include "core/datadir.h"
 #include "model/model.h"
+#include "pipeline/referents.h"
 #include "tokenize/tokenizer.h"
 
 #define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"           /* "taught"   */
@@ -26,6 +31,7 @@ typedef struct {
     char path[4096];      /* the file loaded                                */
     char *metadata;       /* the checkpoint's __metadata__ JSON, or NULL    */
     unsigned char *antecedent;  /* train_antecedent_tokens, or NULL         */
+    Referents referents;  /* the shipped corpus lexicon (referents.h), when found */
 } ModelFile;
 
 /* The model's coreference head as `attnviz eval --write-metadata` recorded it
@@ -39,6 +45,8 @@ typedef struct {
     const unsigned char *antecedent;  /* (vocab size) 1 = the token was a gold
                              antecedent in training (train_antecedent_tokens), or
                              NULL when the checkpoint does not record them        */
+    const Referents *referents; /* what can be a pronoun's antecedent (referents.h),
+                             or NULL: not known                                   */
 } CorefHead;
 
 /* Path of the shipped model.  0, or -1 if none exists. */
@@ -55,7 +63,7 @@ int model_file_shipped(int i, const char **name, const char **what, char *path, 
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen);
 
 /* The coreference head recorded in f's metadata; 1 if there is one, else 0
- * (and out->layer = out->head = -1). */
+ * (and out->layer = out->head = -1).  out->referents is f's lexicon either way. */
 int model_file_coref_head(const ModelFile *f, CorefHead *out);
 
 /* --no-language-mask: removes the target-language masks (the raw model decodes). */

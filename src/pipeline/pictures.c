@@ -187,6 +187,15 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
     if (v->no_antecedent) {
         snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
                  taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
+        if (v->none_fits) {   /* nothing in the sentence can be what the pronoun refers to */
+            snprintf(cap, cn, "Lines view of %s head %d (%s): no word of the sentence can be what “%s” refers to, so it "
+                     "has no antecedent here; the head still puts %.2f on “%s”.%s", m->id, L->head, why, word,
+                     (double)v->top_weight, m->keys[v->top_key], only);
+            snprintf(capvi, vn, "Không từ nào trong câu có thể là cái mà “%s” chỉ tới, nên câu này không có tiền ngữ cho nó; "
+                     "head vẫn dồn %.2f vào “%s” (%s, head %d).", word, (double)v->top_weight, m->keys[v->top_key], m->id,
+                     L->head);
+            return;
+        }
         if (v->top_key != q) {   /* a function word, a sign, a word never an antecedent in training */
             snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”, a word that is never an "
                      "antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training), so "

@@ -38,7 +38,14 @@ static int code_point(const char *s, size_t n, size_t i, uint32_t *cp) {
     return len;
 }
 
-/* Length in bytes of the text at i that lowercases to tok, or 0. */
+/* A typed code point as the tokenizer reads it: lowercased, curly quotes straight. */
+static uint32_t as_read(uint32_t c) {
+    if (c == 0x2019 || c == 0x2018 || c == 0x02BC) return '\'';
+    if (c == 0x201C || c == 0x201D || c == 0x201E) return '"';
+    return tokenizer_lower(c);
+}
+
+/* Length in bytes of the text at i that the tokenizer reads as tok, or 0. */
 static size_t match_lower(const char *text, size_t n, size_t i, const char *tok) {
     size_t tn = strlen(tok), a = i, b = 0;
     while (b < tn) {
@@ -46,7 +53,7 @@ static size_t match_lower(const char *text, size_t n, size_t i, const char *tok)
         uint32_t x, y;
         a += (size_t)code_point(text, n, a, &x);
         b += (size_t)code_point(tok, tn, b, &y);
-        if (tokenizer_lower(x) != y) return 0;
+        if (as_read(x) != y) return 0;
     }
     return a - i;
 }
@@ -102,8 +109,29 @@ int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab 
 
 const char *sentence_target_word(const Sentence *s, int t) {
     for (int k = 0; k < s->n_copies; k++)
-        if (s->copies[k].target == t) return s->raw[s->copies[k].source];
+        if (s->copies[k].target == t) {
+            int j = s->copies[k].source;
+            return s->shown && s->shown[j] ? s->shown[j] : s->raw[j];
+        }
     return s->tgt_tok[t];
+}
+
+int sentence_copied(const Sentence *s, int k) {
+    for (int c = 0; c < s->n_copies; c++)
+        if (s->copies[c].source == k) return 1;
+    return 0;
+}
+
+int sentence_labels(Sentence *s) {
+    if (s->label) return 0;
+    if (!(s->label = calloc((size_t)s->S, sizeof(char *)))) return -1;
+    for (int k = 0; k < s->S; k++) {
+        const char *typed = k < s->words.n ? s->raw[k] : s->src_tok[k];
+        size_t n = strlen(typed) + 8;
+        if (!(s->label[k] = malloc(n))) return -1;
+        snprintf(s->label[k], n, "%s%s", k < s->words.n && s->src[k] == VOCAB_UNK ? "<unk> " : "", typed);
+    }
+    return 0;
 }
 
 /* tgt_tok and the translation text from tgt[0..T): the words, copies as typed. */
@@ -135,9 +163,14 @@ static void copy_unknown(Sentence *s, const Model *m) {
 }
 
 int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err, size_t errlen) {
-    if (decode_greedy(m, s->src, s->S, tag, s->cap, s->tgt, &s->T, err, errlen) != 0) return -1;
+    if (decode_greedy(m, s->src, s->S, tag, s->cap, s->tgt, &s->T, &s->stop, err, errlen) != 0) return -1;
     copy_unknown(s, m);
     describe_target(s, v);
+    const char **words = malloc(sizeof(char *) * (size_t)(s->T > 0 ? s->T : 1));
+    if (!words) return errmsg_set(err, errlen, "out of memory");
+    for (int t = 1; t < s->T; t++) words[t - 1] = sentence_target_word(s, t);
+    decode_stop_text(&s->stop, words, s->stop_warning, sizeof s->stop_warning);
+    free(words);
     return 0;
 }
 
@@ -152,6 +185,9 @@ int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target
     }
     s->tgt[0] = tag;
     s->n_copies = 0;   /* the user's words: nothing to copy */
+    s->given = 1;
+    s->stop = (DecodeStop){DECODE_STOP_EOS, 0, 0};
+    s->stop_warning[0] = '\0';
     s->n_target_unknown = encode_words(v, &tt, s->tgt + 1, s->target_unknown, sizeof s->target_unknown, err, errlen);
     s->T = tt.n + 1;
     tokens_free(&tt);
@@ -190,7 +226,11 @@ done:
 void sentence_free(Sentence *s) {
     if (!s) return;
     for (int k = 0; s->raw && k < s->words.n; k++) free(s->raw[k]);
+    for (int k = 0; s->shown && k < s->words.n; k++) free(s->shown[k]);
+    for (int k = 0; s->label && k < s->S; k++) free(s->label[k]);
     free(s->raw);
+    free(s->shown);
+    free(s->label);
     free(s->copies);
     tokens_free(&s->words);
     free(s->src); free(s->src_tok); free(s->tgt); free(s->tgt_tok);

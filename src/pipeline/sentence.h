@@ -6,7 +6,9 @@
  *   sentence_prepare   words (tokenizer.h) → ids + <eos>; unknown words are read
  *                      as <unk> and listed; at most the model's max_len - 1 words
  *   sentence_translate greedy decoding (decode.h), tag first: <2fr> or <2vi>;
- *                      the translation has at most the model's max_len - 1 words;
+ *                      the translation has at most the model's max_len - 1 words
+ *                      and never loops (decode_stop_before: a repeat stops it
+ *                      with stop_warning);
  *                      every <unk> it writes is replaced by the source word its
  *                      last decoder layer's cross-attention weighs most
  *                      (decode_copy_unk), as the user typed it ("Alice")
@@ -37,6 +39,13 @@ typedef struct {
     int *src;                /* (S) ids                                           */
     const char **src_tok;    /* (S) the words, then "<eos>"                       */
     char **raw;              /* (S - 1) each word as typed (case kept: "Alice")   */
+    char **shown;            /* (S - 1) how a copy of the word is written into the
+                                translation: as typed for a name or number, "[zorblax]"
+                                for an ordinary unknown word; NULL until world_check
+                                (then every copy is written as typed)             */
+    char **label;            /* (S) how pictures and trace show each source token:
+                                as typed ("Alice", "Don't"), a <unk> as "<unk> Alice",
+                                then "<eos>"; NULL until sentence_labels           */
     int T;                   /* decoder input length: tag + translation           */
     int *tgt;                /* (cap + 1) decoder input: tag, y1 … yn             */
     const char **tgt_tok;    /* (cap + 1) its tokens                              */
@@ -50,6 +59,9 @@ typedef struct {
     char unknown[512];       /* them, quoted and comma-separated: 'zebra', 'okapi' */
     int n_target_unknown;    /* the same for a given target                       */
     char target_unknown[512];
+    int given;               /* 1: the translation was given (sentence_set_target) */
+    DecodeStop stop;         /* why the greedy search stopped (decode.h)           */
+    char stop_warning[512];  /* "the output began to repeat “…”; …", or ""         */
 } Sentence;
 
 /* Tokenizes and encodes text for model m with vocabulary v.  0, or -1 with err. */
@@ -63,9 +75,16 @@ int sentence_translate(Sentence *s, Model *m, const Vocab *v, int tag, char *err
  * translation text becomes target's words.  Runs no forward pass.  0, or -1. */
 int sentence_set_target(Sentence *s, const Vocab *v, int tag, const char *target, char *err, size_t errlen);
 
-/* The word of the translation at decoder-input index t (1..T-1): the copied
- * source word as typed for a copied <unk>, else the vocabulary token. */
+/* The word of the translation at decoder-input index t (1..T-1): for a copied
+ * <unk> the source word as shown (as typed, or "[zorblax]"), else the
+ * vocabulary token. */
 const char *sentence_target_word(const Sentence *s, int t);
+/* 1 if the translation holds a copy of source word k. */
+int sentence_copied(const Sentence *s, int k);
+
+/* s->label from the words as typed and the ids the model reads (after
+ * world_check, which turns names into <unk>).  0, or -1 (out of memory). */
+int sentence_labels(Sentence *s);
 
 /* Forward pass of (src, tgt) alone.  0, or -1 with err. */
 int sentence_forward(Sentence *s, Model *m, char *err, size_t errlen);

@@ -50,10 +50,30 @@ static int sentence_opener(const char *tok) {
         "have", "has", "had", "there", "here", "this", "that", "these", "those", "please", "yes", "no",
         "hello", "hi", "let", "if", "then", "also", "not", "never", "always", "sometimes", "often", "every",
         "each", "some", "any", "all", "many", "much", "very", "so", "but", "and", "or", "yesterday", "today",
-        "tomorrow", "now", "once", "after", "before", "maybe", "perhaps", "thank", "thanks", "look", "come"};
+        "tomorrow", "now", "once", "after", "before", "maybe", "perhaps", "thank", "thanks", "look", "come",
+        "i", "i'm", "i'll", "i've", "i'd", "it's", "let's", "that's", "there's", "here's", "what's", "he's",
+        "she's", "we're", "they're", "you're", "don't", "doesn't", "didn't", "isn't", "aren't", "can't", "won't",
+        "the", "a", "an", "my", "your", "our", "their", "his", "her", "its", "he", "she", "it", "we", "you", "they"};
     for (size_t i = 0; i < sizeof w / sizeof *w; i++)
         if (!strcmp(tok, w[i])) return 1;
     return 0;
+}
+
+/* 1 for a token made of ASCII signs only ("!", "..."). */
+static int all_signs(const char *w) {
+    if (!*w) return 0;
+    for (; *w; w++)
+        if ((unsigned char)*w >= 0x80 || (*w >= 'a' && *w <= 'z') || (*w >= '0' && *w <= '9') || *w == '\'') return 0;
+    return 1;
+}
+
+/* s->shown[k]: how a copy of word k is written — as typed, or "[word]" for an
+ * ordinary unknown word (marked). */
+static void set_shown(Sentence *s, int k, int marked) {
+    if (!s->shown) return;
+    free(s->shown[k]);
+    size_t n = strlen(s->raw[k]) + 3;
+    if ((s->shown[k] = malloc(n))) snprintf(s->shown[k], n, marked ? "[%s]" : "%s", s->raw[k]);
 }
 
 static int letters_only(const char *w) {
@@ -95,21 +115,28 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
     memset(w, 0, sizeof *w);
     w->words = s->words.n;
     w->max_words = max_words;
+    if (!s->shown) s->shown = calloc((size_t)(s->words.n > 0 ? s->words.n : 1), sizeof(char *));
     for (int k = 0; k < s->words.n; k++) {
         const char *tok = s->words.tok[k];
         int id = s->src[k];
         if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
-        if (all_digits(tok) || (capitalized(s->raw[k], tok) && !sentence_opener(tok))) {
+        if (all_digits(tok) || all_signs(tok) || (capitalized(s->raw[k], tok) && !sentence_opener(tok))) {
             s->src[k] = VOCAB_UNK;
             if (w->n_names < 64) w->name_pos[w->n_names] = k;
             w->n_names++;
             append(w->names, sizeof w->names, ", ", s->raw[k]);
+            set_shown(s, k, 0);
         } else {
+            set_shown(s, k, 1);
             int again = 0;   /* each unknown word named once */
-            for (int j = 0; j < k && !again; j++) again = s->src[j] == VOCAB_UNK && !strcmp(s->words.tok[j], tok);
+            for (int j = 0; j < k && !again; j++) again = !strcmp(s->words.tok[j], tok);
             if (again) continue;
             char one[256];
             nearest(one, sizeof one, tok, v, known);
+            if (w->n_unknown < 64) {
+                w->unknown_pos[w->n_unknown] = k;
+                w->unknown_in_vocab[w->n_unknown] = id != VOCAB_UNK;
+            }
             w->n_unknown++;
             append(w->unknown, sizeof w->unknown, ", ", one);
         }

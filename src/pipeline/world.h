@@ -4,19 +4,24 @@
  * training source (the checkpoint's "train_source_tokens", checkpoint.h; an
  * older checkpoint without it: every vocabulary word).  Every other word is
  * read as <unk>, and is one of:
- *   a NAME or NUMBER  made of digits ("3", "1990"), or written by the user
+ *   a NAME or NUMBER  made of digits ("3", "1990") or of signs ("!" for a
+ *                     model that never read one), or written by the user
  *                     with a capital letter anywhere, also as the first word
  *                     of a sentence ("Alice saw the dog", "iPhone"), so a
  *                     capitalized unknown word is not warned about: it is
  *                     listed as copied through instead — unless it is one of a
  *                     few words that open English sentences ("Where", "Can",
- *                     "Yesterday": world.c's sentence_opener), which stay
+ *                     "Yesterday", "It's", "Let's": world.c's sentence_opener), which stay
  *                     unknown words;
  *                     copied through: the decoder writes <unk>, which becomes
  *                     the word (decode_copy_unk), so no warning;
  *   an UNKNOWN word   anything else ("giraffe"): named in one warning line
  *                     with up to 3 nearest known source words by edit
- *                     distance (Levenshtein on bytes, at most max(2, len/2)).
+ *                     distance (Levenshtein on bytes, at most max(2, len/2));
+ *                     the decoder may still write <unk> for it, but the
+ *                     translation then shows it marked as unknown,
+ *                     "[giraffe]", never as a word of the target language
+ *                     (s->shown; a name's copy is shown as typed).
  * A sentence with unknown words, or longer than the longest training source
  * ("train_max_source_len"), lies OUTSIDE what the model was trained on; world
  * writes why in one line for the summary and the pictures.
@@ -35,6 +40,8 @@ typedef struct {
     char names[512];         /* them as typed: "Alice, 3"                             */
     int n_unknown;           /* other words the model was not trained on (distinct)   */
     char unknown[1024];      /* "'giraffe' (nearest: 'girl', 'gift'), 'zorp' (no near word)" */
+    int unknown_pos[64];     /* each one's first source position (the first 64)       */
+    unsigned char unknown_in_vocab[64]; /* 1: a vocabulary word no training source held */
     int words, max_words;    /* the sentence's words; the longest training source (-1: not recorded) */
     char outside[1024];      /* "" or "outside what the model was trained on: …"      */
 } WorldCheck;

@@ -1,5 +1,6 @@
 /* eval.c — the translation and attention metrics of `attnviz eval` (see eval.h). */
 #include "train/eval.h"
+#include "train/chrf.h"
 #include "core/errmsg.h"
 #include "core/strbuf.h"
 #include "corpus/tsv.h"
@@ -184,7 +185,8 @@ typedef struct {
 /* The greedy outputs of a batch (B, max_dec) after its teacher-forced forward.
  * Greedy search reproduces the gold target exactly when, given the gold
  * prefix, its choice (decode_pick_masked, with the same language mask) is the gold token at every position and
- * <eos> after it; those pairs are read off the teacher-forced logits, and only
+ * <eos> after it, and no stop of decode_stop_before falls on that path; those
+ * pairs are read off the teacher-forced logits, and only
  * the others are decoded (decode_greedy_batch) — the same outputs, fewer passes.
  * g->copy receives each output token's copy source (copy_sources). */
 static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const int *slen, int S, const int *tags,
@@ -202,6 +204,8 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
         for (int t = 0; ok && t <= x->nt; t++)
             ok = decode_pick_masked(m->acts.logits + ((size_t)b * T + t) * V, V, unk, decode_lang_mask(m, x->tag)) ==
                  (t < x->nt ? x->tgt[t] : VOCAB_EOS);
+        DecodeStop why;   /* the search's stops (a repeat, the source's sentences) apply on the gold path too */
+        for (int t = 0; ok && t < x->nt; t++) ok = !decode_stop_before(m, x->src, x->ns, x->tgt, t, x->tgt[t], &why);
         if (ok) {
             memcpy(dout + (size_t)b * max_dec, x->tgt, (size_t)x->nt * sizeof(int));
             dlen[b] = x->nt;
@@ -211,7 +215,7 @@ static int greedy_outputs(Model *m, const Item *it, int B, const int *src, const
         memcpy(s2 + (size_t)n * S, src + (size_t)b * S, (size_t)S * sizeof(int));
         l2[n] = slen[b]; t2[n] = tags[b]; idx[n++] = b;
     }
-    if (n > 0 && decode_greedy_batch(m, s2, l2, S, t2, n, max_dec, o2, n2, err, errlen)) goto done;
+    if (n > 0 && decode_greedy_batch(m, s2, l2, S, t2, n, max_dec, o2, n2, NULL, err, errlen)) goto done;
     for (int k = 0; k < n; k++) {
         memcpy(dout + (size_t)idx[k] * max_dec, o2 + (size_t)k * max_dec, (size_t)max_dec * sizeof(int));
         dlen[idx[k]] = n2[k];
@@ -320,6 +324,185 @@ done:
     free(din); free(tlen); free(skip); free(dcs);
     corpus_free(&cp);
     return rc;
+}
+
+/* ------------------------------------------------------ real sentences */
+
+/* One English sentence of a real split: its first line and its lines. */
+typedef struct { int first, n; int *lines; } RealGroup;
+
+static int cmp_group_line(const void *a, const void *b, void *ctx) {
+    const Corpus *cp = ctx;
+    const CorpusPair *x = &cp->pairs[*(const int *)a], *y = &cp->pairs[*(const int *)b];
+    if (x->lang != y->lang) return x->lang - y->lang;
+    if (x->n_src != y->n_src) return x->n_src - y->n_src;
+    for (int i = 0; i < x->n_src; i++) {
+        int c = strcmp(x->src[i], y->src[i]);
+        if (c) return c;
+    }
+    return *(const int *)a - *(const int *)b;
+}
+
+static int cmp_group_first(const void *a, const void *b) {
+    return ((const RealGroup *)a)->first - ((const RealGroup *)b)->first;
+}
+
+/* The lines of cp grouped by (language, English), groups in the order of their
+ * first lines.  *order (cp->n) holds the lines group after group.  Returns the
+ * number of groups, or -1 (out of memory). */
+static int group_by_source(const Corpus *cp, int **order, RealGroup **groups) {
+    int *o = malloc(sizeof(int) * (size_t)(cp->n > 0 ? cp->n : 1));
+    RealGroup *g = malloc(sizeof *g * (size_t)(cp->n > 0 ? cp->n : 1));
+    if (!o || !g) { free(o); free(g); return -1; }
+    for (int i = 0; i < cp->n; i++) o[i] = i;
+    qsort_r(o, (size_t)cp->n, sizeof *o, cmp_group_line, (void *)cp);
+    int ng = 0;
+    for (int i = 0; i < cp->n; i++) {
+        int a = o[i];
+        int same = i > 0;
+        if (same) {
+            const CorpusPair *x = &cp->pairs[o[i - 1]], *y = &cp->pairs[a];
+            same = x->lang == y->lang && x->n_src == y->n_src;
+            for (int k = 0; same && k < x->n_src; k++) same = !strcmp(x->src[k], y->src[k]);
+        }
+        if (same) { g[ng - 1].n++; continue; }
+        g[ng++] = (RealGroup){a, 1, o + i};
+    }
+    qsort(g, (size_t)ng, sizeof *g, cmp_group_first);   /* in the order of their first lines */
+    *order = o;
+    *groups = g;
+    return ng;
+}
+
+/* The output of group member k as text (tokens after the copy, joined by spaces). */
+static int output_text(const Vocab *v, const CorpusPair *p, const int *o, const int *cs, int n, StrBuf *out) {
+    out->len = 0;
+    int bad = strbuf_printf(out, "%s", "");
+    for (int t = 0; t < n; t++) bad |= strbuf_printf(out, "%s%s", t ? " " : "", output_word(v, p, o[t], cs[t]));
+    return bad;
+}
+
+/* Scores one decoded group: chrF against its references, exact match. */
+static int score_real(const Vocab *v, const Corpus *cp, const RealGroup *g, const int *o, const int *cs, int n,
+                      ChrfStats *st, EvalReal *r, StrBuf *outputs, long *n_out) {
+    const CorpusPair *p = &cp->pairs[g->first];
+    StrBuf hyp = {0}, ref = {0};
+    char **refs = calloc((size_t)g->n, sizeof(char *));
+    int bad = !refs || output_text(v, p, o, cs, n, &hyp), li = p->lang == CORPUS_LANG_VI, same = 0;
+    for (int k = 0; !bad && k < g->n; k++) {
+        const CorpusPair *q = &cp->pairs[g->lines[k]];
+        ref.len = 0;
+        bad |= strbuf_printf(&ref, "%s", "");
+        for (int t = 0; t < q->n_tgt; t++) bad |= strbuf_printf(&ref, "%s%s", t ? " " : "", q->tgt[t]);
+        if (!bad && !(refs[k] = strdup(ref.buf))) bad = 1;
+        same |= !bad && !strcmp(refs[k], hyp.buf);
+    }
+    if (!bad && chrf_add(&st[li], hyp.buf, (const char *const *)refs, g->n) < 0) bad = 1;
+    if (!bad) {
+        count(&r->exact[li], same);
+        r->sentences[li]++;
+        r->references[li] += g->n;
+        if (outputs) bad |= strbuf_printf(outputs, "%s", (*n_out)++ ? ", " : "") | strbuf_json_string(outputs, hyp.buf);
+    }
+    for (int k = 0; refs && k < g->n; k++) free(refs[k]);
+    free(refs);
+    free(hyp.buf);
+    free(ref.buf);
+    return bad ? -1 : 0;
+}
+
+/* Greedy outputs of groups g[0..B) into o (B, max_dec), their lengths and copy sources. */
+static int decode_groups(Model *m, const Vocab *v, const Corpus *cp, const RealGroup *g, int B, int max_dec,
+                         const Greedy *out, char *err, size_t errlen) {
+    int S = 1;
+    for (int b = 0; b < B; b++)
+        if (cp->pairs[g[b].first].n_src + 1 > S) S = cp->pairs[g[b].first].n_src + 1;
+    int *src = malloc(sizeof(int) * (size_t)B * S), *len = malloc(sizeof(int) * (size_t)B);
+    int *tags = malloc(sizeof(int) * (size_t)B), rc = -1;
+    if (!src || !len || !tags) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    for (int b = 0; b < B; b++) {
+        const CorpusPair *p = &cp->pairs[g[b].first];
+        int *row = src + (size_t)b * S;
+        encode(v, p->src, p->n_src, row);
+        row[p->n_src] = VOCAB_EOS;
+        for (int j = p->n_src + 1; j < S; j++) row[j] = VOCAB_PAD;
+        len[b] = p->n_src + 1;
+        tags[b] = p->lang == CORPUS_LANG_VI ? VOCAB_2VI : VOCAB_2FR;
+    }
+    if (decode_greedy_batch(m, src, len, S, tags, B, max_dec, out->tok, out->len, NULL, err, errlen)) goto done;
+    for (int b = 0; b < B; b++)
+        copy_sources(m, b, tags[b], src + (size_t)b * S, out->tok + (size_t)b * max_dec, out->len[b],
+                     out->copy + (size_t)b * max_dec);
+    rc = 0;
+done:
+    free(src); free(len); free(tags);
+    return rc;
+}
+
+int eval_real_run(Model *m, const Vocab *v, const char *path, int limit, StrBuf *outputs, EvalReal *r, char *err,
+                  size_t errlen) {
+    memset(r, 0, sizeof *r);
+    const ModelConfig *c = &m->config;
+    if (c->arch != MODEL_ENC_DEC) return errmsg_set(err, errlen, "eval needs an encoder-decoder model");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    Corpus cp = {0};
+    if (corpus_read_tsv(&cp, path, err, errlen)) return -1;
+    int *order = NULL, longest = 1, rc = -1;
+    RealGroup *g = NULL;
+    int ng = group_by_source(&cp, &order, &g);
+    if (ng < 0) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    if (limit > 0 && limit < ng) ng = limit;
+    for (int i = 0; i < cp.n; i++) {
+        if (cp.pairs[i].n_src + 1 > c->max_len || cp.pairs[i].n_tgt + 1 > c->max_len) {
+            errmsg_set(err, errlen, "%s:%d: a sentence longer than the model's max_len %d", path, cp.pairs[i].line, c->max_len);
+            goto done;
+        }
+        if (cp.pairs[i].n_tgt > longest) longest = cp.pairs[i].n_tgt;
+    }
+    int BB = 64, max_dec = longest + 8 < c->max_len - 1 ? longest + 8 : c->max_len - 1;
+    Greedy out = {max_dec, malloc(sizeof(int) * (size_t)BB * max_dec), malloc(sizeof(int) * (size_t)BB),
+                  malloc(sizeof(int) * (size_t)BB * max_dec)};
+    ChrfStats st[2];
+    chrf_stats_init(&st[0]);
+    chrf_stats_init(&st[1]);
+    long n_out = 0;
+    int bad = !out.tok || !out.len || !out.copy || (outputs && strbuf_printf(outputs, "["));
+    if (bad) errmsg_set(err, errlen, "out of memory");
+    for (int first = 0; !bad && first < ng; first += BB) {
+        int B = ng - first < BB ? ng - first : BB;
+        bad = decode_groups(m, v, &cp, g + first, B, max_dec, &out, err, errlen);
+        for (int b = 0; !bad && b < B; b++)
+            if (score_real(v, &cp, &g[first + b], out.tok + (size_t)b * max_dec, out.copy + (size_t)b * max_dec,
+                           out.len[b], st, r, outputs, &n_out))
+                bad = errmsg_set(err, errlen, "out of memory");
+    }
+    if (!bad && outputs && strbuf_printf(outputs, "]")) bad = errmsg_set(err, errlen, "out of memory");
+    free(out.tok); free(out.len); free(out.copy);
+    if (bad) goto done;
+    for (int li = 0; li < 2; li++) r->chrf[li] = chrf_score(&st[li], 2.0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    rc = 0;
+done:
+    free(order);
+    free(g);
+    corpus_free(&cp);
+    return rc;
+}
+
+int eval_real_json(StrBuf *b, const EvalReal *r) {
+    static const char *const lang[2] = {"fr", "vi"};
+    int bad = strbuf_printf(b, "{");
+    for (int li = 0; li < 2; li++) {
+        bad |= strbuf_printf(b, "%s\"%s\": {\"sentences\": %ld, \"references\": %ld, ", li ? ", " : "", lang[li],
+                             r->sentences[li], r->references[li]);
+        bad |= r->sentences[li] ? strbuf_printf(b, "\"chrf\": %.4f, \"exact_match\": %.4f}", r->chrf[li],
+                                                eval_rate(r->exact[li]))
+                                : strbuf_printf(b, "\"chrf\": null, \"exact_match\": null}");
+    }
+    bad |= strbuf_printf(b, "}");
+    return bad ? -1 : 0;
 }
 
 int eval_language_flags(const Vocab *v, const Corpus *cp, unsigned char **flags, char *err, size_t errlen) {

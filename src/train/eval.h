@@ -98,6 +98,34 @@ int eval_split_json(StrBuf *b, const EvalReport *r, const char *split);
 int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
              EvalReport *r, char *err, size_t errlen);
 
+/* ---- real sentences (corpus/real.h: DIR/real-test.tsv) ----
+ * The lines are grouped by (language, English sentence): each English sentence
+ * is translated once (greedy, as `run`: the language mask and the stop rules of
+ * decode.h; an <unk> written becomes the source word it copies) and scored
+ * against all its lines' targets, the references:
+ *   chrF        train/chrf.h, β = 2, corpus level, the best reference of each
+ *               sentence (texts as the tokens joined by spaces; chrF ignores
+ *               the spaces, so "l' école" scores as "l'école");
+ *   exact match the output's tokens equal one reference's. */
+typedef struct {
+    long sentences[2];      /* English sentences, [0] fr, [1] vi       */
+    long references[2];     /* lines (references)                      */
+    EvalCount exact[2];     /* per sentence: equal to a reference      */
+    double chrf[2];         /* 0..100                                   */
+    double seconds;
+} EvalReal;
+
+/* Scores m on the real pairs of path (its first `limit` English sentences,
+ * 0: all); outputs (NULL or a JSON array, as EvalOptions.outputs) receives
+ * each sentence's output in the order of the sentences' first lines.  0, or
+ * -1 with err. */
+int eval_real_run(Model *m, const Vocab *v, const char *path, int limit, StrBuf *outputs, EvalReal *r, char *err,
+                  size_t errlen);
+/* {"sentences", "references", "chrf", "exact_match"} per language, as JSON
+ * text appended to b: {"fr": {…}, "vi": {…}}; a language without sentences
+ * has null figures.  0, or -1. */
+int eval_real_json(StrBuf *b, const EvalReal *r);
+
 /* Best head of a table: fills *layer, *head; returns its rate (0 when empty). */
 double eval_best_head(const EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], int layers, int heads,
                       int *layer, int *head);
