@@ -462,8 +462,12 @@ static void print_hf_links(const HfRun *h, const RunArgs *a) {
         CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
         LinksView v = links_view(t, q, 1, &none, -1, 0);
         links_prefer_content(&v, t, q);
-        if (v.link.map < 0 || v.why != LINKS_BY_CONTENT) continue;
+        if (v.link.map < 0) continue;
         shown++;
+        if (v.why != LINKS_BY_CONTENT) {
+            printf("  %s (position %d): no earlier word that can be an antecedent\n", w, q);
+            continue;
+        }
         const TraceMap *m = &t->maps[v.link.map];
         printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s\n", w, q, m->keys[v.link.key],
                v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "");

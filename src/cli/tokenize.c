@@ -1,10 +1,13 @@
-/* tokenize.c — `attnviz tokenize`: a GPT-2 or BERT folder's tokenizer on
- * lines of stdin, one line of ids (or tokens) out per line in.
+/* tokenize.c — `attnviz tokenize`: a GPT-2 or BERT folder's tokenizer (or a
+ * llama2.c checkpoint's tokenizer.bin) on lines of stdin, one line of ids (or
+ * tokens) out per line in.
  *
  *   attnviz tokenize --model DIR [--json] [--tokens] < lines
+ *   attnviz tokenize --model FILE.bin --tokenizer TOK.bin [--json] [--tokens] < lines
  * --json: each input line is a JSON string (so text may hold newlines, tabs,
  * any Unicode); without it a line is the text, its newline left out.
- * The ids are the tokenizer's alone: BERT's [CLS]/[SEP] are not added. */
+ * The ids are the tokenizer's alone: BERT's [CLS]/[SEP] and llama2.c's BOS
+ * are not added. */
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include <cJSON.h>
@@ -13,9 +16,11 @@
 #include <string.h>
 
 static void tokenize_usage(FILE *f) {
-    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] < LINES\n\n"
-          "Runs a GPT-2 or BERT folder's tokenizer (see attnviz run --help) on each line\n"
-          "of stdin and prints that line's token ids, separated by spaces.\n"
+    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] < LINES\n"
+          "       attnviz tokenize --model FILE.bin --tokenizer TOK.bin [--json] [--tokens] < LINES\n\n"
+          "Runs a GPT-2 or BERT folder's tokenizer, or a llama2.c checkpoint's tokenizer.bin\n"
+          "(see attnviz run --help), on each line of stdin and prints that line's token ids,\n"
+          "separated by spaces (no [CLS]/[SEP] or BOS added).\n"
           "  --json     each input line is a JSON string (\"a\\nb\"), for text with newlines\n"
           "  --tokens   print the tokens' text, separated by ' | ', instead of ids\n", f);
 }
@@ -43,11 +48,11 @@ static int tokenize_line(const HfFile *f, const char *text, int tokens, long lin
 }
 
 int cli_tokenize(int argc, char **argv) {
-    const char *model = NULL;
+    const char *model = NULL, *tokenizer = NULL;
     int json = 0, tokens = 0;
     for (int i = 1; i < argc; i++) {
-        const CliOption opts[] = {{"--model", &model}};
-        int taken = cli_take_option(argc, argv, &i, opts, 1, "tokenize");
+        const CliOption opts[] = {{"--model", &model}, {"--tokenizer", &tokenizer}};
+        int taken = cli_take_option(argc, argv, &i, opts, 2, "tokenize");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(argv[i])) { tokenize_usage(stdout); return 0; }
@@ -55,13 +60,20 @@ int cli_tokenize(int argc, char **argv) {
         else if (!strcmp(argv[i], "--tokens")) tokens = 1;
         else return cli_unknown_option("tokenize", argv[i]);
     }
-    if (!model || !hf_file_is_dir(model)) {
-        cli_error("tokenize needs --model DIR, a GPT-2 or BERT folder (config.json, vocab files)");
+    char err[1024];
+    int route = hf_file_route(model, tokenizer, err, sizeof err);
+    if (route < 0) { cli_error("%s", err); return 2; }
+    if (route == HF_ROUTE_OWN) {
+        cli_error("tokenize needs --model DIR, a GPT-2 or BERT folder (config.json, vocab files), or --model FILE.bin "
+                  "--tokenizer TOK.bin (llama2.c)");
         return 2;
     }
     HfFile f;
-    char err[1024];
-    if (hf_file_load_tokenizer(&f, model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    if ((route == HF_ROUTE_LLAMA2C ? hf_file_open(&f, model, tokenizer, err, sizeof err)
+                                   : hf_file_load_tokenizer(&f, model, err, sizeof err)) != 0) {
+        cli_error("%s", err);
+        return 1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

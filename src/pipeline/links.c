@@ -200,8 +200,9 @@ static int content_link(const TraceMap *m, int h, int q, float *w) {
     unsigned char stack_skip[256] = {0}, *skip = m->Tk <= 256 ? stack_skip : malloc((size_t)m->Tk);
     int best = -1;
     if (skip) {
-        for (int j = 0; j < m->Tk; j++)
-            skip[j] = (unsigned char)(maps_is_special(m->keys[j]) || is_punct(m->keys[j]) || function_word(m->keys[j]));
+        for (int j = 0; j < m->Tk; j++)   /* masked keys too: a causal row has no later word */
+            skip[j] = (unsigned char)(maps_is_special(m->keys[j]) || is_punct(m->keys[j]) || function_word(m->keys[j]) ||
+                                      (m->mask && !m->mask[(size_t)q * m->Tk + j]));
         best = maps_argmax_link(m->heads[h].weights + (size_t)q * m->Tk, m->Tk, q, skip);
         if (skip != stack_skip) free(skip);
     }

@@ -64,7 +64,7 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
 
 /* A pronoun's link among the words that can be its antecedent: per head (of
  * the maps links_strongest looks at), the strongest key of row q leaving out
- * q itself, special tokens, punctuation and function words.  A causal model's
+ * q itself, masked keys, special tokens, punctuation and function words.  A causal model's
  * heads often look hardest at the token before or at a full stop, which hides
  * the link a reader asks about ("She" → "Lily").
  *   links_content_strongest  the strongest such link of any head (map -1: none)
