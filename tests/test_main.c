@@ -54,6 +54,9 @@ const char *check_tmpdir(void) {
 
 /* tests/llama_dump.c: the command modes the Python tests of the Llama family use. */
 int llama_dump_main(int argc, char **argv);
+/* tests/test_tokjson.c: `test_unit --tokjson FILE.json < LINES`, the mode
+ * tests/test_tokjson.py compares with Hugging Face's library. */
+int tokjson_tool(int argc, char **argv);
 
 static int cmp_tests(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -62,6 +65,7 @@ static int cmp_tests(const void *a, const void *b) {
 int main(int argc, char **argv) {
     if (argc > 1 && (!strncmp(argv[1], "--llama-", 8) || !strncmp(argv[1], "--llama2c-", 10)))
         return llama_dump_main(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "--tokjson")) return tokjson_tool(argc, argv);
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0;
     qsort(tests, n_tests, sizeof tests[0], cmp_tests);

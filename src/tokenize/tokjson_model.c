@@ -1,0 +1,526 @@
+/* tokjson_model.c — the models of tokenizer.json (tokjson.h): BPE, WordPiece
+ * and WordLevel, as the tokenizers library runs them on one pre-token.
+ *
+ * BPE merges with a priority queue (the pair of lowest rank first, the
+ * leftmost among equals; stale entries skipped), so a word of n symbols costs
+ * O(n log n) — the library's Word::merge_all, step for step. */
+#include "tokenize/tokjson_model.h"
+#include "tokenize/tokjson_text.h"
+#include "core/errmsg.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ID (1 << 24)   /* ids beyond 16M are refused (no vocabulary is near) */
+
+/* ---- the merge table ---- */
+
+static uint32_t mix(uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
+static int merges_grow(TjMerges *m) {
+    int cap = m->cap ? m->cap * 2 : 1024;
+    uint64_t *key = malloc((size_t)cap * sizeof *key);
+    int *rank = malloc((size_t)cap * sizeof *rank), *id = malloc((size_t)cap * sizeof *id);
+    if (!key || !rank || !id) { free(key); free(rank); free(id); return -1; }
+    for (int i = 0; i < cap; i++) key[i] = UINT64_MAX;
+    for (int i = 0; i < m->cap; i++) {
+        if (m->key[i] == UINT64_MAX) continue;
+        uint32_t s = mix(m->key[i]) & (uint32_t)(cap - 1);
+        while (key[s] != UINT64_MAX) s = (s + 1) & (uint32_t)(cap - 1);
+        key[s] = m->key[i];
+        rank[s] = m->rank[i];
+        id[s] = m->id[i];
+    }
+    free(m->key); free(m->rank); free(m->id);
+    m->key = key; m->rank = rank; m->id = id;
+    m->cap = cap;
+    return 0;
+}
+
+/* The slot of (a, b), or -1. */
+static int merges_find(const TjMerges *m, int a, int b) {
+    if (!m->cap) return -1;
+    uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    for (uint32_t s = mix(k) & (uint32_t)(m->cap - 1);; s = (s + 1) & (uint32_t)(m->cap - 1)) {
+        if (m->key[s] == k) return (int)s;
+        if (m->key[s] == UINT64_MAX) return -1;
+    }
+}
+
+/* Sets (a, b) → (rank, id); a later merge of the same pair replaces an
+ * earlier one, as the library's map does. */
+static int merges_put(TjMerges *m, int a, int b, int rank, int id) {
+    if ((m->n + 1) * 2 > m->cap && merges_grow(m)) return -1;
+    uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint32_t s = mix(k) & (uint32_t)(m->cap - 1);
+    while (m->key[s] != UINT64_MAX && m->key[s] != k) s = (s + 1) & (uint32_t)(m->cap - 1);
+    if (m->key[s] == UINT64_MAX) m->n++;
+    m->key[s] = k;
+    m->rank[s] = rank;
+    m->id[s] = id;
+    return 0;
+}
+
+int tjtoks_add(TjToks *l, int id, int start, int end) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        TjTok *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (TjTok){id, start, end};
+    return 0;
+}
+
+/* ---- the vocabulary ---- */
+
+static uint32_t hash_of(const char *s, size_t n) {
+    uint32_t h = 2166136261u;   /* FNV-1a, then mixed so the low bits vary */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    return h;
+}
+
+/* The slot of s[0, n) with hash h, or the empty slot where it would go. */
+static int vocab_slot(const TjVocab *v, const char *s, size_t n, uint32_t h) {
+    uint32_t i = h & (uint32_t)(v->cap - 1);
+    while (v->slot[i].id >= 0 &&
+           (v->slot[i].hash != h || v->slot[i].len != n || memcmp(v->text + v->slot[i].off, s, n) != 0))
+        i = (i + 1) & (uint32_t)(v->cap - 1);
+    return (int)i;
+}
+
+static int vocab_grow(TjVocab *v) {
+    int cap = v->cap ? v->cap * 2 : 1024;
+    struct TjSlot *sl = malloc((size_t)cap * sizeof *sl);
+    if (!sl) return -1;
+    for (int i = 0; i < cap; i++) sl[i].id = -1;
+    for (int i = 0; i < v->cap; i++) {
+        if (v->slot[i].id < 0) continue;
+        uint32_t k = v->slot[i].hash & (uint32_t)(cap - 1);
+        while (sl[k].id >= 0) k = (k + 1) & (uint32_t)(cap - 1);
+        sl[k] = v->slot[i];
+    }
+    free(v->slot);
+    v->slot = sl;
+    v->cap = cap;
+    return 0;
+}
+
+int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
+    if ((v->n + 1) * 2 > v->cap && vocab_grow(v)) return -1;
+    if (n >= UINT32_MAX / 2) return -1;
+    uint32_t h = hash_of(s, n);
+    int k = vocab_slot(v, s, n, h);
+    if (v->slot[k].id < 0) {
+        if (v->used + n + 1 > v->room) {
+            size_t room = v->room ? v->room * 2 : 1 << 16;
+            while (room < v->used + n + 1) room *= 2;
+            char *t = realloc(v->text, room);
+            if (!t) return -1;
+            v->text = t;
+            v->room = room;
+        }
+        memcpy(v->text + v->used, s, n);
+        v->text[v->used + n] = '\0';
+        v->slot[k] = (struct TjSlot){h, (uint32_t)n, (uint32_t)v->used, id};
+        v->used += n + 1;
+        v->n++;
+    }
+    v->slot[k].id = id;
+    return 0;
+}
+
+int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
+    if (!v->cap) return -1;
+    return v->slot[vocab_slot(v, s, n, hash_of(s, n))].id;
+}
+
+const char *tjvocab_key(const TjVocab *v, const char *s, size_t n) {
+    if (!v->cap) return NULL;
+    int k = vocab_slot(v, s, n, hash_of(s, n));
+    return v->slot[k].id >= 0 ? v->text + v->slot[k].off : NULL;
+}
+
+void tjvocab_free(TjVocab *v) {
+    if (!v) return;
+    free(v->text);
+    free(v->slot);
+    memset(v, 0, sizeof *v);
+}
+
+static int vocab_get(const TjModel *m, const char *s, size_t n) {
+    return tjvocab_get(&m->vocab, s, n);
+}
+
+/* ---- BPE ---- */
+
+/* A word being merged: symbols in a list with holes (len 0 = merged away). */
+typedef struct {
+    int *c, *len, *prev, *next;   /* (cap) */
+    int n, cap;
+} Word;
+
+typedef struct { int rank, pos, id; } Merge;
+typedef struct { Merge *v; int n, cap; } Heap;
+
+static int merge_less(Merge a, Merge b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.pos < b.pos;
+}
+
+static int heap_push(Heap *h, Merge x) {
+    if (h->n == h->cap) {
+        int cap = h->cap ? h->cap * 2 : 64;
+        Merge *v = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        h->v = v;
+        h->cap = cap;
+    }
+    int i = h->n++;
+    while (i > 0 && merge_less(x, h->v[(i - 1) / 2])) { h->v[i] = h->v[(i - 1) / 2]; i = (i - 1) / 2; }
+    h->v[i] = x;
+    return 0;
+}
+
+static Merge heap_pop(Heap *h) {
+    Merge top = h->v[0], x = h->v[--h->n];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        Merge best = x;
+        if (l < h->n && merge_less(h->v[l], best)) { m = l; best = h->v[l]; }
+        if (r < h->n && merge_less(h->v[r], best)) m = r;
+        if (m == i) break;
+        h->v[i] = h->v[m];
+        i = m;
+    }
+    if (h->n > 0) h->v[i] = x;
+    return top;
+}
+
+static int word_add(Word *w, int id, int len) {
+    if (w->n == w->cap) {
+        int cap = w->cap ? w->cap * 2 : 32;
+        int *c = realloc(w->c, (size_t)cap * sizeof *c);
+        if (c) w->c = c;
+        int *l = realloc(w->len, (size_t)cap * sizeof *l);
+        if (l) w->len = l;
+        int *p = realloc(w->prev, (size_t)cap * sizeof *p);
+        if (p) w->prev = p;
+        int *nx = realloc(w->next, (size_t)cap * sizeof *nx);
+        if (nx) w->next = nx;
+        if (!c || !l || !p || !nx) return -1;
+        w->cap = cap;
+    }
+    w->c[w->n] = id;
+    w->len[w->n] = len;
+    w->prev[w->n] = w->n - 1;
+    w->next[w->n] = -1;
+    if (w->n > 0) w->next[w->n - 1] = w->n;
+    w->n++;
+    return 0;
+}
+
+/* Pushes the merge of the symbol at pos with its next one, if any. */
+static int push_pair(const TjModel *m, const Word *w, Heap *h, int pos) {
+    if (pos < 0 || w->next[pos] < 0) return 0;
+    int s = merges_find(&m->merges, w->c[pos], w->c[w->next[pos]]);
+    return s < 0 ? 0 : heap_push(h, (Merge){m->merges.rank[s], pos, m->merges.id[s]});
+}
+
+static int merge_all(const TjModel *m, Word *w) {
+    Heap h = {0};
+    int rc = 0;
+    for (int i = 0; i + 1 < w->n && rc == 0; i++) rc = push_pair(m, w, &h, i);
+    while (h.n > 0 && rc == 0) {
+        Merge top = heap_pop(&h);
+        int pos = top.pos, nx = w->next[pos];
+        if (w->len[pos] == 0 || nx < 0) continue;
+        int s = merges_find(&m->merges, w->c[pos], w->c[nx]);
+        if (s < 0 || m->merges.id[s] != top.id) continue;   /* a stale entry */
+        w->c[pos] = top.id;
+        w->len[pos] += w->len[nx];
+        w->next[pos] = w->next[nx];
+        w->len[nx] = 0;
+        if (w->next[nx] >= 0) w->prev[w->next[nx]] = pos;
+        rc = push_pair(m, w, &h, w->prev[pos]) || push_pair(m, w, &h, pos);
+    }
+    free(h.v);
+    return rc;
+}
+
+/* The symbol of one character (with the subword prefix when not first, the
+ * suffix when last), its bytes, or the unknown token. */
+static int bpe_char(const TjModel *m, Word *w, const char *key, int klen, int clen, int *unk, int *unk_len,
+                    char *err, size_t errlen) {
+    int id = vocab_get(m, key, (size_t)klen);
+    if (id >= 0) {
+        if (*unk_len && word_add(w, *unk, *unk_len)) return -1;
+        *unk_len = 0;
+        return word_add(w, id, clen);
+    }
+    if (m->byte_fallback) {
+        int all = 1;
+        for (int i = 0; i < klen && all; i++) all = m->byte_id[(unsigned char)key[i]] >= 0;
+        if (all) {
+            for (int i = 0; i < klen; i++)
+                if (word_add(w, m->byte_id[(unsigned char)key[i]], 1)) return -1;
+            return 0;
+        }
+    }
+    if (!m->unk_token) return 0;   /* no unknown token: the character is dropped */
+    if (m->unk < 0) return errmsg_set(err, errlen, "the unknown token \"%.40s\" is not in the vocabulary", m->unk_token);
+    if (*unk_len && m->fuse_unk) { *unk_len += clen; return 0; }
+    if (*unk_len && word_add(w, *unk, *unk_len)) return -1;
+    *unk = m->unk;
+    *unk_len = clen;
+    return 0;
+}
+
+static int bpe_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen) {
+    if (m->ignore_merges) {
+        int id = vocab_get(m, s, (size_t)n);
+        if (id >= 0) return tjtoks_add(out, id, 0, n);
+    }
+    size_t plen = m->prefix ? strlen(m->prefix) : 0, slen = m->suffix ? strlen(m->suffix) : 0;
+    char *key = malloc(plen + slen + 8);
+    Word w = {0};
+    int rc = key ? 0 : -1, unk = -1, unk_len = 0;
+    for (int i = 0; i < n && rc == 0;) {
+        int32_t c;
+        int k = tj_utf8_next(s, n, i, &c), kl = 0;
+        if (i > 0 && plen) { memcpy(key, m->prefix, plen); kl = (int)plen; }
+        memcpy(key + kl, s + i, (size_t)k);
+        kl += k;
+        if (i + k >= n && slen) { memcpy(key + kl, m->suffix, slen); kl += (int)slen; }
+        rc = bpe_char(m, &w, key, kl, k, &unk, &unk_len, err, errlen);
+        i += k;
+    }
+    if (rc == 0 && unk_len) rc = word_add(&w, unk, unk_len);
+    if (rc == 0) rc = merge_all(m, &w);
+    for (int i = 0, at = 0; i < w.n && rc == 0; i++) {
+        if (w.len[i] == 0) continue;
+        int end = at + w.len[i] > n ? n : at + w.len[i];
+        rc = tjtoks_add(out, w.c[i], at, end);
+        at = end;
+    }
+    free(key);
+    free(w.c); free(w.len); free(w.prev); free(w.next);
+    return rc;
+}
+
+/* ---- WordPiece and WordLevel ---- */
+
+static int unk_token(const TjModel *m, int n, TjToks *out, char *err, size_t errlen) {
+    if (m->unk < 0)
+        return errmsg_set(err, errlen, "the unknown token \"%.40s\" is not in the vocabulary",
+                          m->unk_token ? m->unk_token : "");
+    return tjtoks_add(out, m->unk, 0, n);
+}
+
+static int wordpiece_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen) {
+    int chars = 0;
+    for (int i = 0; i < n; i++) chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    if (chars > m->max_chars) return unk_token(m, n, out, err, errlen);
+    size_t plen = strlen(m->prefix);
+    char *key = malloc(plen + (size_t)n + 1);
+    if (!key) return -1;
+    int first = out->n, rc = 0;
+    for (int start = 0; start < n && rc == 0;) {
+        size_t off = start > 0 ? plen : 0;
+        int end = n, id = -1;
+        memcpy(key, m->prefix, off);
+        while (start < end) {   /* the longest piece in the vocabulary */
+            memcpy(key + off, s + start, (size_t)(end - start));
+            if ((id = vocab_get(m, key, off + (size_t)(end - start))) >= 0) break;
+            end--;
+            while (end > start && ((unsigned char)s[end] & 0xC0) == 0x80) end--;
+        }
+        if (id < 0) { out->n = first; rc = unk_token(m, n, out, err, errlen); break; }
+        rc = tjtoks_add(out, id, start, end);
+        start = end;
+    }
+    free(key);
+    return rc;
+}
+
+int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen) {
+    if (n == 0) return 0;
+    int rc;
+    if (m->kind == TJ_MODEL_BPE) rc = bpe_tokenize(m, s, n, out, err, errlen);
+    else if (m->kind == TJ_MODEL_WORDPIECE) rc = wordpiece_tokenize(m, s, n, out, err, errlen);
+    else {
+        int id = vocab_get(m, s, (size_t)n);
+        rc = id >= 0 ? tjtoks_add(out, id, 0, n) : unk_token(m, n, out, err, errlen);
+    }
+    if (rc && err && errlen && !err[0]) errmsg_set(err, errlen, "out of memory");
+    return rc;
+}
+
+/* ---- loading ---- */
+
+static int parse_vocab(TjModel *m, const TjJson *v, const TjCtx *c) {
+    if (!tj_is(v, TJ_JSON_OBJECT)) {
+        if (tj_is(v, TJ_JSON_ARRAY)) return tj_fail(c, "model.vocab", "a list of [piece, score] is a Unigram model, which is not supported");
+        return tj_fail(c, "model.vocab", "must be an object {token: id}");
+    }
+    size_t text = 0;
+    for (const TjJson *e = v->child; e; e = e->next) {
+        double d = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
+        if (d < 0 || d >= MAX_ID || d != (int)d)
+            return tj_fail(c, "model.vocab", "token \"%.40s\" has id %.40s (ids are whole numbers 0..%d)", e->string,
+                           tj_is(e, TJ_JSON_NUMBER) ? "out of range" : "that is not a number", MAX_ID - 1);
+        if ((int)d >= m->n_ids) m->n_ids = (int)d + 1;
+        text += strlen(e->string) + 1;
+    }
+    m->tok = calloc((size_t)(m->n_ids ? m->n_ids : 1), sizeof *m->tok);
+    m->vocab.text = malloc(text + 1);   /* room for every token: no move */
+    m->vocab.room = text + 1;
+    if (!m->tok || !m->vocab.text) return tj_fail(c, "model.vocab", "out of memory");
+    while (m->vocab.cap < 2 * v->size + 2)
+        if (vocab_grow(&m->vocab)) return tj_fail(c, "model.vocab", "out of memory");
+    for (const TjJson *e = v->child; e; e = e->next) {
+        size_t len = strlen(e->string), at = m->vocab.used;
+        if (tjvocab_put(&m->vocab, e->string, len, (int)e->valuedouble))
+            return tj_fail(c, "model.vocab", "out of memory");
+        m->tok[(int)e->valuedouble] = m->vocab.used > at ? m->vocab.text + at : tjvocab_key(&m->vocab, e->string, len);
+    }
+    return 0;
+}
+
+/* One merge: "a b" or ["a", "b"] → its two tokens (pointing into j, or
+ * into buf for the string form). */
+static int merge_pair(const TjJson *e, char *buf, size_t bufn, const char **a, const char **b) {
+    if (tj_is(e, TJ_JSON_STRING)) {
+        const char *s = e->valuestring, *sp = strchr(s, ' ');
+        if (!sp || strchr(sp + 1, ' ') || strlen(s) >= bufn) return -1;
+        memcpy(buf, s, strlen(s) + 1);
+        buf[sp - s] = '\0';
+        *a = buf;
+        *b = buf + (sp - s) + 1;
+        return 0;
+    }
+    if (!tj_is(e, TJ_JSON_ARRAY) || tj_size(e) != 2 || !tj_is(e->child, TJ_JSON_STRING) || !tj_is(e->child->next, TJ_JSON_STRING)) return -1;
+    *a = e->child->valuestring;
+    *b = e->child->next->valuestring;
+    return 0;
+}
+
+/* Grows *buf to hold n bytes.  0, or -1 out of memory. */
+static int room(char **buf, size_t *cap, size_t n) {
+    if (n <= *cap) return 0;
+    char *p = realloc(*buf, n * 2);
+    if (!p) return -1;
+    *buf = p;
+    *cap = n * 2;
+    return 0;
+}
+
+static int parse_merges(TjModel *m, const TjJson *list, const TjCtx *c) {
+    if (!list) return 0;
+    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, "model.merges", "must be a list");
+    size_t plen = m->prefix ? strlen(m->prefix) : 0, bcap = 0, jcap = 0;
+    char *buf = NULL, *joined = NULL;
+    int rank = 0, rc = 0;
+    for (const TjJson *e = list->child; e && rc == 0; e = e->next, rank++) {
+        char where[64];   /* written only for a message */
+#define WHERE (snprintf(where, sizeof where, "model.merges[%d]", rank), where)
+        const char *a = NULL, *b = NULL;
+        if (room(&buf, &bcap, tj_is(e, TJ_JSON_STRING) ? strlen(e->valuestring) + 1 : 1)) {
+            rc = tj_fail(c, WHERE, "out of memory");
+            break;
+        }
+        if (merge_pair(e, buf, bcap, &a, &b)) { rc = tj_fail(c, WHERE, "a merge is \"A B\" or [\"A\", \"B\"]"); break; }
+        size_t la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
+        if (room(&joined, &jcap, la + lb + 1)) { rc = tj_fail(c, WHERE, "out of memory"); break; }
+        memcpy(joined, a, la);
+        memcpy(joined + la, b + skip, lb - skip + 1);
+        int ia = vocab_get(m, a, la), ib = vocab_get(m, b, lb), ij = vocab_get(m, joined, strlen(joined));
+        if (ia < 0 || ib < 0 || ij < 0)
+            rc = tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", ia < 0 ? a : ib < 0 ? b : joined);
+        else if (merges_put(&m->merges, ia, ib, rank, ij)) rc = tj_fail(c, WHERE, "out of memory");
+    }
+    free(buf);
+    free(joined);
+    return rc;
+#undef WHERE
+}
+
+/* The model's type: "type", or inferred as the library does when absent. */
+static int model_kind(const TjJson *j, const TjCtx *c) {
+    const char *type = tj_str(j, "type");
+    if (type) {
+        if (!strcmp(type, "BPE")) return TJ_MODEL_BPE;
+        if (!strcmp(type, "WordPiece")) return TJ_MODEL_WORDPIECE;
+        if (!strcmp(type, "WordLevel")) return TJ_MODEL_WORDLEVEL;
+        if (!strcmp(type, "Unigram")) return tj_fail(c, "model.type", "Unigram models are not supported");
+        return tj_fail(c, "model.type", "the model \"%.40s\" is not supported", type);
+    }
+    if (tj_get(j, "merges")) return TJ_MODEL_BPE;
+    if (tj_is(tj_get(j, "vocab"), TJ_JSON_ARRAY)) return tj_fail(c, "model", "Unigram models are not supported");
+    if (tj_get(j, "max_input_chars_per_word") || tj_str(j, "continuing_subword_prefix")) return TJ_MODEL_WORDPIECE;
+    return TJ_MODEL_WORDLEVEL;
+}
+
+static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
+    int bad = 0;
+    m->unk_token = tj_dup(tj_str(j, "unk_token"), &bad);
+    m->prefix = tj_dup(tj_str(j, "continuing_subword_prefix"), &bad);
+    m->suffix = tj_dup(tj_str(j, "end_of_word_suffix"), &bad);
+    if (bad) return tj_fail(c, "model", "out of memory");
+    if (m->kind == TJ_MODEL_WORDPIECE) {
+        if (!m->prefix && !(m->prefix = tj_dup("##", &bad))) return tj_fail(c, "model", "out of memory");
+        if (!m->unk_token && !(m->unk_token = tj_dup("[UNK]", &bad))) return tj_fail(c, "model", "out of memory");
+        const TjJson *mx = tj_get(j, "max_input_chars_per_word");
+        if (mx && (!tj_is(mx, TJ_JSON_NUMBER) || mx->valuedouble < 0))
+            return tj_fail(c, "model.max_input_chars_per_word", "must be a number >= 0");
+        m->max_chars = mx ? (mx->valuedouble > 1e9 ? 1000000000 : (int)mx->valuedouble) : 100;
+    }
+    if (m->kind == TJ_MODEL_WORDLEVEL && !m->unk_token && !(m->unk_token = tj_dup("<unk>", &bad)))
+        return tj_fail(c, "model", "out of memory");
+    m->fuse_unk = tj_bool(j, "fuse_unk", 0);
+    m->byte_fallback = tj_bool(j, "byte_fallback", 0);
+    m->ignore_merges = tj_bool(j, "ignore_merges", 0);
+    if (m->fuse_unk < 0 || m->byte_fallback < 0 || m->ignore_merges < 0)
+        return tj_fail(c, "model", "fuse_unk, byte_fallback and ignore_merges must be true or false");
+    const TjJson *drop = tj_get(j, "dropout");
+    if (drop && (!tj_is(drop, TJ_JSON_NUMBER) || drop->valuedouble < 0 || drop->valuedouble > 1))
+        return tj_fail(c, "model.dropout", "must be a number in [0, 1] or null");
+    return 0;
+}
+
+int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c) {
+    if (!tj_is(j, TJ_JSON_OBJECT)) return tj_fail(c, "model", "is missing or not an object");
+    int kind = model_kind(j, c);
+    if (kind < 0) return -1;
+    m->kind = kind;
+    if (parse_options(m, j, c) || parse_vocab(m, tj_get(j, "vocab"), c)) return -1;
+    m->unk = m->unk_token ? vocab_get(m, m->unk_token, strlen(m->unk_token)) : -1;
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        m->byte_id[b] = vocab_get(m, name, strlen(name));
+    }
+    return m->kind == TJ_MODEL_BPE ? parse_merges(m, tj_get(j, "merges"), c) : 0;
+}
+
+void tj_model_free(TjModel *m) {
+    if (!m) return;
+    tjvocab_free(&m->vocab);
+    free(m->tok);
+    free(m->unk_token);
+    free(m->prefix);
+    free(m->suffix);
+    free(m->merges.key);
+    free(m->merges.rank);
+    free(m->merges.id);
+    memset(m, 0, sizeof *m);
+}

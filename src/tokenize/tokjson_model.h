@@ -1,0 +1,63 @@
+/* tokjson_model.h — the models of tokenizer.json (part of
+ * tokenize/tokjson.h): its vocabulary table, BPE with its merge table,
+ * WordPiece, WordLevel; each turns one pre-token into ids.
+ * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
+ * message naming the file and the field); every *_free accepts a zeroed or
+ * half-built one.  Functions that run on text return 0, or -1 when memory ran
+ * out or a pattern gave up (the caller writes the message). */
+#ifndef ATTNVIZ_TOKJSON_MODEL_H
+#define ATTNVIZ_TOKJSON_MODEL_H
+#include "tokenize/tokjson_json.h"
+#include <stddef.h>
+#include <stdint.h>
+
+enum { TJ_MODEL_BPE, TJ_MODEL_WORDPIECE, TJ_MODEL_WORDLEVEL };
+
+/* (left id, right id) → merge rank and the merged token's id. */
+typedef struct {
+    uint64_t *key;       /* (cap) left << 32 | right, UINT64_MAX = empty */
+    int *rank, *id;      /* (cap)                                        */
+    int cap, n;
+} TjMerges;
+
+/* token → id: every token in one block of text, slots of 16 bytes (one
+ * cache line holds four), so the 150,000 look-ups of loading stay fast. */
+typedef struct {
+    char *text;                /* (used) the tokens, each NUL-terminated      */
+    size_t used, room;
+    struct TjSlot { uint32_t hash, len, off; int id; } *slot;   /* (cap); id -1 empty */
+    int cap, n;
+} TjVocab;
+
+/* Sets token s[0, n) → id (replacing an earlier id).  0, or -1 out of memory. */
+int tjvocab_put(TjVocab *v, const char *s, size_t n, int id);
+/* The id of s[0, n), or -1. */
+int tjvocab_get(const TjVocab *v, const char *s, size_t n);
+/* The stored copy of s[0, n), or NULL (valid until the next put). */
+const char *tjvocab_key(const TjVocab *v, const char *s, size_t n);
+void tjvocab_free(TjVocab *v);
+
+typedef struct {
+    int kind;
+    TjVocab vocab;             /* token → id                                  */
+    const char **tok;          /* (n_ids) id → token (the map's copy) or NULL */
+    int n_ids;                 /* largest id + 1                              */
+    int unk;                   /* unk_token's id, -1 when none or not in vocab */
+    char *unk_token;           /* NULL when none                              */
+    char *prefix, *suffix;     /* continuing_subword_prefix, end_of_word_suffix */
+    int fuse_unk, byte_fallback, ignore_merges;
+    int max_chars;             /* WordPiece: longer words are unk             */
+    TjMerges merges;
+    int byte_id[256];          /* BPE byte_fallback: id of "<0xAB>", or -1    */
+} TjModel;
+
+typedef struct { int id, start, end; } TjTok;   /* bytes of the pre-token */
+typedef struct { TjTok *v; int n, cap; } TjToks;
+
+int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c);
+/* The tokens of one pre-token s[0, n), appended to out.  0, or -1 with err. */
+int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen);
+void tj_model_free(TjModel *m);
+int tjtoks_add(TjToks *l, int id, int start, int end);
+
+#endif

@@ -1,0 +1,38 @@
+/* tokjson_pretok.h — the pre-tokenizers of tokenizer.json (part of
+ * tokenize/tokjson.h): each normalized piece cut into the words the model
+ * sees, with the library's five split behaviours.
+ * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
+ * message naming the file and the field); every *_free accepts a zeroed or
+ * half-built one.  Functions that run on text return 0, or -1 when memory ran
+ * out or a pattern gave up (the caller writes the message). */
+#ifndef ATTNVIZ_TOKJSON_PRETOK_H
+#define ATTNVIZ_TOKJSON_PRETOK_H
+#include "tokenize/tokjson_json.h"
+#include "tokenize/tokjson_text.h"
+
+enum { TJ_SPLIT_REMOVED, TJ_SPLIT_ISOLATED, TJ_SPLIT_MERGED_PREV, TJ_SPLIT_MERGED_NEXT, TJ_SPLIT_CONTIGUOUS };
+enum {
+    TJ_PRE_BYTE_LEVEL, TJ_PRE_SPLIT, TJ_PRE_WHITESPACE, TJ_PRE_WHITESPACE_SPLIT, TJ_PRE_BERT, TJ_PRE_METASPACE,
+    TJ_PRE_PUNCTUATION, TJ_PRE_DIGITS, TJ_PRE_CHAR_DELIMITER, TJ_PRE_SEQUENCE
+};
+enum { TJ_PREPEND_ALWAYS, TJ_PREPEND_FIRST, TJ_PREPEND_NEVER };
+
+typedef struct TjPre {
+    int kind;
+    int add_prefix_space, use_regex;     /* ByteLevel                          */
+    TjPattern pat;                       /* Split, Whitespace, ByteLevel regex */
+    int behavior, invert;                /* Split, Punctuation                 */
+    int32_t repl;                        /* Metaspace's replacement            */
+    int prepend, split;                  /* Metaspace: TJ_PREPEND_*, split      */
+    int individual;                      /* Digits                             */
+    int32_t delim;                       /* CharDelimiterSplit                 */
+    struct TjPre *sub;                   /* (n_sub) Sequence                   */
+    int n_sub;
+} TjPre;
+
+int tj_pre_parse(TjPre *p, const TjJson *j, const char *where, const TjCtx *c);
+/* Replaces the pieces by their pre-tokens. */
+int tj_pre_apply(const TjPre *p, TjList *pieces);
+void tj_pre_free(TjPre *p);
+
+#endif

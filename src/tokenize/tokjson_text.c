@@ -1,0 +1,752 @@
+/* tokjson_text.c — text that remembers where each byte came from, Unicode
+ * classes, patterns and the normalizers of tokenizer.json (tokjson.h).
+ *
+ * Alignments: every byte of a TjStr carries the input bytes it stands for, so
+ * a token's place in the typed text survives lowercasing, accents stripped,
+ * "▁" prepended.  A character made from several (NFC) spans them all; a
+ * character inserted (a prepended "▁", the spaces around a CJK ideograph)
+ * spans the character it was inserted at. */
+#include "tokenize/tokjson_text.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+/* ---- TjStr and TjList ---- */
+
+static int tjstr_room(TjStr *t, int k) {
+    if (t->n + k + 1 <= t->cap) return 0;
+    int cap = t->cap ? t->cap : 32;
+    while (cap < t->n + k + 1) cap *= 2;
+    char *s = realloc(t->s, (size_t)cap);
+    if (!s) return -1;
+    t->s = s;
+    TjSpan *al = realloc(t->al, (size_t)cap * sizeof *al);
+    if (!al) return -1;
+    t->al = al;
+    t->cap = cap;
+    return 0;
+}
+
+int tjstr_put(TjStr *t, const char *p, int k, TjSpan sp) {
+    if (tjstr_room(t, k)) return -1;
+    memcpy(t->s + t->n, p, (size_t)k);
+    for (int i = 0; i < k; i++) t->al[t->n + i] = sp;
+    t->n += k;
+    t->s[t->n] = '\0';
+    return 0;
+}
+
+int tjstr_put_cp(TjStr *t, int32_t c, TjSpan sp) {
+    utf8proc_uint8_t b[4];
+    utf8proc_ssize_t k = utf8proc_encode_char(c, b);
+    return k > 0 ? tjstr_put(t, (const char *)b, (int)k, sp) : -1;
+}
+
+int tjstr_slice(TjStr *out, const TjStr *in, int a, int b) {
+    if (b <= a) return 0;
+    if (tjstr_room(out, b - a)) return -1;
+    memcpy(out->s + out->n, in->s + a, (size_t)(b - a));
+    memcpy(out->al + out->n, in->al + a, (size_t)(b - a) * sizeof *in->al);
+    out->n += b - a;
+    out->s[out->n] = '\0';
+    return 0;
+}
+
+TjSpan tjstr_span(const TjStr *t, int i, int k) {
+    TjSpan sp = {t->al[i].start, t->al[i + k - 1].end};
+    return sp;
+}
+
+void tjstr_free(TjStr *t) {
+    if (!t) return;
+    free(t->s);
+    free(t->al);
+    memset(t, 0, sizeof *t);
+}
+
+int tjlist_take(TjList *l, TjStr *s) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 16;
+        TjStr *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *s;
+    memset(s, 0, sizeof *s);
+    return 0;
+}
+
+void tjlist_free(TjList *l) {
+    if (!l) return;
+    for (int i = 0; i < l->n; i++) tjstr_free(&l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+int tjspans_add(TjSpans *l, int a, int b) {
+    if (l->n == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 16;
+        TjSpan *v = realloc(l->v, (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].start = a;
+    l->v[l->n++].end = b;
+    return 0;
+}
+
+/* ---- UTF-8 ---- */
+
+int tj_utf8_next(const char *s, int n, int i, int32_t *c) {
+    utf8proc_int32_t x;
+    utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i, n - i, &x);
+    if (k <= 0) { *c = 0xFFFD; return 1; }   /* never on checked text */
+    *c = x;
+    return (int)k;
+}
+
+int tj_utf8_valid(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        if (i + 8 <= n) {   /* eight ASCII bytes at a time */
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
+        }
+        if (p[i] < 0x80) { i++; continue; }
+        int k = p[i] >= 0xC2 && p[i] <= 0xDF ? 2 : p[i] >= 0xE0 && p[i] <= 0xEF ? 3 : p[i] >= 0xF0 && p[i] <= 0xF4 ? 4 : 0;
+        if (!k || i + (size_t)k > n) return 0;
+        unsigned lo = p[i] == 0xE0 ? 0xA0 : p[i] == 0xF0 ? 0x90 : 0x80, hi = p[i] == 0xED ? 0x9F : p[i] == 0xF4 ? 0x8F : 0xBF;
+        if (p[i + 1] < lo || p[i + 1] > hi) return 0;
+        for (int j = 2; j < k; j++)
+            if ((p[i + j] & 0xC0) != 0x80) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+int32_t tj_one_char(const char *s) {
+    if (!s || !*s) return -1;
+    int n = (int)strlen(s);
+    int32_t c;
+    int k = tj_utf8_next(s, n, 0, &c);
+    return k == n ? c : -1;
+}
+
+/* ---- Unicode classes ---- */
+
+int tj_is_space(int32_t c) {
+    return (c >= 9 && c <= 13) || c == 32 || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
+           c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Code points the library's tables for punctuation, control characters and
+ * marks (the unicode_categories crate, older than Unicode 9) do not know,
+ * where utf8proc (Unicode 15) says mark, format character or punctuation:
+ * the library leaves them inside words.  Found by running every code point
+ * below U+40000 through both (tests/test_tokjson.py checks each one). */
+static const int32_t UNKNOWN_TO_LIBRARY[][2] = {
+    {0x61D, 0x61D}, {0x7FD, 0x7FD}, {0x890, 0x891}, {0x898, 0x89F}, {0x8CA, 0x8E2}, {0x9FD, 0x9FE}, {0xA76, 0xA76},
+    {0xAFA, 0xAFF}, {0xB55, 0xB55}, {0xC04, 0xC04}, {0xC3C, 0xC3C}, {0xC77, 0xC77}, {0xC84, 0xC84}, {0xD00, 0xD00},
+    {0xD3B, 0xD3C}, {0xD81, 0xD81}, {0xEBA, 0xEBA}, {0xECE, 0xECE}, {0x180F, 0x180F}, {0x1885, 0x1886},
+    {0x1ABF, 0x1ACE}, {0x1B7D, 0x1B7E}, {0x1DF6, 0x1DFB}, {0x2E43, 0x2E4F}, {0x2E52, 0x2E5D}, {0xA82C, 0xA82C},
+    {0xA8C5, 0xA8C5}, {0xA8FF, 0xA8FF}, {0xA9BD, 0xA9BD}, {0x10D24, 0x10D27}, {0x10EAB, 0x10EAD},
+    {0x10EFD, 0x10EFF}, {0x10F46, 0x10F50}, {0x10F55, 0x10F59}, {0x10F82, 0x10F89}, {0x11070, 0x11070},
+    {0x11073, 0x11074}, {0x110C2, 0x110C2}, {0x110CD, 0x110CD}, {0x111CF, 0x111CF},
+    {0x1123E, 0x1123E}, {0x11241, 0x11241}, {0x1133B, 0x1133B}, {0x11438, 0x1143F}, {0x11442, 0x11444},
+    {0x11446, 0x11446}, {0x1144B, 0x1144F}, {0x1145A, 0x1145B}, {0x1145D, 0x1145E}, {0x11660, 0x1166C},
+    {0x116B9, 0x116B9}, {0x1182F, 0x11837}, {0x11839, 0x1183B}, {0x1193B, 0x1193C}, {0x1193E, 0x1193E},
+    {0x11943, 0x11946}, {0x119D4, 0x119D7}, {0x119DA, 0x119DB}, {0x119E0, 0x119E0}, {0x119E2, 0x119E2},
+    {0x11A01, 0x11A0A}, {0x11A33, 0x11A38}, {0x11A3B, 0x11A47}, {0x11A51, 0x11A56}, {0x11A59, 0x11A5B},
+    {0x11A8A, 0x11A96}, {0x11A98, 0x11A9C}, {0x11A9E, 0x11AA2}, {0x11B00, 0x11B09}, {0x11C30, 0x11C36},
+    {0x11C38, 0x11C3D}, {0x11C3F, 0x11C3F}, {0x11C41, 0x11C45}, {0x11C70, 0x11C71}, {0x11C92, 0x11CA7},
+    {0x11CAA, 0x11CB0}, {0x11CB2, 0x11CB3}, {0x11CB5, 0x11CB6}, {0x11D31, 0x11D36}, {0x11D3A, 0x11D3A},
+    {0x11D3C, 0x11D3D}, {0x11D3F, 0x11D45}, {0x11D47, 0x11D47}, {0x11D90, 0x11D91}, {0x11D95, 0x11D95},
+    {0x11D97, 0x11D97}, {0x11EF3, 0x11EF4}, {0x11EF7, 0x11EF8}, {0x11F00, 0x11F01}, {0x11F36, 0x11F3A},
+    {0x11F40, 0x11F40}, {0x11F42, 0x11F4F}, {0x11FFF, 0x11FFF}, {0x12FF1, 0x12FF2}, {0x13430, 0x13440},
+    {0x13447, 0x13455}, {0x16E97, 0x16E9A}, {0x16F4F, 0x16F4F}, {0x16FE2, 0x16FE2}, {0x16FE4, 0x16FE4},
+    {0x1CF00, 0x1CF2D}, {0x1CF30, 0x1CF46}, {0x1E000, 0x1E006}, {0x1E008, 0x1E018}, {0x1E01B, 0x1E021},
+    {0x1E023, 0x1E024}, {0x1E026, 0x1E02A}, {0x1E08F, 0x1E08F}, {0x1E130, 0x1E136}, {0x1E2AE, 0x1E2AE},
+    {0x1E2EC, 0x1E2EF}, {0x1E4EC, 0x1E4EF}, {0x1E944, 0x1E94A}, {0x1E95E, 0x1E95F}
+};
+/* CANADIAN SYLLABICS CHI SIGN, SHARADA SANDHI MARK: Po there, So and Mn now */
+#define OLD_PUNCT(c) ((c) == 0x166D || (c) == 0x111C9)
+#define OLD_MN 0x1734      /* HANUNOO SIGN PAMUDPOD: Mn there, Mc now */
+
+static int unknown_to_library(int32_t c) {
+    int lo = 0, hi = (int)(sizeof UNKNOWN_TO_LIBRARY / sizeof UNKNOWN_TO_LIBRARY[0]) - 1;
+    if (c < 0x600) return 0;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (c < UNKNOWN_TO_LIBRARY[mid][0]) hi = mid - 1;
+        else if (c > UNKNOWN_TO_LIBRARY[mid][1]) lo = mid + 1;
+        else return 1;
+    }
+    return 0;
+}
+
+int tj_is_punct(int32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return 1;
+    if (OLD_PUNCT(c)) return 1;
+    utf8proc_category_t k = utf8proc_category(c);
+    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO && !unknown_to_library(c);
+}
+
+int tj_is_digit(int32_t c) {
+    utf8proc_category_t k = utf8proc_category(c);
+    return k == UTF8PROC_CATEGORY_ND || k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_NO;
+}
+
+/* The symbols that are Other_Alphabetic: circled and squared letters. */
+static int alphabetic_symbol(int32_t c) {
+    return (c >= 0x24B6 && c <= 0x24E9) || (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
+           (c >= 0x1F170 && c <= 0x1F189);
+}
+
+int tj_is_word(int32_t c) {
+    utf8proc_category_t k = utf8proc_category(c);
+    return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ME) || k == UTF8PROC_CATEGORY_ND ||
+           k == UTF8PROC_CATEGORY_NL || k == UTF8PROC_CATEGORY_PC || c == 0x200C || c == 0x200D ||
+           alphabetic_symbol(c);
+}
+
+/* BertNormalizer's control characters: categories Cc, Cf, Co (Cs cannot
+ * occur) except tab, LF, CR.  Unassigned code points (Cn) stay, as the
+ * library's unicode_categories::is_other leaves them. */
+static int is_control(int32_t c) {
+    if (c == '\t' || c == '\n' || c == '\r') return 0;
+    utf8proc_category_t k = utf8proc_category(c);
+    return (k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CO) && !unknown_to_library(c);
+}
+
+/* BertNormalizer's nonspacing marks (category Mn in the library's tables). */
+static int is_bert_mark(int32_t c) {
+    return c == OLD_MN || (utf8proc_category(c) == UTF8PROC_CATEGORY_MN && !unknown_to_library(c) && !OLD_PUNCT(c));
+}
+
+static int is_chinese(int32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* ---- GPT-2's bytes as characters: bytes 33–126, 161–172, 174–255 stand for
+ * themselves, the other 68 for U+0100 onwards in byte order. ---- */
+
+int32_t tj_byte_char(int b) {
+    if (b <= 32) return 256 + b;
+    if (b >= 127 && b <= 160) return 162 + b;
+    if (b == 173) return 323;
+    return b;
+}
+
+int tj_char_byte(int32_t c) {
+    if ((c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255)) return (int)c;
+    if (c >= 256 && c <= 288) return (int)c - 256;
+    if (c >= 289 && c <= 322) return (int)c - 162;
+    if (c == 323) return 173;
+    return -1;
+}
+
+/* ---- patterns ---- */
+
+#define MATCH_LIMIT 1000000   /* backtracking steps of one match (PCRE2's default: 10 million) */
+
+/* Oniguruma's Unicode \s (tab to CR, NEL, Zs, Zl, Zp) and \w (UTS #18's
+ * word: Alphabetic, marks, Nd, Pc, the joiners; not ² or ½), as the
+ * library's patterns see them (checked against it: tests/test_tokjson.py). */
+#define ONIG_SPACE "\\t-\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+#define ONIG_WORD "\\p{L}\\p{M}\\p{Nd}\\p{Nl}\\p{Pc}\\x{200C}\\x{200D}\\x{24B6}-\\x{24E9}\\x{1F130}-\\x{1F149}" \
+                  "\\x{1F150}-\\x{1F169}\\x{1F170}-\\x{1F189}"
+
+/* The escape \x of an Oniguruma pattern as PCRE2 says it, or NULL when the
+ * same. */
+static const char *onig_escape(char x, int in_class) {
+    switch (x) {
+    case 'w': return in_class ? ONIG_WORD : "[" ONIG_WORD "]";
+    case 'W': return in_class ? NULL : "[^" ONIG_WORD "]";
+    case 's': return in_class ? ONIG_SPACE : "[" ONIG_SPACE "]";
+    case 'S': return in_class ? NULL : "[^" ONIG_SPACE "]";
+    case 'h': return in_class ? "0-9a-fA-F" : "[0-9a-fA-F]";
+    case 'H': return in_class ? NULL : "[^0-9a-fA-F]";
+    default: return NULL;
+    }
+}
+
+/* The PCRE2 spelling of an Oniguruma pattern (malloc'd), or NULL. */
+static char *onig_to_pcre2(const char *p) {
+    size_t n = strlen(p), k = 0;
+    char *o = malloc(n * 80 + 1);   /* an escape of 2 bytes grows to at most 130 */
+    if (!o) return NULL;
+    int depth = 0;   /* nesting of character classes */
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\\' && i + 1 < n) {
+            const char *r = onig_escape(p[i + 1], depth > 0);
+            if (r) { memcpy(o + k, r, strlen(r)); k += strlen(r); }
+            else { o[k++] = p[i]; o[k++] = p[i + 1]; }
+            i++;
+        } else if (p[i] == '[' && depth > 0 && p[i + 1] == ':') {   /* [:alpha:] */
+            const char *end = strstr(p + i, ":]");
+            size_t len = end ? (size_t)(end - (p + i)) + 2 : 1;
+            memcpy(o + k, p + i, len);
+            k += len;
+            i += len - 1;
+        } else if (p[i] == '[') {
+            depth++;
+            o[k++] = p[i];
+            if (p[i + 1] == '^') o[k++] = p[++i];
+            if (p[i + 1] == ']') o[k++] = p[++i];   /* a leading ] is literal */
+        } else {
+            if (p[i] == ']' && depth > 0) depth--;
+            o[k++] = p[i];
+        }
+    }
+    o[k] = '\0';
+    return o;
+}
+
+int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const TjCtx *c) {
+    char *pat = onig_to_pcre2(onig);
+    if (!pat) return tj_fail(c, where, "out of memory");
+    int code;
+    PCRE2_SIZE at;
+    p->re = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE, &code, &at,
+                          NULL);
+    free(pat);
+    if (!p->re) {
+        PCRE2_UCHAR msg[160];
+        pcre2_get_error_message(code, msg, sizeof msg);
+        return tj_fail(c, where, "the regex \"%.60s\" does not compile: %s", onig, (const char *)msg);
+    }
+    return 0;
+}
+
+int tj_pattern_parse(TjPattern *p, const TjJson *j, const char *where, const TjCtx *c) {
+    const char *lit = tj_str(j, "String"), *re = tj_str(j, "Regex");
+    if (lit) {
+        int bad = 0;
+        p->lit = tj_dup(lit, &bad);
+        return bad ? tj_fail(c, where, "out of memory") : 0;
+    }
+    if (re) return tj_pattern_regex(p, re, where, c);
+    return tj_fail(c, where, "\"pattern\" must be {\"String\": …} or {\"Regex\": …}");
+}
+
+static int find_literal(const char *lit, const char *s, int n, TjSpans *out) {
+    int k = (int)strlen(lit);
+    if (k == 0) return 0;
+    for (int i = 0; i + k <= n;) {
+        const char *m = memmem(s + i, (size_t)(n - i), lit, (size_t)k);
+        if (!m) break;
+        int a = (int)(m - s);
+        if (tjspans_add(out, a, a + k)) return -1;
+        i = a + k;
+    }
+    return 0;
+}
+
+int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out) {
+    if (p->lit) return find_literal(p->lit, s, n, out);
+    if (!p->re) return 0;
+    pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    if (!md || !mc) { pcre2_match_data_free(md); pcre2_match_context_free(mc); return -1; }
+    pcre2_set_match_limit(mc, MATCH_LIMIT);   /* a pathological pattern fails instead of running for minutes */
+    int off = 0, last_end = -1, rc = 0;
+    while (off <= n) {
+        int r = pcre2_match(p->re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)off, PCRE2_NO_UTF_CHECK, md, mc);
+        if (r < 0) {
+            if (r != PCRE2_ERROR_NOMATCH) rc = -1;
+            break;
+        }
+        PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+        int a = (int)ov[0], b = (int)ov[1];
+        if (a == b && b == last_end) {   /* an empty match right after the last one */
+            if (off >= n) break;
+            int32_t ch;
+            off += tj_utf8_next(s, n, off, &ch);
+            continue;
+        }
+        if (tjspans_add(out, a, b)) { rc = -1; break; }
+        off = b;
+        last_end = b;
+    }
+    pcre2_match_data_free(md);
+    pcre2_match_context_free(mc);
+    return rc;
+}
+
+void tj_pattern_free(TjPattern *p) {
+    if (!p) return;
+    free(p->lit);
+    if (p->re) pcre2_code_free(p->re);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- normalizers ---- */
+
+/* Replaces *s by *out (out is zeroed). */
+static void take(TjStr *s, TjStr *out) {
+    tjstr_free(s);
+    *s = *out;
+    memset(out, 0, sizeof *out);
+}
+
+/* utf8proc's form of s[0, n) (malloc'd, NUL-terminated) and its length. */
+static char *unicode_form(const char *s, int n, int options, int *len) {
+    utf8proc_uint8_t *d = NULL;
+    utf8proc_ssize_t k = utf8proc_map((const utf8proc_uint8_t *)s, n, &d, (utf8proc_option_t)options);
+    if (k < 0) return NULL;
+    *len = (int)k;
+    return (char *)d;
+}
+
+/* Code points being normalized, each with the number of characters of the
+ * text before it that it stands for: 1 for a character kept, 0 for one a
+ * decomposition added, 2 or more for a composition.  This is the library's
+ * "change" (0, +1, -N), and its alignments follow from it: a character that
+ * stands for some takes the span of the first, one that stands for none the
+ * span of the character before (unicode-normalization-alignments). */
+typedef struct { int32_t *cp; int *n; int len, cap; } Cps;
+
+static int cps_add(Cps *c, int32_t x, int n) {
+    if (c->len == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 64;
+        int32_t *p = realloc(c->cp, (size_t)cap * sizeof *p);
+        if (p) c->cp = p;
+        int *q = realloc(c->n, (size_t)cap * sizeof *q);
+        if (q) c->n = q;
+        if (!p || !q) return -1;
+        c->cap = cap;
+    }
+    c->cp[c->len] = x;
+    c->n[c->len++] = n;
+    return 0;
+}
+
+static int ccc(int32_t c) {
+    return utf8proc_get_property(c)->combining_class;
+}
+
+/* NFD or NFKD: each character decomposed on its own, then the marks put in
+ * canonical order as utf8proc does (each keeping its count). */
+static int decompose(const TjStr *s, int options, Cps *out) {
+    for (int i = 0; i < s->n;) {
+        int32_t c, buf[32];
+        int k = tj_utf8_next(s->s, s->n, i, &c), last = 0;
+        utf8proc_ssize_t m = utf8proc_decompose_char(c, buf, 32, (utf8proc_option_t)options, &last);
+        if (m < 0 || m > 32) return -1;
+        for (int j = 0; j < m; j++)
+            if (cps_add(out, buf[j], j == 0)) return -1;
+        i += k;
+    }
+    for (int p = 0; p + 1 < out->len;) {
+        int a = ccc(out->cp[p]), b = ccc(out->cp[p + 1]);
+        if (a > b && b > 0) {
+            int32_t x = out->cp[p]; out->cp[p] = out->cp[p + 1]; out->cp[p + 1] = x;
+            int y = out->n[p]; out->n[p] = out->n[p + 1]; out->n[p + 1] = y;
+            p = p > 0 ? p - 1 : p + 1;
+        } else p++;
+    }
+    return 0;
+}
+
+/* The primary composite of a and b, or 0 (utf8proc composes the pair). */
+static int32_t compose_pair(int32_t a, int32_t b) {
+    if (a < 0x80 && b < 0x80) return 0;
+    utf8proc_uint8_t in[8];
+    utf8proc_ssize_t k = utf8proc_encode_char(a, in);
+    k += utf8proc_encode_char(b, in + k);
+    utf8proc_uint8_t *out = NULL;
+    utf8proc_ssize_t m = utf8proc_map(in, k, &out, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    utf8proc_int32_t c = 0;
+    if (m <= 0 || utf8proc_iterate(out, m, &c) != m) c = 0;
+    free(out);
+    return c;
+}
+
+/* Canonical composition (UAX #15) in place: a mark joins the last starter
+ * when nothing between blocks it, and the composite stands for both. */
+static void compose(Cps *d) {
+    int o = 0, starter = -1, last_cc = -1;   /* last_cc -1: right after the starter */
+    for (int i = 0; i < d->len; i++) {
+        int32_t c = d->cp[i];
+        int cc = ccc(c);
+        if (starter >= 0 && (last_cc == -1 || (last_cc != 0 && last_cc < cc))) {
+            int32_t x = compose_pair(d->cp[starter], c);
+            if (x) { d->cp[starter] = x; d->n[starter] += d->n[i]; continue; }
+        }
+        if (cc == 0) { starter = o; last_cc = -1; }
+        else last_cc = cc;
+        d->cp[o] = c;
+        d->n[o++] = d->n[i];
+    }
+    d->len = o;
+}
+
+/* The normalized code points as text, aligned by their counts. */
+static int cps_text(const Cps *d, const TjStr *s, TjStr *out) {
+    TjSpan *orig = malloc(((size_t)s->n + 1) * sizeof *orig);   /* the span of each character */
+    if (!orig) return -1;
+    int m = 0, rc = 0;
+    for (int i = 0; i < s->n;) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, i, &c);
+        orig[m++] = tjstr_span(s, i, k);
+        i += k;
+    }
+    for (int i = 0, p = 0; i < d->len && rc == 0; i++) {
+        TjSpan sp = d->n[i] > 0 && p < m ? orig[p] : p > 0 ? orig[p - 1] : (TjSpan){s->al[0].start, s->al[0].start};
+        p += d->n[i];
+        rc = tjstr_put_cp(out, d->cp[i], sp);
+    }
+    free(orig);
+    return rc;
+}
+
+/* NFC, NFD, NFKC or NFKD with the library's alignments: each character
+ * decomposed on its own, marks reordered, then composed for NFC and NFKC.
+ * The result is checked against utf8proc's form of the whole text; should
+ * they ever disagree, utf8proc's text is kept and every character spans the
+ * whole. */
+static int norm_unicode(TjStr *s, int options) {
+    int ascii = 1;
+    for (int i = 0; i < s->n && ascii; i++) ascii = (unsigned char)s->s[i] < 0x80;
+    if (ascii || s->n == 0) return 0;
+    int whole_n, rc;
+    char *whole = unicode_form(s->s, s->n, options, &whole_n);
+    if (!whole) return -1;
+    TjStr out = {0};
+    Cps d = {0};
+    rc = decompose(s, (options & UTF8PROC_COMPAT) | UTF8PROC_DECOMPOSE, &d);
+    if (rc == 0 && (options & UTF8PROC_COMPOSE)) compose(&d);
+    if (rc == 0) rc = cps_text(&d, s, &out);
+    free(d.cp);
+    free(d.n);
+    if (rc == 0 && (out.n != whole_n || memcmp(out.s, whole, (size_t)whole_n) != 0)) {
+        out.n = 0;
+        rc = tjstr_put(&out, whole, whole_n, tjstr_span(s, 0, s->n));
+    }
+    free(whole);
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+/* Rust's char::to_lowercase, character by character (İ → i̇). */
+static int norm_lowercase(TjStr *s) {
+    TjStr out = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0;) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, i, &c);
+        TjSpan sp = tjstr_span(s, i, k);
+        if (c == 0x130) rc = tjstr_put_cp(&out, 'i', sp) || tjstr_put_cp(&out, 0x307, sp);
+        else if (c < 0x80) rc = tjstr_put_cp(&out, c >= 'A' && c <= 'Z' ? c + 32 : c, sp);
+        else rc = tjstr_put_cp(&out, utf8proc_tolower(c), sp);
+        i += k;
+    }
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+/* Drops BertNormalizer's marks (mn_only) or every character of category M*
+ * (StripAccents). */
+static int norm_drop_marks(TjStr *s, int mn_only) {
+    TjStr out = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0;) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, i, &c);
+        utf8proc_category_t cat = utf8proc_category(c);
+        int mark = mn_only ? is_bert_mark(c) : cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
+        if (!mark) rc = tjstr_put(&out, s->s + i, k, tjstr_span(s, i, k));
+        i += k;
+    }
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+/* BertNormalizer: clean the text, space out CJK ideographs, strip accents
+ * (NFD, then Mn dropped), lowercase. */
+static int norm_bert(const TjNorm *nm, TjStr *s) {
+    TjStr out = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0;) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, i, &c);
+        TjSpan sp = tjstr_span(s, i, k);
+        i += k;
+        if (nm->clean) {
+            if (c == 0 || c == 0xFFFD || is_control(c)) continue;
+            if (c == '\t' || c == '\n' || c == '\r' || tj_is_space(c)) c = ' ';
+        }
+        if (nm->chinese && is_chinese(c)) {   /* the space before spans the byte before it, as the library's */
+            TjSpan before = out.n ? out.al[out.n - 1] : (TjSpan){s->al[0].start, s->al[0].start};
+            rc = tjstr_put_cp(&out, ' ', before) || tjstr_put_cp(&out, c, sp) || tjstr_put_cp(&out, ' ', sp);
+        } else rc = tjstr_put_cp(&out, c, sp);
+    }
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    if (rc == 0 && nm->strip_accents)
+        rc = norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) || norm_drop_marks(s, 1);
+    if (rc == 0 && nm->lowercase) rc = norm_lowercase(s);
+    return rc;
+}
+
+/* Every match of the pattern replaced by content; the new characters span
+ * the last character they replace (the byte before an empty match), as the
+ * library aligns them. */
+static int norm_replace(const TjNorm *nm, TjStr *s) {
+    if (s->n == 0) return 0;   /* the library finds no match in empty text */
+    TjSpans m = {0};
+    TjStr out = {0};
+    int rc = tj_pattern_find(&nm->pat, s->s, s->n, &m), at = 0, clen = (int)strlen(nm->content);
+    for (int i = 0; i < m.n && rc == 0; i++) {
+        int a = m.v[i].start, b = m.v[i].end;
+        TjSpan sp = b > 0 ? s->al[b - 1] : (TjSpan){s->al[0].start, s->al[0].start};
+        rc = tjstr_slice(&out, s, at, a) || tjstr_put(&out, nm->content, clen, sp);
+        at = b;
+    }
+    if (rc == 0 && m.n > 0) rc = tjstr_slice(&out, s, at, s->n);
+    if (rc == 0 && m.n > 0) take(s, &out);
+    tjstr_free(&out);
+    free(m.v);
+    return rc;
+}
+
+static int norm_prepend(const TjNorm *nm, TjStr *s) {
+    if (s->n == 0) return 0;
+    TjStr out = {0};
+    int32_t c;
+    int k = tj_utf8_next(s->s, s->n, 0, &c);
+    int rc = tjstr_put(&out, nm->content, (int)strlen(nm->content), tjstr_span(s, 0, k)) ||
+             tjstr_slice(&out, s, 0, s->n);
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+static int norm_strip(const TjNorm *nm, TjStr *s) {
+    int a = 0, b = s->n;
+    while (nm->left && a < b) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, a, &c);
+        if (!tj_is_space(c)) break;
+        a += k;
+    }
+    while (nm->right && b > a) {
+        int j = b - 1;
+        while (j > a && ((unsigned char)s->s[j] & 0xC0) == 0x80) j--;
+        int32_t c;
+        tj_utf8_next(s->s, s->n, j, &c);
+        if (!tj_is_space(c)) break;
+        b = j;
+    }
+    if (a == 0 && b == s->n) return 0;
+    TjStr out = {0};
+    int rc = tjstr_slice(&out, s, a, b);
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+static int norm_byte_level(TjStr *s) {
+    TjStr out = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0; i++) rc = tjstr_put_cp(&out, tj_byte_char((unsigned char)s->s[i]), s->al[i]);
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    return rc;
+}
+
+int tj_norm_apply(const TjNorm *nm, TjStr *s) {
+    switch (nm->kind) {
+    case TJ_NORM_NFC: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    case TJ_NORM_NFD: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
+    case TJ_NORM_NFKC: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
+    case TJ_NORM_NFKD: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT);
+    case TJ_NORM_LOWERCASE: return norm_lowercase(s);
+    case TJ_NORM_STRIP_ACCENTS: return norm_drop_marks(s, 0);
+    case TJ_NORM_BERT: return norm_bert(nm, s);
+    case TJ_NORM_REPLACE: return norm_replace(nm, s);
+    case TJ_NORM_PREPEND: return norm_prepend(nm, s);
+    case TJ_NORM_STRIP: return norm_strip(nm, s);
+    case TJ_NORM_BYTE_LEVEL: return norm_byte_level(s);
+    case TJ_NORM_SEQUENCE:
+        for (int i = 0; i < nm->n_sub; i++)
+            if (tj_norm_apply(&nm->sub[i], s)) return -1;
+        return 0;
+    }
+    return 0;
+}
+
+static const struct { const char *name; int kind; } NORM_KINDS[] = {
+    {"NFC", TJ_NORM_NFC}, {"NFD", TJ_NORM_NFD}, {"NFKC", TJ_NORM_NFKC}, {"NFKD", TJ_NORM_NFKD},
+    {"Lowercase", TJ_NORM_LOWERCASE}, {"StripAccents", TJ_NORM_STRIP_ACCENTS}, {"BertNormalizer", TJ_NORM_BERT},
+    {"Replace", TJ_NORM_REPLACE}, {"Prepend", TJ_NORM_PREPEND}, {"Strip", TJ_NORM_STRIP},
+    {"ByteLevel", TJ_NORM_BYTE_LEVEL}, {"Sequence", TJ_NORM_SEQUENCE},
+};
+
+static int norm_parse_sequence(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
+    const TjJson *list = tj_get(j, "normalizers");
+    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"normalizers\" list");
+    int n = tj_size(list), i = 0;
+    nm->sub = calloc((size_t)(n ? n : 1), sizeof *nm->sub);
+    if (!nm->sub) return tj_fail(c, where, "out of memory");
+    for (const TjJson *e = list->child; e; e = e->next, i++) {
+        char w[256];
+        snprintf(w, sizeof w, "%s.normalizers[%d]", where, i);
+        nm->n_sub = i + 1;
+        if (tj_norm_parse(&nm->sub[i], e, w, c)) return -1;
+    }
+    return 0;
+}
+
+int tj_norm_parse(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
+    const char *type = tj_str(j, "type");
+    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a normalizer must be an object with a \"type\"");
+    nm->kind = -1;
+    for (size_t i = 0; i < sizeof NORM_KINDS / sizeof NORM_KINDS[0]; i++)
+        if (!strcmp(type, NORM_KINDS[i].name)) nm->kind = NORM_KINDS[i].kind;
+    if (nm->kind < 0) return tj_fail(c, where, "the normalizer \"%.40s\" is not supported", type);
+    int bad = 0;
+    switch (nm->kind) {
+    case TJ_NORM_BERT:
+        nm->clean = tj_bool(j, "clean_text", 1);
+        nm->chinese = tj_bool(j, "handle_chinese_chars", 1);
+        nm->lowercase = tj_bool(j, "lowercase", 1);
+        nm->strip_accents = tj_bool(j, "strip_accents", nm->lowercase);
+        if (nm->clean < 0 || nm->chinese < 0 || nm->lowercase < 0 || nm->strip_accents < 0)
+            return tj_fail(c, where, "BertNormalizer's options must be true, false or null");
+        return 0;
+    case TJ_NORM_STRIP:
+        nm->left = tj_bool(j, "strip_left", 1);
+        nm->right = tj_bool(j, "strip_right", 1);
+        return nm->left < 0 || nm->right < 0 ? tj_fail(c, where, "Strip's options must be true or false") : 0;
+    case TJ_NORM_REPLACE:
+        if (!tj_str(j, "content")) return tj_fail(c, where, "Replace needs a \"content\" string");
+        nm->content = tj_dup(tj_str(j, "content"), &bad);
+        return bad ? tj_fail(c, where, "out of memory") : tj_pattern_parse(&nm->pat, tj_get(j, "pattern"), where, c);
+    case TJ_NORM_PREPEND:
+        if (!tj_str(j, "prepend")) return tj_fail(c, where, "Prepend needs a \"prepend\" string");
+        nm->content = tj_dup(tj_str(j, "prepend"), &bad);
+        return bad ? tj_fail(c, where, "out of memory") : 0;
+    case TJ_NORM_SEQUENCE: return norm_parse_sequence(nm, j, where, c);
+    default: return 0;
+    }
+}
+
+void tj_norm_free(TjNorm *nm) {
+    if (!nm) return;
+    for (int i = 0; i < nm->n_sub; i++) tj_norm_free(&nm->sub[i]);
+    free(nm->sub);
+    tj_pattern_free(&nm->pat);
+    free(nm->content);
+    memset(nm, 0, sizeof *nm);
+}

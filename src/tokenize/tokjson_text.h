@@ -1,0 +1,100 @@
+/* tokjson_text.h — text for the tokenizer.json reader (part of
+ * tokenize/tokjson.h): UTF-8 text whose every byte remembers the input bytes
+ * it came from (TjStr), the Unicode classes of the tokenizers library,
+ * GPT-2's byte-to-character map, patterns (a string or an Oniguruma regex run
+ * by PCRE2) and the normalizers.
+ * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
+ * message naming the file and the field); every *_free accepts a zeroed or
+ * half-built one.  Functions that run on text return 0, or -1 when memory ran
+ * out or a pattern gave up (the caller writes the message). */
+#ifndef ATTNVIZ_TOKJSON_TEXT_H
+#define ATTNVIZ_TOKJSON_TEXT_H
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "tokenize/tokjson_json.h"
+#include <pcre2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct { int start, end; } TjSpan;   /* bytes [start, end) of the input */
+
+/* UTF-8 text where every byte knows the input bytes it came from. */
+typedef struct {
+    char *s;        /* (n + 1) NUL-terminated            */
+    TjSpan *al;     /* (n) per byte                      */
+    int n, cap;
+} TjStr;
+
+/* Appends k bytes p, each aligned to sp. */
+int tjstr_put(TjStr *t, const char *p, int k, TjSpan sp);
+/* Appends code point c aligned to sp. */
+int tjstr_put_cp(TjStr *t, int32_t c, TjSpan sp);
+/* out = in[a, b) (out zeroed before). */
+int tjstr_slice(TjStr *out, const TjStr *in, int a, int b);
+/* The span of the character at bytes [i, i + k). */
+TjSpan tjstr_span(const TjStr *t, int i, int k);
+void tjstr_free(TjStr *t);
+
+/* A list of pieces of text. */
+typedef struct { TjStr *v; int n, cap; } TjList;
+/* Moves *s into the list (s is zeroed). */
+int tjlist_take(TjList *l, TjStr *s);
+void tjlist_free(TjList *l);
+
+/* Code point at s[i] (n bytes in all) into *c; its length in bytes. */
+int tj_utf8_next(const char *s, int n, int i, int32_t *c);
+/* 1 when s[0, n) is valid UTF-8. */
+int tj_utf8_valid(const char *s, size_t n);
+/* The one code point of a one-character string, or -1. */
+int32_t tj_one_char(const char *s);
+
+/* ---- Unicode classes, as Rust's char and the tokenizers library say ---- */
+int tj_is_space(int32_t c);      /* char::is_whitespace (White_Space)         */
+int tj_is_punct(int32_t c);      /* ASCII punctuation or categories P*        */
+int tj_is_digit(int32_t c);      /* char::is_numeric: categories N*           */
+int tj_is_word(int32_t c);       /* regex \w: letters, marks, digits, Pc      */
+
+/* ---- GPT-2's byte-to-character map ---- */
+int32_t tj_byte_char(int b);     /* byte → its printable code point          */
+int tj_char_byte(int32_t c);     /* code point → byte, or -1                 */
+
+/* ---- patterns: {"String": s} or {"Regex": r} ---- */
+
+typedef struct {
+    char *lit;           /* String: the literal (NULL for a regex) */
+    pcre2_code *re;      /* Regex: compiled with UTF, UCP          */
+} TjPattern;
+
+typedef struct { TjSpan *v; int n, cap; } TjSpans;
+
+int tj_pattern_parse(TjPattern *p, const TjJson *j, const char *where, const TjCtx *c);
+/* Compiles an Oniguruma pattern (\w, \W, \s rewritten to its classes). */
+int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const TjCtx *c);
+/* Every match in s[0, n), left to right, as Oniguruma's find_iter gives
+ * them (an empty match right after the previous one skipped). */
+int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out);
+void tj_pattern_free(TjPattern *p);
+int tjspans_add(TjSpans *l, int a, int b);
+
+/* ---- normalizers ---- */
+
+enum {
+    TJ_NORM_NFC, TJ_NORM_NFD, TJ_NORM_NFKC, TJ_NORM_NFKD, TJ_NORM_LOWERCASE, TJ_NORM_STRIP_ACCENTS,
+    TJ_NORM_BERT, TJ_NORM_REPLACE, TJ_NORM_PREPEND, TJ_NORM_STRIP, TJ_NORM_BYTE_LEVEL, TJ_NORM_SEQUENCE
+};
+
+typedef struct TjNorm {
+    int kind;
+    int clean, chinese, strip_accents, lowercase;   /* BertNormalizer        */
+    int left, right;                                /* Strip                 */
+    TjPattern pat;                                  /* Replace               */
+    char *content;                                  /* Replace, Prepend      */
+    struct TjNorm *sub;                             /* (n_sub) Sequence      */
+    int n_sub;
+} TjNorm;
+
+int tj_norm_parse(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c);
+/* Replaces *s by its normalized form. */
+int tj_norm_apply(const TjNorm *nm, TjStr *s);
+void tj_norm_free(TjNorm *nm);
+
+#endif
