@@ -96,10 +96,21 @@ static int folder_family(const char *path, char *err, size_t errlen) {
 int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "%s", dir);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    int family = folder_family(path, err, errlen);
+    if (family < 0) return -1;
+    if (family == HF_FILE_LLAMA) {
+        f->family = HF_FILE_LLAMA;
+        if (llama_file_load_tokenizer(&f->llama, dir, err, errlen) == 0) return 0;
+        hf_file_free(f);
+        return -1;
+    }
     if (hf_config_load(&f->m.c, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
         hf_file_free(f);
         return -1;
     }
+    f->family = f->m.c.family == HF_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
     return 0;
 }
 
