@@ -417,7 +417,9 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     }
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
-        snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
+        int win = pictures_window(&t->maps[idx[r]]);
+        if (win) snprintf(rt[r], 24, "layer %d, window %d", t->maps[idx[r]].layer, win);
+        else snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
         for (int h = 0; h < n_heads; h++) {
             cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], hidx[h], NULL, NULL, -1);
             cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, hidx[h]);
@@ -462,6 +464,14 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
                                           "values.", sub, groups));
     else
         fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub));
+    int win = 0;
+    for (int i = 0; i < n && !win; i++) win = pictures_window(&t->maps[idx[i]]);
+    if (win) {
+        size_t k = strlen(cap);
+        snprintf(cap + k, sizeof cap - k, " Rows marked “window %d” are sliding-window layers: each token sees only "
+                 "the last %d tokens, the band along the diagonal; the others see every earlier token.", win, win);
+        fmt_fit(cap, sizeof cap, (int)strlen(cap));
+    }
     html_figure(w->pg, file, cap,
                 *groups ? "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head; các head ghi cùng “kv” dùng chung một "
                           "head key/value."
@@ -487,10 +497,12 @@ static int every_head(Show *w) {
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
             if (*pictures_kv_note(m, h, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " · %s", kv);
             float sw = pictures_sink(w->ps, m, h);
-            if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink: rows put %.2f on “%s” on average", (double)sw,
-                                  m->keys[0]);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind), h,
-                     kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
+            if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink (bright first column): rows put %.2f on “%s” "
+                                  "on average", (double)sw, m->keys[0]);
+            char win[48] = "";
+            if (pictures_window(m)) snprintf(win, sizeof win, " (window %d)", pictures_window(m));
+            snprintf(title, sizeof title, "%s layer %d · %s%s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind),
+                     win, h, kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
             char world[800];

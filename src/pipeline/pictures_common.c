@@ -86,3 +86,18 @@ float pictures_sink(const PictureSpec *ps, const TraceMap *m, int h) {
     float mean = (float)(sum / (m->Tq - 1));
     return mean > PICTURES_SINK_MIN ? mean : -1;
 }
+
+int pictures_window(const TraceMap *m) {
+    if (!m->mask || m->Tq != m->Tk) return 0;
+    int sliding = 0, widest = 0;
+    for (int i = 0; i < m->Tq; i++) {
+        int seen = 0;
+        for (int j = 0; j < m->Tk; j++) {
+            int on = m->mask[(size_t)i * m->Tk + j];
+            seen += on;
+            sliding |= !on && j < i && m->mask[(size_t)j * m->Tk + j];
+        }
+        if (seen > widest) widest = seen;
+    }
+    return sliding ? widest : 0;
+}

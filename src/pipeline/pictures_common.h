@@ -79,7 +79,11 @@ RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *tit
  *                       is above PICTURES_SINK_MIN: an "attention sink", where a
  *                       head with nothing to look for parks its weight; else -1 */
 #define PICTURES_SINK_MIN 0.5f
+/*   pictures_window     the most keys a query row sees when the map is a
+ *                       sliding-window layer (some row cannot see an earlier key
+ *                       that sees itself: not padding), else 0 */
 const char *pictures_kv_note(const TraceMap *m, int h, char *buf, size_t n);
+int pictures_window(const TraceMap *m);
 const char *pictures_kv_groups(const TraceMap *m, char *buf, size_t n);
 float pictures_sink(const PictureSpec *ps, const TraceMap *m, int h);
 

@@ -73,7 +73,7 @@ int stepview_rope_panels(const TraceMap *m, int h, const char *const *dim_labels
     static const char *const title[STEPVIEW_ROPE_PANELS] = {"q before RoPE", "q after RoPE", "k before RoPE",
                                                             "k after RoPE"};
     static const char *const sub[STEPVIEW_ROPE_PANELS] = {
-        "this head's queries", "row t: each pair of dims turned by t·θᵢ", "the keys it reads",
+        "this head's queries", "row t: pair i of dims turned by t·θᵢ, pair 0 fastest", "the keys it reads",
         "turned the same way: q·k then depends on t_q − t_k"};
     const float *x[STEPVIEW_ROPE_PANELS] = {hd->q, hd->q_rot, hd->k, hd->k_rot};
     for (int i = 0; i < STEPVIEW_ROPE_PANELS; i++) {
