@@ -1,7 +1,7 @@
 /* llama_dump.c — command modes of the unit-test binary that let the Python
  * tests (tests/test_llama.py) compare the Llama forward pass and the llama2.c
- * tokenizer with their independent references, before any attnviz command
- * reads these models:
+ * tokenizer with their independent references: the model's own arrays
+ * (logits, q and k per layer) that no attnviz command writes:
  *
  *   test_unit --llama-dump MODEL [--tokenizer TOK.bin] [--steps] [--out DIR]
  *             (--ids "1 2 3" | --text TEXT)

@@ -332,6 +332,33 @@ def write_hf_dir(d, cfg, w, dtype="F32", shards=1):
         json.dump({"metadata": {"total_size": 0}, "weight_map": weight_map}, f)
 
 
+# ---- Hugging Face folders: a tokenizer.json small enough for a tiny vocabulary ----
+
+def write_tiny_tokenizer(d, words, bos="<s>", post_processor=True, add_bos=None):
+    """A WordLevel tokenizer.json over words (a Whitespace pre-tokenizer splits off "."), with
+    <s>/</s> (or Gemma's <bos>/<eos>) at ids 0 and 1; the BOS from a TemplateProcessing
+    post-processor, or from tokenizer_config.json's add_bos_token."""
+    eos = "</s>" if bos == "<s>" else "<eos>"
+    vocab = {bos: 0, eos: 1, "<unk>": 2}
+    for wd in words:
+        vocab.setdefault(wd, len(vocab))
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+              "special": True} for i, t in enumerate((bos, eos))]
+    tj = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+          "pre_tokenizer": {"type": "Whitespace"}, "decoder": None,
+          "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "<unk>"},
+          "post_processor": {"type": "TemplateProcessing",
+                             "single": [{"SpecialToken": {"id": bos, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                             "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                             "special_tokens": {bos: {"id": bos, "ids": [0], "tokens": [bos]}}} if post_processor else None}
+    with open(os.path.join(d, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tj, f)
+    if add_bos is not None:
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"add_bos_token": add_bos, "bos_token": bos, "eos_token": eos}, f)
+    return vocab
+
+
 # ---- Hugging Face folders: the forward pass in PyTorch, float64 ----
 
 def hf_forward(cfg, w, ids, dtype="F32"):

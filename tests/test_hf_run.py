@@ -179,8 +179,10 @@ def test_loader_errors(tmp):
     expect_error(d, out, "model.safetensors")
     d, out = broken(tmp, "badjson", lambda d: open(os.path.join(d, "config.json"), "w").write("{nope"))
     expect_error(d, out, "config.json")
+    d, out = broken(tmp, "phi", lambda d: open(os.path.join(d, "config.json"), "w").write('{"model_type": "phi3"}'))
+    expect_error(d, out, "phi3", "gpt2, bert, llama")
     d, out = broken(tmp, "llama", lambda d: open(os.path.join(d, "config.json"), "w").write('{"model_type": "llama"}'))
-    expect_error(d, out, "llama", "gpt2, bert")
+    expect_error(d, out, "config.json", "is missing")   # read as a Llama config: it names the missing key
     def relative(d):
         p = os.path.join(d, "config.json")
         cfg = json.load(open(p))

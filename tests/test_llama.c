@@ -8,6 +8,7 @@
 #include "family/llama.h"
 #include "family/llama2c.h"
 #include "family/llama_config.h"
+#include "core/tensor.h"
 #include "tokenize/llama2c_tok.h"
 #include <stdint.h>
 #include <stdio.h>
@@ -140,4 +141,41 @@ TEST(llama_config_defaults_and_errors) {
         if (!strstr(err, bad[i].want)) check_fail(__FILE__, __LINE__, "%s\n  gave \"%s\"\n  expected \"%s\"", bad[i].json, err, bad[i].want);
         CHECK(!strchr(err, '\n'));
     }
+}
+
+/* matmul_forward_t (weights stored (out, in), the Llama forward's products)
+ * against a float64 loop, through cblas_sgemm and through the plain loops. */
+TEST(llama_matmul_forward_t_blas_and_plain) {
+    const int sizes[][3] = {{1, 1, 1}, {1, 64, 512}, {7, 13, 5}, {33, 17, 65}, {64, 128, 96}};
+    int saved = tensor_blas_enabled();
+    for (int use = 0; use < 2; use++) {
+        tensor_set_blas(use);
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            int N = sizes[s][0], K = sizes[s][1], M = sizes[s][2];
+            float *x = malloc(sizeof(float) * N * K), *w = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * M);
+            float *y = malloc(sizeof(float) * N * M), *want = malloc(sizeof(float) * N * M);
+            float *y0 = malloc(sizeof(float) * N * M), *want0 = malloc(sizeof(float) * N * M);
+            REQUIRE(x && w && b && y && want && y0 && want0);
+            uint32_t r = 12345u + (uint32_t)s;
+            for (int i = 0; i < N * K; i++) { r = r * 1664525u + 1013904223u; x[i] = (float)(r >> 8) / (1 << 24) - 0.5f; }
+            for (int i = 0; i < M * K; i++) { r = r * 1664525u + 1013904223u; w[i] = (float)(r >> 8) / (1 << 24) - 0.5f; }
+            for (int j = 0; j < M; j++) b[j] = 0.25f * (float)(j % 7) - 0.5f;
+            for (int i = 0; i < N; i++)
+                for (int j = 0; j < M; j++) {
+                    double acc = 0;
+                    for (int k = 0; k < K; k++) acc += (double)x[i * K + k] * w[j * K + k];
+                    want0[i * M + j] = (float)acc;
+                    want[i * M + j] = (float)(acc + b[j]);
+                }
+            for (int i = 0; i < N * M; i++) y[i] = y0[i] = 99.0f;   /* overwritten, not accumulated */
+            matmul_forward_t(y, x, w, b, N, K, M);
+            matmul_forward_t(y0, x, w, NULL, N, K, M);
+            char what[64];
+            snprintf(what, sizeof what, "%s matmul_forward_t %dx%dx%d", use ? "blas" : "plain", N, K, M);
+            CHECK_CLOSE(what, y, want, N * M, 1e-5, 1e-5);
+            CHECK_CLOSE(what, y0, want0, N * M, 1e-5, 1e-5);
+            free(x); free(w); free(b); free(y); free(want); free(y0); free(want0);
+        }
+    }
+    tensor_set_blas(saved);
 }

@@ -4,8 +4,9 @@ reader written from the format, and tiny random Hugging Face checkpoints of ever
 (shrunk copies of the real configs in /work/shared/hf) against PyTorch, F32 and BF16; and
 the bad inputs, each one line naming what and where.
 
-No command reads these models yet (phase 2 of issue 25), so the tests reach the C code
-through the unit-test binary's command mode (tests/llama_dump.c):
+These tests reach the C code through the unit-test binary's command mode
+(tests/llama_dump.c); the commands that read these models (`run`, `info`, `tokenize`)
+are tested in tests/test_llama_run.py:
   test_unit --llama-dump MODEL [--tokenizer TOK] [--steps] --out DIR (--ids "…" | --text …)
   test_unit --llama2c-encode TOK.bin   (JSON strings on stdin → id lists)"""
 import json, os, subprocess

@@ -3,7 +3,7 @@ trace validates, and every member the schema defines occurs in at least one
 real trace (a schema field no trace holds is documentation of nothing)."""
 import os
 from helpers import ROOT, run_ok, load_json, validate_trace, schema
-import unk_corpus
+import llama_ref, unk_corpus
 
 TIRED = "the animal didn't cross the street because it was too tired ."
 
@@ -65,6 +65,15 @@ def test_schema_has_no_unused_fields(tmp):
         run_ok("run", "--no-pictures", "--out", d, sentence)
         traces.append(load_json(os.path.join(d, "trace.json")))
     assert traces[-2]["unknown_words"] and traces[-1]["decode"]["stop"] == "repeat"
+    # grouped-query attention, Gemma 3's own score scale and RoPE's q and k: a tiny Gemma 3 folder
+    g = os.path.join(tmp, "gemma")
+    cfg = llama_ref.shrunk("gemma-3-270m-it", hidden_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                           intermediate_size=48, num_hidden_layers=1, vocab_size=40, max_position_embeddings=32,
+                           query_pre_attn_scalar=24)
+    llama_ref.write_hf_dir(g, cfg, llama_ref.hf_weights(cfg))
+    llama_ref.write_tiny_tokenizer(g, ["it", "was", "tired"], bos="<bos>", post_processor=False, add_bos=True)
+    run_ok("run", "--model", g, "--trace", "steps", "--no-pictures", "--out", os.path.join(tmp, "d"), "it was tired")
+    traces.append(load_json(os.path.join(tmp, "d", "trace.json")))
     seen = set()
     for t in traces:
         validate_trace(t)

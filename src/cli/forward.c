@@ -30,7 +30,7 @@
 #include <time.h>
 
 typedef struct {
-    const char *model, *src, *tgt, *out, *logits, *ablate;
+    const char *model, *tokenizer, *src, *tgt, *out, *logits, *ablate;
     int steps, timing;
     long bench, batch, len, tgt_len;
 } ForwardArgs;
@@ -45,7 +45,8 @@ static void forward_usage(FILE *f) {
                "  --bench N [--batch B] [--len S] [--tgt-len T]\n"
                "        time N training steps (forward, backward, clip, Adam) on random tokens\n"
                "        instead; mean source/target lengths S and T (default 32 items, 12 / 11)\n"
-               "For a GPT-2/BERT folder: --src is the token ids (no [CLS]/[SEP] added), --out the\n"
+               "For a GPT-2/BERT/Llama-family folder (or a llama2.c FILE.bin with --tokenizer TOK.bin):\n"
+               "--src is the token ids (no [CLS]/[SEP] or BOS added), --out the\n"
                "trace of every head, --logits every position's logits as raw float32 (T, V)\n"
                "(BERT: the masked-LM head's), --timing the milliseconds of each stage.\n");
 }
@@ -55,7 +56,7 @@ static int parse_args(ForwardArgs *a, int argc, char **argv) {
     *a = (ForwardArgs){.batch = 32, .len = 12, .tgt_len = 11};
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &a->model}, {"--src", &a->src}, {"--tgt", &a->tgt}, {"--out", &a->out},
-                                  {"--logits", &a->logits}, {"--ablate", &a->ablate}};
+                                  {"--logits", &a->logits}, {"--ablate", &a->ablate}, {"--tokenizer", &a->tokenizer}};
         const CliLong longs[] = {{"--bench", &a->bench, 1, 1000000}, {"--batch", &a->batch, 1, 4096},
                                  {"--len", &a->len, 1, 100000}, {"--tgt-len", &a->tgt_len, 1, 100000}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "forward");
@@ -67,7 +68,7 @@ static int parse_args(ForwardArgs *a, int argc, char **argv) {
         else if (!strcmp(argv[i], "--timing")) a->timing = 1;
         else return cli_unknown_option("forward", argv[i]);
     }
-    if (a->model && hf_file_is_dir(a->model)) return 0;
+    if (a->model && (hf_file_is_dir(a->model) || a->tokenizer)) return 0;
     if (!a->model || (!a->out && a->bench <= 0)) { cli_error("forward: --model and --out (or --bench N) are required"); return 2; }
     return 0;
 }
@@ -305,12 +306,12 @@ static int parse_model_ids(const Model *m, const ForwardArgs *a, LookIds *ids, i
 }
 
 /* Every position's logits (T, V) as raw float32. */
-static int write_logits(HfFile *f, const char *path, char *err, size_t errlen) {
-    int T = f->m.T, V = f->m.c.n_vocab;
+static int write_logits(HfFile *f, int T, const char *path, char *err, size_t errlen) {
+    int V = hf_file_shape(f).n_vocab;
     float *lg = malloc((size_t)T * V * sizeof *lg);
     if (!lg) return errmsg_set(err, errlen, "out of memory");
     int rc = 0;
-    for (int t = 0; t < T && rc == 0; t++) rc = hf_model_logits(&f->m, t, lg + (size_t)t * V, err, errlen);
+    for (int t = 0; t < T && rc == 0; t++) rc = hf_file_logits(f, t, lg + (size_t)t * V, err, errlen);
     if (rc == 0) rc = file_write_atomic(path, lg, (size_t)T * V * sizeof *lg, err, errlen);
     free(lg);
     return rc;
@@ -325,7 +326,8 @@ static int forward_hf(const ForwardArgs *a) {
     char err[1024];
     int *ids = NULL, *lens = NULL, B = 0, T = 0, rc = 1;
     double t0 = now_seconds();
-    if (hf_file_load(&f, a->model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    int route = hf_file_route(a->model, a->tokenizer, err, sizeof err);
+    if (route < 0 || hf_file_open(&f, a->model, a->tokenizer, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
     double t1 = now_seconds();
     Trace tr;
     trace_init(&tr);
@@ -340,8 +342,8 @@ static int forward_hf(const ForwardArgs *a) {
         tok[t] = strdup(buf);
     }
     HfSteps all = {1, -1, -1};
-    int fr = tok ? hf_model_forward(&f.m, ids, T, T, &tr, (const char *const *)tok, a->steps ? &all : NULL, err,
-                                    sizeof err)
+    HfInput in = {.n = T, .n_real = T, .ids = ids, .tokens = tok};   /* borrowed: not hf_input_free'd */
+    int fr = tok ? hf_file_forward(&f, &in, &tr, a->steps ? &all : NULL, err, sizeof err)
                  : errmsg_set(err, sizeof err, "out of memory");
     for (int t = 0; tok && t < T; t++) free(tok[t]);
     free(tok);
@@ -349,7 +351,7 @@ static int forward_hf(const ForwardArgs *a) {
     double t2 = now_seconds();
     if (a->out && trace_write_json(&tr, a->out, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
     double t3 = now_seconds();
-    if (a->logits && write_logits(&f, a->logits, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
+    if (a->logits && write_logits(&f, T, a->logits, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
     if (a->timing)
         printf("load_ms %.1f forward_trace_ms %.1f maps %d trace_write_ms %.1f\n", (t1 - t0) * 1e3, (t2 - t1) * 1e3,
                tr.n_maps * (tr.n_maps ? tr.maps[0].n_heads : 0), (t3 - t2) * 1e3);
@@ -365,7 +367,7 @@ int cli_forward(int argc, char **argv) {
     ForwardArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc) return rc == 1 ? 0 : rc;
-    if (hf_file_is_dir(a.model)) return forward_hf(&a);
+    if (hf_file_is_dir(a.model) || a.tokenizer) return forward_hf(&a);
     Model m;
     char **vocab = NULL, err[512], *txt = NULL;
     int nv = 0, *src = NULL, *sl = NULL, *tgt = NULL, *tl = NULL;

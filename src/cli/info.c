@@ -1,7 +1,7 @@
 /* info.c — `attnviz info`: a model file's configuration, parameter count,
  * tensors and metadata (or the configuration as one JSON object).
  *
- *   attnviz info [--model PATH] [--json] */
+ *   attnviz info [--model PATH|DIR] [--tokenizer TOK.bin] [--json] */
 #include "cli/cli.h"
 #include "model/checkpoint.h"
 #include "model/model.h"
@@ -13,13 +13,17 @@
 #include <string.h>
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: attnviz info [--model NAME|PATH|DIR] [--json]\n\n"
+    fprintf(f, "usage: attnviz info [--model NAME|PATH|DIR] [--tokenizer TOK.bin] [--json]\n\n"
                "Prints a model's configuration, parameter count, tensors and metadata,\n"
                "and lists the shipped models.\n"
                "  --model NAME|PATH|DIR  taught or untaught (the shipped models), a checkpoint\n"
-               "                 (.safetensors) written by attnviz (default: taught),\n"
-               "                 or a GPT-2 / BERT folder in the Hugging Face layout\n"
-               "  --json         print the configuration as one JSON object\n");
+               "                 (.safetensors) written by attnviz (default: taught), a folder\n"
+               "                 in the Hugging Face layout (GPT-2, BERT, Llama, Mistral, Qwen2,\n"
+               "                 Qwen3, Gemma 3), or a llama2.c FILE.bin with --tokenizer\n"
+               "  --tokenizer TOK.bin  the tokenizer.bin of a llama2.c checkpoint\n"
+               "  --json         print the configuration as one JSON object\n"
+               "A Llama-family model shows its query and key/value heads, head size, RoPE base\n"
+               "and scaling, sliding window, vocabulary and parameters.\n");
 }
 
 static void print_info(const ModelFile *mf) {
@@ -67,15 +71,82 @@ static void print_info(const ModelFile *mf) {
         printf("  %-9s %s\n            %s\n", name, *path ? path : "(not found: make model trains it)", what);
 }
 
-/* A GPT-2 / BERT folder: family, shapes, parameters, dtype, tokenizer. */
-static int info_hf(const char *dir, int as_json) {
+/* "base 10000, no scaling", "base 500000, llama3 scaling: factor 32, …". */
+static void rope_text(const LlamaRope *r, char *buf, size_t n) {
+    if (r->type == LLAMA_ROPE_LINEAR)
+        snprintf(buf, n, "base %g, linear scaling: positions ÷ %g", r->theta, r->factor);
+    else if (r->type == LLAMA_ROPE_LLAMA3)
+        snprintf(buf, n, "base %g, llama3 scaling: factor %g, low_freq_factor %g, high_freq_factor %g, original "
+                 "context %g", r->theta, r->factor, r->low_freq_factor, r->high_freq_factor, r->orig_max_pos);
+    else
+        snprintf(buf, n, "base %g, no scaling", r->theta);
+}
+
+/* The Llama family (a folder or a llama2.c file): what `info` prints. */
+static void print_llama(const HfFile *f) {
+    const LlamaFile *lf = &f->llama;
+    const LlamaConfig *c = &lf->m.c;
+    int n_slide = 0, groups = c->n_head / c->n_kv_head;
+    for (int l = 0; l < c->n_layer; l++) n_slide += c->layer_kind[l] == LLAMA_LAYER_SLIDING;
+    char rope[256], rope2[256];
+    rope_text(&c->rope[LLAMA_LAYER_FULL], rope, sizeof rope);
+    rope_text(&c->rope[LLAMA_LAYER_SLIDING], rope2, sizeof rope2);
+    printf("model:        %s\n", f->dir);
+    if (f->family == HF_FILE_LLAMA2C) printf("format:       llama2.c checkpoint (version 0), F32\n");
+    else printf("format:       Hugging Face folder (config.json + safetensors)\n");
+    printf("family:       %s (%s), decoder-only (masked self-attention), RMSNorm pre-norm%s, %s feed-forward (%s)\n",
+           llama_arch_name(c->arch), c->arch == LLAMA_ARCH_LLAMA2C ? "the Llama architecture" : c->arch_name,
+           c->sandwich ? " and post-norm" : "",
+           c->act == LLAMA_ACT_SILU ? "SwiGLU" : "GeGLU", c->act_name);
+    printf("layers:       %d (maps decoder.0.masked_self … decoder.%d.masked_self)\n", c->n_layer, c->n_layer - 1);
+    printf("heads:        %d query, %d key/value (%s)\n", c->n_head, c->n_kv_head,
+           c->n_kv_head == c->n_head ? "every head its own: multi-head attention"
+           : c->n_kv_head == 1        ? "all share one: multi-query attention"
+                                      : "grouped-query attention");
+    for (int kv = 0; c->n_kv_head < c->n_head && kv < c->n_kv_head; kv++) {
+        if (kv == 3 && c->n_kv_head > 4) { printf(", …"); kv = c->n_kv_head - 2; continue; }
+        if (groups == 1) continue;
+        printf(kv ? ", %d–%d K/V head %d" : "              heads %d–%d share K/V head %d", kv * groups,
+               kv * groups + groups - 1, kv);
+    }
+    if (c->n_kv_head < c->n_head) printf("\n");
+    printf("head size:    %d   d_model: %d   d_ff: %d%s\n", c->head_dim, c->d_model, c->d_ff,
+           c->qk_norm ? "   q/k RMSNorm per head" : "");
+    printf("RoPE:         %s; %s\n", rope,
+           c->rope_layout == LLAMA_ROPE_PAIRS ? "pairs (2i, 2i+1) turned together (llama2.c)"
+                                              : "pairs (i, i + head size/2) turned together (rotate-half)");
+    if (n_slide) printf("window:       %d tokens on %d of %d layers (sliding-window attention; their RoPE: %s)\n",
+                        c->window, n_slide, c->n_layer, rope2);
+    else printf("window:       none (every token sees all earlier tokens)\n");
+    printf("positions:    %d\n", c->n_pos);
+    if (f->family == HF_FILE_LLAMA2C)
+        printf("vocabulary:   %d tokens (%s, %s)\n", c->n_vocab, hf_file_tokenizer_name(f), lf->tokenizer);
+    else printf("vocabulary:   %d tokens (%s)\n", c->n_vocab, hf_file_tokenizer_name(f));
+    printf("parameters:   %zu\n", lf->m.n_params);
+    printf("dtype:        %s (computed in float32)\n", lf->m.dtype);
+    printf("rmsnorm:      eps %g%s\n", (double)c->rms_eps, c->norm_plus_one ? ", scaled by 1 + w" : "");
+    printf("output:       %s\n", c->tie_embeddings ? "tied to the token embedding" : "its own matrix");
+    if (f->family == HF_FILE_LLAMA2C) return;
+    printf("tensors:      %d in %d file(s)\n", lf->m.st.n, lf->m.st.n_files);
+    for (int i = 0; i < lf->m.st.n; i++) {
+        const StTensor *t = &lf->m.st.t[i];
+        printf("  %-52s %-5s [", t->name, t->dtype);
+        for (int d = 0; d < t->ndim; d++) printf("%s%ld", d ? ", " : "", t->shape[d]);
+        printf("]\n");
+    }
+}
+
+/* A foreign model: family, shapes, parameters, dtype, tokenizer. */
+static int info_hf(const char *model, const char *tokenizer, int as_json) {
     HfFile f;
     char err[1024], js[1024];
-    if (hf_file_load(&f, dir, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    if (hf_file_open(&f, model, tokenizer, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
     const HfConfig *c = &f.m.c;
-    hf_model_json(&f.m, js, sizeof js);
+    hf_file_json(&f, js, sizeof js);
     if (as_json) {
         printf("%s\n", js);
+    } else if (f.family >= HF_FILE_LLAMA) {
+        print_llama(&f);
     } else {
         int gpt = c->family == HF_GPT2;
         printf("model:        %s\n", f.dir);
@@ -105,20 +176,22 @@ static int info_hf(const char *dir, int as_json) {
 }
 
 int cli_info(int argc, char **argv) {
-    const char *path = NULL;
+    const char *path = NULL, *tokenizer = NULL;
     int as_json = 0;
     for (int i = 1; i < argc; i++) {
-        const CliOption opts[] = {{"--model", &path}};
-        int taken = cli_take_option(argc, argv, &i, opts, 1, "info");
+        const CliOption opts[] = {{"--model", &path}, {"--tokenizer", &tokenizer}};
+        int taken = cli_take_option(argc, argv, &i, opts, 2, "info");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(argv[i])) { info_usage(stdout); return 0; }
         if (!strcmp(argv[i], "--json")) as_json = 1;
         else return cli_unknown_option("info", argv[i]);
     }
-    if (hf_file_is_dir(path)) return info_hf(path, as_json);
-    ModelFile mf;
     char err[1024];
+    int route = hf_file_route(path, tokenizer, err, sizeof err);
+    if (route < 0) { cli_error("%s", err); return 1; }
+    if (route != HF_ROUTE_OWN) return info_hf(path, tokenizer, as_json);
+    ModelFile mf;
     if (model_file_load(&mf, path, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
     if (as_json) {
         char cfg[1024];

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include "pipeline/hf_run.h"
+#include "pipeline/links.h"
 #include "pipeline/look.h"
 #include "pipeline/model_file.h"
 #include "pipeline/pictures.h"
@@ -31,7 +32,7 @@
 #define RUN_TRACE_WARN_MB 50         /* a trace.json above this is announced */
 
 typedef struct {
-    const char *model, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
+    const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
     long max_pictures, lines_top;
     int batch, quiet, no_pictures, timing, importance, no_mask;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
@@ -49,7 +50,7 @@ typedef struct {
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
-    int hf_pad_to;               /* --batch on a GPT-2/BERT folder: the longest sentence's tokens */
+    int hf_pad_to;               /* --batch on a foreign model: the longest sentence's tokens */
     char err[1024];
 } Run;
 
@@ -63,9 +64,11 @@ static void run_usage(FILE *f) {
         "most); other unknown words get one warning with the nearest known words, and\n"
         "a sentence outside training is marked so in the summary and the pictures;\n"
         "\"unsure:\" lists the written words the model gave a probability below 0.2.\n\n"
-        "  --model PATH      checkpoint (default: the shipped model, see attnviz info), or a\n"
-        "                    GPT-2 / BERT folder in the Hugging Face layout (docs/own-model.md):\n"
-        "                    GPT-2 then predicts the next token, BERT fills each [MASK]\n"
+        "  --model PATH      checkpoint (default: the shipped model, see attnviz info), a folder in\n"
+        "                    the Hugging Face layout (GPT-2, BERT, Llama, Mistral, Qwen2, Qwen3,\n"
+        "                    Gemma 3; docs/own-model.md), or a llama2.c FILE.bin with --tokenizer:\n"
+        "                    GPT-2 and the Llama family predict the next token, BERT fills each [MASK]\n"
+        "  --tokenizer FILE  the tokenizer.bin of a llama2.c checkpoint (--model FILE.bin)\n"
         "  --to fr|vi        target language (default fr)\n"
         "  --target TEXT     give the decoder this translation instead of decoding\n"
         "  --query TOKEN     draw the lines view for this source token (default: pronouns)\n"
@@ -99,7 +102,8 @@ static void run_usage(FILE *f) {
         "  --timing          print how long the model, the pictures and the trace took\n\n"
         "Examples:\n"
         "  attnviz run \"the animal didn't cross the street because it was too tired .\"\n"
-        "  attnviz run --model ~/gpt2 --layers 0,11 \"The animal didn't cross the street because it\"\n",
+        "  attnviz run --model ~/gpt2 --layers 0,11 \"The animal didn't cross the street because it\"\n"
+        "  attnviz run --model stories260K.bin --tokenizer tok512.bin \"Lily had a red ball. She gave it to Tom.\"\n",
         f);
 }
 
@@ -140,7 +144,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const CliOption opts[] = {
-            {"--model", &a->model}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
+            {"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
             {"--heads", &a->heads}, {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096}};
@@ -432,7 +436,7 @@ static int show_all(Run *r) {
     return 0;
 }
 
-/* ---- a GPT-2 or BERT folder ---- */
+/* ---- a foreign model: a GPT-2, BERT or Llama-family folder, a llama2.c file ---- */
 
 static void print_candidates(const char *what, const HfCandidate *c) {
     printf("  %s", what);
@@ -445,7 +449,7 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f) {
     printf("%s\n  tokens (%d):", h->s.text, h->in.n);
     for (int t = 0; t < h->in.n && t < 40; t++) printf(" %s", h->in.tokens[t]);
     printf("%s\n", h->in.n > 40 ? " …" : "");
-    if (f->m.c.family == HF_GPT2) { print_candidates("next token:", h->next); return; }
+    if (hf_file_causal(f)) { print_candidates("next token:", h->next); return; }
     if (!h->has_predictions) {
         if (h->in.n_masks > 0) cli_warn("%s has no masked-LM head (cls.predictions.*): [MASK] is not filled", f->dir);
         return;
@@ -455,6 +459,42 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f) {
         char what[64];
         snprintf(what, sizeof what, "[MASK] at %d →", h->mask_pos[m]);
         print_candidates(what, h->fill[m]);
+    }
+}
+
+/* The Llama family: each pronoun's (or the --query token's) link as the
+ * lines view draws it, every head that puts at least LINKS_HEADS_MIN of its
+ * weight on the same word, and the strongest link of any head. */
+static void print_hf_links(const HfRun *h, const RunArgs *a) {
+    const Trace *t = &h->t;
+    int total = 0;
+    for (int i = 0; i < t->n_maps; i++) total += t->maps[i].n_heads;
+    for (int q = 0, shown = 0; q < h->in.n_real && shown < 6; q++) {
+        const char *w = h->in.tokens[q];
+        if (a->query ? strcmp(w, a->query) != 0 : !links_is_pronoun(w)) continue;
+        CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
+        LinksView v = links_view(t, q, 1, &none, -1, 0);
+        links_prefer_content(&v, t, q);
+        if (v.link.map < 0) continue;
+        shown++;
+        if (v.why != LINKS_BY_CONTENT) {
+            printf("  %s (position %d): no earlier word that can be an antecedent\n", w, q);
+            continue;
+        }
+        const TraceMap *m = &t->maps[v.link.map];
+        printf("  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s\n", w, q, m->keys[v.link.key],
+               v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "");
+        HeadLink all[64];
+        int n = links_content_heads(t, q, v.link.key, LINKS_HEADS_MIN, all, 64);
+        printf("      heads putting at least %.1f of its weight on “%s” (%d of %d):", (double)LINKS_HEADS_MIN,
+               m->keys[v.link.key], n, total);
+        for (int i = 0; i < n && i < 64; i++)
+            printf("%s %s head %d %.2f", i ? "," : "", t->maps[all[i].map].id, all[i].head, (double)all[i].weight);
+        printf("%s\n", n > 64 ? ", …" : "");
+        HeadLink B = links_strongest(t, q);
+        if (B.map >= 0 && B.key != v.link.key)
+            printf("      strongest link of any head: “%s” (position %d; %s head %d, weight %.2f)\n",
+                   t->maps[B.map].keys[B.key], B.key, t->maps[B.map].id, B.head, (double)B.weight);
     }
 }
 
@@ -471,15 +511,17 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
     r->ms_model += now_ms() - t0;
     if (cli_prepare_outdir(dir) != 0) goto done;   /* only once the sentence has gone through */
     if (!a->quiet) print_hf_predictions(&h, f);
+    if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(&h, a);
     size_t bytes = hf_run_trace_bytes(&h);
     if (tm != HF_TRACE_NONE && bytes > (size_t)RUN_TRACE_WARN_MB << 20)
         cli_warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it",
-                 bytes >> 20, h.t.n_maps, f->m.c.n_head, h.in.n);
+                 bytes >> 20, h.t.n_maps, hf_file_shape(f).n_head, h.in.n);
     PictureSpec ps = {.dir = dir, .model_path = f->dir, .command = r->command, .query = a->query, .focus_map = -1,
                       .keep_steps = tm == HF_TRACE_STEPS, .no_pictures = a->no_pictures, .no_trace = tm == HF_TRACE_NONE,
                       .coref = {-1, -1, -1, 0}};
     pictures_choose(&ps, a);
     if (a->lines_top < 0) ps.lines_top = 8;
+    ps.sinks = ps.link_heads = f->family >= HF_FILE_LLAMA;   /* the Llama family's pages (GPT-2's kept as they were) */
     if (a->focus && links_parse_focus(a->focus, &h.t, &ps.focus_map, &ps.focus_head, r->err, sizeof r->err)) {
         cli_error("%s", r->err);
         goto done;
@@ -498,18 +540,18 @@ done:
     return rc;
 }
 
-/* run --model DIR: every sentence through a GPT-2/BERT folder. */
+/* run --model DIR (or FILE.bin --tokenizer TOK): every sentence through a foreign model. */
 static int run_hf(Run *r) {
     const RunArgs *a = r->a;
     if (a->target || strcmp(a->to, "fr")) {
-        cli_error("--target and --to are for attnviz's translation model, not a GPT-2/BERT folder");
+        cli_error("--target and --to are for attnviz's translation model, not a GPT-2, BERT or Llama-family model");
         return -1;
     }
     HfFile f;
     double t0 = now_ms();
-    if (hf_file_load(&f, a->model, r->err, sizeof r->err)) { cli_error("%s", r->err); return -1; }
+    if (hf_file_open(&f, a->model, a->tokenizer, r->err, sizeof r->err)) { cli_error("%s", r->err); return -1; }
     r->ms_model += now_ms() - t0;
-    int rc = check_choice(a, f.m.c.n_layer, f.m.c.n_head);
+    int rc = check_choice(a, hf_file_shape(&f).n_layer, hf_file_shape(&f).n_head);
     for (int i = 0; a->batch && i < a->n_sentences && rc == 0; i++) {   /* a batch is padded to its longest */
         HfInput in;
         rc = hf_file_encode(&f, a->sentences[i], &in, r->err, sizeof r->err);
@@ -554,11 +596,15 @@ int cli_run(int argc, char **argv) {
     command_line(r.command, sizeof r.command, argc, argv);
     int status = 1;
     double t0 = now_ms();
-    int hf = hf_file_is_dir(a.model);
+    int route = hf_file_route(a.model, a.tokenizer, r.err, sizeof r.err), hf = route > HF_ROUTE_OWN;
+    if (route < 0) {
+        cli_error("%s", r.err);
+        goto cleanup;
+    }
     if (hf) {
         if (a.ablate || a.importance) {   /* knock-outs live in attnviz's own model for now */
             cli_error("%s works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet on "
-                      "GPT-2/BERT folders", a.ablate ? "--ablate" : "--importance");
+                      "GPT-2, BERT or Llama-family models", a.ablate ? "--ablate" : "--importance");
             goto cleanup;
         }
     } else {

@@ -1,13 +1,16 @@
-/* tokenize.c — `attnviz tokenize`: a model folder's tokenizer on lines of
- * stdin, one line of ids (or tokens) out per line in.
+/* tokenize.c — `attnviz tokenize`: a model folder's tokenizer (or a llama2.c
+ * checkpoint's tokenizer.bin) on lines of stdin, one line of ids (or tokens)
+ * out per line in.
  *
  *   attnviz tokenize --model DIR [--json] [--tokens] [--no-special] < lines
+ *   attnviz tokenize --model FILE.bin --tokenizer TOK.bin [--json] [--tokens] [--no-special] < lines
  * DIR: a folder with tokenizer.json (any family; no weights or config.json
  * needed), or GPT-2's vocab.json + merges.txt or BERT's vocab.txt
  * (family/hf_file.h).  --json: each input line is a JSON string (so text may
  * hold newlines, tabs, any Unicode); without it a line is the text, its
  * newline left out.  The ids are those the model is given: BERT's
- * [CLS] … [SEP] and a Llama tokenizer's BOS included, unless --no-special. */
+ * [CLS] … [SEP] and a Llama tokenizer's BOS (llama2.c's <s> too) included,
+ * unless --no-special. */
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include <cJSON.h>
@@ -16,20 +19,22 @@
 #include <string.h>
 
 static void tokenize_usage(FILE *f) {
-    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] [--no-special] < LINES\n\n"
-          "Runs a model folder's tokenizer on each line of stdin and prints that line's token\n"
-          "ids, separated by spaces: the ids the model is given, with the special tokens around\n"
-          "the text (BERT's [CLS] ... [SEP], a Llama tokenizer's <s>).\n"
+    fputs("usage: attnviz tokenize --model DIR [--json] [--tokens] [--no-special] < LINES\n"
+          "       attnviz tokenize --model FILE.bin --tokenizer TOK.bin [--json] [--tokens] [--no-special] < LINES\n\n"
+          "Runs a model folder's tokenizer, or a llama2.c checkpoint's tokenizer.bin, on each\n"
+          "line of stdin and prints that line's token ids, separated by spaces: the ids the\n"
+          "model is given, with the special tokens around the text (BERT's [CLS] ... [SEP],\n"
+          "a Llama tokenizer's <s>).\n"
           "DIR is a folder with tokenizer.json (GPT-2, BERT, Llama, Mistral, Qwen, Gemma, ...;\n"
           "no weights or config.json needed), or with GPT-2's vocab.json + merges.txt or\n"
           "BERT's vocab.txt (see attnviz run --help).  Special tokens written in the text\n"
           "(<|endoftext|>, [MASK], <s>) are one token.\n"
+          "  --tokenizer TOK.bin  the tokenizer.bin of a llama2.c checkpoint (--model FILE.bin)\n"
           "  --json        each input line is a JSON string (\"a\\nb\"), for text with newlines\n"
           "  --tokens      print the tokens as the pictures show them, separated by ' | ',\n"
           "                instead of ids\n"
           "  --no-special  leave out the special tokens put around the text\n", f);
 }
-
 /* One line of text → one line of output.  0, or -1 (printed). */
 static int tokenize_line(const HfFile *f, const char *text, int tokens, int special, long lineno) {
     HfInput in;
@@ -48,11 +53,11 @@ static int tokenize_line(const HfFile *f, const char *text, int tokens, int spec
 }
 
 int cli_tokenize(int argc, char **argv) {
-    const char *model = NULL;
+    const char *model = NULL, *tokenizer = NULL;
     int json = 0, tokens = 0, special = 1;
     for (int i = 1; i < argc; i++) {
-        const CliOption opts[] = {{"--model", &model}};
-        int taken = cli_take_option(argc, argv, &i, opts, 1, "tokenize");
+        const CliOption opts[] = {{"--model", &model}, {"--tokenizer", &tokenizer}};
+        int taken = cli_take_option(argc, argv, &i, opts, 2, "tokenize");
         if (taken < 0) return 2;
         if (taken) continue;
         if (cli_is_help(argv[i])) { tokenize_usage(stdout); return 0; }
@@ -61,14 +66,20 @@ int cli_tokenize(int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-special")) special = 0;
         else return cli_unknown_option("tokenize", argv[i]);
     }
-    if (!model || !hf_file_is_dir(model)) {
+    char err[1024];
+    int route = hf_file_route(model, tokenizer, err, sizeof err);
+    if (route < 0) { cli_error("%s", err); return 2; }
+    if (route == HF_ROUTE_OWN) {
         cli_error("tokenize needs --model DIR: a folder with tokenizer.json, or GPT-2/BERT vocabulary files "
-                  "(vocab.json + merges.txt, vocab.txt)");
+                  "(vocab.json + merges.txt, vocab.txt); or --model FILE.bin --tokenizer TOK.bin (llama2.c)");
         return 2;
     }
     HfFile f;
-    char err[1024];
-    if (hf_file_load_tokenizer(&f, model, err, sizeof err) != 0) { cli_error("%s", err); return 1; }
+    if ((route == HF_ROUTE_LLAMA2C ? hf_file_open(&f, model, tokenizer, err, sizeof err)
+                                   : hf_file_load_tokenizer(&f, model, err, sizeof err)) != 0) {
+        cli_error("%s", err);
+        return 1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;

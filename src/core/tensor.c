@@ -114,6 +114,35 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
     matmul_acc(out, inp, w, N, K, M);
 }
 
+void matmul_forward_t_ref(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M) {
+    OMP_PARALLEL_FOR
+    for (int j = 0; j < M; j++) {
+        const float *wj = w + (size_t)j * K;
+        for (int i = 0; i < N; i++) {
+            const float *x = inp + (size_t)i * K;
+            float sum = 0;
+            OMP_SIMD_SUM
+            for (int k = 0; k < K; k++) sum += x[k] * wj[k];
+            out[(size_t)i * M + j] = sum + (bias ? bias[j] : 0.0f);
+        }
+    }
+}
+
+void matmul_forward_t(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M) {
+#ifdef ATTNVIZ_BLAS
+    if (use_blas) {
+        for (int i = 0; i < N; i++) {
+            float *o = out + (size_t)i * M;
+            if (bias) memcpy(o, bias, (size_t)M * sizeof(float));
+            else memset(o, 0, (size_t)M * sizeof(float));
+        }
+        blas_rows(0, 1, N, M, K, inp, K, w, K, out, M);
+        return;
+    }
+#endif
+    matmul_forward_t_ref(out, inp, w, bias, N, K, M);
+}
+
 void matmul_backward_weights(float *dw, float *dbias, const float *dout, const float *inp,
                              int N, int K, int M) {
 #ifdef ATTNVIZ_BLAS

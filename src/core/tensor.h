@@ -48,6 +48,13 @@ int  tensor_blas_enabled(void);   /* 1 when cblas_sgemm is in use */
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,
                     int N, int K, int M);
 
+/* out (N,M) = inp (N,K) · wᵀ + bias (M) with w (M,K) stored as PyTorch's
+ * nn.Linear stores it (out, in), so foreign checkpoints are used as mapped
+ * (family/llama.c); bias may be NULL.  _ref: the plain loops (one dot product
+ * per output, in order of k), the reference of the cblas_sgemm path. */
+void matmul_forward_t(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M);
+void matmul_forward_t_ref(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M);
+
 /* out (N,M) += inp (N,K) · w (K,M).  The core loop (i-k-j order, rows in parallel). */
 void matmul_acc(float *out, const float *inp, const float *w, int N, int K, int M);
 void matmul_acc_ref(float *out, const float *inp, const float *w, int N, int K, int M);

@@ -2,6 +2,7 @@
 #include "family/hf_file.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "family/llama_config.h"
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static int is_llama(const HfFile *f) { return f->family == HF_FILE_LLAMA || f->family == HF_FILE_LLAMA2C; }
 
 int hf_file_is_dir(const char *path) {
     struct stat sb;
@@ -139,8 +142,12 @@ static int read_tokenizer_config(HfFile *f, char *err, size_t errlen) {
     return rc;
 }
 
-/* The folder's tokenizer.json if it has one, else its vocabulary files. */
+/* The folder's tokenizer.json if it has one, else its vocabulary files
+ * (GPT-2, BERT; a Llama-family folder has no other). */
 static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
+    if (!has_file(f->dir, "tokenizer.json") && f->family == HF_FILE_LLAMA)
+        return errmsg_set(err, errlen, "%s: a Llama-family folder needs its tokenizer.json (save it with "
+                          "tokenizer.save_pretrained(DIR))", f->dir);
     if (!has_file(f->dir, "tokenizer.json")) return load_vocab_files(f, err, errlen);
     char path[4200];
     snprintf(path, sizeof path, "%s/tokenizer.json", f->dir);
@@ -148,12 +155,47 @@ static int load_tokenizer(HfFile *f, char *err, size_t errlen) {
     return f->tj ? read_tokenizer_config(f, err, errlen) : -1;
 }
 
+/* The family config.json (at path) names: HF_FILE_LLAMA for a Llama-family
+ * architecture; HF_FILE_GPT2 for GPT-2 or BERT, and when the file cannot be
+ * read (hf_config then says what is wrong with it); -1 with err when it names
+ * a model attnviz does not read. */
+static int folder_family(const char *path, char *err, size_t errlen) {
+    char *text = file_read_all(path, 4u << 20, NULL, NULL, 0);
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(j, "architectures");
+    const char *type = cJSON_IsString(mt) ? mt->valuestring : NULL;
+    const char *first = cJSON_IsArray(arch) && cJSON_IsString(arch->child) ? arch->child->valuestring : NULL;
+    int family = HF_FILE_GPT2, hf = type && (!strcmp(type, "gpt2") || !strcmp(type, "bert"));
+    for (const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL; a && !type && !hf; a = a->next)
+        hf = cJSON_IsString(a) && (!strncmp(a->valuestring, "GPT2", 4) || !strncmp(a->valuestring, "Bert", 4));
+    if (!cJSON_IsObject(j) || hf) family = HF_FILE_GPT2;
+    else if (first ? llama_config_arch_of(first, NULL) : llama_config_arch_of(NULL, type)) family = HF_FILE_LLAMA;
+    else if (first)
+        family = errmsg_set(err, errlen, "%s: \"architectures\" names %s, not a model attnviz reads (GPT-2, BERT, "
+                            "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+                            "Gemma3ForCausalLM)", path, first);
+    else if (type)
+        family = errmsg_set(err, errlen, "%s: model_type \"%s\" is not a family attnviz reads (gpt2, bert, llama, "
+                            "mistral, qwen2, qwen3, gemma3_text)", path, type);
+    cJSON_Delete(j);
+    return family;
+}
+
 int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
     if (path_join(f->dir, sizeof f->dir, dir, "", err, errlen)) return -1;
-    int rc;
-    if (has_file(dir, "tokenizer.json") || has_file(dir, "config.json")) {
-        rc = has_file(dir, "tokenizer.json") ? 0 : hf_config_load(&f->m.c, dir, err, errlen);
+    char path[4200], quiet[8];
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    int rc = 0, tj = has_file(dir, "tokenizer.json");
+    if (tj) {   /* any family, config.json or not: it only names the family */
+        if (has_file(dir, "config.json") && folder_family(path, quiet, sizeof quiet) == HF_FILE_LLAMA)
+            f->family = HF_FILE_LLAMA;
+    } else if (has_file(dir, "config.json")) {
+        int family = folder_family(path, err, errlen);
+        if (family == HF_FILE_LLAMA) f->family = HF_FILE_LLAMA;   /* load_tokenizer says it needs tokenizer.json */
+        else rc = family < 0 ? -1 : hf_config_load(&f->m.c, dir, err, errlen);
     } else {   /* no config.json: the vocabulary files say the family */
         f->m.c.family = has_file(dir, "vocab.json") && has_file(dir, "merges.txt") ? HF_GPT2
                       : has_file(dir, "vocab.txt") ? HF_BERT : 0;
@@ -164,6 +206,7 @@ int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen)
         hf_file_free(f);
         return -1;
     }
+    if (!f->family && f->m.c.family) f->family = f->m.c.family == HF_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
     return 0;
 }
 
@@ -173,19 +216,67 @@ int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen) {
     char path[4200];
     snprintf(path, sizeof path, "%s/config.json", dir);
     if (access(path, R_OK) != 0)
-        return errmsg_set(err, errlen, "%s has no config.json: give a folder written by save_pretrained (GPT-2 or "
-                          "BERT), or an attnviz .safetensors file", dir);
-    if (hf_model_load(&f->m, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
+        return errmsg_set(err, errlen, "%s has no config.json: give a folder written by save_pretrained (GPT-2, "
+                          "BERT or a Llama-family model), or an attnviz .safetensors file", dir);
+    int family = folder_family(path, err, errlen);
+    if (family < 0) return -1;
+    f->family = family == HF_FILE_LLAMA ? HF_FILE_LLAMA : 0;
+    if ((f->family ? llama_file_load_dir(&f->llama, dir, err, errlen) : hf_model_load(&f->m, dir, err, errlen)) != 0 ||
+        load_tokenizer(f, err, errlen) != 0) {
         hf_file_free(f);
         return -1;
     }
+    if (!f->family) f->family = f->m.c.family == HF_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
     return 0;
+}
+
+static int load_llama2c(HfFile *f, const char *model, const char *tokenizer, char *err, size_t errlen) {
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s", model);
+    f->family = HF_FILE_LLAMA2C;
+    if (llama_file_load_llama2c(&f->llama, model, tokenizer, err, errlen) == 0) return 0;
+    hf_file_free(f);
+    return -1;
+}
+
+int hf_file_open(HfFile *f, const char *model, const char *tokenizer, char *err, size_t errlen) {
+    if (tokenizer) return load_llama2c(f, model, tokenizer, err, errlen);
+    return hf_file_load(f, model, err, errlen);
+}
+
+/* 1 if path ends with suffix. */
+static int ends_with(const char *path, const char *suffix) {
+    size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && !strcmp(path + n - k, suffix);
+}
+
+int hf_file_route(const char *model, const char *tokenizer, char *err, size_t errlen) {
+    int dir = hf_file_is_dir(model);
+    if (tokenizer && !model)
+        return errmsg_set(err, errlen, "--tokenizer %s goes with a llama2.c checkpoint: --model FILE.bin --tokenizer "
+                          "%s", tokenizer, tokenizer);
+    if (tokenizer && dir)
+        return errmsg_set(err, errlen, "--tokenizer is for a llama2.c checkpoint (--model FILE.bin); the folder %s "
+                          "brings its own tokenizer: leave --tokenizer out", model);
+    if (tokenizer) return HF_ROUTE_LLAMA2C;
+    if (dir) return HF_ROUTE_FOLDER;
+    if (model && ends_with(model, ".bin")) {
+        char cfg[4200];
+        const char *slash = strrchr(model, '/');
+        snprintf(cfg, sizeof cfg, "%.*s%sconfig.json", slash ? (int)(slash - model) : 0, model, slash ? "/" : "");
+        if (access(cfg, R_OK) != 0)   /* beside a config.json: a Hugging Face file, which model_file names */
+            return errmsg_set(err, errlen, "%s looks like a llama2.c checkpoint: give its tokenizer too, --tokenizer "
+                              "tokenizer.bin (tok512.bin beside stories260K.bin)", model);
+    }
+    return HF_ROUTE_OWN;
 }
 
 /* ---- text → tokens ---- */
 
 int hf_file_id(const HfFile *f, const char *token) {
     if (f->tj) return tokjson_id(f->tj, token);
+    for (int i = 0; f->family == HF_FILE_LLAMA2C && i < f->llama.tok.n; i++)
+        if (!strcmp(f->llama.tok.piece[i], token)) return i;
     if (f->bpe) return bpe_id(f->bpe, token);
     return f->wp ? wordpiece_id(f->wp, token) : -1;
 }
@@ -196,11 +287,13 @@ const char *hf_file_tokenizer_name(const HfFile *f) {
         return !strcmp(m, "BPE") ? "tokenizer.json: BPE" : !strcmp(m, "WordPiece") ? "tokenizer.json: WordPiece"
                                                                                     : "tokenizer.json: WordLevel";
     }
+    if (f->family == HF_FILE_LLAMA2C) return "SentencePiece BPE: llama2.c tokenizer.bin";
     if (f->bpe) return "byte-level BPE: vocab.json + merges.txt";
     return f->lower ? "WordPiece, uncased: vocab.txt" : "WordPiece, cased: vocab.txt";
 }
 
 int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen) {
+    if (f->family == HF_FILE_LLAMA2C) return llama_file_token_ids(&f->llama, text, 0, ids, n, err, errlen);
     if (!f->tj)
         return f->bpe ? bpe_encode(f->bpe, text, ids, n, err, errlen) : wordpiece_encode(f->wp, text, ids, n, err, errlen);
     TokJsonEnc e;
@@ -230,6 +323,8 @@ static void tj_token_text(const TokJson *tj, int id, char *out, size_t n) {
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
     if (f->tj) {
         tj_token_text(f->tj, id, out, n);
+    } else if (f->family == HF_FILE_LLAMA2C) {
+        llama_file_token_text(&f->llama, id, out, n);
     } else if (f->bpe) {
         char buf[256];
         bpe_token_text(f->bpe, id, buf, sizeof buf);
@@ -275,13 +370,16 @@ static int tj_tokenize(const HfFile *f, const char *text, int add_special, HfInp
     return 0;
 }
 
-/* The vocabulary files: ids; BERT's [CLS] … [SEP] with add_special. */
+/* The vocabulary files or llama2.c's tokenizer.bin: ids; with add_special,
+ * BERT's [CLS] … [SEP], llama2.c's BOS. */
 static int vocab_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
                           size_t errlen) {
     int *raw = NULL, n = 0;
     if (hf_file_token_ids(f, text, &raw, &n, err, errlen) != 0) return -1;
     int bert = add_special && f->wp != NULL, k = 0;
-    if (input_alloc(in, n + (bert ? 2 : 0), 0, err, errlen)) { free(raw); return -1; }
+    int bos = add_special && f->family == HF_FILE_LLAMA2C && f->llama.add_bos ? f->llama.bos_id : -1;
+    if (input_alloc(in, n + (bert ? 2 : 0) + (bos >= 0), 0, err, errlen)) { free(raw); return -1; }
+    if (bos >= 0) in->ids[k++] = bos;
     if (bert) in->ids[k++] = wordpiece_id(f->wp, "[CLS]");
     for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
     if (bert) in->ids[k++] = wordpiece_id(f->wp, "[SEP]");
@@ -315,23 +413,38 @@ int hf_file_tokenize(const HfFile *f, const char *text, int add_special, HfInput
 int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen) {
     int n_text;
     if (tokenize_counted(f, text, 1, in, &n_text, err, errlen)) return -1;
+    HfShape sh = hf_file_shape(f);
     int rc = 0;
     if (n_text == 0) rc = errmsg_set(err, errlen, "the sentence has no tokens");
-    else if (in->n > f->m.c.n_pos)
-        rc = errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", in->n, f->m.c.n_pos);
+    else if (in->n > sh.n_pos)
+        rc = errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", in->n, sh.n_pos);
     for (int i = 0; rc == 0 && i < in->n; i++)
-        if (in->ids[i] < 0 || in->ids[i] >= f->m.c.n_vocab)
+        if (in->ids[i] < 0 || in->ids[i] >= sh.n_vocab)
             rc = errmsg_set(err, errlen, "%s: the token \"%s\" has id %d, outside the model's %d embeddings "
-                            "(config.json vocab_size)", f->dir, in->tokens[i], in->ids[i], f->m.c.n_vocab);
+                            "(config.json vocab_size)", f->dir, in->tokens[i], in->ids[i], sh.n_vocab);
     if (rc) hf_input_free(in);
     return rc;
 }
 
+/* The Llama family pads with its end-of-text token (the causal mask hides it
+ * anyway): EOS, else BOS, else 0; -1 for GPT-2 and BERT. */
+static int llama_pad_id(const HfFile *f) {
+    if (f->family == HF_FILE_LLAMA2C) return llama_file_pad_id(&f->llama);
+    if (f->family != HF_FILE_LLAMA || !f->tj) return -1;
+    int id = tokjson_eos_id(f->tj) >= 0 ? tokjson_eos_id(f->tj) : f->tj_eos;
+    if (id < 0) id = tokjson_bos_id(f->tj) >= 0 ? tokjson_bos_id(f->tj) : f->tj_bos;
+    return id >= 0 ? id : 0;
+}
+
 int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
     if (T <= in->n) return 0;
-    if (T > f->m.c.n_pos) return errmsg_set(err, errlen, "padding to %d tokens: the model reads at most %d", T, f->m.c.n_pos);
-    const char *pad = f->m.c.family == HF_GPT2 ? "<|endoftext|>" : "[PAD]";
-    int id = hf_file_id(f, pad);
+    int n_pos = hf_file_shape(f).n_pos;
+    if (T > n_pos) return errmsg_set(err, errlen, "padding to %d tokens: the model reads at most %d", T, n_pos);
+    char eos[256] = "";
+    int id = llama_pad_id(f);
+    if (id >= 0) hf_file_token_text(f, id, eos, sizeof eos);
+    const char *pad = id >= 0 ? eos : f->m.c.family == HF_GPT2 ? "<|endoftext|>" : "[PAD]";
+    if (id < 0) id = hf_file_id(f, pad);
     if (id < 0) return errmsg_set(err, errlen, "%s: the vocabulary has no %s to pad with", f->dir, pad);
     int *ids = realloc(in->ids, (size_t)T * sizeof *ids);
     if (ids) in->ids = ids;
@@ -351,11 +464,43 @@ int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
     return 0;
 }
 
+int hf_file_causal(const HfFile *f) { return f->family != HF_FILE_BERT; }
+
+HfShape hf_file_shape(const HfFile *f) {
+    if (is_llama(f)) {
+        const LlamaConfig *c = &f->llama.m.c;
+        return (HfShape){c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->n_vocab, c->n_pos};
+    }
+    const HfConfig *c = &f->m.c;
+    return (HfShape){c->n_layer, c->n_head, c->n_head, c->n_head ? c->d_model / c->n_head : 0, c->n_vocab, c->n_pos};
+}
+
+const char *hf_file_family_name(const HfFile *f) {
+    return is_llama(f) ? llama_arch_name(f->llama.m.c.arch) : hf_family_name(f->m.c.family);
+}
+
+int hf_file_json(const HfFile *f, char *buf, size_t n) {
+    return is_llama(f) ? llama_model_json(&f->llama.m, buf, n) : hf_model_json(&f->m, buf, n);
+}
+
+int hf_file_forward(HfFile *f, const HfInput *in, Trace *tr, const HfSteps *steps, char *err, size_t errlen) {
+    const char *const *tokens = (const char *const *)in->tokens;
+    if (!is_llama(f)) return hf_model_forward(&f->m, in->ids, in->n, in->n_real, tr, tokens, steps, err, errlen);
+    LlamaSteps ls = steps ? (LlamaSteps){steps->all, steps->layer, steps->head} : (LlamaSteps){0, -1, -1};
+    /* causal: the padding after the sentence changes none of its tokens */
+    return llama_model_forward(&f->llama.m, in->ids, in->n, tr, tokens, steps ? &ls : NULL, err, errlen);
+}
+
+int hf_file_logits(HfFile *f, int pos, float *logits, char *err, size_t errlen) {
+    return is_llama(f) ? llama_model_logits(&f->llama.m, pos, logits, err, errlen)
+                       : hf_model_logits(&f->m, pos, logits, err, errlen);
+}
+
 int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen) {
-    int V = f->m.c.n_vocab;
+    int V = hf_file_shape(f).n_vocab;
     float *lg = malloc((size_t)V * sizeof *lg);
     if (!lg) return errmsg_set(err, errlen, "out of memory");
-    if (hf_model_logits(&f->m, pos, lg, err, errlen) != 0) { free(lg); return -1; }
+    if (hf_file_logits(f, pos, lg, err, errlen) != 0) { free(lg); return -1; }
     float mx = -INFINITY;
     for (int v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
     double z = 0;
@@ -386,6 +531,7 @@ void hf_input_free(HfInput *in) {
 void hf_file_free(HfFile *f) {
     if (!f) return;
     hf_model_free(&f->m);
+    llama_file_free(&f->llama);
     bpe_free(f->bpe);
     wordpiece_free(f->wp);
     tokjson_free(f->tj);

@@ -1,12 +1,18 @@
-/* hf_file.h — a Hugging Face model folder (GPT-2 or BERT, as save_pretrained
- * writes it) ready to read sentences: the model (family/hf_model.h) and its
- * tokenizer, and the tokenizer alone for a folder with no weights.
+/* hf_file.h — a model of another project ready to read sentences: a Hugging
+ * Face folder (as save_pretrained writes it) or a llama2.c checkpoint, with
+ * its tokenizer; and the tokenizer alone for a folder with no weights.
+ *   GPT-2, BERT   the model of family/hf_model.h
+ *   Llama family  a folder whose config.json names Llama, Mistral, Qwen2,
+ *                 Qwen3 or Gemma 3, or a llama2.c .bin with its tokenizer.bin
+ *                 (family/llama_file.h)
  *
- * The tokenizer: the folder's tokenizer.json when it has one, for every
+ * The tokenizer of a folder: its tokenizer.json when it has one, for every
  * family (tokenize/tokjson.h: special tokens typed in the text are one token,
- * "<|endoftext|>" is 50256); else GPT-2's vocab.json + merges.txt
- * (tokenize/bpe.h) or BERT's vocab.txt (tokenize/wordpiece.h, cased or not as
- * tokenizer_config.json's do_lower_case says; uncased when it says nothing).
+ * "<|endoftext|>" is 50256; a Llama-family folder must have one); else GPT-2's
+ * vocab.json + merges.txt (tokenize/bpe.h) or BERT's vocab.txt
+ * (tokenize/wordpiece.h, cased or not as tokenizer_config.json's
+ * do_lower_case says; uncased when it says nothing).  A llama2.c checkpoint's:
+ * its tokenizer.bin (tokenize/llama2c_tok.h), BOS <s> first.
  * What the model is given around a text, as transformers gives it: with
  * tokenizer.json, its post-processor (BERT's [CLS] … [SEP], TinyLlama's and
  * Llama 3's BOS), and tokenizer_config.json where transformers reads it: a
@@ -17,12 +23,17 @@
  * post-processor puts nothing before the text (eos_token likewise after it).
  * Without tokenizer.json: BERT's [CLS] … [SEP], nothing for GPT-2.
  *
+ *   hf_file_route           what --model (and --tokenizer) name: attnviz's own
+ *                           model, a folder, or a llama2.c file (one line when
+ *                           they do not fit)
+ *   hf_file_open            model (+ tokenizer) → model + tokenizer
  *   hf_file_load            folder → model + tokenizer (one line naming what is wrong)
  *   hf_file_load_tokenizer  the tokenizer alone (tokenizer.json, or the vocabulary
  *                           files with config.json or without it)
  *   hf_file_tokenize        text → ids, display tokens, byte offsets, with or
  *                           without the special tokens around it; any family
  *   hf_file_encode          the same as the model sees it, checked against the model
+ *   hf_file_forward         the forward pass with every head recorded
  *   hf_file_top             the k most likely tokens at a position (softmax of logits)
  *
  * Display tokens are the tokens' text, as the pictures show them: the
@@ -31,7 +42,8 @@
  * gives nothing, a control character ("<0x0A>", GPT-2's "Ċ" for a newline) or
  * bytes that are no whole character ("<0xF0>", a byte-level piece of an
  * emoji).  Without tokenizer.json: GPT-2's bytes as UTF-8 without the leading
- * space, BERT's pieces as the vocabulary spells them ("##ing").
+ * space, BERT's pieces as the vocabulary spells them ("##ing"), llama2.c's as
+ * family/llama_file.h says.
  * Ownership: HfFile and HfInput own everything; their _free functions accept
  * zeroed or half-built ones.  Errors: -1 and one line in err. */
 #ifndef ATTNVIZ_HF_FILE_H
@@ -39,11 +51,20 @@
 #include <stddef.h>
 #include "tokenize/bpe.h"
 #include "family/hf_model.h"
+#include "family/llama_file.h"
 #include "tokenize/tokjson.h"
 #include "tokenize/wordpiece.h"
 
+/* Which model of an HfFile is in use (GPT-2 and BERT: m; the others: llama). */
+typedef enum { HF_FILE_GPT2 = 1, HF_FILE_BERT = 2, HF_FILE_LLAMA = 3, HF_FILE_LLAMA2C = 4 } HfFileFamily;
+
+/* Where --model and --tokenizer lead. */
+typedef enum { HF_ROUTE_OWN = 0, HF_ROUTE_FOLDER = 1, HF_ROUTE_LLAMA2C = 2 } HfRoute;
+
 typedef struct {
-    HfModel m;
+    HfFileFamily family;  /* 0 for a tokenizer alone that says no family      */
+    HfModel m;            /* GPT-2, BERT                                      */
+    LlamaFile llama;      /* the Llama family: the model; llama2.c's tokenizer */
     Bpe *bpe;             /* GPT-2 without tokenizer.json  */
     Wordpiece *wp;        /* BERT without tokenizer.json   */
     int lower;            /* BERT: uncased                 */
@@ -52,8 +73,13 @@ typedef struct {
                              post-processor's tokens (Llama, Gemma classes) */
     int tj_bos, tj_eos;   /* ids tokenizer_config.json puts before and after a
                              text, or -1                                     */
-    char dir[4096];
+    char dir[4096];       /* the folder, or the llama2.c file             */
 } HfFile;
+
+/* The sizes the pipeline and the commands need, whatever the family. */
+typedef struct {
+    int n_layer, n_head, n_kv_head, head_dim, n_vocab, n_pos;
+} HfShape;
 
 typedef struct {
     int n;                /* tokens, padding included      */
@@ -74,6 +100,17 @@ typedef struct {
 
 /* 1 if path is a folder (then it is read as a Hugging Face folder). */
 int hf_file_is_dir(const char *path);
+
+/* HF_ROUTE_FOLDER for a folder; HF_ROUTE_LLAMA2C with a tokenizer (the
+ * model then must be a file); HF_ROUTE_OWN otherwise (NULL model: the
+ * shipped one).  -1 with err when they do not fit: --tokenizer with a folder
+ * or without a model, a .bin model without --tokenizer (unless it sits in a
+ * Hugging Face folder: attnviz's own loader then says to give the folder). */
+int hf_file_route(const char *model, const char *tokenizer, char *err, size_t errlen);
+
+/* A folder (tokenizer NULL) or a llama2.c checkpoint and its tokenizer.bin.
+ * 0, or -1 with err. */
+int hf_file_open(HfFile *f, const char *model, const char *tokenizer, char *err, size_t errlen);
 
 int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen);
 /* The tokenizer only (no weights read): tokenizer.json when the folder has
@@ -98,13 +135,33 @@ int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, si
  * "<|endoftext|>"), or -1. */
 int hf_file_id(const HfFile *f, const char *token);
 
-/* What reads the text, for `info`: "tokenizer.json (BPE)",
- * "byte-level BPE: vocab.json + merges.txt", "WordPiece, uncased: vocab.txt", … */
+/* What reads the text, for `info`: "tokenizer.json: BPE",
+ * "byte-level BPE: vocab.json + merges.txt", "WordPiece, uncased: vocab.txt",
+ * "SentencePiece BPE: llama2.c tokenizer.bin", … */
 const char *hf_file_tokenizer_name(const HfFile *f);
 
-/* Pads in to T tokens with [PAD] (BERT) or <|endoftext|> (GPT-2, which has
- * no pad token; the padding mask hides it anyway).  0, or -1 with err. */
+/* Pads in to T tokens with [PAD] (BERT), <|endoftext|> (GPT-2, which has no
+ * pad token; the padding mask hides it anyway) or the Llama family's EOS.
+ * 0, or -1 with err. */
 int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen);
+
+/* 1 for a causal model (GPT-2, the Llama family): it predicts the next token. */
+int hf_file_causal(const HfFile *f);
+
+HfShape hf_file_shape(const HfFile *f);
+
+/* "gpt2", "bert", "llama", "mistral", "qwen2", "qwen3", "gemma3", "llama2.c". */
+const char *hf_file_family_name(const HfFile *f);
+
+/* The model's description for the trace and `info --json`. */
+int hf_file_json(const HfFile *f, char *buf, size_t n);
+
+/* Forward pass of in (its n_real tokens, then padding), every head into tr
+ * (may be NULL), the steps of the heads steps names (NULL: none).  0, or -1. */
+int hf_file_forward(HfFile *f, const HfInput *in, Trace *tr, const HfSteps *steps, char *err, size_t errlen);
+
+/* The logits (n_vocab) at position pos of the last forward pass.  0, or -1. */
+int hf_file_logits(HfFile *f, int pos, float *logits, char *err, size_t errlen);
 
 /* The k most likely tokens at position pos after a forward pass (k <= 32). */
 int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen);

@@ -165,19 +165,10 @@ static void rmsnorm(float *out, const float *in, const float *w, int T, int C, f
     }
 }
 
-/* out (T, M) = in (T, K) · Wᵀ + b, W (M, K) as nn.Linear stores it; b may be NULL. */
+/* out (T, M) = in (T, K) · Wᵀ + b, W (M, K) as nn.Linear stores it; b may be
+ * NULL.  OpenBLAS when the build has it (core/tensor.h), else plain loops. */
 static void linear(float *out, const float *in, const float *W, const float *b, int T, int K, int M) {
-    OMP_PARALLEL_FOR
-    for (int o = 0; o < M; o++) {
-        const float *w = W + (size_t)o * K;
-        for (int t = 0; t < T; t++) {
-            const float *x = in + (size_t)t * K;
-            float sum = 0;
-            OMP_SIMD_SUM
-            for (int i = 0; i < K; i++) sum += x[i] * w[i];
-            out[(size_t)t * M + o] = sum + (b ? b[o] : 0.0f);
-        }
-    }
+    matmul_forward_t(out, in, W, b, T, K, M);
 }
 
 /* The cos and sin tables (T, D/2) of both kinds of layer. */
@@ -246,6 +237,32 @@ static void qkv_forward(LlamaModel *m, int l, int T) {
     rope_apply(kr, T, c->n_kv_head, D, cs, sn, c->rope_layout);
 }
 
+/* What the trace records as score_scale: the factor scores were multiplied
+ * by when it is not 1/√D (Gemma 3's query_pre_attn_scalar^-½), else 0. */
+static float score_scale(const LlamaConfig *c) {
+    float usual = (float)(1.0 / sqrt((double)c->head_dim));
+    return fabsf(c->attn_scale - usual) > 1e-6f * usual ? c->attn_scale : 0.0f;
+}
+
+/* Query head h of layer l and the key/value head it reads, before and after
+ * RoPE, into the trace (the step strip's RoPE panels).  0, or -1 out of memory. */
+static int record_rope(const LlamaModel *m, TraceMap *map, int l, int h, int T) {
+    const LlamaConfig *c = &m->c;
+    const LlamaActs *a = &m->a;
+    int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = trace_kv_head(map, h);
+    float *buf = malloc(4 * (size_t)T * D * sizeof *buf);   /* (4, T, D): q, q_rot, k, k_rot */
+    if (!buf) return -1;
+    const float *src[4] = {a->q_pre + (size_t)l * T * QD + h * D, a->q_rot + (size_t)l * T * QD + h * D,
+                           a->k_pre + (size_t)l * T * KD + kv * D, a->k_rot + (size_t)l * T * KD + kv * D};
+    for (int i = 0; i < 4; i++)
+        for (int t = 0; t < T; t++)
+            memcpy(buf + ((size_t)i * T + t) * D, src[i] + (size_t)t * (i < 2 ? QD : KD), (size_t)D * sizeof *buf);
+    size_t n = (size_t)T * D;
+    int rc = trace_set_rope(map, h, buf, buf + n, buf + 2 * n, buf + 3 * n);
+    free(buf);
+    return rc;
+}
+
 /* Every query head of layer l with the key/value head it shares, outputs
  * into a.att, weights into the trace as map "decoder.l.masked_self". */
 static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *const *tokens, const LlamaSteps *want,
@@ -260,7 +277,8 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
         snprintf(id, sizeof id, "decoder.%d.masked_self", l);
         map = trace_add_map(tr, &(TraceMapSpec){.id = id, .stack = "decoder", .layer = l, .kind = "masked_self",
                                                 .queries = tokens, .Tq = T, .keys = tokens, .Tk = T, .d_k = D,
-                                                .Dv = D, .mask = mask, .mask_fill = -INFINITY, .n_heads = H});
+                                                .Dv = D, .mask = mask, .mask_fill = -INFINITY, .n_heads = H,
+                                                .n_kv_heads = c->n_kv_head, .score_scale = score_scale(c)});
         if (!map) return -1;
     }
     for (int h = 0; h < H; h++) {
@@ -274,6 +292,7 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
         if (map && trace_set_head(map, h, a->wts, steps ? st->scores : NULL, steps ? st->scaled : NULL,
                                   steps ? st->masked : NULL, steps ? st->output : NULL))
             return -1;
+        if (map && steps && record_rope(m, map, l, h, T)) return -1;
     }
     return 0;
 }

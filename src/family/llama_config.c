@@ -90,6 +90,13 @@ static const struct { const char *arch, *type; LlamaArch a; } FAMILIES[] = {
 #define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
 #define FAMILY_LIST "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM"
 
+LlamaArch llama_config_arch_of(const char *architecture, const char *model_type) {
+    for (int i = 0; i < N_FAMILIES; i++)
+        if (architecture ? !strcmp(architecture, FAMILIES[i].arch) : model_type && !strcmp(model_type, FAMILIES[i].type))
+            return FAMILIES[i].a;
+    return 0;
+}
+
 /* The family from "architectures", else from "model_type". */
 static int family_of(const Cfg *g, LlamaConfig *c) {
     const cJSON *arch = member(g->j, "architectures");

@@ -96,6 +96,10 @@ int llama_config_check(const LlamaConfig *c, const char *what, char *err, size_t
 /* The inverse frequencies of a RoPE over head size D: inv_freq (D/2). */
 void llama_rope_inv_freq(const LlamaRope *r, int D, double *inv_freq);
 
+/* The family an "architectures" entry names (architecture not NULL), else
+ * the one a "model_type" names; 0 when it names none attnviz reads. */
+LlamaArch llama_config_arch_of(const char *architecture, const char *model_type);
+
 /* "llama", "mistral", "qwen2", "qwen3", "gemma3", "llama2.c". */
 const char *llama_arch_name(LlamaArch a);
 

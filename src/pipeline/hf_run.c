@@ -24,7 +24,7 @@ static void prediction_text(HfRun *r, int gpt) {
 }
 
 static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
-    int gpt = f->m.c.family == HF_GPT2;
+    int gpt = hf_file_causal(f);
     r->has_predictions = gpt || f->m.has_mlm;
     if (gpt) {
         if (hf_file_top(f, r->in.n_real - 1, HF_RUN_TOP, r->next, err, errlen)) return -1;
@@ -46,9 +46,7 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
         return -1;
     HfSteps all = {1, -1, -1};
-    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &r->t, (const char *const *)r->in.tokens,
-                         spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen))
-        return -1;
+    if (hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen)) return -1;
     r->s.text = spec->text;
     r->s.words.n = r->in.n;
     r->s.words.tok = r->in.tokens;   /* borrowed: the Sentence is never sentence_free'd */
@@ -62,13 +60,16 @@ size_t hf_run_trace_bytes(const HfRun *r) {
         size_t n = (size_t)m->Tq * m->Tk, masked = 0;
         for (size_t k = 0; m->mask && k < n; k++) masked += !m->mask[k];
         bytes += m->mask ? 3 * n : 0;                       /* the mask: "1, " */
-        for (int h = 0; h < m->n_heads; h++)   /* a weight "%.9g, " ≈ 15 bytes; a masked one "0, " */
+        for (int h = 0; h < m->n_heads; h++) {   /* a weight "%.9g, " ≈ 15 bytes; a masked one "0, " */
             bytes += ((n - masked) * 15 + masked * 3) * (m->heads[h].scores ? 5 : 1);
+            if (m->heads[h].q_rot) bytes += (size_t)2 * (m->Tq + m->Tk) * m->d_k * 15;   /* q, k before and after RoPE */
+        }
     }
     return bytes;
 }
 
-/* The strip's head: the first query token's link, else map 0 head 0. */
+/* The strip's head: the first query token's link (among the words that can
+ * be antecedents with ps->link_heads), else map 0 head 0. */
 static void choose_focus(HfRun *r, const PictureSpec *ps, int *map, int *head) {
     *map = 0;
     *head = 0;
@@ -76,6 +77,8 @@ static void choose_focus(HfRun *r, const PictureSpec *ps, int *map, int *head) {
         const char *w = r->in.tokens[q];
         if (ps->query ? strcmp(w, ps->query) != 0 : !links_is_pronoun(w)) continue;
         HeadLink L = links_for_query(&r->t, q, &ps->coref);
+        HeadLink C = ps->link_heads ? links_content_strongest(&r->t, q) : L;   /* as the lines view draws it */
+        if (C.map >= 0) L = C;
         if (L.map >= 0) { *map = L.map; *head = L.head; return; }
     }
 }
@@ -87,8 +90,7 @@ static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t
     Trace t2;
     trace_init(&t2);
     HfSteps one = {0, r->t.maps[map].layer, head};
-    if (hf_model_forward(&f->m, r->in.ids, r->in.n, r->in.n_real, &t2, (const char *const *)r->in.tokens, &one, err,
-                         errlen)) {
+    if (hf_file_forward(f, &r->in, &t2, &one, err, errlen)) {
         trace_free(&t2);
         return -1;
     }

@@ -1,15 +1,19 @@
-/* hf_run.h — the sentence pipeline for a Hugging Face folder (hf_file.h): the
- * sentence → tokens → forward pass with every head recorded → what the model
- * predicts → pictures (pictures.h) + trace.json + index.html.
+/* hf_run.h — the sentence pipeline for a model of another project (hf_file.h:
+ * a GPT-2, BERT or Llama-family folder, a llama2.c file): the sentence →
+ * tokens → forward pass with every head recorded → what the model predicts →
+ * pictures (pictures.h) + trace.json + index.html.
  *
  * Two halves, so the caller can speak between them (print the predictions,
  * warn about a large trace before it is written):
- *   hf_run_forward   tokens, forward pass, trace, predictions: GPT-2's most
- *                    likely next tokens; BERT's candidates for each [MASK]
+ *   hf_run_forward   tokens, forward pass, trace, predictions: the most likely
+ *                    next tokens of a causal model (GPT-2, the Llama family);
+ *                    BERT's candidates for each [MASK]
  *   hf_run_pictures  the pictures the spec asks for, trace.json unless
  *                    --trace none, index.html
  * The step strip's head is --focus, else the head that links the first query
- * token (pronouns by default), else layer 0 head 0; its steps come from a
+ * token (pronouns by default; with ps->link_heads, among the words that can be
+ * antecedents: links_content_strongest), else layer 0 head 0; its steps (and,
+ * for a RoPE model, its q and k before and after the rotation) come from a
  * second forward pass of that one head (skipped over HF_RUN_STRIP_MAX tokens).
  * Errors: -1 and one line in err.  hf_run_free accepts a zeroed HfRun. */
 #ifndef ATTNVIZ_HF_RUN_H

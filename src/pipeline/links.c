@@ -6,11 +6,13 @@
 #include "trace/maps.h"
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int links_is_pronoun(const char *w) {
     static const char *const p[] = {"it", "he", "she", "they", "him", "her", "them", "its", "his", NULL};
-    for (int i = 0; p[i]; i++) if (!strcmp(w, p[i])) return 1;
+    for (int i = 0; p[i]; i++) if (!strcasecmp(w, p[i])) return 1;   /* "She" starts a sentence */
     return 0;
 }
 
@@ -20,11 +22,17 @@ int links_is_target_pronoun(const char *w) {
     return 0;
 }
 
+/* The kind of map a pronoun's link is looked for in: encoder self-attention,
+ * or masked self-attention in a decoder-only model (GPT-2), which has none. */
+static const char *link_kind(const Trace *t) {
+    for (int i = 0; i < t->n_maps; i++)
+        if (!strcmp(t->maps[i].kind, "self")) return "self";
+    return "masked_self";
+}
+
 HeadLink links_strongest(const Trace *t, int q) {
     HeadLink best = {-1, -1, -1, -1};
-    const char *kind = "masked_self";   /* a decoder-only model (GPT-2) has no encoder self-attention */
-    for (int i = 0; i < t->n_maps; i++)
-        if (!strcmp(t->maps[i].kind, "self")) kind = "self";
+    const char *kind = link_kind(t);
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
         if (strcmp(m->kind, kind) || q >= m->Tq) continue;
@@ -194,3 +202,79 @@ int links_check_focus(const char *focus, const ModelConfig *c, char *err, size_t
     return rc;
 }
 
+
+/* 1 for a key that is no word an antecedent can be: a special token, a sign,
+ * a function word (as the tokenizer reads it: "She" → "she"). */
+static int no_content(const char *key) {
+    char buf[TOKENIZER_MAX_TOKEN_BYTES + 1];
+    const char *w = key_token(key, buf, sizeof buf);
+    return maps_is_special(key) || is_punct(w) || referents_function_word(w);
+}
+
+/* Head h's strongest link from q to a word that can be an antecedent; -1 if none. */
+static int content_link(const TraceMap *m, int h, int q, float *w) {
+    unsigned char stack_skip[256] = {0}, *skip = m->Tk <= 256 ? stack_skip : malloc((size_t)m->Tk);
+    int best = -1;
+    if (skip) {
+        for (int j = 0; j < m->Tk; j++)   /* masked keys too: a causal row has no later word */
+            skip[j] = (unsigned char)(no_content(m->keys[j]) || (m->mask && !m->mask[(size_t)q * m->Tk + j]));
+        best = maps_argmax_link(m->heads[h].weights + (size_t)q * m->Tk, m->Tk, q, skip);
+        if (skip != stack_skip) free(skip);
+    }
+    *w = best >= 0 ? m->heads[h].weights[(size_t)q * m->Tk + best] : -1;
+    return best;
+}
+
+HeadLink links_content_strongest(const Trace *t, int q) {
+    HeadLink best = {-1, -1, -1, -1};
+    const char *kind = link_kind(t);
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
+        for (int h = 0; h < m->n_heads; h++) {
+            float w;
+            int k = content_link(m, h, q, &w);
+            if (k >= 0 && w > best.weight) best = (HeadLink){i, h, k, w};
+        }
+    }
+    return best;
+}
+
+int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max) {
+    const char *kind = link_kind(t);
+    int n = 0;
+    for (int i = 0; i < t->n_maps; i++) {
+        const TraceMap *m = &t->maps[i];
+        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
+        for (int h = 0; h < m->n_heads; h++) {
+            float w;
+            if (content_link(m, h, q, &w) != key || w < min_weight) continue;
+            int at = n < max ? n : max;   /* insertion, strongest first; the weakest falls off the end */
+            while (at > 0 && out[at - 1].weight < w) {
+                if (at < max) out[at] = out[at - 1];
+                at--;
+            }
+            if (at < max) out[at] = (HeadLink){i, h, key, w};
+            n++;
+        }
+    }
+    return n;
+}
+
+void links_prefer_content(LinksView *v, const Trace *t, int q) {
+    if (v->why != LINKS_BY_STRENGTH) return;
+    HeadLink L = links_content_strongest(t, q);
+    if (L.map < 0) return;
+    const TraceMap *m = &t->maps[L.map];
+    v->link = L;
+    v->why = LINKS_BY_CONTENT;
+    v->weak = L.weight < 0.5f;
+    v->no_antecedent = v->none_fits;   /* no word of the sentence fits, wherever the head looks */
+    const float *row = m->heads[L.head].weights + (size_t)q * m->Tk;
+    v->top_key = -1;
+    for (int j = 0; j < m->Tk; j++)
+        if ((!m->mask || m->mask[(size_t)q * m->Tk + j]) && (v->top_key < 0 || row[j] > v->top_weight)) {
+            v->top_key = j;
+            v->top_weight = row[j];
+        }
+}

@@ -16,7 +16,8 @@ typedef struct {
     float weight;      /* its weight                                      */
 } HeadLink;
 
-/* 1 for the English pronouns run looks at (it, he, she, they, him, her, them, its, his). */
+/* 1 for the English pronouns run looks at (it, he, she, they, him, her, them,
+ * its, his), in any case ("She" starting a sentence of a cased model). */
 int links_is_pronoun(const char *word);
 
 /* 1 for a target word that translates a pronoun: il, elle, ils, elles (fr);
@@ -40,7 +41,8 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
  *   a pronoun, and the model records a coreference head (eval): that head,
  *                  the one eval measured (LINKS_BY_COREF);
  *   otherwise      the head whose strongest link from q is strongest
- *                  (links_strongest, LINKS_BY_STRENGTH).
+ *                  (links_strongest, LINKS_BY_STRENGTH; links_prefer_content
+ *                  turns it into LINKS_BY_CONTENT).
  * link is that head's strongest link (q itself and <…> tokens left out);
  * weak: its weight is below 0.5; no_antecedent (pronouns): over all keys the
  * head's strongest is q itself, punctuation or an English function word (the,
@@ -48,7 +50,7 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
  * it nothing to refer to; none_fits (pronouns, when coref->referents is
  * known): no word of the sentence can be what it refers to — the sentence
  * offers no antecedent whatever the head points at. */
-typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH } LinksWhy;
+typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH, LINKS_BY_CONTENT } LinksWhy;
 typedef struct {
     HeadLink link;
     LinksWhy why;
@@ -64,6 +66,22 @@ typedef struct {
 } LinksView;
 
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head);
+
+/* A pronoun's link among the words that can be its antecedent: per head (of
+ * the maps links_strongest looks at), the strongest key of row q leaving out
+ * q itself, masked keys, special tokens, punctuation and function words.  A causal model's
+ * heads often look hardest at the token before or at a full stop, which hides
+ * the link a reader asks about ("She" → "Lily").
+ *   links_content_strongest  the strongest such link of any head (map -1: none)
+ *   links_content_heads      every head whose such link goes to key with at
+ *                            least min_weight, strongest first: at most max into
+ *                            out; returns how many there are
+ *   links_prefer_content     makes a LINKS_BY_STRENGTH view show the strongest
+ *                            such link instead (LINKS_BY_CONTENT), when there is one */
+#define LINKS_HEADS_MIN 0.1f   /* a head "links" two words when the weight is at least this */
+HeadLink links_content_strongest(const Trace *t, int q);
+int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max);
+void links_prefer_content(LinksView *v, const Trace *t, int q);
 
 /* --focus L.H (encoder layer L head H) or MAP.H (decoder.1.cross.2) → map
  * index and head.  0, or -1 with err naming what is wrong. */

@@ -118,6 +118,15 @@ static void coref_section(Show *w) {
         snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
                  "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.");
     }
+    if (c->layer < 0 && w->ps->link_heads) {
+        snprintf(how_en, sizeof how_en, "For each pronoun, the head whose link to a word that can be its antecedent is "
+                 "strongest (leaving out the pronoun itself, special tokens, punctuation and function words), every "
+                 "head that links it to the same word, and where the strongest link of any head goes. This model "
+                 "records no coreference head; strongest is not the same as right.");
+        snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head có liên kết mạnh nhất tới một từ có thể là tiền ngữ (bỏ qua "
+                 "chính nó, token đặc biệt, dấu câu và hư từ), mọi head nối nó với cùng từ đó, và liên kết mạnh nhất "
+                 "của mọi head. Mạnh nhất chưa chắc là đúng.");
+    }
     html_section(w->pg, "coreference", "Which head links the pronoun to its antecedent?", how_en, how_vi);
 }
 
@@ -183,6 +192,8 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
     const char *why = v->why == LINKS_BY_FOCUS ? "the --focus head"
                     : v->why == LINKS_BY_COREF ? (v->taught ? "the model's coreference head, trained with gold antecedents"
                                                             : "the model's coreference head (attnviz eval)")
+                    : v->why == LINKS_BY_CONTENT ? "the head whose link from it to a word that can be an antecedent "
+                                                   "is strongest: punctuation and function words left out"
                                                : "the head whose link from it is strongest";
     if (v->no_antecedent) {
         snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
@@ -221,6 +232,37 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
              L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "");
 }
 
+/* Appends to the captions (ps->link_heads): every head that links q to the
+ * same word as the view's head, and where the strongest link of any head
+ * goes when that is elsewhere. */
+static void link_heads_note(const Show *w, int q, const LinksView *v, char *cap, size_t cn, char *capvi, size_t vn) {
+    HeadLink all[12];
+    int n = links_content_heads(w->t, q, v->link.key, LINKS_HEADS_MIN, all, 12), shown = n < 12 ? n : 12, total = 0;
+    for (int i = 0; i < w->t->n_maps; i++) total += w->t->maps[i].n_heads;
+    const char *word = w->s->words.tok[q], *key = w->t->maps[v->link.map].keys[v->link.key];
+    size_t k = strlen(cap), kv = strlen(capvi);
+    k += (size_t)snprintf(cap + k, k < cn ? cn - k : 0, " %d of %d heads put at least %.1f of “%s”'s weight on “%s”, "
+                          "more than on any other word that can be an antecedent%s", n, total, (double)LINKS_HEADS_MIN,
+                          word, key, n ? ":" : ".");
+    for (int i = 0; i < shown && k < cn; i++)
+        k += (size_t)snprintf(cap + k, cn - k, "%s %s head %d (%.2f)%s", i ? "," : "", w->t->maps[all[i].map].id,
+                              all[i].head, (double)all[i].weight, i + 1 == shown && n == shown ? "." : "");
+    if (k < cn && n > shown) k += (size_t)snprintf(cap + k, cn - k, " and %d more.", n - shown);
+    kv += (size_t)snprintf(capvi + kv, kv < vn ? vn - kv : 0, " %d/%d head dồn ít nhất %.1f trọng số của “%s” vào “%s”.",
+                           n, total, (double)LINKS_HEADS_MIN, word, key);
+    HeadLink B = links_strongest(w->t, q);
+    if (B.map >= 0 && B.key != v->link.key && k < cn) {
+        const TraceMap *m = &w->t->maps[B.map];
+        snprintf(cap + k, cn - k, " The strongest link of any head goes to “%s” (%s head %d, %.2f): heads of a causal "
+                 "model often look at the token before or at punctuation.", m->keys[B.key], m->id, B.head,
+                 (double)B.weight);
+        if (kv < vn)
+            snprintf(capvi + kv, vn - kv, " Liên kết mạnh nhất của mọi head là tới “%s” (%s head %d, %.2f).",
+                     m->keys[B.key], m->id, B.head, (double)B.weight);
+    }
+    fmt_fit(cap, cn, (int)strlen(cap));
+}
+
 static int query_views(Show *w, int q, const LinksView *v) {
     const HeadLink *L = &v->link;
     const TraceMap *m = &w->t->maps[L->map];
@@ -229,6 +271,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
+    if (w->ps->link_heads && !v->no_antecedent) link_heads_note(w, q, v, cap, sizeof cap, capvi, sizeof capvi);
     char path[4096], headtxt[16];
     pictures_path(w, file, path, sizeof path);
     snprintf(headtxt, sizeof headtxt, "%d", L->head);
@@ -260,6 +303,7 @@ static int all_query_views(Show *w) {
         if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
         LinksView v = links_view(w->t, q, links_is_pronoun(word), &w->ps->coref,
                                  w->ps->focus_given ? w->ps->focus_map : -1, w->ps->focus_head);
+        if (w->ps->link_heads) links_prefer_content(&v, w->t, q);
         if (v.link.map < 0) continue;
         any++;
         if (!w->ps->no_pictures && (query_views(w, q, &v) || pictures_aggregate(w, q))) return -1;
@@ -277,22 +321,28 @@ static int all_query_views(Show *w) {
 static int step_strip(Show *w) {
     if (w->ps->focus_map < 0) return 0;
     const TraceMap *m = &w->t->maps[w->ps->focus_map];
-    int head = w->ps->focus_head;
+    int head = w->ps->focus_head, nd = m->Dv > m->d_k ? m->Dv : m->d_k;
     if (!m->heads[head].scores) return 0;
-    char formula[64], file[256], title[256], (*dims)[STEPVIEW_DIM_LABEL] = malloc((size_t)m->Dv * sizeof *dims);
-    const char **dim_labels = malloc(sizeof(char *) * (size_t)m->Dv);
+    char formula[64], file[256], title[256], (*dims)[STEPVIEW_DIM_LABEL] = malloc((size_t)nd * sizeof *dims);
+    const char **dim_labels = malloc(sizeof(char *) * (size_t)nd);
     if (!dims || !dim_labels) { free(dims); free(dim_labels); return errmsg_set(w->err, w->errlen, "out of memory"); }
     StepView sv = stepview_of_head(m, head, dims, dim_labels);
-    snprintf(formula, sizeof formula, "÷ √d_k = ÷ √%d", m->d_k);
+    for (int d = m->Dv; d < nd; d++) { snprintf(dims[d], sizeof dims[d], "%d", d); dim_labels[d] = dims[d]; }
+    if (m->score_scale > 0) snprintf(formula, sizeof formula, "× %.4g, not ÷ √%d (the model's own scale)",
+                                     (double)m->score_scale, m->d_k);
+    else snprintf(formula, sizeof formula, "÷ √d_k = ÷ √%d", m->d_k);
     sv.subtitle[STEP_SCALED] = formula;
     sv.axes = 1;
     sv.show_values = 0;
-    RenderHeatmap p[STEP_COUNT];
-    int n = stepview_panels(&sv, p, NULL);
+    RenderHeatmap p[STEPVIEW_ROPE_PANELS + STEP_COUNT];
+    int rope = stepview_rope_panels(m, head, dim_labels, p);
+    if (rope) sv.subtitle[STEP_SCORES] = "rotated q · rotated k";
+    int n = rope + stepview_panels(&sv, p + rope, NULL);
     snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
-    char note[300];
-    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s head %d step by step: softmax(Q·Kᵀ / √d_k + M) · V%s",
-                                          m->id, head, ablated_note(w, note, sizeof note)));
+    char note[300], kv[96], kvs[100] = "";
+    if (*pictures_kv_note(m, head, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " (%s)", kv);
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s head %d%s step by step: %ssoftmax(Q·Kᵀ / √d_k + M) · V%s",
+                                          m->id, head, kvs, rope ? "RoPE, then " : "", ablated_note(w, note, sizeof note)));
     char path[4096];
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
@@ -301,13 +351,63 @@ static int step_strip(Show *w) {
     free(dims); free(dim_labels);
     if (r) return -1;
     trace_add_image(w->t, file);
-    html_section(w->pg, "steps", "One head, step by step", "Q·Kᵀ → ÷√d_k → + mask → softmax → ·V for one head.",
-                 "Từng bước của một head: Q·Kᵀ → ÷√d_k → + mặt nạ → softmax → ·V.");
+    if (rope)
+        html_section(w->pg, "steps", "One head, step by step",
+                     "RoPE (rotary position embeddings) first: each query and key is turned by an angle that grows with "
+                     "its position, so Q·Kᵀ sees how far apart two tokens are; then Q·Kᵀ → scale → + mask → softmax → "
+                     "·V for one head.",
+                     "Trước hết là RoPE (mã hoá vị trí bằng phép quay): mỗi query và key được quay một góc tăng theo vị "
+                     "trí, nên Q·Kᵀ thấy hai token cách nhau bao xa; rồi Q·Kᵀ → chia tỉ lệ → + mặt nạ → softmax → ·V.");
+    else
+        html_section(w->pg, "steps", "One head, step by step", "Q·Kᵀ → ÷√d_k → + mask → softmax → ·V for one head.",
+                     "Từng bước của một head: Q·Kᵀ → ÷√d_k → + mặt nạ → softmax → ·V.");
     html_figure(w->pg, file, title, NULL, NULL);
     return 0;
 }
 
 /* ---- one grid per kind of attention ("model view") ---- */
+
+/* "Attention sinks: …" under the grid: which of the maps' heads park more
+ * than PICTURES_SINK_MIN of their weight on the first token (ps->sinks). */
+static void sink_paragraph(Show *w, const int *idx, int n) {
+    char list[2048] = "";
+    size_t k = 0;
+    int count = 0, total = 0;
+    for (int r = 0; r < n; r++) {
+        const TraceMap *m = &w->t->maps[idx[r]];
+        int first = 1;
+        for (int h = 0; h < m->n_heads; h++) {
+            total++;
+            if (pictures_sink(w->ps, m, h) < 0) continue;
+            count++;
+            if (k + 1 < sizeof list && first)
+                k += (size_t)snprintf(list + k, sizeof list - k, "%slayer %d: %d", k ? "; " : "", m->layer, h);
+            else if (k + 1 < sizeof list)
+                k += (size_t)snprintf(list + k, sizeof list - k, ", %d", h);
+            first = 0;
+        }
+    }
+    if (!w->ps->sinks || n == 0) return;
+    const TraceMap *m0 = &w->t->maps[idx[0]];
+    char text[3000], vi[600];
+    if (count == 0)
+        snprintf(text, sizeof text, "Attention sinks: no head puts more than %.1f of its weight, on average over rows 1 "
+                 "… %d, on the first token “%s”.", (double)PICTURES_SINK_MIN, m0->Tq - 1, m0->keys[0]);
+    else
+        fmt_fit(text, sizeof text, snprintf(text, sizeof text, "Attention sinks: %d of %d heads put more than %.1f of "
+                "their weight, on average over rows 1 … %d, on the first token “%s” (heads by layer — %s). The first token is seen by "
+                "every row, so a head with nothing to look for parks its weight there: a bright first column in its "
+                "heatmap is a sink, not a link (Xiao et al. 2023, “Efficient streaming language models with attention "
+                "sinks”).", count, total, (double)PICTURES_SINK_MIN, m0->Tq - 1, m0->keys[0], list));
+    snprintf(vi, sizeof vi, "“Attention sink” (chỗ trút chú ý): %d/%d head dồn trung bình hơn %.1f trọng số vào token "
+             "đầu tiên “%s”; cột đầu sáng là chỗ trút, không phải liên kết.", count, total, (double)PICTURES_SINK_MIN,
+             m0->keys[0]);
+    html_raw(w->pg, "<p>");
+    html_text(w->pg, text);
+    html_raw(w->pg, "</p>\n<p lang=\"vi\">");
+    html_text(w->pg, vi);
+    html_raw(w->pg, "</p>\n");
+}
 
 static int kind_grid(Show *w, const char *stack, const char *kind) {
     const Trace *t = w->t;
@@ -326,19 +426,29 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     }
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
-        snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
+        int win = pictures_window(&t->maps[idx[r]]);
+        if (win) snprintf(rt[r], 24, "layer %d, window %d", t->maps[idx[r]].layer, win);
+        else snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
         for (int h = 0; h < n_heads; h++) {
             cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], hidx[h], NULL, NULL, -1);
             cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, hidx[h]);
             taught |= cells[r * n_heads + h].outline;
         }
     }
-    for (int h = 0; h < n_heads; h++) { ct[h] = tb + 24 * (n + h); snprintf(ct[h], 24, "head %d", hidx[h]); }
-    char file[256], title[256], sub[512], cap[512], path[4096];
+    const TraceMap *m0 = &t->maps[idx[0]];
+    for (int h = 0; h < n_heads; h++) {
+        ct[h] = tb + 24 * (n + h);
+        if (m0->n_kv_heads > 0 && m0->n_kv_heads < m0->n_heads)   /* grouped-query: which K/V head it reads */
+            snprintf(ct[h], 24, "head %d · kv %d", hidx[h], trace_kv_head(m0, hidx[h]));
+        else
+            snprintf(ct[h], 24, "head %d", hidx[h]);
+    }
+    char file[256], title[512], sub[512], cap[1024], path[4096], groups[256], gq[300] = "";
+    if (*pictures_kv_groups(m0, groups, sizeof groups)) snprintf(gq, sizeof gq, " · %s", groups);
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
     char note[300], title2[1600];
-    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s", stack, kind_title(kind),
-                                          w->ps->layer_on || w->ps->head_on ? "chosen" : "every",
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s%s", stack, kind_title(kind),
+                                          w->ps->layer_on || w->ps->head_on ? "chosen" : "every", gq,
                                           ablated_note(w, note, sizeof note)));
     /* the sentence on a second line, and what the outline means */
     char world[1200];
@@ -356,8 +466,26 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     trace_add_image(w->t, file);
     snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
-    fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub));
-    html_figure(w->pg, file, cap, "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
+    if (*groups)
+        fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns). "
+                                          "Grouped-query attention: %s (“kv” above each column): heads that share a "
+                                          "K/V head compare their own queries with the same keys and mix the same "
+                                          "values.", sub, groups));
+    else
+        fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns).", sub));
+    int win = 0;
+    for (int i = 0; i < n && !win; i++) win = pictures_window(&t->maps[idx[i]]);
+    if (win) {
+        size_t k = strlen(cap);
+        snprintf(cap + k, sizeof cap - k, " Rows marked “window %d” are sliding-window layers: each token sees only "
+                 "the last %d tokens, the band along the diagonal; the others see every earlier token.", win, win);
+        fmt_fit(cap, sizeof cap, (int)strlen(cap));
+    }
+    html_figure(w->pg, file, cap,
+                *groups ? "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head; các head ghi cùng “kv” dùng chung một "
+                          "head key/value."
+                        : "Toàn cảnh: mỗi hàng là một lớp, mỗi cột là một head.", NULL);
+    sink_paragraph(w, idx, n);
     return 0;
 }
 
@@ -374,22 +502,33 @@ static int every_head(Show *w) {
             if (!head_chosen(w->ps, h)) continue;
             if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
             drawn++;
-            char file[256], title[256], sub[1400], clip[400];
+            char file[256], title[400], sub[1400], clip[400], kv[96], kvs[100] = "", sink[200] = "";
             snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            snprintf(title, sizeof title, "%s layer %d · %s · head %d%s%s", m->stack, m->layer, kind_title(m->kind), h,
-                     is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
+            if (*pictures_kv_note(m, h, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " · %s", kv);
+            float sw = pictures_sink(w->ps, m, h);
+            if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink (bright first column): rows put %.2f on “%s” "
+                                  "on average", (double)sw, m->keys[0]);
+            char win[48] = "";
+            if (pictures_window(m)) snprintf(win, sizeof win, " (window %d)", pictures_window(m));
+            snprintf(title, sizeof title, "%s layer %d · %s%s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind),
+                     win, h, kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
                      pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
             /* A decoder row is the position that writes the NEXT target word. */
             char world[800];
             world_note(w, m, 0, 1, world, sizeof world);
             if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word · %s%s",
+                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word%s · %s%s", sink,
                          clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
             else
-                snprintf(sub, sizeof sub, "%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
+                snprintf(sub, sizeof sub, "%s%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), sink, world);
             RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
             if (write_heatmap(w, file, &hm, m, h)) return -1;
-            html_figure(w->pg, file, title, NULL, NULL);
+            char cap[800];
+            if (sw >= 0)
+                snprintf(cap, sizeof cap, "%s. Attention sink: rows 1 … %d put %.2f of their weight on the first token "
+                         "“%s” on average (above %.1f): this head parks its weight there when it has nothing to look "
+                         "for.", title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
+            html_figure(w->pg, file, sw >= 0 ? cap : title, NULL, NULL);
         }
     }
     if (w->skipped > 0) {
@@ -403,7 +542,7 @@ static int every_head(Show *w) {
     return 0;
 }
 
-/* Removes step matrices from every head but (keep_map, keep_head). */
+/* Removes step matrices (and RoPE's) from every head but (keep_map, keep_head). */
 static void strip_steps(Trace *t, int keep_map, int keep_head) {
     for (int i = 0; i < t->n_maps; i++)
         for (int h = 0; h < t->maps[i].n_heads; h++) {
@@ -411,6 +550,8 @@ static void strip_steps(Trace *t, int keep_map, int keep_head) {
             TraceHead *hd = &t->maps[i].heads[h];
             free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
             hd->scores = hd->scaled = hd->masked = hd->output = NULL;
+            free(hd->q); free(hd->q_rot); free(hd->k); free(hd->k_rot);   /* RoPE's step goes with them */
+            hd->q = hd->q_rot = hd->k = hd->k_rot = NULL;
         }
 }
 

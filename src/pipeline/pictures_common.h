@@ -43,6 +43,10 @@ typedef struct {
     const char *outside;      /* "outside what the model was trained on: …" (world.h), or
                                  NULL/"": on the grids' second title line, the page, and
                                  marked on every heatmap's subtitle                      */
+    int sinks;                /* 1: caption a first-token "attention sink" (pictures_sink)
+                                 on heatmaps, the grid's page section and index.html      */
+    int link_heads;           /* 1: under each pronoun's lines view, every head whose
+                                 strongest link from it goes to a content word            */
 } PictureSpec;
 
 /* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
@@ -65,6 +69,24 @@ void pictures_path(const Show *w, const char *file, char *path, size_t n);
  * the sentence lies outside training when it does.  items must hold 8. */
 RenderMeta pictures_meta(const Show *w, RenderMetaItem items[8], const char *title, const char *map,
                          const char *layer, const char *head);
+/* What the modern families add to a picture's text, "" (or -1) for a map
+ * without it:
+ *   pictures_kv_note    "K/V head 1, shared with heads 2–3" for head h of a map
+ *                       with grouped-query attention (n_kv_heads < n_heads)
+ *   pictures_kv_groups  "heads 0–1 share K/V head 0, 2–3 K/V head 1, …"
+ *   pictures_sink       the mean weight rows 1 … Tq−1 of head h put on key 0
+ *                       (the first token), when the spec asks for sinks and it
+ *                       is above PICTURES_SINK_MIN: an "attention sink", where a
+ *                       head with nothing to look for parks its weight; else -1 */
+#define PICTURES_SINK_MIN 0.5f
+/*   pictures_window     the most keys a query row sees when the map is a
+ *                       sliding-window layer (some row cannot see an earlier key
+ *                       that sees itself: not padding), else 0 */
+const char *pictures_kv_note(const TraceMap *m, int h, char *buf, size_t n);
+int pictures_window(const TraceMap *m);
+const char *pictures_kv_groups(const TraceMap *m, char *buf, size_t n);
+float pictures_sink(const PictureSpec *ps, const TraceMap *m, int h);
+
 /* 1 if "MAP.H" is an item of a list "encoder.2.self.0, decoder.1.cross.3". */
 int pictures_list_has(const char *list, const char *map, int head);
 

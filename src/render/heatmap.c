@@ -470,7 +470,7 @@ static void strip_draw(Canvas *c, const StripLayout *S, const char *title, int a
     int x = 0;
     for (int p = 0; p < S->n; p++) {
         hm_draw(c, &L[p], x, S->top);
-        if (arrows && p + 1 < S->n) {
+        if (arrows && p + 1 < S->n && !L[p].hm->no_arrow) {
             double ay = S->top + S->mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
             /* 8 px clear of the colour bar's ticks and of the next panel's labels */
             double x0 = x + L[p].w - STRIP_MARGIN + 8, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 8;

@@ -56,6 +56,8 @@ typedef struct {
     int highlight_row;               /* row to outline (e.g. the pronoun), -1 none  */
     int outline;                     /* 1: a thick frame around the whole matrix (a
                                         taught head in a grid)                      */
+    int no_arrow;                    /* strip: no arrow from this panel to the next
+                                        (two matrices side by side, not two steps)  */
 } RenderHeatmap;
 
 /* A single heatmap with its colour bar. */
@@ -78,7 +80,8 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
                             char *err, size_t errlen);
 
 /* Panels side by side (the step strip Q·Kᵀ → ÷√d_k → +mask → softmax → ·V), each
- * with its own colour bar, arrows between panels, an overall title on top. */
+ * with its own colour bar, arrows between panels (none after a panel with
+ * no_arrow), an overall title on top. */
 int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
                  const RenderMeta *meta, char *err, size_t errlen);
 /* The same layout for panels that are compared, not steps: arrows = 0 draws

@@ -65,3 +65,24 @@ StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LA
     sv.mask = m->mask;
     return sv;
 }
+
+int stepview_rope_panels(const TraceMap *m, int h, const char *const *dim_labels,
+                         RenderHeatmap out[STEPVIEW_ROPE_PANELS]) {
+    const TraceHead *hd = &m->heads[h];
+    if (!hd->q || !hd->q_rot || !hd->k || !hd->k_rot) return 0;
+    static const char *const title[STEPVIEW_ROPE_PANELS] = {"q before RoPE", "q after RoPE", "k before RoPE",
+                                                            "k after RoPE"};
+    static const char *const sub[STEPVIEW_ROPE_PANELS] = {
+        "this head's queries", "row t: pair i of dims turned by t·θᵢ, pair 0 fastest", "the keys it reads",
+        "turned the same way: q·k then depends on t_q − t_k"};
+    const float *x[STEPVIEW_ROPE_PANELS] = {hd->q, hd->q_rot, hd->k, hd->k_rot};
+    for (int i = 0; i < STEPVIEW_ROPE_PANELS; i++) {
+        int is_q = i < 2;
+        out[i] = stepview_matrix(title[i], sub[i], x[i], is_q ? m->Tq : m->Tk, m->d_k,
+                                 (const char *const *)(is_q ? m->queries : m->keys), dim_labels, RENDER_CMAP_DIVERGING);
+        out[i].row_axis = is_q ? "query" : "key";
+        out[i].col_axis = "dimension";
+        out[i].no_arrow = i == 1;   /* q rotated and k are side by side, not one step */
+    }
+    return STEPVIEW_ROPE_PANELS;
+}

@@ -8,7 +8,9 @@
  * and the panels keep their order.  Scores, scaled, masked and output use the
  * diverging colour map centred on 0 (its range from the values); weights use
  * viridis on a fixed 0–1 scale.  The masked panel shows the mask's cells with
- * mask_label, the weights panel with "0" (their weight is exactly 0).
+ * mask_label, the weights panel with "0" (their weight is exactly 0).  A
+ * model with rotary position embeddings (RoPE) has a step before 1: q and k
+ * before and after the rotation (stepview_rope_panels).
  * Nothing is allocated: the panels point into the caller's matrices and labels. */
 #ifndef ATTNVIZ_STEPVIEW_H
 #define ATTNVIZ_STEPVIEW_H
@@ -41,6 +43,15 @@ int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind 
  * Titles, subtitles, axes and show_values are the caller's to set. */
 #define STEPVIEW_DIM_LABEL 12
 StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LABEL], const char **dim_labels);
+
+/* RoPE's step before Q·Kᵀ (a model with rotary position embeddings): head h's
+ * queries and the keys it reads, before and after the rotation, as four
+ * panels q → q rotated, k → k rotated (no arrow between the pairs), rows the
+ * tokens, columns the d_k dimensions (dim_labels, as stepview_of_head fills
+ * them), diverging colours.  0 when the trace holds no RoPE for the head. */
+#define STEPVIEW_ROPE_PANELS 4
+int stepview_rope_panels(const TraceMap *m, int h, const char *const *dim_labels,
+                         RenderHeatmap out[STEPVIEW_ROPE_PANELS]);
 
 /* One small matrix panel: title, subtitle, values, labels, colour map (viridis
  * fixed 0–1, diverging centred on 0); values printed when they fit. */
