@@ -30,7 +30,11 @@ static const char *link_kind(const Trace *t) {
     return "masked_self";
 }
 
-HeadLink links_strongest(const Trace *t, int q) {
+/* A head's link from query q: its key and weight *w, or -1. */
+typedef int (*HeadLinkFn)(const TraceMap *m, int h, int q, float *w);
+
+/* The strongest link of query q over every head of the link kind's maps. */
+static HeadLink strongest_by(const Trace *t, int q, HeadLinkFn link) {
     HeadLink best = {-1, -1, -1, -1};
     const char *kind = link_kind(t);
     for (int i = 0; i < t->n_maps; i++) {
@@ -38,12 +42,14 @@ HeadLink links_strongest(const Trace *t, int q) {
         if (strcmp(m->kind, kind) || q >= m->Tq) continue;
         for (int h = 0; h < m->n_heads; h++) {
             float w;
-            int k = maps_strongest_link(m, h, q, &w);
+            int k = link(m, h, q, &w);
             if (k >= 0 && w > best.weight) best = (HeadLink){i, h, k, w};
         }
     }
     return best;
 }
+
+HeadLink links_strongest(const Trace *t, int q) { return strongest_by(t, q, maps_strongest_link); }
 
 HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
     if (coref->layer >= 0) {
@@ -225,20 +231,7 @@ static int content_link(const TraceMap *m, int h, int q, float *w) {
     return best;
 }
 
-HeadLink links_content_strongest(const Trace *t, int q) {
-    HeadLink best = {-1, -1, -1, -1};
-    const char *kind = link_kind(t);
-    for (int i = 0; i < t->n_maps; i++) {
-        const TraceMap *m = &t->maps[i];
-        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
-        for (int h = 0; h < m->n_heads; h++) {
-            float w;
-            int k = content_link(m, h, q, &w);
-            if (k >= 0 && w > best.weight) best = (HeadLink){i, h, k, w};
-        }
-    }
-    return best;
-}
+HeadLink links_content_strongest(const Trace *t, int q) { return strongest_by(t, q, content_link); }
 
 int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max) {
     const char *kind = link_kind(t);
