@@ -49,7 +49,9 @@ static HeadLink strongest_by(const Trace *t, int q, HeadLinkFn link) {
     return best;
 }
 
-HeadLink links_strongest(const Trace *t, int q) { return strongest_by(t, q, maps_strongest_link); }
+HeadLink links_strongest(const Trace *t, int q) {
+    return strongest_by(t, q, maps_strongest_link);
+}
 
 HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
     if (coref->layer >= 0) {
@@ -231,7 +233,9 @@ static int content_link(const TraceMap *m, int h, int q, float *w) {
     return best;
 }
 
-HeadLink links_content_strongest(const Trace *t, int q) { return strongest_by(t, q, content_link); }
+HeadLink links_content_strongest(const Trace *t, int q) {
+    return strongest_by(t, q, content_link);
+}
 
 int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max) {
     const char *kind = link_kind(t);
