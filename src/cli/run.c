@@ -11,6 +11,7 @@
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
 #include "family/hf_file.h"
+#include "pipeline/head_roles.h"
 #include "pipeline/hf_run.h"
 #include "pipeline/links.h"
 #include "pipeline/look.h"
@@ -33,8 +34,8 @@
 
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
-    long max_pictures, lines_top;
-    int batch, quiet, no_pictures, timing, importance, no_mask;
+    long max_pictures, lines_top, probe_length, probe_seed;
+    int batch, quiet, no_pictures, timing, importance, no_mask, head_roles;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
@@ -89,6 +90,12 @@ static void run_usage(FILE *f) {
         "                    the trace are those of the model without them\n"
         "  --importance      knock out each head alone and draw how much the log-probability\n"
         "                    of each translated word falls (importance.png)\n"
+        "  --head-roles      name what each self-attention head does (head_roles.png, trace.json's\n"
+        "                    head_roles): previous token, sink (first token) on the text; duplicate\n"
+        "                    token and induction on a probe of random tokens repeated twice; else\n"
+        "                    local or diffuse (thresholds: docs/guide.md)\n"
+        "  --probe-length N  the probe's random tokens (default 20, fewer when the context is short)\n"
+        "  --probe-seed S    the probe's seed (default 1)\n"
         "  --batch           run all sentences as one padded batch (shows <pad>, [PAD] and the\n"
         "                    padding mask)\n"
         "  --out DIR         output folder (default output/run/); files an earlier run wrote\n"
@@ -141,15 +148,17 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     a->trace_mode = "weights";
     a->max_pictures = 64;
     a->lines_top = -1;
+    a->probe_seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const CliOption opts[] = {
             {"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
             {"--heads", &a->heads}, {"--ablate", &a->ablate}};
-        const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096}};
+        const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
+                                 {"--probe-length", &a->probe_length, 1, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
-        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 2, "run");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 4, "run");
         if (taken < 0) return -1;
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
@@ -158,6 +167,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
+        else if (!strcmp(arg, "--head-roles")) a->head_roles = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
         else if (arg[0] == '-' && arg[1] == '-') {
             cli_error("unknown option '%s' for run (see attnviz run --help)", arg);
@@ -183,6 +193,10 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         return -1;
     }
     if (parse_list("--layers", a->layers, a->layer_on) || parse_list("--heads", a->heads, a->head_on)) return -1;
+    if (a->probe_length && !a->head_roles) {
+        cli_error("--probe-length sets the probe of --head-roles; add --head-roles");
+        return -1;
+    }
     if (a->target && a->n_sentences != 1) {
         cli_error("--target gives the translation of one sentence; run one sentence with it");
         return -1;
@@ -394,6 +408,14 @@ static int check_choice(const RunArgs *a, int n_layers, int n_heads) {
     return 0;
 }
 
+/* The top heads of each role (run --head-roles). */
+static void print_head_roles(const HeadRoles *roles, const RunArgs *a) {
+    if (a->quiet) return;
+    char text[4096];
+    head_roles_summary(roles, 3, text, sizeof text);
+    printf("  head roles (the 3 highest scores of each; head_roles.png):\n%s", text);
+}
+
 /* Sentence i: what its look found, printed, then its pictures, trace.json and index.html in dir. */
 static int show_sentence(Run *r, int i, const char *dir) {
     const RunArgs *a = r->a;
@@ -406,8 +428,19 @@ static int show_sentence(Run *r, int i, const char *dir) {
                       .ablated = r->ablated, .metadata = r->mf.metadata, .importance = a->importance ? &L->imp : NULL,
                       .rollout = L->rollout, .outside = L->world.outside};
     pictures_choose(&ps, a);
+    HeadRoles roles = {0};
+    if (a->head_roles) {
+        if (head_roles_measure_model(&roles, &r->mf, &L->t, (uint64_t)a->probe_seed, (int)a->probe_length, r->err,
+                                     sizeof r->err)) {
+            cli_error("--head-roles: %s", r->err);
+            return -1;
+        }
+        print_head_roles(&roles, a);
+        ps.head_roles = &roles;
+    }
     PictureReport rep;
     int rc = pictures_show_sentence(&ps, &L->s, &L->t, &rep, r->err, sizeof r->err);
+    head_roles_free(&roles);
     r->ms_pictures += rep.ms_pictures;
     r->ms_trace += rep.ms_trace;
     r->n_pictures += rep.n_pictures;
@@ -505,6 +538,7 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
                                                                                                        : HF_TRACE_WEIGHTS;
     HfRunSpec spec = {a->sentences[i], tm, a->no_pictures, r->hf_pad_to};
     HfRun h;
+    HeadRoles roles = {0};
     double t0 = now_ms();
     int rc = -1;
     if (hf_run_forward(&h, f, &spec, r->err, sizeof r->err)) { cli_error("%s", r->err); goto done; }
@@ -526,6 +560,15 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
         cli_error("%s", r->err);
         goto done;
     }
+    if (a->head_roles) {
+        if (head_roles_measure_hf(&roles, f, &h.t, h.in.n_real, (uint64_t)a->probe_seed, (int)a->probe_length, r->err,
+                                  sizeof r->err)) {
+            cli_error("--head-roles: %s", r->err);
+            goto done;
+        }
+        print_head_roles(&roles, a);
+        ps.head_roles = &roles;
+    }
     PictureReport rep = {0};
     rc = hf_run_pictures(&h, f, &ps, &rep, r->err, sizeof r->err);
     r->ms_pictures += rep.ms_pictures;
@@ -536,6 +579,7 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
         printf("  %d heads not drawn as heatmaps (at most %ld; --max-pictures, --layers, --heads); the grid shows "
                "them all\n", rep.n_heatmaps_skipped, a->max_pictures);
 done:
+    head_roles_free(&roles);
     hf_run_free(&h);
     return rc;
 }

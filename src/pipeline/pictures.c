@@ -1,6 +1,7 @@
 /* pictures.c — see pictures.h. */
 #include "pipeline/pictures.h"
 #include "pipeline/pictures_explain.h"
+#include "pipeline/head_roles_show.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
 #include "pipeline/links.h"
@@ -574,12 +575,13 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
 /* Every picture, in page order. */
 static int draw_all(Show *w) {
     if (all_query_views(w) || pictures_importance(w)) return -1;
-    if (w->ps->no_pictures) return 0;
+    if (w->ps->no_pictures) return head_roles_show(w);
     if (step_strip(w)) return -1;
     static const char *const stacks[3] = {"encoder", "decoder", "decoder"};
     static const char *const kinds[3] = {"self", "masked_self", "cross"};
     for (int k = 0; k < 3; k++)
         if (kind_grid(w, stacks[k], kinds[k])) return -1;
+    if (head_roles_show(w)) return -1;
     return every_head(w);
 }
 

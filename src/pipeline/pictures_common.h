@@ -47,6 +47,8 @@ typedef struct {
                                  on heatmaps, the grid's page section and index.html      */
     int link_heads;           /* 1: under each pronoun's lines view, every head whose
                                  strongest link from it goes to a content word            */
+    const struct HeadRoles *head_roles; /* run --head-roles (head_roles.h): the trace's
+                                 head_roles and head_roles.png; NULL: none                */
 } PictureSpec;
 
 /* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
