@@ -542,6 +542,11 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
     double t0 = now_ms();
     int rc = -1;
     if (hf_run_forward(&h, f, &spec, r->err, sizeof r->err)) { cli_error("%s", r->err); goto done; }
+    if (a->head_roles && head_roles_measure_hf(&roles, f, &h.t, h.in.n_real, (uint64_t)a->probe_seed, (int)a->probe_length,
+                                               r->err, sizeof r->err)) {   /* after the predictions: the probe is a pass of its own */
+        cli_error("--head-roles: %s", r->err);
+        goto done;
+    }
     r->ms_model += now_ms() - t0;
     if (cli_prepare_outdir(dir) != 0) goto done;   /* only once the sentence has gone through */
     if (!a->quiet) print_hf_predictions(&h, f);
@@ -561,11 +566,6 @@ static int show_hf_sentence(Run *r, HfFile *f, int i, const char *dir) {
         goto done;
     }
     if (a->head_roles) {
-        if (head_roles_measure_hf(&roles, f, &h.t, h.in.n_real, (uint64_t)a->probe_seed, (int)a->probe_length, r->err,
-                                  sizeof r->err)) {
-            cli_error("--head-roles: %s", r->err);
-            goto done;
-        }
         print_head_roles(&roles, a);
         ps.head_roles = &roles;
     }

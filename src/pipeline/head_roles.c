@@ -225,17 +225,19 @@ done:
 
 /* The probe's length: n, or the default shrunk to fit P positions with `extra` around it. */
 static int probe_length(int n, int extra, int P, char *err, size_t errlen) {
+    char around[48] = "";
+    if (extra) snprintf(around, sizeof around, " and %d around them", extra);
     if (n > 0) {
         if (2 * n + extra > P)
-            return errmsg_set(err, errlen, "the head-role probe of 2 × %d random tokens (+%d around them) needs %d "
-                              "positions; this model reads at most %d (use a probe of at most %d tokens)",
-                              n, extra, 2 * n + extra, P, (P - extra) / 2);
+            return errmsg_set(err, errlen, "the head-role probe of 2 × %d random tokens%s needs %d positions; this model "
+                              "reads at most %d (use a probe of at most %d tokens)", n, around, 2 * n + extra, P,
+                              (P - extra) / 2);
         return n;
     }
     n = (P - extra) / 2 < HEAD_ROLES_PROBE_DEFAULT ? (P - extra) / 2 : HEAD_ROLES_PROBE_DEFAULT;
     if (n < HEAD_ROLES_PROBE_MIN)
-        return errmsg_set(err, errlen, "the head-role probe needs 2 × %d random tokens (+%d around them) = %d positions; "
-                          "this model reads at most %d", HEAD_ROLES_PROBE_MIN, extra, 2 * HEAD_ROLES_PROBE_MIN + extra, P);
+        return errmsg_set(err, errlen, "the head-role probe needs at least 2 × %d random tokens%s = %d positions; this "
+                          "model reads at most %d", HEAD_ROLES_PROBE_MIN, around, 2 * HEAD_ROLES_PROBE_MIN + extra, P);
     return n;
 }
 
