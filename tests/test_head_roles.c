@@ -79,10 +79,13 @@ TEST(head_roles_n_real_cuts_the_text) {
 }
 
 TEST(head_roles_classify_by_threshold) {
-    HeadRoleScores s = {.previous = 0.39f, .first = 0.49f, .duplicate = 0.39f, .induction = 0.39f, .local = 0.7f};
+    HeadRoleScores s = {.previous = 0.39f, .first = 0.49f, .duplicate = 0.39f, .induction = 0.39f, .local = 0.7f,
+                        .entropy = 0.4f};
     CHECK_INT(head_roles_classify(&s), HEAD_ROLE_LOCAL);      /* none reached, 0.7 within the window */
     s.local = 0.69f;
-    CHECK_INT(head_roles_classify(&s), HEAD_ROLE_DIFFUSE);
+    CHECK_INT(head_roles_classify(&s), HEAD_ROLE_DIFFUSE);    /* spread: entropy 0.4 of its most */
+    s.entropy = 0.39f;
+    CHECK_INT(head_roles_classify(&s), HEAD_ROLE_FOCUSED);    /* a few keys beyond the window */
     s.first = 0.5f;
     CHECK_INT(head_roles_classify(&s), HEAD_ROLE_FIRST);      /* at the threshold counts */
     s.induction = 0.6f;

@@ -75,7 +75,9 @@ def role_of(th, prev, first, local, ent, dup, ind):
                                  (ind, "induction")) if v >= th[k]]
     if named:
         return max(named, key=lambda x: x[0])[1]
-    return "local" if local >= th["local"] else "diffuse"
+    if local >= th["local"]:
+        return "local"
+    return "diffuse" if ent >= th["diffuse"] else "focused"
 
 
 def check_outputs(out, stdout):
@@ -174,5 +176,29 @@ def test_head_roles_probe_must_fit_the_context(tmp):
     assert not os.path.exists(out)
     r = run_err("run", "--model", d, "--out", out, "--probe-length", "4", "hello")
     assert "--head-roles" in r.stderr
-    run_err("run", "--model", d, "--out", out, "--head-roles", "--probe-length", "0", "hello")
+    for bad in ("0", "1", "x"):
+        run_err("run", "--model", d, "--out", out, "--head-roles", "--probe-length", bad, "hello")
     assert not os.path.exists(out)
+
+
+def test_head_roles_llama_family_folders(tmp):
+    words = ["Lily", "had", "a", "red", "ball", ".", "She", "gave", "it", "to", "Tom", "and", "he", "smiled"]
+    llama = ref.shrunk("llama-3.2-1b", hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                       intermediate_size=96, num_hidden_layers=2, vocab_size=300, max_position_embeddings=64)
+    qwen2 = ref.shrunk("qwen2.5-0.5b", hidden_size=48, num_attention_heads=6, num_key_value_heads=2,
+                       intermediate_size=80, num_hidden_layers=2, vocab_size=300, max_position_embeddings=64)
+    for name, cfg, tok, bos in (("llama", llama, {}, True), ("qwen2", qwen2, {"post_processor": False}, False)):
+        d, out = os.path.join(tmp, name), os.path.join(tmp, name + "-out")
+        w = ref.hf_weights(cfg)
+        ref.write_hf_dir(d, cfg, w)
+        vocab = ref.write_tiny_tokenizer(d, words, **tok)
+        r = run_ok("run", "--model", d, "--out", out, "--head-roles", "--probe-length", "6", "Lily had a red ball. She")
+        trace = check_outputs(out, r.stdout)
+        tb = trace["head_roles"]["tables"][0]
+        assert tb["probe_offset"] == int(bos) and (tb["probe_input"][0] == vocab["<s>"]) == bos
+        assert all(i > 2 for i in trace["head_roles"]["probe_ids"]), "no <s>, </s>, <unk>"
+        check_tables(trace, lambda tb: ref.hf_forward(cfg, w, tb["probe_input"])[0])
+    # 14 ordinary words: a probe of 20 different ones cannot be drawn
+    out = os.path.join(tmp, "x")
+    r = run_err("run", "--model", os.path.join(tmp, "llama"), "--out", out, "--head-roles", "Lily had a red ball")
+    assert "ordinary tokens" in r.stderr and len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(out), r.stderr

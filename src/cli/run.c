@@ -156,7 +156,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
             {"--heads", &a->heads}, {"--ablate", &a->ablate}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
-                                 {"--probe-length", &a->probe_length, 1, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
+                                 {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 4, "run");
         if (taken < 0) return -1;

@@ -11,9 +11,9 @@
 #define PROBE_DRAWS_PER_TOKEN 400   /* draws at most per probe token before giving up */
 
 static const char *const role_names[HEAD_ROLE_N] = {"previous token", "sink", "duplicate token", "induction", "local",
-                                                    "diffuse"};
+                                                    "diffuse", "focused"};
 static const char *const role_keys[HEAD_ROLE_N] = {"previous_token", "first_token", "duplicate_token", "induction",
-                                                   "local", "diffuse"};
+                                                   "local", "diffuse", "focused"};
 
 const char *head_roles_name(HeadRole r) {
     return r >= 0 && r < HEAD_ROLE_N ? role_names[r] : "?";
@@ -87,7 +87,8 @@ HeadRole head_roles_classify(const HeadRoleScores *s) {
     for (int k = 0; k < 4; k++)
         if (score[k] >= min[k] && (best < 0 || score[k] > score[best])) best = k;
     if (best >= 0) return (HeadRole)best;
-    return s->local >= HEAD_ROLES_LOCAL_MIN ? HEAD_ROLE_LOCAL : HEAD_ROLE_DIFFUSE;
+    if (s->local >= HEAD_ROLES_LOCAL_MIN) return HEAD_ROLE_LOCAL;
+    return s->entropy >= HEAD_ROLES_DIFFUSE_MIN ? HEAD_ROLE_DIFFUSE : HEAD_ROLE_FOCUSED;
 }
 
 /* ---- the tables ---- */
@@ -228,6 +229,8 @@ static int probe_length(int n, int extra, int P, char *err, size_t errlen) {
     char around[48] = "";
     if (extra) snprintf(around, sizeof around, " and %d around them", extra);
     if (n > 0) {
+        if (n < 2)   /* one token: its "next" would be the query itself */
+            return errmsg_set(err, errlen, "the head-role probe needs at least 2 random tokens (got %d)", n);
         if (2 * n + extra > P)
             return errmsg_set(err, errlen, "the head-role probe of 2 × %d random tokens%s needs %d positions; this model "
                               "reads at most %d (use a probe of at most %d tokens)", n, around, 2 * n + extra, P,
@@ -406,9 +409,11 @@ static void json_one_table(StrBuf *b, const HeadRoleTable *tb) {
 char *head_roles_json(const HeadRoles *r) {
     StrBuf b = {0};
     strbuf_printf(&b, "{\"thresholds\": {\"previous_token\": %.9g, \"first_token\": %.9g, \"duplicate_token\": %.9g, "
-                  "\"induction\": %.9g, \"local\": %.9g, \"local_window\": %d}, \"seed\": %llu, \"probe_length\": %d, ",
+                  "\"induction\": %.9g, \"local\": %.9g, \"local_window\": %d, \"diffuse\": %.9g}, \"seed\": %llu, "
+                  "\"probe_length\": %d, ",
                   (double)HEAD_ROLES_MIN_PREVIOUS, (double)HEAD_ROLES_MIN_FIRST, (double)HEAD_ROLES_MIN_DUPLICATE,
                   (double)HEAD_ROLES_MIN_INDUCTION, (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW,
+                  (double)HEAD_ROLES_DIFFUSE_MIN,
                   (unsigned long long)r->seed, r->probe_length);
     json_ints(&b, "probe_ids", r->probe_ids, r->probe_length);
     strbuf_printf(&b, ", \"probe_tokens\": [");
@@ -426,7 +431,7 @@ char *head_roles_json(const HeadRoles *r) {
 }
 
 static float score_of(const HeadRoleScores *s, HeadRole role) {
-    const float v[HEAD_ROLE_N] = {s->previous, s->first, s->duplicate, s->induction, s->local, s->entropy};
+    const float v[HEAD_ROLE_N] = {s->previous, s->first, s->duplicate, s->induction, s->local, s->entropy, s->entropy};
     return v[role];
 }
 
@@ -463,8 +468,8 @@ void head_roles_summary(const HeadRoles *r, int top, char *buf, size_t n) {
         for (int x = 0; x < r->tab[t].L * r->tab[t].H; x++, total++) count[r->tab[t].role[x]]++;
     if (k < n)
         snprintf(buf + k, n - k, "  roles of the %d heads: previous token %d, sink %d, duplicate token %d, induction %d, "
-                 "local %d, diffuse %d (probe: %d random tokens twice, seed %llu)\n", total, count[0], count[1], count[2],
-                 count[3], count[4], count[5], r->probe_length, (unsigned long long)r->seed);
+                 "local %d, diffuse %d, focused %d (probe: %d random tokens twice, seed %llu)\n", total, count[0], count[1],
+                 count[2], count[3], count[4], count[5], count[6], r->probe_length, (unsigned long long)r->seed);
 }
 
 void head_roles_free(HeadRoles *r) {

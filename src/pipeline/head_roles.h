@@ -26,7 +26,9 @@
  * Role: the highest of the four scores among those at or above their
  * threshold (HEAD_ROLES_MIN_*); a head that passes none is "local" when
  * local >= HEAD_ROLES_LOCAL_MIN (most weight within the window), else
- * "diffuse" (weight spread beyond it; its entropy says how evenly).
+ * "diffuse" when entropy >= HEAD_ROLES_DIFFUSE_MIN (weight spread over many
+ * keys), else "focused" (most weight on a few keys away from the query and
+ * the first token: a head that looks for particular words).
  *
  * A `generate` command measures with the model it already has loaded:
  * head_roles_measure_hf(r, f, &trace_of_the_text, n_real, seed, n).  The probe
@@ -49,12 +51,13 @@
 #define HEAD_ROLES_MIN_INDUCTION 0.4f  /* induction: "induction"                       */
 #define HEAD_ROLES_WINDOW 2            /* local: keys |j − t| <= 2                     */
 #define HEAD_ROLES_LOCAL_MIN 0.7f      /* local at or above (and no role): "local"     */
+#define HEAD_ROLES_DIFFUSE_MIN 0.4f    /* else entropy at or above: "diffuse"; below: "focused" */
 #define HEAD_ROLES_PROBE_DEFAULT 20    /* n when not given, shrunk to fit the context  */
 #define HEAD_ROLES_PROBE_MIN 4         /* a probe shorter than this is refused         */
 
 typedef enum {
     HEAD_ROLE_PREVIOUS = 0, HEAD_ROLE_FIRST = 1, HEAD_ROLE_DUPLICATE = 2, HEAD_ROLE_INDUCTION = 3,
-    HEAD_ROLE_LOCAL = 4, HEAD_ROLE_DIFFUSE = 5, HEAD_ROLE_N = 6
+    HEAD_ROLE_LOCAL = 4, HEAD_ROLE_DIFFUSE = 5, HEAD_ROLE_FOCUSED = 6, HEAD_ROLE_N = 7
 } HeadRole;
 
 /* Scores of one head. */
@@ -83,10 +86,10 @@ typedef struct HeadRoles {
 } HeadRoles;
 
 /* Short name of a role: "previous token", "sink", "duplicate token",
- * "induction", "local", "diffuse". */
+ * "induction", "local", "diffuse", "focused". */
 const char *head_roles_name(HeadRole r);
 /* Its key in the trace: "previous_token", "first_token", "duplicate_token",
- * "induction", "local", "diffuse". */
+ * "induction", "local", "diffuse", "focused". */
 const char *head_roles_key(HeadRole r);
 
 /* The text scores of head h of map m over its first n_real tokens (0: every

@@ -14,14 +14,15 @@ static const unsigned char role_rgb[HEAD_ROLE_N][3] = {
     {0xC6, 0x28, 0x28},   /* induction: red          */
     {0x4C, 0xA0, 0x4C},   /* local: green            */
     {0x90, 0x90, 0x90},   /* diffuse: grey           */
+    {0x8D, 0x6E, 0x63},   /* focused: brown          */
 };
 
 /* The number a cell shows: the role's score; local's weight near the query;
  * diffuse's entropy. */
 static void cell_of(const HeadRoleScores *s, HeadRole role, RenderLabelCell *c, char *value, size_t n) {
-    const float v[HEAD_ROLE_N] = {s->previous, s->first, s->duplicate, s->induction, s->local, s->entropy};
+    const float v[HEAD_ROLE_N] = {s->previous, s->first, s->duplicate, s->induction, s->local, s->entropy, s->entropy};
     if (role == HEAD_ROLE_LOCAL) snprintf(value, n, "near %.2f", (double)v[role]);
-    else if (role == HEAD_ROLE_DIFFUSE) snprintf(value, n, "H %.2f", (double)v[role]);
+    else if (role >= HEAD_ROLE_DIFFUSE) snprintf(value, n, "H %.2f", (double)v[role]);
     else snprintf(value, n, "%.2f", (double)v[role]);
     c->name = head_roles_name(role);
     c->value = value;
@@ -37,14 +38,14 @@ static float best_of(const HeadRoles *r, int induction, char *where, size_t n) {
             float v = induction ? r->tab[k].s[x].induction : r->tab[k].s[x].duplicate;
             if (v <= best) continue;
             best = v;
-            if (r->n_tables > 1) snprintf(where, n, "%s %d head %d", r->tab[k].kind, x / r->tab[k].H, x % r->tab[k].H);
+            if (r->n_tables > 1) snprintf(where, n, "%s %d head %d", r->tab[k].stack, x / r->tab[k].H, x % r->tab[k].H);
             else snprintf(where, n, "layer %d head %d", x / r->tab[k].H, x % r->tab[k].H);
         }
     return best;
 }
 
 /* The caption's lines: the thresholds, the best probe scores, the caveat. */
-static void threshold_notes(const HeadRoles *r, char lines[5][320]) {
+static void threshold_notes(const HeadRoles *r, char lines[6][320]) {
     char dw[64] = "", iw[64] = "";
     float d = best_of(r, 0, dw, sizeof dw), i = best_of(r, 1, iw, sizeof iw);
     snprintf(lines[0], 320, "Named where a score reaches its threshold (the highest such score wins): previous token ≥ %.2f "
@@ -53,10 +54,13 @@ static void threshold_notes(const HeadRoles *r, char lines[5][320]) {
              "weight on the token's first occurrence / on the token after it.", (double)HEAD_ROLES_MIN_DUPLICATE,
              (double)HEAD_ROLES_MIN_INDUCTION, r->probe_length, (unsigned long long)r->seed);
     snprintf(lines[2], 320, "None reached: local when ≥ %.2f of the weight lies within %d positions of the query (\"near\"), "
-             "else diffuse (H = entropy ÷ its most, 1 = uniform).", (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW);
-    snprintf(lines[3], 320, "Highest duplicate-token score %.2f (%s), highest induction score %.2f (%s)%s", (double)d, dw,
+             "else diffuse when H ≥ %.2f, else focused", (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW,
+             (double)HEAD_ROLES_DIFFUSE_MIN);
+    snprintf(lines[3], 320, "(H = the rows' entropy ÷ its most, 1 = uniform; focused: most weight on a few keys beyond the "
+             "window and the first token, often particular words).");
+    snprintf(lines[4], 320, "Highest duplicate-token score %.2f (%s), highest induction score %.2f (%s)%s", (double)d, dw,
              (double)i, iw, d < HEAD_ROLES_MIN_DUPLICATE && i < HEAD_ROLES_MIN_INDUCTION ? ": no head reaches either." : ".");
-    snprintf(lines[4], 320, "Previous token, sink, local, diffuse are means over query rows 1 … T−1 of the text: a short text "
+    snprintf(lines[5], 320, "Previous token, sink, local, diffuse, focused are means over query rows 1 … T−1 of the text: a short text "
              "gives few rows, so read them as hints.");
 }
 
@@ -66,7 +70,7 @@ static int fill_cells(const HeadRoles *r, RenderLabelCell *cells, char (*values)
     for (int k = 0; k < r->n_tables; k++) {
         const HeadRoleTable *tb = &r->tab[k];
         for (int l = 0; l < tb->L; l++, row++) {
-            if (r->n_tables > 1) snprintf(titles[row], 48, "%s %d", tb->kind, l);
+            if (r->n_tables > 1) snprintf(titles[row], 48, "%s %d", tb->stack, l);
             else snprintf(titles[row], 48, "layer %d", l);
             for (int h = 0; h < cols; h++) {
                 RenderLabelCell *c = &cells[row * cols + h];
@@ -96,12 +100,12 @@ int head_roles_draw(const char *path, const HeadRoles *r, const char *what, cons
     fill_cells(r, cells, values, titles, cols);
     for (int i = 0; i < rows; i++) rt[i] = titles[i];
     for (int h = 0; h < cols; h++) { snprintf(heads[h], 16, "head %d", h); ct[h] = heads[h]; }
-    char notes[5][320], sub[600];
+    char notes[6][320], sub[600];
     threshold_notes(r, notes);
-    const char *note_p[5] = {notes[0], notes[1], notes[2], notes[3], notes[4]};
+    const char *note_p[6] = {notes[0], notes[1], notes[2], notes[3], notes[4], notes[5]};
     snprintf(sub, sizeof sub, "%s%s%s", what ? "text: “" : "", what ? what : "", what ? "”" : "");
     RenderLabelGrid g = {"What each head does: roles measured (layers × heads)", what ? sub : NULL, cells, rows, cols, rt, ct,
-                         note_p, 5};
+                         note_p, 6};
     rc = render_label_grid(path, &g, meta, err, errlen);
 done:
     free(cells); free(values); free(titles); free(heads); free(rt); free(ct);
@@ -123,16 +127,20 @@ static void page_section(Show *w) {
     char cap[900], capvi[900];
     snprintf(cap, sizeof cap, "Thresholds: previous token ≥ %.2f, sink ≥ %.2f, duplicate token ≥ %.2f, induction ≥ %.2f "
              "(probe: %d random tokens twice, seed %llu); a head that reaches none is local when ≥ %.2f of its weight lies "
-             "within %d positions, else diffuse (H: its entropy ÷ the most, 1 = uniform). Darker = higher score.",
+             "within %d positions, else diffuse when H (its entropy ÷ the most, 1 = uniform) ≥ %.2f, else focused (a few keys "
+             "beyond the window: often particular words). Darker = higher score.",
              (double)HEAD_ROLES_MIN_PREVIOUS, (double)HEAD_ROLES_MIN_FIRST, (double)HEAD_ROLES_MIN_DUPLICATE,
              (double)HEAD_ROLES_MIN_INDUCTION, w->ps->head_roles->probe_length,
-             (unsigned long long)w->ps->head_roles->seed, (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW);
+             (unsigned long long)w->ps->head_roles->seed, (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW,
+             (double)HEAD_ROLES_DIFFUSE_MIN);
     snprintf(capvi, sizeof capvi, "Ngưỡng: token trước ≥ %.2f, sink ≥ %.2f, token trùng ≥ %.2f, induction ≥ %.2f "
              "(đoạn thử: %d token ngẫu nhiên lặp hai lần, seed %llu); head không đạt ngưỡng nào là local khi ≥ %.2f trọng "
-             "số nằm trong %d vị trí, nếu không là diffuse (H: entropy ÷ giá trị lớn nhất, 1 = đều). Càng đậm, điểm càng cao.",
+             "số nằm trong %d vị trí, nếu không là diffuse khi H (entropy ÷ giá trị lớn nhất, 1 = đều) ≥ %.2f, còn lại là focused "
+             "(dồn vào vài khóa ngoài cửa sổ: thường là những từ cụ thể). Càng đậm, điểm càng cao.",
              (double)HEAD_ROLES_MIN_PREVIOUS, (double)HEAD_ROLES_MIN_FIRST, (double)HEAD_ROLES_MIN_DUPLICATE,
              (double)HEAD_ROLES_MIN_INDUCTION, w->ps->head_roles->probe_length,
-             (unsigned long long)w->ps->head_roles->seed, (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW);
+             (unsigned long long)w->ps->head_roles->seed, (double)HEAD_ROLES_LOCAL_MIN, HEAD_ROLES_WINDOW,
+             (double)HEAD_ROLES_DIFFUSE_MIN);
     html_figure(w->pg, "head_roles.png", cap, capvi, NULL);
 }
 
