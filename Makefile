@@ -40,7 +40,7 @@ SAN     ?=
 CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
-LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
+LDLIBS  += $(PKG_LIBS) -lgif $(BLAS_LIBS) $(OMPFLAGS) -lm
 
 # Sources by folder (docs/architecture.md): src/<room>/*.c.
 SRC      := $(sort $(wildcard src/*/*.c))
@@ -85,7 +85,7 @@ FORCE:
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
-            clang libclang-rt-dev
+            clang libclang-rt-dev libgif-dev python3-pil
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
