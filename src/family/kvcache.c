@@ -3,7 +3,9 @@
 #include "core/errmsg.h"
 #include <string.h>
 
-static int is_llama(HfFileFamily fam) { return fam == HF_FILE_LLAMA || fam == HF_FILE_LLAMA2C; }
+static int is_llama(HfFileFamily fam) {
+    return fam == HF_FILE_LLAMA || fam == HF_FILE_LLAMA2C;
+}
 
 int kv_cache_init(KvCache *kv, const HfFile *f, int n_ctx, char *err, size_t errlen) {
     memset(kv, 0, sizeof *kv);
@@ -19,7 +21,9 @@ int kv_cache_step(KvCache *kv, const HfFile *f, int id, float *rows, float *logi
     return hf_model_step(&f->m, &kv->gpt2, id, rows, logits, err, errlen);
 }
 
-int kv_cache_length(const KvCache *kv) { return is_llama(kv->family) ? kv->llama.T : kv->gpt2.T; }
+int kv_cache_length(const KvCache *kv) {
+    return is_llama(kv->family) ? kv->llama.T : kv->gpt2.T;
+}
 
 void kv_cache_bytes(const HfFile *f, size_t *with_model, size_t *one_per_head) {
     HfShape s = hf_file_shape(f);

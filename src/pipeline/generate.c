@@ -201,7 +201,9 @@ done:
     return rc;
 }
 
-double generate_tokens_per_s(const Generation *g) { return g->seconds > 0 ? g->n_steps / g->seconds : 0.0; }
+double generate_tokens_per_s(const Generation *g) {
+    return g->seconds > 0 ? g->n_steps / g->seconds : 0.0;
+}
 
 const float *generate_row(const Generation *g, int l, int h, int q) {
     return g->maps + (((size_t)l * g->H + h) * g->N + q) * g->N;
