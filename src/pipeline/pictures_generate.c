@@ -38,15 +38,16 @@ static void default_head(const Generation *g, int *layer, int *head) {
 /* Frame k of the growing map: rows 0..last shown, the rest hidden; the
  * values and mask (n, n) are the caller's. */
 static RenderHeatmap growing_frame(const Generation *g, int l, int h, int last, float *w, unsigned char *mask,
-                                   const char *title, const char *subtitle) {
+                                   const char **labels, const char *title, const char *subtitle) {
     int n = g->n;
+    for (int i = 0; i < n; i++) labels[i] = i <= last ? g->tokens[i] : "";   /* no token shown before it is written */
     for (int q = 0; q < n; q++)
         for (int j = 0; j < n; j++) {
             int shown = q <= last && j <= q;
             w[(size_t)q * n + j] = shown ? generate_row(g, l, h, q)[j] : 0.0f;
             mask[(size_t)q * n + j] = (unsigned char)shown;
         }
-    const char *const *tok = (const char *const *)g->tokens;
+    const char *const *tok = labels;
     return (RenderHeatmap){.title = title, .subtitle = subtitle, .values = w, .rows = n, .cols = n,
                            .row_labels = tok, .col_labels = tok, .row_axis = "query (one row per step)",
                            .col_axis = "key (in the cache)", .mask = mask, .mask_label = "future", .cmap = RENDER_CMAP_VIRIDIS,
@@ -66,14 +67,15 @@ static int draw_timeline(const Generation *g, const GenPictureSpec *ps, GenPictu
     float *w = malloc((size_t)n_frames * n * n * sizeof *w);
     unsigned char *mask = malloc((size_t)n_frames * n * n);
     RenderHeatmap *fr = calloc((size_t)n_frames, sizeof *fr);
+    const char **labels = malloc((size_t)n_frames * n * sizeof *labels);
     char title[160], sub[256], path[4096];
-    if (!w || !mask || !fr) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    if (!w || !mask || !fr || !labels) { errmsg_set(err, errlen, "out of memory"); goto done; }
     snprintf(title, sizeof title, "generation · decoder layer %d · head %d", l, h);
     snprintf(sub, sizeof sub, "rows 0–%d: the prompt; then one row per written token; outlined: the newest row",
              g->n_prompt - 1);
     for (int k = 0; k < n_frames; k++)
-        fr[k] = growing_frame(g, l, h, g->n_prompt - 1 + k, w + (size_t)k * n * n, mask + (size_t)k * n * n, title,
-                              sub);
+        fr[k] = growing_frame(g, l, h, g->n_prompt - 1 + k, w + (size_t)k * n * n, mask + (size_t)k * n * n,
+                              labels + (size_t)k * n, title, sub);
     RenderMetaItem it[2] = {{"Title", title}, {"Model", ps->model_name}};
     RenderMeta meta = {it, 2};
     snprintf(path, sizeof path, "%s/timeline.png", ps->dir);
@@ -82,7 +84,7 @@ static int draw_timeline(const Generation *g, const GenPictureSpec *ps, GenPictu
     if (render_gif_heatmaps(path, fr, n_frames, 60, err, errlen)) goto done;
     rc = add_image(rep, "timeline.png") || add_image(rep, "growing.gif") ? errmsg_set(err, errlen, "too many pictures") : 0;
 done:
-    free(w); free(mask); free(fr);
+    free(w); free(mask); free(fr); free(labels);
     return rc;
 }
 
@@ -169,7 +171,7 @@ static int draw_kv_cache(const Generation *g, const GenPictureSpec *ps, GenPictu
     snprintf(title, sizeof title, "KV cache: %zu bytes per token%s", g->kv_per_token,
              g->Hkv < g->H ? ", grouped-query attention" : " (every head has its own keys and values)");
     snprintf(lab_gqa, sizeof lab_gqa, "this model: %d key/value heads", g->Hkv);
-    snprintf(lab_mha, sizeof lab_mha, "one per query head: %d", g->H);
+    snprintf(lab_mha, sizeof lab_mha, "without grouping: %d key/value heads", g->H);
     RenderSeries se[2] = {{lab_gqa, gqa}, {lab_mha, mha}};
     RenderPlot p = {.title = title, .x_label = "step (positions cached = prompt + step)",
                     .y_label = "KiB of keys and values (float32)", .x = x, .n_points = n, .series = se,
