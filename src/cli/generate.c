@@ -29,6 +29,8 @@ static void generate_usage(FILE *f) {
           "  --head MAP.H       the head of the timeline, e.g. decoder.1.masked_self.3 or 1.3\n"
           "                     (default: the head whose newest rows look furthest back)\n"
           "  --trace none       no trace.json\n"
+          "  --no-pictures      no pictures and no index.html (with --trace none nothing is written:\n"
+          "                     the text and the speed only, as make bench runs it)\n"
           "  --out DIR          output folder (default output/generate)\n"
           "  --quiet            print nothing but errors\n", f);
 }
@@ -37,7 +39,7 @@ typedef struct {
     const char *model, *tokenizer, *prompt, *out, *head, *trace;
     long steps, top_k, seed;
     double temperature;
-    int quiet;
+    int quiet, no_pictures;
 } GenArgs;
 
 /* 0 go on, 1 --help printed, -1 error printed (usage: 2). */
@@ -59,6 +61,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         if (taken) continue;
         if (cli_is_help(argv[i])) { generate_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--quiet")) a->quiet = 1;
+        else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
         else if (argv[i][0] == '-' && argv[i][1]) { cli_unknown_option("generate", argv[i]); return -1; }
         else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }
         else a->prompt = argv[i];
@@ -75,8 +78,8 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
 static int write_outputs(const Generation *g, const HfFile *f, const GenArgs *a, const char *dir) {
     char err[1024], path[4096];
     GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir};
-    GenPictureReport rep;
-    if (pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
+    GenPictureReport rep = {0};
+    if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
     /* --head-roles (issue 26 item 3) goes here: its grid into dir, its table into the trace. */
     if (!strcmp(a->trace, "none")) return 0;
     Trace tr;
@@ -123,13 +126,18 @@ int cli_generate(int argc, char **argv) {
     Generation g;
     int status = 1;
     if (generate_run(&g, &f, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
-    OutStage stage;   /* a failure leaves --out as it was */
-    if (cli_stage_open(&stage, a.out) != 0) goto done;
-    int ok = write_outputs(&g, &f, &a, stage.dir) == 0;
-    if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
+    int writes = !a.no_pictures || strcmp(a.trace, "none");
+    if (writes) {
+        OutStage stage;   /* a failure leaves --out as it was */
+        if (cli_stage_open(&stage, a.out) != 0) goto done;
+        int ok = write_outputs(&g, &f, &a, stage.dir) == 0;
+        if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
+    }
     if (!a.quiet) {
         print_generation(&g);
-        printf("pictures, %sindex.html in %s/\n", strcmp(a.trace, "none") ? "trace.json and " : "", a.out);
+        if (writes)
+            printf("%s%s in %s/\n", a.no_pictures ? "" : "pictures and index.html",
+                   strcmp(a.trace, "none") ? (a.no_pictures ? "trace.json" : ", trace.json") : "", a.out);
     }
     status = 0;
 done:
