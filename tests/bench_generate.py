@@ -12,8 +12,9 @@ PyTorch's greedy decoding of the same model with a KV cache, measured in the sam
            (L, P, Hkv·D) cache: the prompt but its last token read first, then the
            clock runs over the same N steps (one token in, argmax out)
 
-Both write the same ids (checked).  The machine has 2 shared cores: each figure is the
-best of REPEAT runs.  Skips with a reason when ../shared/models/stories260K is absent.
+Both write the same ids (checked).  The machine has 2 shared cores, often busy: the
+ratio is of CPU time (the process's, over the same steps), the wall-clock figures are
+printed beside it; each figure is the best of REPEAT runs.  Skips with a reason when ../shared/models/stories260K is absent.
 Usage: bench_generate.py [STEPS]"""
 import os, re, subprocess, sys, time
 import numpy as np
@@ -34,8 +35,9 @@ def attnviz_run(steps):
             os.path.join(STORIES, "tok512.bin"), PROMPT, "--steps", str(steps), "--no-pictures", "--trace", "none"]
     r = subprocess.run(args, capture_output=True, text=True, check=True)
     tps = float(re.search(r"speed: ([0-9.]+) tokens/s", r.stdout).group(1))
+    cpu = float(re.search(r"CPU time ([0-9.]+) tokens/s", r.stdout).group(1))
     n = int(re.search(r"written \((\d+) tokens", r.stdout).group(1))
-    return tps, n
+    return cpu, tps, n
 
 
 class Llama:
@@ -91,13 +93,13 @@ def torch_run(steps):
         for t, tok in enumerate(ids[:-1]):
             m.step(tok, t)
         out, tok, t = [], ids[-1], len(ids) - 1
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(steps):
             tok = int(torch.argmax(m.step(tok, t)))
             out.append(tok)
             t += 1
-        dt = time.perf_counter() - t0
-    return steps / dt, out
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
+    return steps / dc, steps / dt, out
 
 
 def main():
@@ -106,7 +108,7 @@ def main():
         return 0
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     a = max(attnviz_run(steps) for _ in range(REPEAT))
-    n = a[1]                                  # tokens attnviz wrote (it stops at end of text)
+    n = a[2]                                  # tokens attnviz wrote (it stops at end of text)
     p = max(torch_run(n) for _ in range(REPEAT))
     want = ref.encode(*ref.read_tok(os.path.join(STORIES, "tok512.bin"), 512), PROMPT)
     r = subprocess.run([ATTNVIZ, "generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
@@ -114,10 +116,11 @@ def main():
                         "--out", os.path.join(ROOT, "build", "bench-generate")], capture_output=True, text=True)
     import json
     tr = json.load(open(os.path.join(ROOT, "build", "bench-generate", "trace.json")))
-    same = [s["id"] for s in tr["generation"]["steps"]] == p[1]
-    print(f"generate stories260K greedy, {n} tokens after \"{PROMPT}\" ({len(want)} prompt tokens): "
+    same = [s["id"] for s in tr["generation"]["steps"]] == p[2]
+    print(f"generate stories260K greedy, {n} tokens after \"{PROMPT}\" ({len(want)} prompt tokens), CPU time: "
           f"attnviz {a[0]:.0f} tokens/s (every head's row kept), PyTorch {p[0]:.0f} tokens/s "
-          f"(1 thread, KV cache), ratio {a[0] / p[0]:.1f}x; same tokens: {'yes' if same else 'NO'}")
+          f"(1 thread, KV cache), ratio {a[0] / p[0]:.1f}x; wall clock: {a[1]:.0f} and {p[1]:.0f}; "
+          f"same tokens: {'yes' if same else 'NO'}")
     return 0 if same else 1
 
 

@@ -101,8 +101,9 @@ static void print_generation(const Generation *g) {
     printf("prompt (%d tokens): %s\n", g->n_prompt, g->prompt);
     printf("written (%d tokens, %s%s):%s%s\n", g->n_steps, g->temperature > 0 ? "sampled" : "greedy",
            g->stopped ? ", stopped at end of text" : "", g->text[0] == ' ' ? "" : " ", g->text);
-    printf("speed: %.1f tokens/s (%d steps with a KV cache, %.2f ms each)\n", generate_tokens_per_s(g), g->n_steps,
-           g->n_steps ? g->seconds * 1e3 / g->n_steps : 0.0);
+    printf("speed: %.1f tokens/s (%d steps with a KV cache, %.2f ms each; CPU time %.1f tokens/s)\n",
+           generate_tokens_per_s(g), g->n_steps, g->n_steps ? g->seconds * 1e3 / g->n_steps : 0.0,
+           g->cpu_seconds > 0 ? g->n_steps / g->cpu_seconds : 0.0);
     printf("KV cache: %zu bytes per token (%zu without grouped-query attention), %zu bytes at the end\n",
            g->kv_per_token, g->kv_per_token_mha, (size_t)g->n * g->kv_per_token);
 }

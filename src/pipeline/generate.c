@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-static double now_s(void) {
+static double clock_s(clockid_t which) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(which, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
@@ -156,7 +156,7 @@ static int write_tokens(Generation *g, KvCache *kv, const HfFile *f, const GenSp
     int *idx = malloc((size_t)spec->top_k * sizeof *idx);
     Rng rng = rng_from_state(spec->seed);
     if (!logits || !p || !idx) { errmsg_set(err, errlen, "out of memory"); goto done; }
-    double t0 = now_s();
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     for (int step = 0; step < spec->steps && !g->stopped; step++) {
         int q = g->n - 1;
         if (read_token(g, kv, f, q, rows, logits, err, errlen)) goto done;
@@ -165,7 +165,8 @@ static int write_tokens(Generation *g, KvCache *kv, const HfFile *f, const GenSp
         g->n_steps++;
         for (int i = 0; i < n_stop; i++) g->stopped |= id == stop[i];
     }
-    g->seconds = now_s() - t0;
+    g->seconds = clock_s(CLOCK_MONOTONIC) - t0;
+    g->cpu_seconds = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
     rc = read_token(g, kv, f, g->n - 1, rows, NULL, err, errlen);   /* the last token's own row */
 done:
     free(logits); free(p); free(idx);

@@ -53,6 +53,8 @@ typedef struct {
     size_t kv_per_token;    /* bytes of keys and values one position adds      */
     size_t kv_per_token_mha;/* the same with a key/value head per query head   */
     double seconds;         /* wall time of the n_steps steps                  */
+    double cpu_seconds;     /* CPU time of the process over the same steps (on a
+                               busy machine the fairer measure)                 */
     int stopped;            /* 1: stopped at the end-of-text token             */
     double temperature;
     unsigned long long seed;
