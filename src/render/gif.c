@@ -4,7 +4,9 @@
  * The palette (256 colours): 192 steps of the colour map's ramp, 56 greys
  * from black to white (text, frames, masked cells, their hatching), and the
  * accents of canvas.h.  Each pixel takes the nearest palette colour; the
- * nearest is looked up once per 15-bit colour (a 32768-entry table). */
+ * nearest is looked up once per 15-bit colour (a 32768-entry table).
+ * After the first frame, each frame holds only the rectangle that changed
+ * (the rest of the previous frame stays: disposal "do not dispose"). */
 #include "render/canvas.h"
 #include "render/heatmap.h"
 #include "render/render.h"
@@ -66,17 +68,40 @@ static int mem_write(GifFileType *gif, const GifByteType *data, int n) {
     return n;
 }
 
-/* One frame: its control block (delay) and its pixels through the palette. */
-static int put_frame(GifFileType *gif, Palette *p, const Canvas *c, int delay_cs, GifByteType *line) {
+/* The rectangle where c differs from prev (all of c without prev; a
+ * 1 × 1 corner when nothing changed). */
+static void changed_rect(const Canvas *c, const Canvas *prev, int *x0, int *y0, int *w, int *h) {
+    int minx = c->w, miny = c->h, maxx = -1, maxy = -1;
+    if (!prev || !prev->px) { *x0 = *y0 = 0; *w = c->w; *h = c->h; return; }
+    for (int y = 0; y < c->h; y++)
+        for (int x = 0; x < c->w; x++) {
+            size_t k = ((size_t)y * c->w + x) * 3;
+            if (memcmp(c->px + k, prev->px + k, 3) == 0) continue;
+            if (x < minx) minx = x;
+            if (x > maxx) maxx = x;
+            if (y < miny) miny = y;
+            if (y > maxy) maxy = y;
+        }
+    if (maxx < 0) { *x0 = *y0 = 0; *w = *h = 1; return; }
+    *x0 = minx; *y0 = miny; *w = maxx - minx + 1; *h = maxy - miny + 1;
+}
+
+/* One frame: its control block (delay) and, over the previous frame (kept:
+ * DISPOSE_DO_NOT), the pixels that changed, through the palette. */
+static int put_frame(GifFileType *gif, Palette *p, const Canvas *c, const Canvas *prev, int delay_cs,
+                     GifByteType *line) {
     GraphicsControlBlock gcb = {.DisposalMode = DISPOSE_DO_NOT, .UserInputFlag = 0, .DelayTime = delay_cs,
                                 .TransparentColor = NO_TRANSPARENT_COLOR};
     GifByteType ext[4];
+    int x0, y0, w, h;
+    changed_rect(c, prev, &x0, &y0, &w, &h);
     EGifGCBToExtension(&gcb, ext);
     if (EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, 4, ext) == GIF_ERROR) return -1;
-    if (EGifPutImageDesc(gif, 0, 0, c->w, c->h, false, NULL) == GIF_ERROR) return -1;
-    for (int y = 0; y < c->h; y++) {
-        for (int x = 0; x < c->w; x++) line[x] = (GifByteType)nearest(p, c->px + ((size_t)y * c->w + x) * 3);
-        if (EGifPutLine(gif, line, c->w) == GIF_ERROR) return -1;
+    if (EGifPutImageDesc(gif, x0, y0, w, h, false, NULL) == GIF_ERROR) return -1;
+    for (int y = y0; y < y0 + h; y++) {
+        for (int x = x0; x < x0 + w; x++)
+            line[x - x0] = (GifByteType)nearest(p, c->px + ((size_t)y * c->w + x) * 3);
+        if (EGifPutLine(gif, line, w) == GIF_ERROR) return -1;
     }
     return 0;
 }
@@ -117,6 +142,7 @@ static int frame_canvas(Canvas *out, const RenderHeatmap *hm, int W, int H, char
 /* Frames into m.  0, or -1 with err. */
 static int encode(MemOut *m, const RenderHeatmap *frames, int n, int delay_cs, char *err, size_t errlen) {
     int e = 0, rc = -1, W, H;
+    Canvas prev = {0};
     if (screen_size(frames, n, &W, &H, err, errlen)) return -1;
     Palette *p = malloc(sizeof *p);
     GifByteType *line = malloc((size_t)W);
@@ -133,12 +159,14 @@ static int encode(MemOut *m, const RenderHeatmap *frames, int n, int delay_cs, c
     for (int i = 0; i < n; i++) {
         Canvas c;
         if (frame_canvas(&c, &frames[i], W, H, err, errlen)) goto done;
-        int fail = put_frame(gif, p, &c, i == n - 1 ? 3 * delay_cs : delay_cs, line);
-        canvas_free(&c);
+        int fail = put_frame(gif, p, &c, i ? &prev : NULL, i == n - 1 ? 3 * delay_cs : delay_cs, line);
+        canvas_free(&prev);
+        prev = c;
         if (fail) { errmsg_set(err, errlen, "GIF: cannot write frame %d (out of memory)", i); goto done; }
     }
     rc = 0;
 done:
+    canvas_free(&prev);
     if (gif && EGifCloseFile(gif, &e) == GIF_ERROR && rc == 0) rc = errmsg_set(err, errlen, "GIF: cannot finish the file");
     GifFreeMapObject(cm);
     free(line); free(p);
