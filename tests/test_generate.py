@@ -149,7 +149,37 @@ def test_generate_bad_options(tmp):
     r = run_err("generate", *args, long_prompt, "--out", out)
     assert len(r.stderr.strip().splitlines()) == 1 and "512" in r.stderr, r.stderr
     for bad in (["--model", os.path.join(tmp, "missing.bin"), "--tokenizer", os.path.join(STORIES, "tok512.bin")],
-                ["--model", os.path.join(tmp, "nodir")], []):
+                ["--model", os.path.join(tmp, "nodir")], ["--to", "de"], ["--steps", "0", "--model", "taught"]):
         r = run_err("generate", *bad, "Once upon a time", "--out", out)
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not os.path.exists(out)
+
+
+def test_generate_translator_timeline_equals_its_steps(tmp):
+    """The bundled translator (no --model): its timeline's rows are the rows each greedy
+    step computed — checked against `run --target PREFIX` (the decoder reading only the
+    first k written words, as the step that wrote word k + 1 did)."""
+    out, r, tr = generate(tmp, "tr", "the cat is happy")
+    assert "le chat est heureux" in r.stdout, r.stdout
+    validate_trace(tr)
+    for f in ("timeline-self.png", "timeline-cross.png", "growing.gif", "index.html"):
+        assert os.path.getsize(os.path.join(out, f)) > 1000, f
+    maps = {m["id"]: m for m in tr["maps"] if m["stack"] == "decoder"}
+    words = tr["target_tokens"][1:]                      # after the language tag
+    words = [w for w in words if w != "<eos>"]
+    assert words == ["le", "chat", "est", "heureux"], tr["target_tokens"]
+    from PIL import Image
+    assert Image.open(os.path.join(out, "growing.gif")).n_frames == len(maps["decoder.1.cross"]["queries"])
+    for k in range(1, len(words) + 1):
+        d = os.path.join(tmp, "prefix%d" % k)
+        run_ok("run", "--no-pictures", "--target", " ".join(words[:k]), "--out", d, "the cat is happy")
+        pre = {m["id"]: m for m in load_json(os.path.join(d, "trace.json"))["maps"] if m["stack"] == "decoder"}
+        for mid, m in pre.items():
+            causal = m["kind"] == "masked_self"
+            for h, head in enumerate(m["heads"]):
+                for q in range(k + 1):                   # the tag and the k words: rows of steps 0..k
+                    n = q + 1 if causal else len(m["keys"])
+                    np.testing.assert_allclose(head["weights"][q][:n], maps[mid]["heads"][h]["weights"][q][:n],
+                                               atol=1e-6, err_msg=f"{mid} head {h} row {q}, prefix {k}")
+    r = run_err("generate", "the cat is happy", "--head", "7.0", "--out", os.path.join(tmp, "bad"))
+    assert len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(tmp, "bad"))

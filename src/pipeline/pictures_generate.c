@@ -234,3 +234,89 @@ int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureR
         return -1;
     return write_page(g, ps, rep, err, errlen);
 }
+
+/* ---- the bundled translator's decoding ---- */
+
+/* Frame `last` of head h of map m growing (rows 0..last shown); w, mask
+ * (Tq, Tk) and rows (Tq labels) are the caller's. */
+static RenderHeatmap map_frame(const TraceMap *m, int h, int last, float *w, unsigned char *mask, const char **rows,
+                               const char *title, const char *sub) {
+    int causal = !strcmp(m->kind, "masked_self");
+    for (int q = 0; q < m->Tq; q++) {
+        rows[q] = q <= last ? m->queries[q] : "";
+        for (int j = 0; j < m->Tk; j++) {
+            int shown = q <= last && (!causal || j <= q);
+            w[(size_t)q * m->Tk + j] = shown ? m->heads[h].weights[(size_t)q * m->Tk + j] : 0.0f;
+            mask[(size_t)q * m->Tk + j] = (unsigned char)shown;
+        }
+    }
+    return (RenderHeatmap){.title = title, .subtitle = sub, .values = w, .rows = m->Tq, .cols = m->Tk,
+                           .row_labels = rows, .col_labels = (const char *const *)m->keys,
+                           .row_axis = "decoder query (one row per written word)",
+                           .col_axis = causal ? "key (the words written so far)" : "key (the source sentence)",
+                           .mask = mask, .mask_label = "future", .cmap = RENDER_CMAP_VIRIDIS, .vmin = 0, .vmax = 1,
+                           .show_values = -1, .highlight_row = last};
+}
+
+/* name.png (the last frame) and, when gif, growing.gif of head h of map m. */
+static int draw_map_growing(const TraceMap *m, int h, const GenTranslationSpec *ts, const char *name, int gif,
+                            GenPictureReport *rep, char *err, size_t errlen) {
+    int n = m->Tq, cells = m->Tq * m->Tk, rc = -1;
+    float *w = malloc((size_t)n * cells * sizeof *w);
+    unsigned char *mask = malloc((size_t)n * cells);
+    const char **rows = malloc((size_t)n * n * sizeof *rows);
+    RenderHeatmap *fr = calloc((size_t)n, sizeof *fr);
+    char title[200], path[4096], file[64];
+    if (!w || !mask || !rows || !fr) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    snprintf(title, sizeof title, "the translator writing · %s · head %d", m->id, h);
+    const char *sub = "row q: the query that wrote the next word; outlined: the newest row";
+    for (int k = 0; k < n; k++)
+        fr[k] = map_frame(m, h, k, w + (size_t)k * cells, mask + (size_t)k * cells, rows + (size_t)k * n, title, sub);
+    RenderMetaItem it[2] = {{"Title", title}, {"Model", ts->model_name}};
+    RenderMeta meta = {it, 2};
+    snprintf(file, sizeof file, "%s.png", name);
+    snprintf(path, sizeof path, "%s/%s", ts->dir, file);
+    if (render_heatmap(path, &fr[n - 1], &meta, err, errlen) || add_image(rep, file)) goto done;
+    if (gif) {
+        snprintf(path, sizeof path, "%s/growing.gif", ts->dir);
+        if (render_gif_heatmaps(path, fr, n, 80, err, errlen) || add_image(rep, "growing.gif")) goto done;
+    }
+    rc = 0;
+done:
+    free(w); free(mask); free(rows); free(fr);
+    return rc;
+}
+
+int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPictureReport *rep, char *err,
+                                  size_t errlen) {
+    memset(rep, 0, sizeof *rep);
+    char id[2][64];
+    snprintf(id[0], sizeof id[0], "decoder.%d.masked_self", ts->layer);
+    snprintf(id[1], sizeof id[1], "decoder.%d.cross", ts->layer);
+    const TraceMap *self = trace_find_map(t, id[0]), *cross = trace_find_map(t, id[1]);
+    if (!self || !cross) return errmsg_set(err, errlen, "the trace has no %s or %s", id[0], id[1]);
+    if (ts->self_head >= self->n_heads || ts->cross_head >= cross->n_heads)
+        return errmsg_set(err, errlen, "--head: this model has heads 0..%d", self->n_heads - 1);
+    rep->layer = ts->layer;
+    rep->head = ts->cross_head;
+    if (draw_map_growing(self, ts->self_head, ts, "timeline-self", 0, rep, err, errlen) ||
+        draw_map_growing(cross, ts->cross_head, ts, "timeline-cross", 1, rep, err, errlen))
+        return -1;
+    HtmlPage pg;
+    char path[4096];
+    html_page_begin(&pg, "attnviz generate — the translator writing", ts->model_name);
+    html_section(&pg, "text", "What the model wrote", "Greedy decoding, one word per step.",
+                 "Giải mã tham lam, mỗi bước một từ.");
+    html_pre(&pg, ts->text);
+    html_figure(&pg, "timeline-self.png", "Masked self-attention of the decoder: each written word reads the words "
+                "written before it; one row per step, the newest outlined. Rows are those of the pass over the "
+                "finished translation: the decoder is causal, so each equals what its step computed.",
+                "Tự chú ý có che của decoder: mỗi từ đã viết đọc các từ viết trước nó; mỗi bước một hàng.", NULL);
+    html_figure(&pg, "timeline-cross.png", "Cross-attention: at each step, which source words the decoder reads "
+                "to write the next word.", "Chú ý chéo: ở mỗi bước, decoder đọc những từ nguồn nào để viết từ tiếp theo.",
+                NULL);
+    html_figure(&pg, "growing.gif", "The cross-attention map growing, one frame per written word (for slides).",
+                "Bản đồ chú ý chéo lớn dần, mỗi từ một khung hình.", NULL);
+    snprintf(path, sizeof path, "%s/index.html", ts->dir);
+    return html_page_write(&pg, path, err, errlen);
+}

@@ -30,11 +30,27 @@ typedef struct {
 typedef struct {
     int layer, head;                        /* the timeline's head     */
     int n_images;
-    char images[GEN_PICTURES_MAX][32];      /* relative to dir         */
+    char images[GEN_PICTURES_MAX][64];      /* relative to dir         */
 } GenPictureReport;
 
 /* Parses --head against g's shape into *layer, *head.  0, or -1 with err. */
 int pictures_generate_head(const Generation *g, const char *spec, int *layer, int *head, char *err, size_t errlen);
+
+/* The bundled translator's own greedy decoding (`generate` with attnviz's
+ * model): its trace t (pipeline/look.h, the decoder reading its own output)
+ * holds "decoder.L.masked_self" (T × T) and "decoder.L.cross" (T × S); the
+ * decoder is causal, so row q of each is what the step that read its q-th
+ * token computed (tests/test_generate.py checks it against teacher-forced
+ * prefixes).  Writes timeline-self.png and timeline-cross.png (layer `layer`,
+ * heads self_head and cross_head, one row per written word, the newest
+ * outlined), growing.gif (the cross-attention map growing) and index.html
+ * with `text` (source → translation).  0, or -1 with err. */
+typedef struct {
+    const char *dir, *model_name, *text;
+    int layer, self_head, cross_head;
+} GenTranslationSpec;
+int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPictureReport *rep, char *err,
+                                  size_t errlen);
 
 /* Every picture and index.html into ps->dir.  0, or -1 with err. */
 int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen);
