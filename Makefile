@@ -40,7 +40,7 @@ SAN     ?=
 CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
            -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
-LDLIBS  += $(PKG_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
+LDLIBS  += $(PKG_LIBS) -lgif $(BLAS_LIBS) $(OMPFLAGS) -lm
 
 # Sources by folder (docs/architecture.md): src/<room>/*.c.
 SRC      := $(sort $(wildcard src/*/*.c))
@@ -49,7 +49,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf bench-generate model
 
 all: $(BUILD)/attnviz
 
@@ -85,7 +85,7 @@ FORCE:
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
-            clang libclang-rt-dev
+            clang libclang-rt-dev libgif-dev python3-pil
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
@@ -152,8 +152,9 @@ model: $(BUILD)/attnviz
 	    || exit 1; done
 
 # make bench: times `run` on the lesson's sentences (model, pictures, trace,
-# pictures per second), then training beside PyTorch (bench-train) and a
-# GPT-2-small-shaped folder beside PyTorch (bench-hf).
+# pictures per second), then training beside PyTorch (bench-train), a
+# GPT-2-small-shaped folder beside PyTorch (bench-hf) and generation with a KV
+# cache beside PyTorch's (bench-generate).
 BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
@@ -165,6 +166,8 @@ bench: $(BUILD)/attnviz
 	@$(MAKE) --no-print-directory bench-train
 	@echo "== GPT-2-small folder: attnviz beside PyTorch"
 	@$(MAKE) --no-print-directory bench-hf
+	@echo "== generate: stories260K with a KV cache, attnviz beside PyTorch"
+	@$(MAKE) --no-print-directory bench-generate
 
 # Training tokens/s of attnviz beside PyTorch (python3-torch), same model, batches
 # and run, at two shapes with 1 and 2 threads; prints the ratios and peak memory
@@ -178,6 +181,11 @@ bench-train: $(BUILD)/attnviz
 # weights-only trace (tests/bench_hf.py; docs/own-model.md has the figures).
 bench-hf: $(BUILD)/attnviz
 	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
+
+# Greedy generation of stories260K (../shared) with a KV cache: attnviz's tokens/s
+# beside PyTorch's in the same run, the same tokens checked (tests/bench_generate.py).
+bench-generate: $(BUILD)/attnviz
+	@ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_generate.py
 
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 KERNEL_OPT= OPENMP=0 \

@@ -75,6 +75,9 @@ def test_schema_has_no_unused_fields(tmp):
     llama_ref.write_tiny_tokenizer(g, ["it", "was", "tired"], bos="<bos>", post_processor=False, add_bos=True)
     run_ok("run", "--model", g, "--trace", "steps", "--no-pictures", "--out", os.path.join(tmp, "d"), "it was tired")
     traces.append(load_json(os.path.join(tmp, "d", "trace.json")))
+    # generation with a KV cache (issue 26): the same folder writes three tokens
+    run_ok("generate", "--model", g, "--steps", "3", "--out", os.path.join(tmp, "e"), "it was")
+    traces.append(load_json(os.path.join(tmp, "e", "trace.json")))
     seen = set()
     for t in traces:
         validate_trace(t)

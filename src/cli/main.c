@@ -13,6 +13,7 @@ static void usage(FILE *f) {
         "commands:\n"
         "  run     the model on your sentences: translation, every attention map, trace\n"
         "  demo    the whole lesson as pictures, in order, with index.html\n"
+        "  generate  a decoder writes text token by token (KV cache): each step's attention row\n"
         "  steps   one attention computation, step by step (Q·Kᵀ, ÷√d_k, +mask, softmax, ·V)\n"
         "  info    a model file's configuration and parameters\n"
         "  tokenize  a model folder's tokenizer (tokenizer.json, or GPT-2/BERT vocabulary) on lines of stdin\n"
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "model-init")) return cli_model_init(argc - 1, argv + 1);
     if (!strcmp(cmd, "forward")) return cli_forward(argc - 1, argv + 1);   /* hidden: tests */
     if (!strcmp(cmd, "tokenize")) return cli_tokenize(argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return cli_generate(argc - 1, argv + 1);
     fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
     return 2;
 }

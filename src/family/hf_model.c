@@ -512,3 +512,84 @@ void hf_model_free(HfModel *m) {
     safetensors_close(&m->st);
     memset(m, 0, sizeof *m);
 }
+
+/* ---- one token at a time, with a KV cache ---- */
+
+int hf_cache_init(HfCache *kv, const HfModel *m, int n_ctx, char *err, size_t errlen) {
+    const HfConfig *c = &m->c;
+    memset(kv, 0, sizeof *kv);
+    if (c->family != HF_GPT2)
+        return errmsg_set(err, errlen, "%s reads a whole sentence at once; generation needs a decoder (GPT-2, the "
+                          "Llama family)", hf_family_name(c->family));
+    if (n_ctx < 1 || n_ctx > c->n_pos)
+        return errmsg_set(err, errlen, "a cache of %d positions; this model reads 1 to %d", n_ctx, c->n_pos);
+    size_t C = (size_t)c->d_model, per = (size_t)c->n_layer * n_ctx * C;
+    kv->k = malloc(2 * per * sizeof *kv->k);
+    kv->buf = malloc((6 * C + (size_t)c->d_ff + (size_t)n_ctx) * sizeof *kv->buf);
+    if (!kv->k || !kv->buf) {
+        hf_cache_free(kv);
+        return errmsg_set(err, errlen, "out of memory for a cache of %d positions", n_ctx);
+    }
+    kv->v = kv->k + per;
+    kv->n_ctx = n_ctx;
+    return 0;
+}
+
+void hf_cache_free(HfCache *kv) {
+    if (!kv) return;
+    free(kv->k); free(kv->buf);
+    memset(kv, 0, sizeof *kv);
+}
+
+/* Layer l's heads for the token at position t: qkv (3C) of the normed
+ * input; k and v into the cache; outputs into att (C), weights into rows. */
+static int step_heads(const HfModel *m, HfCache *kv, const float *qkv, float *att, float *wts, int l, int t,
+                      float *rows) {
+    const HfConfig *c = &m->c;
+    int C = c->d_model, H = c->n_head, D = C / H;
+    float *kl = kv->k + (size_t)l * kv->n_ctx * C, *vl = kv->v + (size_t)l * kv->n_ctx * C;
+    memcpy(kl + (size_t)t * C, qkv + C, (size_t)C * sizeof *kl);
+    memcpy(vl + (size_t)t * C, qkv + 2 * C, (size_t)C * sizeof *vl);
+    for (int h = 0; h < H; h++) {
+        AttnHead a = {.q = qkv + h * D, .ldq = 3 * C, .k = kl + h * D, .ldk = C, .v = vl + h * D, .ldv = C,
+                      .mask = NULL, .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = 1, .Tk = t + 1,
+                      .D = D, .Dv = D, .out = att + h * D, .ldo = C,
+                      .weights = rows ? rows + ((size_t)l * H + h) * kv->n_ctx : wts, .steps = NULL};
+        if (attention_forward(&a) < 0) return -1;
+    }
+    return 0;
+}
+
+int hf_model_step(const HfModel *m, HfCache *kv, int id, float *rows, float *logits, char *err, size_t errlen) {
+    const HfConfig *c = &m->c;
+    int t = kv->T, C = c->d_model, F = c->d_ff;
+    if (t >= kv->n_ctx) return errmsg_set(err, errlen, "the cache is full (%d positions)", kv->n_ctx);
+    if (id < 0 || id >= c->n_vocab)
+        return errmsg_set(err, errlen, "token id %d is outside the vocabulary (0..%d)", id, c->n_vocab - 1);
+    float *x = kv->buf, *y = x + C, *att = y + C, *qkv = att + C, *ff = qkv + 3 * C, *wts = ff + F;
+    for (int i = 0; i < C; i++) x[i] = m->w.wte[(size_t)id * C + i] + m->w.wpe[(size_t)t * C + i];
+    for (int l = 0; l < c->n_layer; l++) {
+        const HfLayer *w = &m->w.layer[l];
+        layernorm_eps(y, x, w->ln1_w, w->ln1_b, 1, C, c->ln_eps);
+        matmul_forward(qkv, y, w->qkv_w, w->qkv_b, 1, C, 3 * C);
+        if (step_heads(m, kv, qkv, att, wts, l, t, rows)) return errmsg_set(err, errlen, "out of memory");
+        matmul_forward(y, att, w->proj_w, w->proj_b, 1, C, C);
+        for (int i = 0; i < C; i++) x[i] += y[i];
+        layernorm_eps(y, x, w->ln2_w, w->ln2_b, 1, C, c->ln_eps);
+        matmul_forward(ff, y, w->fc_w, w->fc_b, 1, C, F);
+        activation_forward(ff, (size_t)F, c->act);
+        matmul_forward(y, ff, w->fc2_w, w->fc2_b, 1, F, C);
+        for (int i = 0; i < C; i++) x[i] += y[i];
+    }
+    kv->T = t + 1;
+    if (!logits) return 0;
+    layernorm_eps(x, x, m->w.lnf_w, m->w.lnf_b, 1, C, c->ln_eps);
+    for (int v = 0; v < c->n_vocab; v++) {   /* · wteᵀ: the tied output embedding */
+        const float *e = m->w.wte + (size_t)v * C;
+        float sum = 0;
+        OMP_SIMD_SUM
+        for (int i = 0; i < C; i++) sum += x[i] * e[i];
+        logits[v] = sum;
+    }
+    return 0;
+}

@@ -103,6 +103,29 @@ int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, c
  * BERT's masked-LM prediction (requires has_mlm).  0, or -1 with err. */
 int hf_model_logits(HfModel *m, int t, float *logits, char *err, size_t errlen);
 
+/* A KV cache for GPT-2's generation: every layer's keys and values of the
+ * positions read so far, so each new token computes only its own query row
+ * (hf_model_step).  Ownership: hf_cache_init allocates, hf_cache_free
+ * releases (accepts a zeroed cache). */
+typedef struct {
+    int n_ctx;       /* positions it has room for (<= n_pos)   */
+    int T;           /* positions cached so far                */
+    float *k, *v;    /* (L, n_ctx, C) keys, values, heads side by side */
+    float *buf;      /* one token's scratch: x, y, att (C), qkv (3C), ff (F), wts (n_ctx) */
+} HfCache;
+
+/* Room for n_ctx positions of a GPT-2 model (BERT reads a whole sentence at
+ * once: refused).  0, or -1 with err. */
+int hf_cache_init(HfCache *kv, const HfModel *m, int n_ctx, char *err, size_t errlen);
+
+/* Reads token id at position kv->T (then kv->T grows by one), the same
+ * arithmetic as hf_model_forward's row of that position.  rows (L, H, n_ctx):
+ * row (l, h) gets the new query's weights over keys 0..kv->T; NULL: not
+ * wanted.  logits (V): the next token's, or NULL.  0, or -1 with err. */
+int hf_model_step(const HfModel *m, HfCache *kv, int id, float *rows, float *logits, char *err, size_t errlen);
+
+void hf_cache_free(HfCache *kv);
+
 /* {"family": …, "d_model": …, "n_heads": …, "d_k": …, …} for the trace. */
 int hf_model_json(const HfModel *m, char *buf, size_t n);
 

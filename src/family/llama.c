@@ -424,3 +424,115 @@ void llama_model_free(LlamaModel *m) {
     acts_free(&m->a);
     memset(m, 0, sizeof *m);
 }
+
+/* ---- one token at a time, with a KV cache ---- */
+
+int llama_cache_init(LlamaCache *kv, const LlamaModel *m, int n_ctx, char *err, size_t errlen) {
+    const LlamaConfig *c = &m->c;
+    memset(kv, 0, sizeof *kv);
+    if (n_ctx < 1 || n_ctx > c->n_pos)
+        return errmsg_set(err, errlen, "a cache of %d positions; this model reads 1 to %d", n_ctx, c->n_pos);
+    size_t KD = (size_t)c->n_kv_head * c->head_dim, QD = (size_t)c->n_head * c->head_dim;
+    size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, per = (size_t)c->n_layer * n_ctx * KD;
+    size_t nbuf = 3 * C + 2 * QD + 2 * F + (size_t)c->head_dim + (size_t)n_ctx;
+    kv->k = malloc(2 * per * sizeof *kv->k);
+    kv->buf = malloc(nbuf * sizeof *kv->buf);
+    kv->mask = malloc((size_t)n_ctx);
+    if (!kv->k || !kv->buf || !kv->mask) {
+        llama_cache_free(kv);
+        return errmsg_set(err, errlen, "out of memory for a cache of %d positions", n_ctx);
+    }
+    kv->v = kv->k + per;
+    kv->n_ctx = n_ctx;
+    return 0;
+}
+
+void llama_cache_free(LlamaCache *kv) {
+    if (!kv) return;
+    free(kv->k); free(kv->buf); free(kv->mask);
+    memset(kv, 0, sizeof *kv);
+}
+
+/* One token's activations, cut from kv->buf. */
+typedef struct {
+    float *x, *h, *q, *att, *y, *gate, *up, *cs, *sn;
+    float *wts;   /* (n_ctx) one head's weights when no rows are wanted */
+} StepActs;
+
+static StepActs step_acts(const LlamaModel *m, const LlamaCache *kv) {
+    const LlamaConfig *c = &m->c;
+    size_t C = (size_t)c->d_model, F = (size_t)c->d_ff, QD = (size_t)c->n_head * c->head_dim;
+    StepActs s;
+    s.x = kv->buf; s.h = s.x + C; s.q = s.h + C; s.att = s.q + QD; s.y = s.att + QD;
+    s.gate = s.y + C; s.up = s.gate + F; s.cs = s.up + F; s.sn = s.cs + c->head_dim / 2;
+    s.wts = s.sn + c->head_dim / 2;
+    return s;
+}
+
+/* Query heads of layer l for the token at position t: its q, k and v, the
+ * k and v into the cache, every head's weights into rows (L, H, n_ctx). */
+static int step_attention(const LlamaModel *m, LlamaCache *kv, const StepActs *s, int l, int t, float *rows) {
+    const LlamaConfig *c = &m->c;
+    const LlamaLayer *y = &m->w.layer[l];
+    int C = c->d_model, H = c->n_head, D = c->head_dim, QD = H * D, KD = c->n_kv_head * D, half = D / 2;
+    float *kl = kv->k + (size_t)l * kv->n_ctx * KD, *vl = kv->v + (size_t)l * kv->n_ctx * KD;
+    float *k = kl + (size_t)t * KD, *v = vl + (size_t)t * KD;
+    linear(s->q, s->h, y->wq, y->bq, 1, C, QD);
+    linear(k, s->h, y->wk, y->bk, 1, C, KD);
+    linear(v, s->h, y->wv, y->bv, 1, C, KD);
+    if (y->q_norm) rmsnorm(s->q, s->q, y->q_norm, H, D, c->rms_eps, c->norm_plus_one);
+    if (y->k_norm) rmsnorm(k, k, y->k_norm, c->n_kv_head, D, c->rms_eps, c->norm_plus_one);
+    double inv[LLAMA_MAX_HEAD_DIM / 2];
+    int kind = c->layer_kind[l];
+    llama_rope_inv_freq(&c->rope[kind], D, inv);
+    for (int i = 0; i < half; i++) {
+        double a = t * inv[i];
+        s->cs[i] = (float)cos(a);
+        s->sn[i] = (float)sin(a);
+    }
+    rope_apply(s->q, 1, H, D, s->cs, s->sn, c->rope_layout);
+    rope_apply(k, 1, c->n_kv_head, D, s->cs, s->sn, c->rope_layout);
+    for (int j = 0; j <= t; j++) kv->mask[j] = (unsigned char)(kind == LLAMA_LAYER_FULL || t - j < c->window);
+    for (int h = 0; h < H; h++) {
+        float *wts = rows ? rows + ((size_t)l * H + h) * kv->n_ctx : s->wts;
+        AttnHead hd = {.q = s->q + h * D, .ldq = QD, .k = kl + (h / (H / c->n_kv_head)) * D, .ldk = KD,
+                       .v = vl + (h / (H / c->n_kv_head)) * D, .ldv = KD, .mask = kind == LLAMA_LAYER_FULL ? NULL : kv->mask,
+                       .mask_fill = -INFINITY, .scale = c->attn_scale, .Tq = 1, .Tk = t + 1, .D = D, .Dv = D,
+                       .out = s->att + h * D, .ldo = QD, .weights = wts, .steps = NULL};
+        if (attention_forward(&hd) < 0) return -1;
+    }
+    return 0;
+}
+
+int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
+                     size_t errlen) {
+    const LlamaConfig *c = &m->c;
+    int t = kv->T, C = c->d_model, F = c->d_ff, QD = c->n_head * c->head_dim;
+    if (t >= kv->n_ctx) return errmsg_set(err, errlen, "the cache is full (%d positions)", kv->n_ctx);
+    if (id < 0 || id >= c->n_vocab)
+        return errmsg_set(err, errlen, "token id %d is outside the vocabulary (0..%d)", id, c->n_vocab - 1);
+    StepActs s = step_acts(m, kv);
+    for (int i = 0; i < C; i++) s.x[i] = m->w.embed[(size_t)id * C + i] * c->embed_scale;
+    for (int l = 0; l < c->n_layer; l++) {
+        const LlamaLayer *y = &m->w.layer[l];
+        rmsnorm(s.h, s.x, y->attn_norm, 1, C, c->rms_eps, c->norm_plus_one);
+        if (step_attention(m, kv, &s, l, t, rows)) return errmsg_set(err, errlen, "out of memory");
+        linear(s.y, s.att, y->wo, y->bo, 1, QD, C);
+        if (y->post_attn_norm) rmsnorm(s.y, s.y, y->post_attn_norm, 1, C, c->rms_eps, c->norm_plus_one);
+        for (int i = 0; i < C; i++) s.x[i] += s.y[i];
+        rmsnorm(s.h, s.x, y->ffn_norm, 1, C, c->rms_eps, c->norm_plus_one);
+        linear(s.gate, s.h, y->w_gate, y->b_gate, 1, C, F);
+        linear(s.up, s.h, y->w_up, y->b_up, 1, C, F);
+        gated_act(s.gate, s.up, (size_t)F, c->act);
+        linear(s.y, s.gate, y->w_down, y->b_down, 1, F, C);
+        if (y->post_ffn_norm) rmsnorm(s.y, s.y, y->post_ffn_norm, 1, C, c->rms_eps, c->norm_plus_one);
+        for (int i = 0; i < C; i++) s.x[i] += s.y[i];
+    }
+    kv->T = t + 1;
+    if (!logits) return 0;
+    rmsnorm(s.x, s.x, m->w.final_norm, 1, C, c->rms_eps, c->norm_plus_one);
+    linear(logits, s.x, m->w.out, NULL, 1, C, c->n_vocab);
+    if (c->final_softcap > 0)
+        for (int v = 0; v < c->n_vocab; v++) logits[v] = c->final_softcap * tanhf(logits[v] / c->final_softcap);
+    return 0;
+}

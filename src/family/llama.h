@@ -124,6 +124,32 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
  * 0, or -1 with err. */
 int llama_model_logits(const LlamaModel *m, int t, float *logits, char *err, size_t errlen);
 
+/* A KV cache for generation: the keys (after RoPE) and values of every
+ * position read so far, per layer, so each new token computes only its own
+ * query row (llama_model_step).  Ownership: llama_cache_init allocates,
+ * llama_cache_free releases (accepts a zeroed cache). */
+typedef struct {
+    int n_ctx;       /* positions it has room for (<= n_pos)                 */
+    int T;           /* positions cached so far                              */
+    float *k, *v;    /* (L, n_ctx, Hkv·D) keys after RoPE, values            */
+    float *buf;      /* one token's scratch: x, h, q, att, y (C or H·D each),
+                        gate, up (F), cos, sin (D/2)                          */
+    unsigned char *mask;  /* (n_ctx) the sliding window's row                 */
+} LlamaCache;
+
+/* Room for n_ctx positions (1 <= n_ctx <= n_pos).  0, or -1 with err. */
+int llama_cache_init(LlamaCache *kv, const LlamaModel *m, int n_ctx, char *err, size_t errlen);
+
+/* Reads token id at position kv->T (then kv->T grows by one): the same
+ * arithmetic as llama_model_forward's row of that position, computed from the
+ * cached keys and values.  rows (L, H, n_ctx): row (l, h) gets the new query's
+ * weights over keys 0..kv->T (the rest untouched); NULL: not wanted.
+ * logits (V): the next token's.  0, or -1 with err (cache full, bad id). */
+int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
+                     size_t errlen);
+
+void llama_cache_free(LlamaCache *kv);
+
 /* {"family": …, "n_heads": …, "n_kv_heads": …, "head_dim": …, …} for the trace. */
 int llama_model_json(const LlamaModel *m, char *buf, size_t n);
 

@@ -388,6 +388,15 @@ int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *
     return status;
 }
 
+int heatmap_draw_canvas(Canvas *c, const RenderHeatmap *hm, char *err, size_t errlen) {
+    HmLayout L;
+    if (hm_check(hm, err, errlen) || font_ensure(err, errlen)) return -1;
+    hm_layout(&L, hm, 0, HEATMAP_TITLE_PX, HEATMAP_MARGIN, 0);
+    if (canvas_init(c, L.w, L.h, COL_BG, err, errlen)) return -1;
+    hm_draw(c, &L, 0, 0);
+    return 0;
+}
+
 int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
                             char *err, size_t errlen) {
     HmLayout L;

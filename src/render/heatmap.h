@@ -19,4 +19,9 @@ void heatmap_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int ce
  * range), in the highlight colour of hm's map. */
 void heatmap_draw_highlight(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int t);
 
+/* The whole picture render_heatmap writes, drawn on a new canvas c (the
+ * caller frees it with canvas_free): for frames of an animation.  0, or -1
+ * with err (c then empty). */
+int heatmap_draw_canvas(Canvas *c, const RenderHeatmap *hm, char *err, size_t errlen);
+
 #endif

@@ -135,6 +135,29 @@ int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta
 int render_table(const char *path, const char *title, const char *const *cells,
                  int rows, int cols, const RenderMeta *meta, char *err, size_t errlen);
 
+/* Bar charts of candidates (bars.c): one row per item (e.g. a generation
+ * step), its title on the left, then its k candidates as labelled horizontal
+ * bars of length value (0..1, a probability), the chosen one drawn in the
+ * accent colour.  labels (n, k), values (n, k), chosen (n): index 0..k-1 or -1. */
+typedef struct {
+    const char *title;               /* overall, a '\n' starts a smaller second line */
+    int n, k;
+    const char *const *row_titles;   /* (n) */
+    const char *const *labels;       /* (n, k) */
+    const float *values;             /* (n, k) in [0, 1] */
+    const int *chosen;               /* (n) or NULL */
+} RenderBars;
+
+int render_bars(const char *path, const RenderBars *b, const RenderMeta *meta, char *err, size_t errlen);
+
+/* An animated GIF (gif.c, giflib) of heatmaps drawn as render_heatmap draws
+ * them, one frame each, `delay_cs` hundredths of a second apart (the last
+ * frame three times as long), looping.  Each frame is drawn at the top left
+ * of a white screen the size of the largest frame.  Colours are mapped
+ * to one 256-colour palette: the colour map's ramp plus greys and the accents. */
+int render_gif_heatmaps(const char *path, const RenderHeatmap *frames, int n, int delay_cs, char *err,
+                        size_t errlen);
+
 /* Path of the font in use, or NULL if none is found. */
 const char *render_font_path(void);
 

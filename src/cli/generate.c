@@ -1,0 +1,222 @@
+/* generate.c — `attnviz generate`: a decoder writes text one token at a time
+ * with a KV cache (pipeline/generate.h); each step's token, candidates and
+ * new attention row go to the trace, the pictures and the page.
+ *
+ *   attnviz generate --model DIR "prompt" [--steps N] [--temperature T]
+ *                    [--top-k K] [--seed S] [--head MAP.H] [--out DIR]
+ *   attnviz generate --model FILE.bin --tokenizer TOK.bin "prompt" …
+ *   attnviz generate ["sentence"] [--model taught|untaught|FILE.safetensors] [--to fr|vi]
+ *                    the bundled translator's own greedy decoding
+ * Prints the prompt and what was written, and tokens per second. */
+#include "cli/cli.h"
+#include "family/hf_file.h"
+#include "pipeline/generate.h"
+#include "pipeline/look.h"
+#include "pipeline/pictures_generate.h"
+#include "trace/trace.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void generate_usage(FILE *f) {
+    fputs("usage: attnviz generate --model DIR \"PROMPT\" [options]\n"
+          "       attnviz generate --model FILE.bin --tokenizer TOK.bin \"PROMPT\" [options]\n\n"
+          "A decoder (GPT-2, a Llama-family folder, a llama2.c checkpoint) continues PROMPT one\n"
+          "token at a time with a KV cache: each step computes only the newest query's row in\n"
+          "every layer and head.  Writes trace.json (the maps and a \"generation\" section), the\n"
+          "pictures and index.html to --out, and prints the text and tokens per second.\n"
+          "Without --model (or with taught, untaught, FILE.safetensors): attnviz's own translator\n"
+          "writes its translation of the sentence, and the timeline shows its decoder's masked\n"
+          "self-attention and cross-attention rows, one per written word (--to fr|vi).\n"
+          "  --steps N          tokens to write (default 20; stops early at end of text)\n"
+          "  --temperature T    0: greedy, the most likely token (default); T > 0: sample\n"
+          "  --top-k K          candidates recorded per step, and sampled among (default 5)\n"
+          "  --seed S           the sampling's seed (default 1): a seed always writes the same text\n"
+          "  --head MAP.H       the head of the timeline, e.g. decoder.1.masked_self.3 or 1.3\n"
+          "                     (default: the head whose newest rows look furthest back)\n"
+          "  --trace none       no trace.json\n"
+          "  --no-pictures      no pictures and no index.html (with --trace none nothing is written:\n"
+          "                     the text and the speed only, as make bench runs it)\n"
+          "  --out DIR          output folder (default output/generate)\n"
+          "  --quiet            print nothing but errors\n", f);
+}
+
+typedef struct {
+    const char *model, *tokenizer, *prompt, *out, *head, *trace, *to;
+    long steps, top_k, seed;
+    double temperature;
+    int quiet, no_pictures;
+} GenArgs;
+
+/* 0 go on, 1 --help printed, -1 error printed (usage: 2). */
+static int parse_args(GenArgs *a, int argc, char **argv) {
+    memset(a, 0, sizeof *a);
+    a->out = "output/generate";
+    a->trace = "weights";
+    a->to = "fr";
+    a->steps = 20; a->top_k = 5; a->seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const CliOption opts[] = {{"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--out", &a->out},
+                                  {"--head", &a->head}, {"--trace", &a->trace}, {"--to", &a->to}};
+        const CliLong longs[] = {{"--steps", &a->steps, 1, 1000000}, {"--top-k", &a->top_k, 1, 100000000},
+                                 {"--seed", &a->seed, 0, 0x7fffffffffffffffL}};
+        const CliDouble dbls[] = {{"--temperature", &a->temperature, 0, 1e6}};
+        int taken = cli_take_option(argc, argv, &i, opts, 6, "generate");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 3, "generate");
+        if (!taken) taken = cli_take_double(argc, argv, &i, dbls, 1, "generate");
+        if (taken < 0) return -1;
+        if (taken) continue;
+        if (cli_is_help(argv[i])) { generate_usage(stdout); return 1; }
+        if (!strcmp(argv[i], "--quiet")) a->quiet = 1;
+        else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) { cli_unknown_option("generate", argv[i]); return -1; }
+        else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }
+        else a->prompt = argv[i];
+    }
+    if (!a->prompt) { cli_error("generate needs a prompt: attnviz generate --model DIR \"Once upon a time\""); return -1; }
+    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
+        cli_error("--to is fr or vi, got '%s'", a->to);
+        return -1;
+    }
+    if (strcmp(a->trace, "weights") && strcmp(a->trace, "none")) {
+        cli_error("--trace is 'weights' or 'none', got '%s'", a->trace);
+        return -1;
+    }
+    return 0;
+}
+
+/* The trace, pictures and page into dir.  0, or -1 (printed). */
+static int write_outputs(const Generation *g, const HfFile *f, const GenArgs *a, const char *dir) {
+    char err[1024], path[4096];
+    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir};
+    GenPictureReport rep = {0};
+    if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
+    /* --head-roles (issue 26 item 3) goes here: its grid into dir, its table into the trace. */
+    if (!strcmp(a->trace, "none")) return 0;
+    Trace tr;
+    trace_init(&tr);
+    char mj[2048];
+    hf_file_json(f, mj, sizeof mj);
+    int rc = trace_set_model_json(&tr, mj) || generate_trace(g, &tr);
+    for (int i = 0; !rc && i < rep.n_images; i++) rc = trace_add_image(&tr, rep.images[i]);
+    if (!rc && path_join(path, sizeof path, dir, "trace.json", err, sizeof err)) {
+        cli_error("%s", err);
+        rc = -1;
+    } else if (rc) cli_error("out of memory (trace)");
+    else if ((rc = trace_write_json(&tr, path, err, sizeof err))) cli_error("%s", err);
+    trace_free(&tr);
+    return rc ? -1 : 0;
+}
+
+static void print_generation(const Generation *g) {
+    printf("prompt (%d tokens): %s\n", g->n_prompt, g->prompt);
+    printf("written (%d tokens, %s%s):%s%s\n", g->n_steps, g->temperature > 0 ? "sampled" : "greedy",
+           g->stopped ? ", stopped at end of text" : "", g->text[0] == ' ' ? "" : " ", g->text);
+    printf("speed: %.1f tokens/s (%d steps with a KV cache, %.2f ms each; CPU time %.1f tokens/s)\n",
+           generate_tokens_per_s(g), g->n_steps, g->n_steps ? g->seconds * 1e3 / g->n_steps : 0.0,
+           g->cpu_seconds > 0 ? g->n_steps / g->cpu_seconds : 0.0);
+    printf("KV cache: %zu bytes per token (%zu without grouped-query attention), %zu bytes at the end\n",
+           g->kv_per_token, g->kv_per_token_mha, (size_t)g->n * g->kv_per_token);
+}
+
+/* --head for the translator: "L.H" (both maps of layer L, head H); default
+ * the last layer, head 0.  0, or -1 (printed). */
+static int translator_head(const GenArgs *a, const ModelConfig *c, int *layer, int *head) {
+    *layer = c->n_dec_layers - 1;
+    *head = 0;
+    if (!a->head) return 0;
+    int end = 0;
+    if (sscanf(a->head, "%d.%d%n", layer, head, &end) != 2 || a->head[end] || *layer < 0 ||
+        *layer >= c->n_dec_layers || *head < 0 || *head >= c->n_heads) {
+        cli_error("--head '%s': the translator's decoder has layers 0..%d and heads 0..%d (give L.H)", a->head,
+                  c->n_dec_layers - 1, c->n_heads - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* The translator's pictures, page and trace into dir.  0, or -1 (printed). */
+static int write_translation(Look *L, ModelFile *mf, const GenArgs *a, const char *dir, int layer, int head) {
+    char err[1024], text[2200], path[4096];
+    snprintf(text, sizeof text, "%s\n→ %s", a->prompt, L->s.translation);
+    GenTranslationSpec ts = {.dir = dir, .model_name = mf->path, .text = text, .layer = layer, .self_head = head,
+                             .cross_head = head};
+    GenPictureReport rep;
+    if (pictures_generate_translation(&L->t, &ts, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
+    if (!strcmp(a->trace, "none")) return 0;
+    int rc = 0;
+    for (int i = 0; !rc && i < rep.n_images; i++) rc = trace_add_image(&L->t, rep.images[i]);
+    if (rc) { cli_error("out of memory (trace)"); return -1; }
+    if (path_join(path, sizeof path, dir, "trace.json", err, sizeof err) ||
+        trace_write_json(&L->t, path, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* `generate` with attnviz's own translator: its greedy translation, drawn as a timeline. */
+static int generate_translator(const GenArgs *a) {
+    static ModelFile mf;
+    Look L;
+    char err[1024];
+    int status = 1, layer, head;
+    memset(&L, 0, sizeof L);
+    if (model_file_load(&mf, a->model, err, sizeof err)) { cli_error("%s", err); return 1; }
+    if (mf.m.config.arch != MODEL_ENC_DEC) {
+        cli_error("generate needs a decoder; %s is %s", mf.path, model_arch_name(mf.m.config.arch));
+        goto done;
+    }
+    if (translator_head(a, &mf.m.config, &layer, &head)) goto done;
+    LookSpec spec = {.want = LOOK_TRACE | LOOK_FINITE | LOOK_RECORD, .tag = strcmp(a->to, "vi") ? VOCAB_2FR : VOCAB_2VI};
+    if (look_sentence(&L, &mf, a->prompt, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
+    OutStage stage;
+    if (cli_stage_open(&stage, a->out) != 0) goto done;
+    int ok = write_translation(&L, &mf, a, stage.dir, layer, head) == 0;
+    if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
+    if (!a->quiet) {
+        printf("source: %s\nwritten (greedy, one word per step): %s\n", a->prompt, L.s.translation);
+        printf("timeline of decoder layer %d head %d (masked self-attention and cross-attention) in %s/\n", layer,
+               head, a->out);
+    }
+    status = 0;
+done:
+    look_free(&L);
+    model_file_free(&mf);
+    return status;
+}
+
+int cli_generate(int argc, char **argv) {
+    GenArgs a;
+    int p = parse_args(&a, argc, argv);
+    if (p) return p > 0 ? 0 : 2;
+    char err[1024];
+    int route = hf_file_route(a.model, a.tokenizer, err, sizeof err);
+    if (route < 0) { cli_error("%s", err); return 2; }
+    if (route == HF_ROUTE_OWN) return generate_translator(&a);
+    HfFile f;
+    if (hf_file_open(&f, a.model, a.tokenizer, err, sizeof err)) { cli_error("%s", err); return 1; }
+    GenSpec spec = {.prompt = a.prompt, .steps = (int)a.steps, .temperature = a.temperature, .top_k = (int)a.top_k,
+                    .seed = (unsigned long long)a.seed};
+    Generation g;
+    int status = 1;
+    if (generate_run(&g, &f, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
+    int writes = !a.no_pictures || strcmp(a.trace, "none");
+    if (writes) {
+        OutStage stage;   /* a failure leaves --out as it was */
+        if (cli_stage_open(&stage, a.out) != 0) goto done;
+        int ok = write_outputs(&g, &f, &a, stage.dir) == 0;
+        if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
+    }
+    if (!a.quiet) {
+        print_generation(&g);
+        if (writes)
+            printf("%s%s in %s/\n", a.no_pictures ? "" : "pictures and index.html",
+                   strcmp(a.trace, "none") ? (a.no_pictures ? "trace.json" : ", trace.json") : "", a.out);
+    }
+    status = 0;
+done:
+    generation_free(&g);
+    hf_file_free(&f);
+    return status;
+}
