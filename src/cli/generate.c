@@ -11,6 +11,8 @@
 #include "cli/cli.h"
 #include "family/hf_file.h"
 #include "pipeline/generate.h"
+#include "pipeline/head_roles.h"
+#include "pipeline/head_roles_show.h"
 #include "pipeline/look.h"
 #include "pipeline/pictures_generate.h"
 #include "trace/trace.h"
@@ -38,14 +40,19 @@ static void generate_usage(FILE *f) {
           "  --no-pictures      no pictures and no index.html (with --trace none nothing is written:\n"
           "                     the text and the speed only, as make bench runs it)\n"
           "  --out DIR          output folder (default output/generate)\n"
+          "  --head-roles       name what each head does (head_roles.png, trace.json's head_roles):\n"
+          "                     previous token and sink on the text written, duplicate token and\n"
+          "                     induction on a probe of random tokens repeated twice (docs/guide.md)\n"
+          "  --probe-length N   the probe's n (default 20, shrunk to fit the context)\n"
+          "  --probe-seed S     the probe's seed (default 1)\n"
           "  --quiet            print nothing but errors\n", f);
 }
 
 typedef struct {
     const char *model, *tokenizer, *prompt, *out, *head, *trace, *to;
-    long steps, top_k, seed;
+    long steps, top_k, seed, probe_length, probe_seed;
     double temperature;
-    int quiet, no_pictures;
+    int quiet, no_pictures, head_roles;
 } GenArgs;
 
 /* 0 go on, 1 --help printed, -1 error printed (usage: 2). */
@@ -54,21 +61,24 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
     a->out = "output/generate";
     a->trace = "weights";
     a->to = "fr";
-    a->steps = 20; a->top_k = 5; a->seed = 1;
+    a->steps = 20; a->top_k = 5; a->seed = 1; a->probe_seed = 1;
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--out", &a->out},
                                   {"--head", &a->head}, {"--trace", &a->trace}, {"--to", &a->to}};
         const CliLong longs[] = {{"--steps", &a->steps, 1, 1000000}, {"--top-k", &a->top_k, 1, 100000000},
-                                 {"--seed", &a->seed, 0, 0x7fffffffffffffffL}};
+                                 {"--seed", &a->seed, 0, 0x7fffffffffffffffL},
+                                 {"--probe-length", &a->probe_length, 2, 100000},
+                                 {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         const CliDouble dbls[] = {{"--temperature", &a->temperature, 0, 1e6}};
         int taken = cli_take_option(argc, argv, &i, opts, 6, "generate");
-        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 3, "generate");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 5, "generate");
         if (!taken) taken = cli_take_double(argc, argv, &i, dbls, 1, "generate");
         if (taken < 0) return -1;
         if (taken) continue;
         if (cli_is_help(argv[i])) { generate_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--quiet")) a->quiet = 1;
         else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
+        else if (!strcmp(argv[i], "--head-roles")) a->head_roles = 1;
         else if (argv[i][0] == '-' && argv[i][1]) { cli_unknown_option("generate", argv[i]); return -1; }
         else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }
         else a->prompt = argv[i];
@@ -78,6 +88,10 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         cli_error("--to is fr or vi, got '%s'", a->to);
         return -1;
     }
+    if (a->probe_length && !a->head_roles) {
+        cli_error("--probe-length sets the probe of --head-roles; add --head-roles");
+        return -1;
+    }
     if (strcmp(a->trace, "weights") && strcmp(a->trace, "none")) {
         cli_error("--trace is 'weights' or 'none', got '%s'", a->trace);
         return -1;
@@ -85,25 +99,70 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
     return 0;
 }
 
-/* The trace, pictures and page into dir.  0, or -1 (printed). */
-static int write_outputs(const Generation *g, const HfFile *f, const GenArgs *a, const char *dir) {
+/* --head-roles, once measured: into tr, head_roles.png (what: the text) and
+ * stdout.  0, or -1 (printed). */
+static int head_roles_out(const HeadRoles *roles, const GenArgs *a, const char *dir, Trace *tr, const char *model,
+                          const char *what) {
     char err[1024], path[4096];
-    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir};
-    GenPictureReport rep = {0};
-    if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
-    /* --head-roles (issue 26 item 3) goes here: its grid into dir, its table into the trace. */
-    if (!strcmp(a->trace, "none")) return 0;
+    char *json = head_roles_json(roles);
+    if (!json || trace_set_section(tr, "head_roles", json)) {
+        free(json);
+        cli_error("out of memory (head roles)");
+        return -1;
+    }
+    free(json);
+    if (!a->quiet) {
+        char text[4096];
+        head_roles_summary(roles, 3, text, sizeof text);
+        printf("head roles (the 3 highest scores of each; head_roles.png):\n%s", text);
+    }
+    if (a->no_pictures) return 0;
+    RenderMetaItem items[] = {{"Title", "head roles"}, {"Model", model}, {"Sentence", what}};
+    RenderMeta meta = {items, 3};
+    if (path_join(path, sizeof path, dir, "head_roles.png", err, sizeof err) ||
+        head_roles_draw(path, roles, what, &meta, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
+    }
+    if (trace_add_image(tr, "head_roles.png")) { cli_error("out of memory (trace)"); return -1; }
+    return 0;
+}
+
+/* --head-roles of a decoder: measured on the written text's maps (tr) and on
+ * the probe (a pass of its own, after generation).  0, or -1 (printed). */
+static int add_head_roles(HeadRoles *roles, const Generation *g, HfFile *f, const GenArgs *a, const char *dir,
+                          Trace *tr) {
+    char err[1024];
+    if (head_roles_measure_hf(roles, f, tr, g->n, (uint64_t)a->probe_seed, (int)a->probe_length, err, sizeof err)) {
+        cli_error("--head-roles: %s", err);
+        return -1;
+    }
+    char what[1200];   /* the maps are of the prompt and what was written */
+    snprintf(what, sizeof what, "%s … (+ the %d tokens written)", g->prompt, g->n_steps);
+    return head_roles_out(roles, a, dir, tr, f->dir, what);
+}
+
+/* The trace, pictures and page into dir.  0, or -1 (printed). */
+static int write_outputs(const Generation *g, HfFile *f, const GenArgs *a, const char *dir) {
+    char err[1024], path[4096], mj[2048];
     Trace tr;
     trace_init(&tr);
-    char mj[2048];
+    HeadRoles roles = {0};
+    int rc = -1;
     hf_file_json(f, mj, sizeof mj);
-    int rc = trace_set_model_json(&tr, mj) || generate_trace(g, &tr);
+    if (trace_set_model_json(&tr, mj) || generate_trace(g, &tr)) { cli_error("out of memory (trace)"); goto done; }
+    if (a->head_roles && add_head_roles(&roles, g, f, a, dir, &tr)) goto done;
+    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir, .head_roles = a->head_roles};
+    GenPictureReport rep = {0};
+    if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); goto done; }
+    if (!strcmp(a->trace, "none")) { rc = 0; goto done; }
+    rc = 0;
     for (int i = 0; !rc && i < rep.n_images; i++) rc = trace_add_image(&tr, rep.images[i]);
-    if (!rc && path_join(path, sizeof path, dir, "trace.json", err, sizeof err)) {
-        cli_error("%s", err);
-        rc = -1;
-    } else if (rc) cli_error("out of memory (trace)");
+    if (rc) cli_error("out of memory (trace)");
+    else if ((rc = path_join(path, sizeof path, dir, "trace.json", err, sizeof err))) cli_error("%s", err);
     else if ((rc = trace_write_json(&tr, path, err, sizeof err))) cli_error("%s", err);
+done:
+    head_roles_free(&roles);
     trace_free(&tr);
     return rc ? -1 : 0;
 }
@@ -140,8 +199,17 @@ static int write_translation(Look *L, ModelFile *mf, const GenArgs *a, const cha
     char err[1024], text[2200], path[4096];
     snprintf(text, sizeof text, "%s\n→ %s", a->prompt, L->s.translation);
     GenTranslationSpec ts = {.dir = dir, .model_name = mf->path, .text = text, .layer = layer, .self_head = head,
-                             .cross_head = head};
+                             .cross_head = head, .head_roles = a->head_roles};
     GenPictureReport rep;
+    if (a->head_roles) {   /* after the translation: the probe is a pass of its own */
+        HeadRoles roles = {0};
+        int bad = head_roles_measure_model(&roles, mf, &L->t, (uint64_t)a->probe_seed, (int)a->probe_length, err,
+                                           sizeof err);
+        if (bad) cli_error("--head-roles: %s", err);
+        else bad = head_roles_out(&roles, a, dir, &L->t, mf->path, a->prompt);
+        head_roles_free(&roles);
+        if (bad) return -1;
+    }
     if (pictures_generate_translation(&L->t, &ts, &rep, err, sizeof err)) { cli_error("%s", err); return -1; }
     if (!strcmp(a->trace, "none")) return 0;
     int rc = 0;
@@ -201,7 +269,7 @@ int cli_generate(int argc, char **argv) {
     Generation g;
     int status = 1;
     if (generate_run(&g, &f, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
-    int writes = !a.no_pictures || strcmp(a.trace, "none");
+    int writes = !a.no_pictures || strcmp(a.trace, "none") || a.head_roles;
     if (writes) {
         OutStage stage;   /* a failure leaves --out as it was */
         if (cli_stage_open(&stage, a.out) != 0) goto done;

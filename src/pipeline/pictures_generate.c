@@ -204,6 +204,18 @@ static void write_page_figures(HtmlPage *pg, const Generation *g, const GenPictu
                 NULL);
 }
 
+/* The head roles' section (the caller drew head_roles.png). */
+static void head_roles_section(HtmlPage *pg) {
+    html_section(pg, "head-roles", "What each head does",
+                 "Each self-attention head named for what it measurably does on this text (previous token, sink) and "
+                 "on a probe of random tokens repeated twice (duplicate token, induction); thresholds in the picture, "
+                 "numbers in trace.json under head_roles.",
+                 "Mỗi head tự chú ý được đặt tên theo việc nó làm, đo trên văn bản này (token trước, sink) và trên một "
+                 "đoạn thử gồm các token ngẫu nhiên lặp lại hai lần (token trùng, induction); ngưỡng ghi trong hình, số "
+                 "liệu trong trace.json, mục head_roles.");
+    html_figure(pg, "head_roles.png", "Head roles, measured (--head-roles).", "Vai trò của các head, đo được.", NULL);
+}
+
 /* index.html: the text, then the pictures. */
 static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPictureReport *rep, char *err,
                       size_t errlen) {
@@ -218,6 +230,7 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
     html_pre(&pg, sb.buf ? sb.buf : "");
     free(sb.buf);
     write_page_figures(&pg, g, rep);
+    if (ps->head_roles) head_roles_section(&pg);
     snprintf(path, sizeof path, "%s/index.html", ps->dir);
     return html_page_write(&pg, path, err, errlen);
 }
@@ -317,6 +330,7 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
                 NULL);
     html_figure(&pg, "growing.gif", "The cross-attention map growing, one frame per written word (for slides).",
                 "Bản đồ chú ý chéo lớn dần, mỗi từ một khung hình.", NULL);
+    if (ts->head_roles) head_roles_section(&pg);
     snprintf(path, sizeof path, "%s/index.html", ts->dir);
     return html_page_write(&pg, path, err, errlen);
 }

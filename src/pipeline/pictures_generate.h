@@ -25,6 +25,7 @@ typedef struct {
     const char *dir;          /* the output folder (exists)            */
     const char *head;         /* --head, or NULL: the default head     */
     const char *model_name;   /* for captions and the PNG metadata     */
+    int head_roles;           /* the caller drew head_roles.png: on the page too */
 } GenPictureSpec;
 
 typedef struct {
@@ -48,6 +49,7 @@ int pictures_generate_head(const Generation *g, const char *spec, int *layer, in
 typedef struct {
     const char *dir, *model_name, *text;
     int layer, self_head, cross_head;
+    int head_roles;           /* the caller drew head_roles.png: on the page too */
 } GenTranslationSpec;
 int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPictureReport *rep, char *err,
                                   size_t errlen);
