@@ -27,6 +27,8 @@ int cli_info(int argc, char **argv);        /* info.c: a model file's configurat
 int cli_model_init(int argc, char **argv);  /* model_init.c: an untrained model file  */
 int cli_forward(int argc, char **argv);     /* forward.c: the raw forward (tests)     */
 int cli_tokenize(int argc, char **argv);    /* tokenize.c: a GPT-2/BERT tokenizer     */
+int cli_compare(int argc, char **argv);     /* compare.c: two sentences or models     */
+int cli_worksheet(int argc, char **argv);   /* worksheet.c: exercises with a key      */
 
 /* Prints "attnviz: error: <fmt>" + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
