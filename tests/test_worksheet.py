@@ -94,3 +94,16 @@ def test_worksheet_bad_options(tmp):
         lines = [l for l in r.stderr.splitlines() if l.strip()]
         assert len(lines) == 1 and words in lines[0], (args, r.stderr)
         assert not os.path.exists(out), f"{args}: something was written"
+
+
+def test_worksheet_and_compare_read_options_like_every_command(tmp):
+    for cmd, opt in [("worksheet", "--seed"), ("compare", "--model2")]:
+        r = run_ok(cmd, "--help")
+        assert "usage: attnviz " + cmd in r.stdout and run_ok(cmd, "-h").stdout == r.stdout
+        r = run(cmd, "--frobnicate")
+        assert r.returncode == 2 and r.stderr.strip() == \
+            f"attnviz: error: unknown option '--frobnicate' for {cmd} (see attnviz {cmd} --help)", r.stderr
+        r = run(cmd, opt)
+        assert r.returncode == 2 and f"{opt} needs a value (see attnviz {cmd} --help)" in r.stderr, r.stderr
+    assert run_ok("worksheet", "--size=2", "--seed=5", "--out=" + os.path.join(tmp, "eq"),
+                  "--quiet").stdout == ""
