@@ -108,6 +108,11 @@ def test_compare_gpt2_folders(tmp):
     assert len(c["heads"]) == 2 * 4
     r, out, c, a, b = compare(tmp, "--model", d1, s, s.replace("tired", "wide"), name="gpt2s")
     check_diffs(c, a, b)
+    assert any(f.startswith("lines.") and f.endswith("-it.png") for f in os.listdir(out))
+    r = run_ok("compare", "--model", d1, "--query", "zebra", "--out", os.path.join(tmp, "q"), s, s)
+    assert "--query 'zebra'" in r.stderr and not any(f.startswith("lines.") for f in os.listdir(os.path.join(tmp, "q")))
+    r = run_err("compare", "--model", d1, "--to", "vi", "--out", os.path.join(tmp, "vi"), s, s)
+    assert "--to" in r.stderr and not os.path.exists(os.path.join(tmp, "vi"))
 
 
 def test_compare_bad_inputs(tmp):

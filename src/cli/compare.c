@@ -176,6 +176,10 @@ static int run_sides(const CompareArgs *a, Side *A, Side *B, CorefHead *coref) {
     }
     const char *sb = a->sentences[a->n_sentences - 1];
     if (ra > HF_ROUTE_OWN) {
+        if (strcmp(a->to, "fr")) {
+            cli_error("--to is for attnviz's translation models, not a GPT-2, BERT or Llama-family model");
+            return -1;
+        }
         if (a->ablate) {
             cli_error("--ablate works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet "
                       "on GPT-2, BERT or Llama-family models");
@@ -221,6 +225,7 @@ int cli_compare(int argc, char **argv) {
     compare_summary(&c, A.t, B.t, 8, summary, sizeof summary);
     CompareLine lines[COMPARE_MAX_LINES];
     int n_lines = compare_pick_lines(A.t, B.t, a.query, &coref, lines, COMPARE_MAX_LINES);
+    if (a.query && n_lines == 0) cli_warn("--query '%s' is not a token of both A and B: no lines view drawn", a.query);
     size_t len = (size_t)snprintf(command, sizeof command, "attnviz");
     for (int i = 0; i < argc && len < sizeof command; i++)
         len += (size_t)snprintf(command + len, sizeof command - len, strchr(argv[i], ' ') ? " \"%s\"" : " %s", argv[i]);
