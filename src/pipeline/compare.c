@@ -281,7 +281,7 @@ static int draw_diff(CmpWrite *W, const CompareHead *d, const char *file) {
     }
     RenderHeatmap hm = {.title = full, .subtitle = sub, .values = d->diff, .rows = d->rows, .cols = d->cols,
                         .row_labels = (const char *const *)rows, .col_labels = (const char *const *)cols,
-                        .row_axis = "query", .col_axis = "key", .mask = mask, .mask_label = "",
+                        .row_axis = "query", .col_axis = "key", .mask = mask, .mask_label = "0",
                         .cmap = RENDER_CMAP_DIVERGING, .vmin = -S, .vmax = S, .show_values = 1,
                         .highlight_row = outlined_row(W, d->map_a, d->head, 0)};
     snprintf(head, sizeof head, "%d", d->head);
