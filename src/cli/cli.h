@@ -28,6 +28,8 @@ int cli_model_init(int argc, char **argv);  /* model_init.c: an untrained model 
 int cli_forward(int argc, char **argv);     /* forward.c: the raw forward (tests)     */
 int cli_tokenize(int argc, char **argv);    /* tokenize.c: a GPT-2/BERT tokenizer     */
 int cli_generate(int argc, char **argv);    /* generate.c: a decoder writes, KV cache */
+int cli_compare(int argc, char **argv);     /* compare.c: two sentences or models     */
+int cli_worksheet(int argc, char **argv);   /* worksheet.c: exercises with a key      */
 
 /* Prints "attnviz: error: <fmt>" + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

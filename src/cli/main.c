@@ -21,6 +21,9 @@ static void usage(FILE *f) {
         "  corpus  generate the training corpus (English→French/Vietnamese, gold alignments)\n"
         "  train   train the model on a corpus (checkpoint, resume, attention snapshots)\n"
         "  eval    measure the model: translation, pronouns, coreference heads, alignment\n"
+        "  compare two sentences, two models, or a model with and without --ablate: maps side by side\n"
+        "          and their differences\n"
+        "  worksheet  printable attention exercises with blanks and the answer key\n"
         "  help    this text\n\n"
         "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/ for\n"
         "demo, output/run/ and output/steps/ for run and steps).\n",
@@ -64,6 +67,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "forward")) return cli_forward(argc - 1, argv + 1);   /* hidden: tests */
     if (!strcmp(cmd, "tokenize")) return cli_tokenize(argc - 1, argv + 1);
     if (!strcmp(cmd, "generate")) return cli_generate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare")) return cli_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "worksheet")) return cli_worksheet(argc - 1, argv + 1);
     fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
     return 2;
 }
