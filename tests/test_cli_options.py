@@ -2,7 +2,7 @@
 --name VALUE and --name=VALUE, ranges checked, one message form for mistakes."""
 from helpers import run, run_ok
 
-COMMANDS = ["run", "steps", "demo", "corpus", "train", "eval", "info", "model-init", "forward"]
+COMMANDS = ["run", "steps", "demo", "corpus", "train", "eval", "info", "model-init", "forward", "tokenize", "generate", "compare", "worksheet"]
 
 
 def one_error_line(r):
