@@ -245,8 +245,11 @@ int page_write(HtmlPage *g, size_t at, const PageData *pd, const char *path, cha
     HtmlPage out;
     memset(&out, 0, sizeof out);
     if (g->oom || !g->buf || at > g->len) {
+        size_t len = g->len;
+        int oom = g->oom || !g->buf;
         html_page_free(g);
-        return errmsg_set(err, errlen, "out of memory building %s", path);
+        return oom ? errmsg_set(err, errlen, "out of memory building %s", path)
+                   : errmsg_set(err, errlen, "%s: the views' offset %zu lies past the page's end (%zu)", path, at, len);
     }
     char keep = g->buf[at];
     g->buf[at] = '\0';
