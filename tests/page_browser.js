@@ -225,6 +225,24 @@ async function main() {
     if (!!note !== !!cfg.missing_note) fail(`the "weights only" note is ${note ? 'shown' : 'absent'}`);
     results.stages = seen;
 
+    /* ---- generation timeline: shown only when a data set has one ---- */
+    const genHidden = await page.$eval('#av-tab-generation', e => e.hidden);
+    if (genHidden === !!cfg.generation) fail(`the Generation tab is ${genHidden ? 'hidden' : 'shown'}`);
+    if (cfg.generation) {
+      await page.click('#av-tab-generation');
+      const steps = await page.$$('#av-gen-steps button');
+      if (steps.length !== cfg.generation.steps) fail(`${steps.length} generation steps shown, ${cfg.generation.steps} in the trace`);
+      await steps[cfg.generation.step].click();
+      const line = await page.$eval('#av-gen-readout', e => e.textContent);
+      if (!line.includes(`strongest key ${cfg.generation.strongest} `)) fail(`generation step read-out: ${line}`);
+      if (!await page.$('#av-gen-canvas')) fail('no generation map drawn');
+      if (cfg.shots) {
+        await page.evaluate(() => document.getElementById('av-tab-generation').scrollIntoView());
+        await page.screenshot({ path: path.join(cfg.shots, 'generation.png') });
+      }
+      results.checks++;
+    }
+
     /* ---- long inputs stay smooth: the head view's redraw under the pointer ---- */
     if (cfg.timing) {
       await page.click('#av-tab-head');

@@ -116,6 +116,34 @@ def test_page_run_in_chromium(tmp):
                      stages=stages_of(st, fm["id"], d["focus"]["head"], True))
 
 
+def test_page_generation_timeline_in_chromium(tmp):
+    """A trace with a "generation" section (the generate command's; here written
+    into the page by hand, rows per head) gets the timeline; without one the tab
+    stays hidden (every other test)."""
+    browser()
+    out = os.path.join(tmp, "run")
+    run_ok("run", "--out", out, SENTENCE)
+    path = os.path.join(out, "index.html")
+    html = open(path, encoding="utf-8").read()
+    rng = np.random.default_rng(5)
+    steps = []
+    for i, tok in enumerate(["le", "chat", "dort", "."]):
+        rows = rng.random((4, i + 2))
+        rows /= rows.sum(1, keepdims=True)
+        steps.append({"token": tok, "rows": {"decoder.0.masked_self": rows.round(6).tolist()}})
+    gen = {"steps": steps}
+    m = re.search(r'(<script type="application/json" class="attnviz-data" id="attnviz-data-0">)(.*?)(</script>)', html, re.S)
+    d = json.loads(m.group(2))
+    d["generation"] = gen
+    d["focus"] = {"map": [x["id"] for x in d["maps"]].index("decoder.0.masked_self"), "head": 2, "query": 0}
+    html = html[:m.start(2)] + json.dumps(d) + html[m.end(2):]
+    open(path, "w", encoding="utf-8").write(html)
+    row = steps[2]["rows"]["decoder.0.masked_self"][2]
+    check_in_browser(tmp, label="generation", page=path, trace=os.path.join(out, "trace.json"), query="l'",
+                     stages=["mask", "weights"], missing_note=1,
+                     generation={"steps": 4, "step": 2, "strongest": int(np.argmax(row))})
+
+
 def test_page_gpt2_folder_in_chromium(tmp):
     browser()
     d, out, steps = os.path.join(tmp, "gpt2"), os.path.join(tmp, "out"), os.path.join(tmp, "steps")
