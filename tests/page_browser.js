@@ -225,6 +225,21 @@ async function main() {
     if (!!note !== !!cfg.missing_note) fail(`the "weights only" note is ${note ? 'shown' : 'absent'}`);
     results.stages = seen;
 
+    /* ---- the keyboard (a presenter's remote): ↓ to the query, Enter pins it ---- */
+    await page.click('#av-tab-head');
+    await page.evaluate(() => attnvizPage.chooseSet(attnvizPage.state.set));
+    await page.focus('#av-head-canvas');
+    for (let i = 0; i <= qi; i++) await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    st = await state();
+    M = traceMap(st.id);
+    if (!JSON.parse(await attr('#av-head-canvas', 'data-pinned')).some(t => t.side === 'q' && t.i === qi))
+      fail('↓ and Enter did not pin the query');
+    L = await links();
+    compareRow(L.find(l => l.side === 'q' && l.token === qi && l.head === st.heads[0]).weights,
+               traceHead(M, st.heads[0]).weights[qi], `${M.id} links of “${cfg.query}” pinned by keyboard`);
+    results.checks++;
+
     /* ---- generation timeline: shown only when a data set has one ---- */
     const genHidden = await page.$eval('#av-tab-generation', e => e.hidden);
     if (genHidden === !!cfg.generation) fail(`the Generation tab is ${genHidden ? 'hidden' : 'shown'}`);

@@ -191,7 +191,7 @@
     if (!hv.canvas) {
       p.appendChild(el('p', { 'class': 'av-hint' },
         'Left: the tokens that ask (queries). Right: the tokens they look at (keys). Point at or tap a token ' +
-        'to see its links; click it to pin it (several at once); click again to unpin.'));
+        'to see its links; click it to pin it (several at once); click again to unpin. Keys: ↑ ↓ and Enter.'));
       hv.status = el('p', { 'class': 'av-readout', id: 'av-head-status' });
       p.appendChild(hv.status);
       hv.scroll = el('div', { 'class': 'av-scroll' });
@@ -201,6 +201,7 @@
       hv.canvas.addEventListener('mousemove', function (e) { headPointer(e, false); });
       hv.canvas.addEventListener('mouseleave', function () { if (S.hover) { S.hover = null; drawHeadView(); } });
       hv.canvas.addEventListener('click', function (e) { headPointer(e, true); });
+      hv.canvas.addEventListener('keydown', headKey);
     }
     var G = headGeometry(m);
     hv.G = G;
@@ -297,6 +298,21 @@
     }
     if ((t && S.hover && t.side === S.hover.side && t.i === S.hover.i) || (!t && !S.hover)) return;
     S.hover = t;
+    drawHeadView();
+  }
+
+  /* Keyboard (a presenter's remote): ↑/↓ move along the queries, Enter or Space pins. */
+  function headKey(e) {
+    var n = map().queries.length, t = S.hover && S.hover.side === 'q' ? S.hover.i : -1;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowUp') {
+      S.hover = { side: 'q', i: Math.max(0, Math.min(n - 1, t + (e.key === 'ArrowDown' ? 1 : t < 0 ? n : -1))) };
+    } else if ((e.key === 'Enter' || e.key === ' ') && t >= 0) {
+      var at = -1;
+      S.pinned.forEach(function (p, k) { if (p.side === 'q' && p.i === t) at = k; });
+      if (at >= 0) S.pinned.splice(at, 1); else S.pinned.push({ side: 'q', i: t });
+      S.query = t;
+    } else return;
+    e.preventDefault();
     drawHeadView();
   }
 
