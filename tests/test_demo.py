@@ -116,7 +116,9 @@ def test_demo_writes_every_picture_in_order():
     for href in re.findall(r'(?:src|href)="([^"]+)"', html):
         assert not re.match(r"[a-z]+://", href), f"page refers to the network: {href}"
         assert os.path.exists(os.path.join(out, href)), f"index.html refers to missing {href}"
-    assert "<script" not in html.lower(), "the page must work without scripts"
+    # the pictures need no script; the interactive views above them (render/page.h,
+    # tests/test_page.py) are inline scripts, nothing loaded from a file
+    assert not re.search(r"<script[^>]*\bsrc=", html, re.I), "the page loads a script file"
     # every figure: English caption, Vietnamese caption, the command
     figs = re.findall(r"<figure>(.*?)</figure>", html, re.S)
     assert len(figs) == len(EXPECTED)

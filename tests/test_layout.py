@@ -6,7 +6,11 @@ Read from the #include lines, so the rule stays true as code is added:
   - inside a room the modules (NAME.c + NAME.h + a private NAME_internal.h) include
     each other without circles;
   - a subcommand (src/cli/*.c) is a leaf: nothing outside cli/ includes cli/, and
-    inside cli/ only the shared cli.h is included.
+    inside cli/ only the shared cli.h is included;
+  - a room may hold one folder, assets/, of files that are not C (ASSET_EXTENSIONS:
+    the interactive page's CSS and JavaScript, render/page.h) which the Makefile
+    embeds into the binary at build time; they are kept as real files so that they
+    read, diff and lint as what they are, not as C string literals.
 """
 import os, re, subprocess
 
@@ -28,6 +32,9 @@ RANK = {
     "cli": 5,        # one leaf file per subcommand, main.c
 }
 
+ASSETS = "assets"
+ASSET_EXTENSIONS = (".js", ".css")
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
@@ -43,6 +50,9 @@ def scan(src):
             if name.endswith((".c", ".h")):
                 with open(os.path.join(d, name), encoding="utf-8") as f:
                     files[f"{room}/{name}"] = INCLUDE.findall(f.read())
+            elif name == ASSETS and os.path.isdir(os.path.join(d, name)):
+                stray += [f"{room}/{ASSETS}/{a}" for a in sorted(os.listdir(os.path.join(d, name)))
+                          if not a.endswith(ASSET_EXTENSIONS)]
             else:
                 stray.append(f"{room}/{name}")
     return files, stray
@@ -385,7 +395,11 @@ def test_layout_parameter_counter():
 def test_layout_sizes():
     big = []
     for room in sorted(os.listdir(SRC)):
-        for name in sorted(os.listdir(os.path.join(SRC, room))):
+        names = sorted(os.listdir(os.path.join(SRC, room)))
+        if ASSETS in names:   # the page's CSS and JavaScript: the same size rule
+            names.remove(ASSETS)
+            names += [f"{ASSETS}/{a}" for a in sorted(os.listdir(os.path.join(SRC, room, ASSETS)))]
+        for name in names:
             with open(os.path.join(SRC, room, name), encoding="utf-8") as f:
                 text = f.read()
             n = text.count("\n")

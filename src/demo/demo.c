@@ -40,15 +40,17 @@ int demo_render(Demo *d) {
     html_raw(&d->page, "<p>Model: <code>");
     html_text(&d->page, d->mf.path);
     html_raw(&d->page, "</code>. Made by <code>attnviz demo</code>.</p>\n");
+    size_t views_at = d->page.len;   /* the interactive views go under the header */
     if (all_parts(d) != 0) {
         html_page_free(&d->page);
         return -1;
     }
     char path[4200];
     demo_path(d, "index.html", path, sizeof path);
-    return html_page_write(&d->page, path, d->err, sizeof d->err);
+    return page_write(&d->page, views_at, &d->page_data, path, d->err, sizeof d->err);
 }
 
 void demo_free(Demo *d) {
     model_file_free(&d->mf);
+    page_data_free(&d->page_data);
 }

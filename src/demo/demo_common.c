@@ -123,6 +123,7 @@ int demo_write_trace(Demo *d, Trace *t, const char *file) {
     char path[4200];
     demo_path(d, file, path, sizeof path);
     if (trace_write_json(t, path, d->err, sizeof d->err) != 0) return -1;
+    if (page_data_add(&d->page_data, t, file, file, NULL, d->err, sizeof d->err) != 0) return -1;
     d->n_traces++;
     return 0;
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include "pipeline/model_file.h"
 #include "render/html.h"
+#include "render/page.h"
 #include "render/render.h"
 #include "trace/trace.h"
 
@@ -26,6 +27,7 @@ typedef struct {
     const char *model_arg;      /* --model as given (NULL: the shipped model)    */
     ModelFile mf;               /* the model, its vocabulary, path and metadata  */
     HtmlPage page;
+    PageData page_data;         /* every trace written, for the page's views     */
     int n_images;
     char images[DEMO_MAX_IMAGES][64];
     int n_traces;
@@ -65,7 +67,8 @@ int  demo_plot(Demo *d, const char *file, const RenderPlot *p, const char *cap_e
                const char *cmd);
 int  demo_table(Demo *d, const char *file, const char *title, const char *const *cells, int rows,
                 int cols, const char *cap_en, const char *cap_vi, const char *cmd);
-/* Writes OUT/file from t (images listed relative to OUT).  0, or -1 with d->err. */
+/* Writes OUT/file from t (images listed relative to OUT) and adds t to the
+ * page's data (render/page.h).  0, or -1 with d->err. */
 int  demo_write_trace(Demo *d, Trace *t, const char *file);
 
 #endif

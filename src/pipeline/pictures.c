@@ -7,6 +7,7 @@
 #include "pipeline/links.h"
 #include "render/fmt.h"
 #include "render/mapview.h"
+#include "render/page.h"
 #include "render/render.h"
 #include "render/stepview.h"
 #include <stdio.h>
@@ -585,17 +586,36 @@ static int draw_all(Show *w) {
     return every_head(w);
 }
 
+/* The row of --query (or of the first pronoun) in the focus map, -1: none. */
+static int page_query_row(const PictureSpec *ps, const Trace *t) {
+    static const char *const pronouns[] = {"it", "he", "she", "they", "him", "her", "them"};
+    if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
+    const TraceMap *m = &t->maps[ps->focus_map];
+    for (int i = 0; i < m->Tq; i++) {
+        if (ps->query && !strcmp(m->queries[i], ps->query)) return i;
+        for (size_t k = 0; !ps->query && k < sizeof pronouns / sizeof pronouns[0]; k++)
+            if (!strcmp(m->queries[i], pronouns[k])) return i;
+    }
+    return -1;
+}
+
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen) {
     HtmlPage pg;
+    PageData pd;
+    page_data_init(&pd);
     Show w = {ps, s, t, &pg, err, errlen, 0};
     if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
     page_header(&pg, ps, s);
+    size_t views_at = pg.len;   /* the interactive views go under the header */
     double t0 = now_ms();
     int r = draw_all(&w);
     rep->ms_pictures = now_ms() - t0;
     rep->n_pictures = t->n_images;
     rep->n_heatmaps_skipped = w.skipped;
+    /* the page keeps the focus head's steps too, for its step-through */
+    PageFocus focus = {ps->focus_map, ps->focus_head, page_query_row(ps, t)};
+    if (r == 0) r = page_data_add(&pd, t, "trace.json", ps->no_trace ? NULL : "trace.json", &focus, err, errlen);
     t0 = now_ms();
     if (!ps->keep_steps) strip_steps(t, -1, -1);
     char path[4096];
@@ -604,7 +624,9 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
         r = trace_write_json(t, path, err, errlen);
     }
     rep->ms_trace = now_ms() - t0;
-    if (r != 0) { html_page_free(&pg); return -1; }
+    if (r != 0) { html_page_free(&pg); page_data_free(&pd); return -1; }
     snprintf(path, sizeof path, "%s/index.html", ps->dir);
-    return html_page_write(&pg, path, err, errlen);
+    r = page_write(&pg, views_at, &pd, path, err, errlen);
+    page_data_free(&pd);
+    return r;
 }

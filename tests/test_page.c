@@ -1,0 +1,90 @@
+/* test_page.c — the interactive page's writer (render/page.h): the embedded
+ * JSON reads back with cJSON (an independent parser) to the trace's numbers,
+ * tokens cannot close the <script> block, −∞ is null, and the views land at
+ * the offset given, between the gallery's header and its pictures. */
+#include "check.h"
+#include "core/fileio.h"
+#include "render/page.h"
+#include <cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A 2×2 custom map whose tokens try to break out of the page. */
+static TraceMap *tricky_map(Trace *t) {
+    static const char *const q[2] = {"</script><b>", "a\"b&\\"};
+    static const char *const k[2] = {"x", "\xc3\xa9t\xc3\xa9"};
+    static const unsigned char mask[4] = {1, 0, 1, 1};
+    TraceMapSpec spec = {.id = "custom", .stack = "custom", .kind = "custom", .queries = q, .Tq = 2,
+                         .keys = k, .Tk = 2, .d_k = 4, .Dv = 3, .mask = mask, .mask_fill = -INFINITY, .n_heads = 1};
+    TraceMap *m = trace_add_map(t, &spec);
+    const float w[4] = {1.0f, 0.0f, 0.123456789f, 0.876543211f};
+    const float sc[4] = {2.0f, 5.0f, -1.5f, 0.25f};
+    const float ms[4] = {1.0f, -INFINITY, -0.75f, 0.125f};
+    const float out[6] = {1, 2, 3, 4, 5, 6};
+    if (m && trace_set_head(m, 0, w, sc, sc, ms, out) != 0) return NULL;
+    return m;
+}
+
+TEST(page_data_reads_back_with_cjson) {
+    Trace t;
+    trace_init(&t);
+    REQUIRE(tricky_map(&t) != NULL);
+    PageData pd;
+    page_data_init(&pd);
+    char err[256] = "";
+    PageFocus f = {0, 0, 1};
+    REQUIRE(page_data_add(&pd, &t, "t.json", NULL, &f, err, sizeof err) == 0);
+    REQUIRE(pd.n == 1);
+    CHECK(strstr(pd.json[0], "</") == NULL);   /* cannot close the <script> block */
+    cJSON *d = cJSON_Parse(pd.json[0]);
+    REQUIRE(d != NULL);
+    cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "maps"), 0);
+    CHECK(!strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "queries"), 0)->valuestring, "</script><b>"));
+    CHECK(!strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "queries"), 1)->valuestring, "a\"b&\\"));
+    CHECK(!strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "keys"), 1)->valuestring, "\xc3\xa9t\xc3\xa9"));
+    CHECK(!strcmp(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "mask"), 0)->valuestring, "10"));
+    CHECK(cJSON_IsNull(cJSON_GetObjectItem(d, "trace_file")));
+    CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "focus"), "query")->valueint, 1);
+    cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "heads"), 0);
+    cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(h, "weights"), 1);
+    CHECK_NEAR(cJSON_GetArrayItem(w1, 0)->valuedouble, 0.123457, 1e-9);   /* %.6g */
+    CHECK(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "masked"), 0), 1)));
+    CHECK_INT(cJSON_GetArraySize(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "output"), 0)), 3);
+    CHECK_INT(cJSON_GetObjectItem(d, "maps_left_out")->valueint, 0);
+    cJSON_Delete(d);
+    page_data_free(&pd);
+    page_data_free(&pd);   /* twice: a freed PageData is a zeroed one */
+    trace_free(&t);
+}
+
+TEST(page_write_puts_the_views_between_header_and_pictures) {
+    Trace t;
+    trace_init(&t);
+    REQUIRE(tricky_map(&t) != NULL);
+    PageData pd;
+    page_data_init(&pd);
+    char err[256] = "", path[4200];
+    REQUIRE(page_data_add(&pd, &t, "t.json", "t.json", NULL, err, sizeof err) == 0);
+    HtmlPage g;
+    html_page_begin(&g, "title", NULL);
+    html_raw(&g, "<p>HEADER</p>\n");
+    size_t at = g.len;
+    html_raw(&g, "<figure>PICTURES</figure>\n");
+    snprintf(path, sizeof path, "%s/page.html", check_tmpdir());
+    REQUIRE(page_write(&g, at, &pd, path, err, sizeof err) == 0);
+    size_t n = 0;
+    char *html = file_read_all(path, 1u << 24, &n, err, sizeof err);
+    REQUIRE(html != NULL);
+    const char *a = strstr(html, "HEADER"), *b = strstr(html, "id=\"attnviz-app\""),
+               *c = strstr(html, "id=\"attnviz-data-0\""), *e = strstr(html, "PICTURES");
+    CHECK(a && b && c && e && a < b && b < c && c < e);
+    CHECK(strstr(html, "</html>") != NULL && strstr(html, "http") == NULL);
+    free(html);
+    /* an offset past the end is refused, the gallery freed */
+    html_page_begin(&g, "title", NULL);
+    CHECK(page_write(&g, g.len + 1, &pd, path, err, sizeof err) == -1);
+    CHECK(g.buf == NULL);
+    page_data_free(&pd);
+    trace_free(&t);
+}
