@@ -135,6 +135,11 @@ int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta
 int render_table(const char *path, const char *title, const char *const *cells,
                  int rows, int cols, const RenderMeta *meta, char *err, size_t errlen);
 
+/* Slides: on = 1 writes every picture exactly 1920 x 1080 (scaled to fit,
+ * centred on white); 0 (the default) keeps each picture's own size, scaled
+ * down only when a side would be over 3000 px (render/page.h). */
+void render_set_slide(int on);
+
 /* Path of the font in use, or NULL if none is found. */
 const char *render_font_path(void);
 
