@@ -504,15 +504,17 @@ static void strip_place(StripLayout *S, const RenderHeatmap *panels, int cell, i
     S->h = y;
 }
 
-/* The number of rows: one if the strip fits the page; else the fewest rows
- * under PAGE_MAX_SIDE, or on a slide the rows that let it be drawn largest. */
+/* The number of rows: one if the strip fits a slide's width (PAGE_SLIDE_W)
+ * and is not on a slide; else the rows that let it be drawn largest on a
+ * 1920 x 1080 slide (a strip too wide for one row folds into two, not into a
+ * tall column). */
 static int strip_rows(StripLayout *S, const RenderHeatmap *panels, int cell) {
     int best = 1;
     double best_scale = 0;
     for (int r = 1; r <= S->n; r++) {
         strip_place(S, panels, cell, r);
-        double sc = page_scale(S->w, S->h);
-        if (!page_is_slide() && S->w <= PAGE_MAX_SIDE && S->h <= PAGE_MAX_SIDE) return r;
+        if (r == 1 && !page_is_slide() && S->w <= PAGE_SLIDE_W) return 1;
+        double sx = (double)PAGE_SLIDE_W / S->w, sy = (double)PAGE_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
         if (sc > best_scale * 1.02) { best = r; best_scale = sc; }
     }
     return best;
