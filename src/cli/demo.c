@@ -77,6 +77,7 @@ int cli_demo(int argc, char **argv) {
     int quiet = 0;
     int rc = parse_args(&d, &quiet, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
+    if (cli_check_out(d.out) != 0) return 1;   /* before loading a model */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
 #ifdef _OPENMP

@@ -606,6 +606,7 @@ int cli_run(int argc, char **argv) {
     RunArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
+    if (cli_check_out(a.out) != 0) return 1;   /* before loading a model */
 #ifdef _OPENMP
     /* One sentence's matrices are tiny: waiting OpenMP threads cost more than
      * they save (the same measurement as demo's). */
