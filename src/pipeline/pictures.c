@@ -458,8 +458,10 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     /* the sentence on a second line, and what the outline means */
     char world[1200];
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
-    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s", title, w->s->text,
+    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s%s", title, w->s->text,
                                             w->s->translation, world,
+                                            m0->row_labels ? " · rows: the word each writes (small: the word it reads)"
+                                                           : "",
                                             taught ? "   (outlined: a head training taught where to look)" : ""));
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
