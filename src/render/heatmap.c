@@ -13,7 +13,7 @@
 #include "render/fmt.h"
 #include "render/font.h"
 #include "render/label.h"
-#include "render/page.h"
+#include "render/fit.h"
 #include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
@@ -504,7 +504,7 @@ static void strip_place(StripLayout *S, const RenderHeatmap *panels, int cell, i
     S->h = y;
 }
 
-/* The number of rows: one if the strip fits a slide's width (PAGE_SLIDE_W)
+/* The number of rows: one if the strip fits a slide's width (FIT_SLIDE_W)
  * and is not on a slide; else the rows that let it be drawn largest on a
  * 1920 x 1080 slide (a strip too wide for one row folds into two, not into a
  * tall column). */
@@ -513,8 +513,8 @@ static int strip_rows(StripLayout *S, const RenderHeatmap *panels, int cell) {
     double best_scale = 0;
     for (int r = 1; r <= S->n; r++) {
         strip_place(S, panels, cell, r);
-        if (r == 1 && !page_is_slide() && S->w <= PAGE_SLIDE_W) return 1;
-        double sx = (double)PAGE_SLIDE_W / S->w, sy = (double)PAGE_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
+        if (r == 1 && !fit_is_slide() && S->w <= FIT_SLIDE_W) return 1;
+        double sx = (double)FIT_SLIDE_W / S->w, sy = (double)FIT_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
         if (sc > best_scale * 1.02) { best = r; best_scale = sc; }
     }
     return best;

@@ -1,6 +1,6 @@
 /* png.c — see png.h. */
 #include "render/png.h"
-#include "render/page.h"
+#include "render/fit.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <png.h>
@@ -125,9 +125,9 @@ static int write_page(const char *path, const Canvas *c, const RenderMeta *meta,
 int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
                      char *err, size_t errlen) {
     if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
-    if (!page_needs_fit(c)) return write_page(path, c, meta, err, errlen);
+    if (!fit_needed(c)) return write_page(path, c, meta, err, errlen);
     Canvas fitted;
-    if (page_fit(c, &fitted, err, errlen)) return -1;
+    if (fit_canvas(c, &fitted, err, errlen)) return -1;
     int status = write_page(path, &fitted, meta, err, errlen);
     canvas_free(&fitted);
     return status;

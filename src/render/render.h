@@ -137,7 +137,7 @@ int render_table(const char *path, const char *title, const char *const *cells,
 
 /* Slides: on = 1 writes every picture exactly 1920 x 1080 (scaled to fit,
  * centred on white); 0 (the default) keeps each picture's own size, scaled
- * down only when a side would be over 3000 px (render/page.h). */
+ * down only when a side would be over 3000 px (render/fit.h). */
 void render_set_slide(int on);
 
 /* Path of the font in use, or NULL if none is found. */

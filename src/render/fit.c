@@ -1,5 +1,5 @@
-/* page.c — see page.h. */
-#include "render/page.h"
+/* fit.c — see fit.h. */
+#include "render/fit.h"
 #include "render/render.h"
 #include "core/errmsg.h"
 #include <math.h>
@@ -7,22 +7,22 @@
 
 static int slide_on;
 
-int page_is_slide(void) { return slide_on; }
-void page_set_slide(int on) { slide_on = on != 0; }
+int fit_is_slide(void) { return slide_on; }
+void fit_set_slide(int on) { slide_on = on != 0; }
 
-double page_scale(long w, long h) {
+double fit_scale(long w, long h) {
     if (w < 1 || h < 1) return 1.0;
     if (slide_on) {
-        double sx = (double)PAGE_SLIDE_W / w, sy = (double)PAGE_SLIDE_H / h;
+        double sx = (double)FIT_SLIDE_W / w, sy = (double)FIT_SLIDE_H / h;
         return sx < sy ? sx : sy;
     }
     long side = w > h ? w : h;
-    return side > PAGE_MAX_SIDE ? (double)PAGE_MAX_SIDE / side : 1.0;
+    return side > FIT_MAX_SIDE ? (double)FIT_MAX_SIDE / side : 1.0;
 }
 
-int page_needs_fit(const Canvas *in) {
-    if (slide_on) return in->w != PAGE_SLIDE_W || in->h != PAGE_SLIDE_H;
-    return in->w > PAGE_MAX_SIDE || in->h > PAGE_MAX_SIDE;
+int fit_needed(const Canvas *in) {
+    if (slide_on) return in->w != FIT_SLIDE_W || in->h != FIT_SLIDE_H;
+    return in->w > FIT_MAX_SIDE || in->h > FIT_MAX_SIDE;
 }
 
 /* Weights of the source pixels that output pixel o covers along one axis,
@@ -87,12 +87,12 @@ static int resample(const Canvas *in, Canvas *out, int ox, int oy, int ow, int o
     return 0;
 }
 
-int page_fit(const Canvas *in, Canvas *out, char *err, size_t errlen) {
-    double s = page_scale(in->w, in->h);
+int fit_canvas(const Canvas *in, Canvas *out, char *err, size_t errlen) {
+    double s = fit_scale(in->w, in->h);
     long ow = lround(in->w * s), oh = lround(in->h * s);
     if (ow < 1) ow = 1;
     if (oh < 1) oh = 1;
-    long pw = slide_on ? PAGE_SLIDE_W : ow, ph = slide_on ? PAGE_SLIDE_H : oh;
+    long pw = slide_on ? FIT_SLIDE_W : ow, ph = slide_on ? FIT_SLIDE_H : oh;
     if (ow > pw) ow = pw;
     if (oh > ph) oh = ph;
     if (canvas_init(out, pw, ph, COL_BG, err, errlen)) return -1;
@@ -103,4 +103,4 @@ int page_fit(const Canvas *in, Canvas *out, char *err, size_t errlen) {
     return 0;
 }
 
-void render_set_slide(int on) { page_set_slide(on); }
+void render_set_slide(int on) { fit_set_slide(on); }

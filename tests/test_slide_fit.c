@@ -1,20 +1,20 @@
-/* test_page.c — slide-ready pictures (issue 27): titles folded to a width
+/* test_slide_fit.c — slide-ready pictures (issue 27): titles folded to a width
  * (render/label.h label_wrap) keep every word in order and no line is wider
  * than asked; two-part labels ("sister\tma") fit their width; the page
- * (render/page.h) scales a picture by area averaging (checked against sums by
+ * (render/fit.h) scales a picture by area averaging (checked against sums by
  * hand) and a slide is exactly 1920 x 1080 with the picture centred; a step
  * strip of a map without a mask has no step 3 and says so. */
 #include "check.h"
 #include "render/canvas.h"
 #include "render/font.h"
 #include "render/label.h"
-#include "render/page.h"
+#include "render/fit.h"
 #include "render/stepview.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <string.h>
 
-TEST(page_wrap_keeps_words_and_width) {
+TEST(slide_wrap_keeps_words_and_width) {
     char err[256];
     REQUIRE(font_ensure(err, sizeof err) == 0);
     const char *text = "the animal didn't cross the street because it was too tired and the old man who "
@@ -42,7 +42,7 @@ TEST(page_wrap_keeps_words_and_width) {
     CHECK(strlen(last) >= 3 && !strcmp(last + strlen(last) - 3, "\xE2\x80\xA6"));
 }
 
-TEST(page_two_part_labels_fit) {
+TEST(slide_two_part_labels_fit) {
     char err[256], out[512];
     REQUIRE(font_ensure(err, sizeof err) == 0);
     const char *labels[] = {"sister\tma", "plain"};
@@ -59,14 +59,14 @@ TEST(page_two_part_labels_fit) {
 /* A 4000 x 10 canvas of 4-pixel stripes (4 black, 4 white, …) scaled into 3000
  * px: each output pixel covers 4/3 source pixels, its value the area-weighted
  * mean computed here by hand. */
-TEST(page_scales_down_by_area_and_slides_centre) {
+TEST(slide_scales_down_by_area_and_slides_centre) {
     char err[256];
     Canvas c, out;
     REQUIRE(canvas_init(&c, 4000, 10, COL_BG, err, sizeof err) == 0);
     for (int x = 0; x < 4000; x += 8) canvas_fill_rect(&c, x, 0, 4, 10, RGB_HEX(0x000000));
-    page_set_slide(0);
-    CHECK(page_needs_fit(&c));
-    REQUIRE(page_fit(&c, &out, err, sizeof err) == 0);
+    fit_set_slide(0);
+    CHECK(fit_needed(&c));
+    REQUIRE(fit_canvas(&c, &out, err, sizeof err) == 0);
     CHECK_INT(out.w, 3000);
     CHECK_INT(out.h, 8);   /* 10 × 0.75 rounded */
     double worst = 0;
@@ -85,10 +85,10 @@ TEST(page_scales_down_by_area_and_slides_centre) {
     canvas_free(&c);
     /* a slide: exactly 1920 x 1080, a 100 x 100 black square scaled 10.8× in the middle */
     REQUIRE(canvas_init(&c, 100, 100, RGB_HEX(0x000000), err, sizeof err) == 0);
-    page_set_slide(1);
-    CHECK(page_needs_fit(&c));
-    REQUIRE(page_fit(&c, &out, err, sizeof err) == 0);
-    page_set_slide(0);
+    fit_set_slide(1);
+    CHECK(fit_needed(&c));
+    REQUIRE(fit_canvas(&c, &out, err, sizeof err) == 0);
+    fit_set_slide(0);
     CHECK_INT(out.w, 1920);
     CHECK_INT(out.h, 1080);
     CHECK_INT(out.px[(540 * 1920 + 960) * 3], 0);                 /* the picture */
@@ -99,11 +99,11 @@ TEST(page_scales_down_by_area_and_slides_centre) {
     canvas_free(&c);
     /* a small picture off a slide is left as it is */
     REQUIRE(canvas_init(&c, 300, 200, COL_BG, err, sizeof err) == 0);
-    CHECK(!page_needs_fit(&c));
+    CHECK(!fit_needed(&c));
     canvas_free(&c);
 }
 
-TEST(page_strip_skips_the_mask_step_without_a_mask) {
+TEST(slide_strip_skips_the_mask_step_without_a_mask) {
     Trace t;
     trace_init(&t);
     const char *tok[] = {"a", "b"};
