@@ -235,3 +235,37 @@ TEST(look_says_which_sentence_and_step_failed) {
     look_free(&L[0]);
     model_file_free(&mf);
 }
+
+/* The decoder maps' rows are labelled with the word each writes and, after a
+ * tab, the word it reads (render/label.h): row i writes decoder input i + 1,
+ * the last row <eos> when the search stopped there; the encoder's are not,
+ * and the trace's queries stay the decoder input. */
+TEST(look_decoder_rows_labelled_with_the_written_word) {
+    ModelFile mf;
+    REQUIRE(tiny_model(&mf) == 0);
+    char err[512], want[600];
+    Look L;
+    LookSpec spec = {.want = LOOK_TRACE, .tag = VOCAB_2FR};
+    REQUIRE(look_sentence(&L, &mf, "the cat sleeps .", &spec, err, sizeof err) == 0);
+    int decoder = 0;
+    for (int k = 0; k < L.t.n_maps; k++) {
+        const TraceMap *m = &L.t.maps[k];
+        if (strcmp(m->stack, "decoder")) {
+            CHECK(m->row_labels == NULL && trace_row_labels(m) == (const char *const *)m->queries);
+            continue;
+        }
+        decoder++;
+        REQUIRE(m->row_labels != NULL);
+        CHECK(!strcmp(m->queries[0], "<2fr>"));
+        for (int i = 0; i < m->Tq; i++) {
+            const char *next = i + 1 < m->Tq ? m->queries[i + 1]
+                             : L.s.stop.why == DECODE_STOP_EOS ? "<eos>" : "\xE2\x80\xA6";
+            snprintf(want, sizeof want, "%s\t%s", next, m->queries[i]);
+            if (strcmp(trace_row_labels(m)[i], want))
+                check_fail(__FILE__, __LINE__, "%s row %d: \"%s\", want \"%s\"", m->id, i, trace_row_labels(m)[i], want);
+        }
+    }
+    CHECK_INT(decoder, 4);   /* 2 layers × (masked self, cross) */
+    look_free(&L);
+    model_file_free(&mf);
+}

@@ -186,8 +186,10 @@ TEST(render_value_format) {
     CHECK(!strcmp(one_cell(s, sizeof s, -0.001f), "\xE2\x88\x92" "0.001"));  /* never 0.00 */
     CHECK(!strcmp(one_cell(s, sizeof s, 0.0031f), "0.003"));
     CHECK(!strcmp(one_cell(s, sizeof s, 0.9969f), "0.997"));      /* never 1.00 */
-    CHECK(!strcmp(one_cell(s, sizeof s, 1e-7f), "\xE2\x89\x88" "0"));       /* ≈0 */
-    CHECK(!strcmp(one_cell(s, sizeof s, 0.99999f), "\xE2\x89\x88" "1"));    /* ≈1 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 1e-7f), "\xE2\x89\x88" "0.000"));       /* ≈0.000 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.99999f), "\xE2\x89\x88" "1.000"));    /* ≈1.000 */
+    CHECK(!strcmp(one_cell(s, sizeof s, 0.9999992f), "\xE2\x89\x88" "1.000"));  /* the number */
+    CHECK(!strcmp(one_cell(s, sizeof s, -0.9999992f), "\xE2\x89\x88\xE2\x88\x92" "1.000"));
     CHECK(!strcmp(one_cell(s, sizeof s, -INFINITY), "\xE2\x88\x92\xE2\x88\x9E"));
     /* one format per picture: "2" never sits beside "0.00", nor above "2.20" */
     const float w[] = {2.0f, 0.0f, 2.2f, 0.5f};
@@ -197,7 +199,7 @@ TEST(render_value_format) {
     const char *const ssc[] = {"4", "14", "\xE2\x88\x92" "3"};
     CHECK(cells_read(sc, 3, ssc));
     const float soft[] = {0.0031f, 0.9969f, 1.0f, 0.0f};          /* a sharp softmax row */
-    const char *const ssoft[] = {"0.003", "0.997", "1.000", "0.000"};
+    const char *const ssoft[] = {"0.003", "0.997", "1", "0.000"};   /* "1": exactly 1 */
     CHECK(cells_read(soft, 4, ssoft));
     fmt_tick(s, sizeof s, 0.5, 0.25);
     CHECK(!strcmp(s, "0.5"));

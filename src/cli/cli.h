@@ -42,6 +42,9 @@ int cli_prepare_outdir(const char *dir);
  * like cli_prepare_outdir and opens the stage; write under st->dir.  While it
  * is open, messages name DIR instead of the staging folder.  0 or -1 (printed). */
 int cli_stage_open(OutStage *st, const char *dir);
+/* --out DIR checked before any work: a name, not an existing file.  0, or -1
+ * (printed); cli_stage_open checks it again. */
+int cli_check_out(const char *dir);
 /* ok: moves the staged files into DIR; else removes them (nothing new is
  * left).  0 when committed, -1 otherwise (an error while committing is printed). */
 int cli_stage_close(OutStage *st, int ok);

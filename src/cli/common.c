@@ -91,14 +91,19 @@ int cli_prepare_outdir(const char *dir) {
     return 0;
 }
 
-int cli_stage_open(OutStage *st, const char *dir) {
-    char err[1024];
+int cli_check_out(const char *dir) {
     if (!dir || !*dir) { cli_error("--out needs a folder name"); return -1; }
     struct stat sb;
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
         cli_error("--out %s is a file, not a folder (choose another --out)", dir);
         return -1;
     }
+    return 0;
+}
+
+int cli_stage_open(OutStage *st, const char *dir) {
+    char err[1024];
+    if (cli_check_out(dir) != 0) return -1;
     if (outstage_open(st, dir, err, sizeof err) != 0) { cli_error("%s (choose another --out)", err); return -1; }
     snprintf(stage_dir, sizeof stage_dir, "%s", st->dir);
     snprintf(stage_target, sizeof stage_target, "%s", st->target);

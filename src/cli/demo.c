@@ -3,6 +3,7 @@
  * the folder, prints the warnings, the error or the summary. */
 #include "cli/cli.h"
 #include "demo/demo.h"
+#include "render/render.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #endif
 
 static void demo_usage(FILE *f) {
-    fputs("usage: attnviz demo [--out DIR] [--model PATH] [--quiet]\n\n"
+    fputs("usage: attnviz demo [--out DIR] [--model PATH] [--slide] [--quiet]\n\n"
           "Renders the whole lesson into DIR (default output/), in order, with an\n"
           "index.html that shows every picture with its caption (English and\n"
           "Vietnamese) and the attnviz command that reproduces it:\n"
@@ -22,6 +23,7 @@ static void demo_usage(FILE *f) {
           "  8 the Vietnamese example   9 a head learning (training snapshots)\n\n"
           "  --model PATH   checkpoint (default: the shipped model, see attnviz info)\n"
           "  --out DIR      output folder (default output/)\n"
+          "  --slide        every picture exactly 1920 x 1080 (a 16:9 slide), scaled to fit\n"
           "  --quiet        print only warnings and errors\n",
           f);
 }
@@ -37,6 +39,7 @@ static int parse_args(Demo *d, int *quiet, int argc, char **argv) {
         if (taken) continue;
         if (cli_is_help(a)) { demo_usage(stdout); return 1; }
         if (!strcmp(a, "--quiet")) { *quiet = 1; continue; }
+        if (!strcmp(a, "--slide")) { render_set_slide(1); continue; }
         cli_error("unknown %s '%s' for demo (see attnviz demo --help)", a[0] == '-' ? "option" : "argument", a);
         return -1;
     }
@@ -74,6 +77,7 @@ int cli_demo(int argc, char **argv) {
     int quiet = 0;
     int rc = parse_args(&d, &quiet, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
+    if (cli_check_out(d.out) != 0) return 1;   /* before loading a model */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
 #ifdef _OPENMP

@@ -8,44 +8,108 @@
 #include "family/hf_file.h"
 #include "pipeline/model_file.h"
 #include <cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void info_usage(FILE *f) {
-    fprintf(f, "usage: attnviz info [--model NAME|PATH|DIR] [--tokenizer TOK.bin] [--json]\n\n"
-               "Prints a model's configuration, parameter count, tensors and metadata,\n"
-               "and lists the shipped models.\n"
+    fprintf(f, "usage: attnviz info [--model NAME|PATH|DIR] [--tokenizer TOK.bin] [--json] [--verbose]\n\n"
+               "Prints a model's configuration and parameter count, how it was trained, its\n"
+               "held-out scores and knock-out table, and lists the shipped models.\n"
                "  --model NAME|PATH|DIR  taught or untaught (the shipped models), a checkpoint\n"
                "                 (.safetensors) written by attnviz (default: taught), a folder\n"
                "                 in the Hugging Face layout (GPT-2, BERT, Llama, Mistral, Qwen2,\n"
                "                 Qwen3, Gemma 3), or a llama2.c FILE.bin with --tokenizer\n"
                "  --tokenizer TOK.bin  the tokenizer.bin of a llama2.c checkpoint\n"
                "  --json         print the configuration as one JSON object\n"
+               "  --verbose      attnviz's own models: every tensor and metadata field as stored\n"
                "A Llama-family model shows its query and key/value heads, head size, RoPE base\n"
                "and scaling, sliding window, vocabulary and parameters.\n");
 }
 
-static void print_info(const ModelFile *mf) {
-    const ModelConfig *c = &mf->m.config;
-    printf("model:        %s\n", mf->path);
-    printf("format:       %s version %s\n", CHECKPOINT_FORMAT, CHECKPOINT_VERSION);
-    printf("architecture: %s, %s-norm\n", model_arch_name(c->arch), c->prenorm ? "pre" : "post");
-    printf("d_model:      %d   heads: %d   d_k: %d   d_ff: %d\n", c->d_model, c->n_heads, c->d_model / c->n_heads,
-           c->d_ff);
-    printf("layers:       encoder %d, decoder %d\n", c->n_enc_layers, c->n_dec_layers);
-    printf("max_len:      %d\n", c->max_len);
-    printf("vocabulary:   %d tokens\n", c->vocab_size);
-    printf("parameters:   %zu\n", mf->m.num_params);
-    ModelParam tab[MODEL_MAX_TENSORS];
-    int nt = model_param_table(c, NULL, tab, MODEL_MAX_TENSORS);
-    printf("tensors:\n");
-    for (int t = 0; t < nt; t++) {
-        printf("  %-14s [", tab[t].name);
-        for (int d = 0; d < tab[t].ndim; d++) printf("%s%d", d ? ", " : "", tab[t].shape[d]);
-        printf("]\n");
+/* The metadata string `key` parsed as JSON (NULL when absent or not JSON); the caller deletes it. */
+static cJSON *meta_json(const cJSON *mj, const char *key) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(mj, key);
+    return cJSON_IsString(it) ? cJSON_Parse(it->valuestring) : NULL;
+}
+
+/* A number at a path of objects ("a", "b" → o.a.b), or NAN. */
+static double num_at(const cJSON *o, const char *a, const char *b) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+    if (b) x = cJSON_GetObjectItemCaseSensitive(x, b);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+/* A metadata string, or "?" */
+static const char *meta_text(const cJSON *mj, const char *key) {
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(mj, key);
+    return cJSON_IsString(it) ? it->valuestring : "?";
+}
+
+/* "trained:" and "taught heads:" from the training metadata. */
+static void print_training(const cJSON *mj) {
+    if (!cJSON_GetObjectItemCaseSensitive(mj, "train_steps")) return;
+    printf("trained:      %s steps on %s, %s s (%s tokens/s), final loss %s\n", meta_text(mj, "train_steps"),
+           meta_text(mj, "train_data"), meta_text(mj, "train_seconds"), meta_text(mj, "train_tokens_per_second"),
+           meta_text(mj, "train_final_loss"));
+    cJSON *sup = meta_json(mj, "supervised_heads");
+    printf("taught heads: ");
+    int n = 0;
+    for (const cJSON *h = sup ? sup->child : NULL; h; h = h->next, n++) {
+        const cJSON *map = cJSON_GetObjectItemCaseSensitive(h, "map"), *tg = cJSON_GetObjectItemCaseSensitive(h, "target");
+        printf("%s%s head %.0f → %s (weight %g)", n ? "; " : "", cJSON_IsString(map) ? map->valuestring : "?",
+               num_at(h, "head", NULL), cJSON_IsString(tg) ? tg->valuestring : "?", num_at(h, "weight", NULL));
     }
-    cJSON *mj = cJSON_Parse(mf->metadata);
+    printf("%s\n", n ? "" : "none (no head was told where to look)");
+    cJSON_Delete(sup);
+}
+
+/* "held out:" from eval_heldout (attnviz eval --write-metadata). */
+static void print_heldout(const cJSON *mj) {
+    cJSON *e = meta_json(mj, "eval_heldout");
+    if (!e) return;
+    printf("held out:     %.0f pairs: exact match fr %.3f, vi %.3f; pronoun accuracy %.3f", num_at(e, "pairs", NULL),
+           num_at(e, "translation_exact_match", "fr"), num_at(e, "translation_exact_match", "vi"),
+           num_at(e, "pronoun_accuracy", NULL));
+    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(e, "coreference_head");
+    const cJSON *map = cJSON_GetObjectItemCaseSensitive(ch, "map");
+    if (cJSON_IsString(map))
+        printf("\ncoreference:  %s head %.0f links a pronoun to its antecedent in %.3f of held-out sentences",
+               map->valuestring, num_at(ch, "head", NULL), num_at(ch, "accuracy", NULL));
+    printf("\n");
+    cJSON_Delete(e);
+}
+
+/* One row of the knock-out table. */
+static void ablation_row(const char *head, const cJSON *r) {
+    printf("  %-29s %8.3f %8.3f %8.3f %9.3f %9.3f\n", head, num_at(r, "pronoun_accuracy", NULL),
+           num_at(cJSON_GetObjectItemCaseSensitive(r, "pronoun_accuracy_by_language"), "fr", NULL),
+           num_at(cJSON_GetObjectItemCaseSensitive(r, "pronoun_accuracy_by_language"), "vi", NULL),
+           num_at(r, "translation_exact_match", "fr"), num_at(r, "translation_exact_match", "vi"));
+}
+
+/* eval_ablation (attnviz eval --ablation) as a table, the most harmful knock-out first. */
+static void print_ablation(const cJSON *mj) {
+    cJSON *e = meta_json(mj, "eval_ablation");
+    if (!e) return;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "knock_out");
+    printf("knock-outs:   one head at a time, its output %s before W_O, on %.0f held-out pairs (attnviz eval --ablation)\n",
+           cJSON_IsString(k) && !strcmp(k->valuestring, "zero") ? "zeroed" : "replaced", num_at(e, "pairs", NULL));
+    printf("  %-29s %8s %8s %8s %9s %9s\n", "head knocked out", "pronoun", "fr", "vi", "exact fr", "exact vi");
+    ablation_row("none (the whole model)", cJSON_GetObjectItemCaseSensitive(e, "baseline"));
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(e, "ablation");
+    for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next) {
+        char head[64];
+        const cJSON *map = cJSON_GetObjectItemCaseSensitive(r, "map");
+        snprintf(head, sizeof head, "%s head %.0f", cJSON_IsString(map) ? map->valuestring : "?", num_at(r, "head", NULL));
+        ablation_row(head, r);
+    }
+    cJSON_Delete(e);
+}
+
+/* Every metadata field as it is stored (--verbose); token bitmaps as counts. */
+static void print_metadata(const ModelFile *mf, const cJSON *mj) {
     for (const cJSON *it = mj ? mj->child : NULL; it; it = it->next) {
         if (!strcmp(it->string, "format") || !strcmp(it->string, "version") || !strcmp(it->string, "config") ||
             !strcmp(it->string, "vocab") || !cJSON_IsString(it))
@@ -62,6 +126,41 @@ static void print_info(const ModelFile *mf) {
         }
         free(set);
         printf("%s: %s\n", it->string, it->valuestring);
+    }
+}
+
+static void print_tensors(const ModelConfig *c) {
+    ModelParam tab[MODEL_MAX_TENSORS];
+    int nt = model_param_table(c, NULL, tab, MODEL_MAX_TENSORS);
+    printf("tensors:\n");
+    for (int t = 0; t < nt; t++) {
+        printf("  %-14s [", tab[t].name);
+        for (int d = 0; d < tab[t].ndim; d++) printf("%s%d", d ? ", " : "", tab[t].shape[d]);
+        printf("]\n");
+    }
+}
+
+/* A summary: configuration, training, held-out scores, the knock-out table;
+ * verbose adds the tensors and every metadata field as stored. */
+static void print_info(const ModelFile *mf, int verbose) {
+    const ModelConfig *c = &mf->m.config;
+    printf("model:        %s\n", mf->path);
+    printf("format:       %s version %s\n", CHECKPOINT_FORMAT, CHECKPOINT_VERSION);
+    printf("architecture: %s, %s-norm\n", model_arch_name(c->arch), c->prenorm ? "pre" : "post");
+    printf("d_model:      %d   heads: %d   d_k: %d   d_ff: %d\n", c->d_model, c->n_heads, c->d_model / c->n_heads,
+           c->d_ff);
+    printf("layers:       encoder %d, decoder %d\n", c->n_enc_layers, c->n_dec_layers);
+    printf("max_len:      %d\n", c->max_len);
+    printf("vocabulary:   %d tokens\n", c->vocab_size);
+    printf("parameters:   %zu%s\n", mf->m.num_params, verbose ? "" : "   (--verbose lists the tensors and every metadata field)");
+    cJSON *mj = cJSON_Parse(mf->metadata);
+    if (verbose) {
+        print_tensors(c);
+        print_metadata(mf, mj);
+    } else {
+        print_training(mj);
+        print_heldout(mj);
+        print_ablation(mj);
     }
     cJSON_Delete(mj);
     printf("shipped models (--model NAME):\n");
@@ -177,7 +276,7 @@ static int info_hf(const char *model, const char *tokenizer, int as_json) {
 
 int cli_info(int argc, char **argv) {
     const char *path = NULL, *tokenizer = NULL;
-    int as_json = 0;
+    int as_json = 0, verbose = 0;
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &path}, {"--tokenizer", &tokenizer}};
         int taken = cli_take_option(argc, argv, &i, opts, 2, "info");
@@ -185,6 +284,7 @@ int cli_info(int argc, char **argv) {
         if (taken) continue;
         if (cli_is_help(argv[i])) { info_usage(stdout); return 0; }
         if (!strcmp(argv[i], "--json")) as_json = 1;
+        else if (!strcmp(argv[i], "--verbose")) verbose = 1;
         else return cli_unknown_option("info", argv[i]);
     }
     char err[1024];
@@ -198,7 +298,7 @@ int cli_info(int argc, char **argv) {
         model_config_json(&mf.m.config, cfg, sizeof cfg);
         printf("%s\n", cfg);
     } else {
-        print_info(&mf);
+        print_info(&mf, verbose);
     }
     model_file_free(&mf);
     return 0;

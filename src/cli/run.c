@@ -18,6 +18,7 @@
 #include "pipeline/model_file.h"
 #include "pipeline/pictures.h"
 #include "render/html.h"
+#include "render/render.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -35,7 +36,7 @@
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
     long max_pictures, lines_top, probe_length, probe_seed;
-    int batch, quiet, no_pictures, timing, importance, no_mask, head_roles;
+    int batch, quiet, no_pictures, timing, importance, no_mask, head_roles, slide;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
@@ -101,6 +102,9 @@ static void run_usage(FILE *f) {
         "  --out DIR         output folder (default output/run/); files an earlier run wrote\n"
         "                    there and this one does not are removed, yours are kept\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
+        "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide), scaled to\n"
+        "                    fit with large labels (default: each picture its own size, at\n"
+        "                    most 3000 px a side)\n"
         "  --no-language-mask  show the raw model: by default the decoder writes only tokens\n"
         "                    seen in the target language's training targets (the checkpoint's\n"
         "                    train_target_tokens_fr/_vi), never a Vietnamese word in French;\n"
@@ -140,6 +144,21 @@ static int parse_list(const char *opt, const char *s, unsigned char *on) {
     return -1;
 }
 
+/* What was written, only that: pictures unless --no-pictures, trace.json
+ * unless --trace none, always index.html; one folder per sentence when
+ * there are several (the top folder holds only index.html). */
+static void print_written(const RunArgs *a) {
+    int trace = strcmp(a->trace_mode, "none") != 0;
+    const char *what = !a->no_pictures && trace ? "pictures, trace.json and index.html"
+                     : !a->no_pictures ? "pictures and index.html (no trace.json: --trace none)"
+                     : trace ? "trace.json and index.html (no pictures: --no-pictures)"
+                             : "index.html (no pictures: --no-pictures; no trace.json: --trace none)";
+    if (a->n_sentences > 1)
+        printf("index.html in %s/, and %s in one folder per sentence (sentence-1/ … sentence-%d/)\n", a->out, what,
+               a->n_sentences);
+    else printf("%s in %s/%s\n", what, a->out, a->slide ? " (pictures 1920 x 1080: --slide)" : "");
+}
+
 /* 0 to go on, 1 after --help, -1 after an error (printed). */
 static int parse_args(RunArgs *a, int argc, char **argv) {
     memset(a, 0, sizeof *a);
@@ -164,6 +183,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (!strcmp(arg, "--batch")) a->batch = 1;
         else if (!strcmp(arg, "--quiet")) { a->quiet = 1; cli_set_quiet(1); }
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
+        else if (!strcmp(arg, "--slide")) { a->slide = 1; render_set_slide(1); }
         else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
@@ -630,6 +650,7 @@ int cli_run(int argc, char **argv) {
     RunArgs a;
     int rc = parse_args(&a, argc, argv);
     if (rc != 0) return rc > 0 ? 0 : 2;
+    if (cli_check_out(a.out) != 0) return 1;   /* before loading a model */
 #ifdef _OPENMP
     /* One sentence's matrices are tiny: waiting OpenMP threads cost more than
      * they save (the same measurement as demo's). */
@@ -665,13 +686,7 @@ int cli_run(int argc, char **argv) {
     int shown = (hf ? run_hf(&r) : show_all(&r)) == 0;
     a.out = out;
     if (cli_stage_close(&stage, shown) != 0) goto cleanup;
-    if (!a.quiet && a.n_sentences > 1)   /* only what was written: the top folder holds no trace.json */
-        printf("index.html in %s/, and %s in one folder per sentence (sentence-1/ … sentence-%d/)\n", a.out,
-               strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html" : "pictures and index.html",
-               a.n_sentences);
-    else if (!a.quiet)
-        printf("%s in %s/\n", strcmp(a.trace_mode, "none") ? "pictures, trace.json and index.html"
-                                                           : "pictures and index.html (no trace.json: --trace none)", a.out);
+    if (!a.quiet) print_written(&a);
     if (a.timing)
         printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "
                "trace %.1f ms\n", r.ms_model, r.ms_pictures, r.n_pictures,

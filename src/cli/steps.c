@@ -479,6 +479,7 @@ int cli_steps(int argc, char **argv) {
     Trace trace;
     trace_init(&trace);
     int status = 1;
+    if (cli_check_out(a.out) != 0) goto cleanup;   /* before the work, not after it */
     if (a.mask_fill && parse_fill(a.mask_fill, &in.fill) != 0) goto cleanup;
     if (isinf(in.fill)) snprintf(in.fill_text, sizeof in.fill_text, "−∞");
     else format_value(in.fill_text, sizeof in.fill_text, in.fill);

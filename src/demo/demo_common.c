@@ -95,7 +95,7 @@ int demo_lines(Demo *d, const char *file, const char *title, const TraceMap *m, 
     RenderMetaItem it[3];
     RenderMeta meta = meta_of(it, d, title);
     demo_path(d, file, path, sizeof path);
-    int rc = render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+    int rc = render_lines(path, title, trace_row_labels(m), m->Tq, (const char *const *)m->keys, m->Tk,
                           m->heads[head].weights, m->mask, focus, &meta, d->err, sizeof d->err);
     return rendered(d, rc, file, cap_en, cap_vi, cmd);
 }

@@ -417,7 +417,8 @@ int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, si
     int rc = 0;
     if (n_text == 0) rc = errmsg_set(err, errlen, "the sentence has no tokens");
     else if (in->n > sh.n_pos)
-        rc = errmsg_set(err, errlen, "the sentence is %d tokens; this model reads at most %d", in->n, sh.n_pos);
+        rc = errmsg_set(err, errlen, "the text is %d tokens; this model reads at most %d (shorten it, or run its "
+                        "parts one by one)", in->n, sh.n_pos);
     for (int i = 0; rc == 0 && i < in->n; i++)
         if (in->ids[i] < 0 || in->ids[i] >= sh.n_vocab)
             rc = errmsg_set(err, errlen, "%s: the token \"%s\" has id %d, outside the model's %d embeddings "

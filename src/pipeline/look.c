@@ -193,12 +193,40 @@ static int forward_for(Look *out, int n, int i, Model *m, const LookSpec *spec, 
     return rc;
 }
 
+/* "written\tinput" into out (cut on a character boundary). */
+static void fmt_written(char *out, size_t n, const char *written, const char *input) {
+    snprintf(out, n, "%.250s\t%.250s", written ? written : "", input ? input : "");
+}
+
+/* The decoder maps' rows labelled with the word each writes, the input word
+ * it reads small beside it ("sister\tma", render/label.h): row i writes
+ * input i + 1, the last row the end of the sentence when the search stopped
+ * there (or the target was given), else what came next is not known ("…"). */
+static int label_written_rows(Trace *t, const Sentence *s) {
+    const char **lab = calloc((size_t)(s->T > 0 ? s->T : 1), sizeof *lab);
+    char *buf = malloc((size_t)(s->T > 0 ? s->T : 1) * 600);
+    int rc = !lab || !buf ? -1 : 0;
+    for (int i = 0; rc == 0 && i < s->T; i++) {
+        const char *next = i + 1 < s->T ? s->tgt_tok[i + 1]
+                         : s->given || s->stop.why == DECODE_STOP_EOS ? "<eos>" : "…";
+        fmt_written(buf + (size_t)i * 600, 600, next, s->tgt_tok[i]);
+        lab[i] = buf + (size_t)i * 600;
+    }
+    for (int k = 0; rc == 0 && k < t->n_maps; k++)
+        if (!strcmp(t->maps[k].stack, "decoder") && t->maps[k].Tq == s->T)
+            rc = trace_set_row_labels(&t->maps[k], lab);
+    free(lab);
+    free(buf);
+    return rc;
+}
+
 /* The trace of batch item b, and the words the model hesitated over. */
 static int trace_sentence(Look *L, int b, ModelFile *mf, const LookSpec *spec, char *err, size_t errlen) {
     Model *m = &mf->m;
     if (sentence_labels(&L->s) != 0) return errmsg_set(err, errlen, "out of memory");
     if (model_trace(m, b, &L->t, (const char *const *)L->s.label, L->s.tgt_tok, wants(spec, LOOK_STEPS)) != 0)
         return errmsg_set(err, errlen, "model: %s", m->err);
+    if (label_written_rows(&L->t, &L->s) != 0) return errmsg_set(err, errlen, "out of memory");
     if (wants(spec, LOOK_UNSURE) && !spec->target) L->n_unsure = world_unsure(m, b, &L->s, L->unsure, sizeof L->unsure);
     L->reached = LOOK_TRACED;
     char why[512];

@@ -67,6 +67,16 @@ static int load_antecedents(ModelFile *f) {
     return 0;
 }
 
+/* "no model 'X' (no such file or folder); shipped models: taught, untaught …". */
+static int no_such_model(const char *given, char *err, size_t errlen) {
+    char names[256] = "";
+    size_t k = 0;
+    for (int i = 0; i < (int)(sizeof shipped / sizeof shipped[0]) && k < sizeof names; i++)
+        k += (size_t)snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", shipped[i].name);
+    return errmsg_set(err, errlen, "no model '%s' (no such file or folder); shipped models: %s (attnviz info), or "
+                      "give a .safetensors file or a model folder", given, names);
+}
+
 int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
     int named = -1;
@@ -76,6 +86,8 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
         if (find_shipped(shipped[named].file, f->path, sizeof f->path) != 0)
             return errmsg_set(err, errlen, "the shipped model '%s' (%s) is not in samples/models/ next to the binary nor "
                               "in %s/models; run `make model` to train it", given, shipped[named].file, ATTNVIZ_DATADIR);
+    } else if (given && access(given, F_OK) != 0) {
+        return no_such_model(given, err, errlen);
     } else if (given) snprintf(f->path, sizeof f->path, "%s", given);
     else if (model_file_find_default(f->path, sizeof f->path) != 0)
         return errmsg_set(err, errlen, "no model found (looked in $ATTNVIZ_MODEL, samples/models/ next to the binary "

@@ -117,8 +117,9 @@ static void coref_section(Show *w) {
                  "and special tokens) is strongest, and where it points. This model records no coreference head, so "
                  "the strongest head is shown; strongest is not the same as right.",
                  encoder ? "encoder" : "masked self-attention (earlier tokens only)");
-        snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head của encoder có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
-                 "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.");
+        snprintf(how_vi, sizeof how_vi, "Với mỗi đại từ: head %s có liên kết mạnh nhất (bỏ qua chính nó và token đặc "
+                 "biệt), và nó chỉ tới đâu. Mạnh nhất chưa chắc là đúng.",
+                 encoder ? "của encoder" : "masked self-attention (chỉ nhìn các token trước)");
     }
     if (c->layer < 0 && w->ps->link_heads) {
         snprintf(how_en, sizeof how_en, "For each pronoun, the head whose link to a word that can be its antecedent is "
@@ -155,7 +156,7 @@ static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path
     const float *row = m->heads[h].weights + (size_t)q * m->Tk, *all = m->heads[h].weights;
     int k = w->ps->lines_top;
     if (k <= 0 || k >= m->Tk)
-        return render_lines(path, title, (const char *const *)m->queries, m->Tq, (const char *const *)m->keys, m->Tk,
+        return render_lines(path, title, trace_row_labels(m), m->Tq, (const char *const *)m->keys, m->Tk,
                             all, m->mask, q, meta, w->err, w->errlen);
     unsigned char *take = calloc((size_t)m->Tk, 1);
     float *wk = malloc((size_t)k * sizeof *wk);
@@ -175,8 +176,11 @@ static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path
         keys[n] = lab[n];
         wk[n++] = row[j];
     }
-    const char *left[1] = {m->queries[q]};
-    rc = render_lines(path, title, left, 1, keys, k, wk, NULL, 0, meta, w->err, w->errlen);
+    const char *left[1] = {trace_row_labels(m)[q]};
+    char titled[700];   /* the picture says what it leaves out */
+    fmt_fit(titled, sizeof titled, snprintf(titled, sizeof titled, "%s · only the %d strongest of %d links drawn", title,
+                                            k, m->Tk));
+    rc = render_lines(path, titled, left, 1, keys, k, wk, NULL, 0, meta, w->err, w->errlen);
 done:
     free(take); free(wk); free(lab); free(keys);
     return rc;
@@ -343,8 +347,9 @@ static int step_strip(Show *w) {
     snprintf(file, sizeof file, "steps.%s.h%d.png", m->id, head);
     char note[300], kv[96], kvs[100] = "";
     if (*pictures_kv_note(m, head, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " (%s)", kv);
-    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s head %d%s step by step: %ssoftmax(Q·Kᵀ / √d_k + M) · V%s",
-                                          m->id, head, kvs, rope ? "RoPE, then " : "", ablated_note(w, note, sizeof note)));
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s head %d%s step by step: %ssoftmax(Q·Kᵀ / √d_k%s) · V%s",
+                                          m->id, head, kvs, rope ? "RoPE, then " : "", m->mask ? " + M" : "",
+                                          ablated_note(w, note, sizeof note)));
     char path[4096];
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
@@ -455,8 +460,10 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     /* the sentence on a second line, and what the outline means */
     char world[1200];
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
-    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s", title, w->s->text,
+    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s%s", title, w->s->text,
                                             w->s->translation, world,
+                                            m0->row_labels ? " · rows: the word each writes (small: the word it reads)"
+                                                           : "",
                                             taught ? "   (outlined: a head training taught where to look)" : ""));
     pictures_path(w, file, path, sizeof path);
     RenderMetaItem items[8];
@@ -519,7 +526,9 @@ static int every_head(Show *w) {
             char world[800];
             world_note(w, m, 0, 1, world, sizeof world);
             if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "rows: decoder input, each writes the next word%s · %s%s", sink,
+                snprintf(sub, sizeof sub, "%s%s · %s%s",
+                         m->row_labels ? "rows: the word each row writes (small, left: the word it reads)"
+                                       : "rows: decoder input, each writes the next word", sink,
                          clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
             else
                 snprintf(sub, sizeof sub, "%s%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), sink, world);

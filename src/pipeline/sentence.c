@@ -81,9 +81,14 @@ int sentence_prepare(Sentence *s, const char *text, const Model *m, const Vocab 
     if (tokenizer_split_max(&s->words, text, 4096, err, errlen) != 0) return -1;
     int max_len = m->config.max_len;
     if (s->words.n + 1 > max_len) {
-        /* the sentence last: a long one is cut, the numbers stay */
-        errmsg_set(err, errlen, "the sentence has %d tokens; this model reads at most %d: \"%s\"", s->words.n,
-                   max_len - 1, text);
+        /* short: the numbers, how the text begins, and what to do */
+        char start[96];
+        int n = 0;
+        for (int i = 0; i < s->words.n && i < 6 && n < (int)sizeof start - 40; i++)
+            n += snprintf(start + n, sizeof start - (size_t)n, "%s%.30s", i ? " " : "", s->words.tok[i]);
+        errmsg_set(err, errlen, "the sentence \"%s%s\" has %d tokens; this model reads at most %d (split it into "
+                   "sentences of at most %d words, one argument each)", start, s->words.n > 6 ? " …" : "",
+                   s->words.n, max_len - 1, max_len - 1);
         sentence_free(s);
         return -1;
     }

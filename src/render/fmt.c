@@ -70,9 +70,13 @@ void fmt_cell(const FmtCells *f, char *out, size_t outlen, float fv) {
     if (isnan(v)) { snprintf(out, outlen, "NaN"); return; }
     if (isinf(v)) { snprintf(out, outlen, v < 0 ? MINUS INFTY : "+" INFTY); return; }
     if (f->exponent && v != 0) { fmt_exp(out, outlen, v); typographic_minus(out, outlen); return; }
-    if (f->decimals > 0 && reads_whole(v, f->decimals)) {
-        snprintf(out, outlen, "\xE2\x89\x88%.0f", round(v));     /* ≈0, ≈1 */
-        if (!strcmp(out, "\xE2\x89\x88-0")) snprintf(out, outlen, "\xE2\x89\x88" "0");
+    if (f->decimals > 0 && reads_whole(v, f->decimals)) {   /* ≈0.000, ≈1.000: not exactly */
+        double r = round(v);
+        snprintf(out, outlen, "\xE2\x89\x88%s%.*f", r < 0 ? MINUS : "", f->decimals, fabs(r));
+        return;
+    }
+    if (f->decimals > 0 && fabs(v) == 1) {   /* exactly ±1 reads "1", so "1.000" never means "nearly" */
+        snprintf(out, outlen, "%s1", v < 0 ? MINUS : "");
         return;
     }
     snprintf(out, outlen, "%.*f", f->decimals, v);

@@ -15,8 +15,9 @@
  *   otherwise a fixed number of decimals: 2 below 10, 1 below 100, 0 above,
  *   raised (up to 3) while a value that is not 0 or ±1 would print as one
  *   (0.0031 → "0.003", 0.9969 → "0.997", never "0.00" or "1.00").
- * A value still too close to 0 or ±1 at 3 decimals prints as "≈0", "≈1",
- * so no picture shows a non-zero weight as 0 or a weight below 1 as 1.
+ * A value still too close to 0 or ±1 at 3 decimals prints as "≈0.000",
+ * "≈1.000", and exactly ±1 as "1" (not "1.000"), so no picture shows a
+ * non-zero weight as 0 or a weight below 1 as 1, and "1" means exactly 1.
  * Values with mask[k] == 0 and non-finite ones are left out of the choice. */
 typedef struct { int decimals, exponent; } FmtCells;
 

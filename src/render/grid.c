@@ -26,6 +26,8 @@
 #define EACH_MAX 24       /* up to this many tokens every thumbnail is labelled */
 #define EACH_CELL 16      /* ... with cells at least this large */
 #define SUB_PX 15         /* the title's second line */
+#define NOTE_PX 13
+#define WRAP_MIN_W 560    /* titles fold at the grid's width, not narrower than this */
 
 typedef struct {
     const RenderHeatmap *cells;          /* rows × cols thumbnails */
@@ -43,6 +45,8 @@ typedef struct {
     int title_base, sub_base, head_base; /* baselines of the title lines and column titles */
     int x0, y0;                          /* top-left of the first slot */
     int cbar_x, cbar_y, cbar_h;
+    LabelLines title_ls, sub_ls;         /* the title lines folded to the grid's width */
+    int note_base;                       /* "token labels: every 4th …" under the grid, 0 none */
     long w, h;
 } GridLayout;
 
@@ -108,15 +112,15 @@ static int widest_title(const char *const *titles, int n) {
 /* Title lines, then column titles: their baselines; returns the y below them. */
 static int grid_layout_titles(GridLayout *L, int y) {
     int asc, desc;
-    if (L->title && *L->title) {
+    if (L->title_ls.n) {
         font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
         L->title_base = y + asc;
-        y += asc + desc + (L->subtitle[0] ? 4 : 14);
+        y += L->title_ls.n * (asc + desc + 2) - 2 + (L->sub_ls.n ? 4 : 14);
     }
-    if (L->subtitle[0]) {
+    if (L->sub_ls.n) {
         font_vmetrics(FONT_REGULAR, SUB_PX, &asc, &desc);
         L->sub_base = y + asc;
-        y += asc + desc + 12;
+        y += L->sub_ls.n * (asc + desc + 2) - 2 + 12;
     }
     font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
     L->head_base = y + asc;
@@ -144,10 +148,15 @@ static void grid_layout(GridLayout *L) {
     /* Horizontal: row titles, query tokens (outer edge), the slots, the colour bar */
     int row_title_w = widest_title(L->row_titles, L->rows);
     L->x0 = MARGIN + (row_title_w ? row_title_w + 16 : 0) + (L->each ? 0 : L->row_tok_w + 8);
-    /* Vertical: title lines, column titles, key tokens (outer edge), the slots */
+    int grid_w = L->cols * L->slot_w + (L->cols - 1) * SLOT_GAP;
+    /* Vertical: title lines (folded to the grid's width), column titles, key
+     * tokens (outer edge), the slots */
+    int room = L->x0 + grid_w + 28 + CBAR_W - MARGIN;
+    if (room < WRAP_MIN_W) room = WRAP_MIN_W;
+    label_wrap(FONT_BOLD, TITLE_PX, L->title, room, &L->title_ls);
+    label_wrap(FONT_REGULAR, SUB_PX, L->subtitle, room, &L->sub_ls);
     L->y0 = grid_layout_titles(L, MARGIN) + (L->each ? 0 : L->col_tok_h);
 
-    int grid_w = L->cols * L->slot_w + (L->cols - 1) * SLOT_GAP;
     int grid_h = L->rows * L->slot_h + (L->rows - 1) * SLOT_GAP;
     L->cbar_x = L->x0 + grid_w + 28;
     L->cbar_y = L->y0 + (L->each ? L->col_tok_h : 0);
@@ -157,9 +166,15 @@ static void grid_layout(GridLayout *L) {
         long r = L->x0 + (L->cols - 1) * (L->slot_w + SLOT_GAP) + L->slot_w + (long)ceil((L->col_tok_w + TOKEN_PX) * COS45) + 4;
         if (r + MARGIN > L->w) L->w = r + MARGIN;
     }
-    int tw = L->title ? font_width(FONT_BOLD, TITLE_PX, L->title) : 0, sw = font_width(FONT_REGULAR, SUB_PX, L->subtitle);
+    int tw = L->title_ls.w, sw = L->sub_ls.w;
     if (MARGIN + (tw > sw ? tw : sw) + MARGIN > L->w) L->w = MARGIN + (tw > sw ? tw : sw) + MARGIN;
     L->h = L->y0 + (grid_h > L->cbar_h + (L->cbar_y - L->y0) ? grid_h : L->cbar_h + (L->cbar_y - L->y0)) + MARGIN;
+    if (L->step > 1) {   /* thinned labels: the picture says so */
+        int asc, desc;
+        font_vmetrics(FONT_REGULAR, NOTE_PX, &asc, &desc);
+        L->note_base = (int)L->h - MARGIN + 8 + asc;
+        L->h += asc + desc + 8;
+    }
 }
 
 /* Query labels right-aligned left of a thumbnail at (x, y), every step-th. */
@@ -167,8 +182,8 @@ static void draw_query_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, 
     char buf[512];
     for (int i = 0; i < hm->rows; i += step) {
         label_fit(FONT_REGULAR, TOKEN_PX, hm->row_labels, i, TOKEN_MAX_W, buf, sizeof buf);
-        font_draw_right(c, FONT_REGULAR, TOKEN_PX, x - 6, font_center_baseline(TOKEN_PX, y + i * p + p / 2.0), buf,
-                        i == hm->highlight_row ? COL_HILITE : COL_TEXT);
+        label_draw_right(c, FONT_REGULAR, TOKEN_PX, x - 6, font_center_baseline(TOKEN_PX, y + i * p + p / 2.0), buf,
+                         i == hm->highlight_row ? COL_HILITE : COL_TEXT);
     }
 }
 
@@ -226,11 +241,20 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
 
     Canvas c;
     if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
-    if (L.title_base) font_draw(&c, FONT_BOLD, TITLE_PX, MARGIN, L.title_base, L.title, COL_TEXT);
-    if (L.sub_base) font_draw(&c, FONT_REGULAR, SUB_PX, MARGIN, L.sub_base, L.subtitle, COL_MUTED);
+    int asc, desc;
+    font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
+    if (L.title_base) label_draw_lines(&c, FONT_BOLD, TITLE_PX, MARGIN, L.title_base, asc + desc + 2, &L.title_ls, COL_TEXT);
+    font_vmetrics(FONT_REGULAR, SUB_PX, &asc, &desc);
+    if (L.sub_base) label_draw_lines(&c, FONT_REGULAR, SUB_PX, MARGIN, L.sub_base, asc + desc + 2, &L.sub_ls, COL_MUTED);
     for (int r = 0; r < rows; r++)
         for (int cc = 0; cc < cols; cc++) grid_draw_thumbnail(&c, &L, r, cc);
     colorbar_draw(&c, L.cbar_x, L.cbar_y, CBAR_W, L.cbar_h, cells[0].cmap, L.vmin, L.vmax, TICK_PX);
+    if (L.note_base) {
+        char note[160];
+        snprintf(note, sizeof note, "token labels: every %d%s token on the edges (every row and column is drawn)", L.step,
+                 L.step == 2 ? "nd" : L.step == 3 ? "rd" : "th");
+        font_draw(&c, FONT_REGULAR, NOTE_PX, MARGIN, L.note_base, note, COL_MUTED);
+    }
     int status = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);
     return status;

@@ -13,6 +13,7 @@
 #include "render/fmt.h"
 #include "render/font.h"
 #include "render/label.h"
+#include "render/fit.h"
 #include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
@@ -31,6 +32,7 @@
 #define STRIP_TITLE_INSET 28  /* its left inset, and its room on either side */
 #define PANEL_TITLE_PX 16
 #define LEGEND_PX 14
+#define WRAP_MIN_W 560        /* titles fold at the content's width, not narrower than this */
 
 typedef struct {
     const RenderHeatmap *hm;
@@ -47,6 +49,8 @@ typedef struct {
     int mat_x, mat_y, mat_w, mat_h;
     int cbar_x, cbar_y, cbar_w, cbar_h;
     int legend_y;
+    int note_y;                    /* "token labels: every 3rd …" (thinned labels), 0 none */
+    LabelLines title_ls, sub_ls;   /* title and subtitle folded to the picture's width */
 } HmLayout;
 
 static int auto_cell(int n) {
@@ -177,15 +181,15 @@ static void hm_layout_across(HmLayout *L) {
 static void hm_layout_down(HmLayout *L, int col_lab_h, int forced_mat_y) {
     const RenderHeatmap *hm = L->hm;
     int asc, desc, y = L->margin;
-    if (hm->title && *hm->title) {
+    if (L->title_ls.n) {
         font_vmetrics(FONT_BOLD, L->title_px, &asc, &desc);
         L->title_base = y + asc;
-        y += asc + desc + 4;
+        y += L->title_ls.n * (asc + desc + 2) + 2;
     }
-    if (hm->subtitle && *hm->subtitle) {
+    if (L->sub_ls.n) {
         font_vmetrics(FONT_REGULAR, L->sub_px, &asc, &desc);
         L->sub_base = y + asc;
-        y += asc + desc + 4;
+        y += L->sub_ls.n * (asc + desc + 2) + 2;
     }
     y += 8;
     if (hm->col_axis && *hm->col_axis) {
@@ -202,6 +206,10 @@ static void hm_layout_down(HmLayout *L, int col_lab_h, int forced_mat_y) {
     if (L->has_masked) {
         L->legend_y = L->mat_y + L->mat_h + 16;
         if (L->legend_y + 18 > bottom) bottom = L->legend_y + 18;
+    }
+    if (L->label_step > 1) {
+        L->note_y = (L->legend_y ? L->legend_y + 18 : L->mat_y + L->mat_h) + 10;
+        if (L->note_y + 18 > bottom) bottom = L->note_y + 18;
     }
     L->h = bottom + L->margin;
 }
@@ -239,11 +247,24 @@ static int hm_right_edge(const HmLayout *L) {
         int legend_right = L->mat_x + 26 + font_width(FONT_REGULAR, LEGEND_PX, lab);
         if (legend_right > right) right = legend_right;
     }
-    int tw = hm->title ? font_width(FONT_BOLD, L->title_px, hm->title) : 0;
-    int sw = hm->subtitle ? font_width(FONT_REGULAR, L->sub_px, hm->subtitle) : 0;
-    if (L->margin + tw > right) right = L->margin + tw;
-    if (L->margin + sw > right) right = L->margin + sw;
+    if (L->label_step > 1) {   /* the note on thinned labels, at most this wide */
+        int note_right = L->mat_x + font_width(FONT_REGULAR, LEGEND_PX, "labels: every 99th token (every row and column is drawn)");
+        if (note_right > right) right = note_right;
+    }
+    if (L->margin + L->title_ls.w > right) right = L->margin + L->title_ls.w;
+    if (L->margin + L->sub_ls.w > right) right = L->margin + L->sub_ls.w;
     return right;
+}
+
+/* Title and subtitle folded to the width of what lies under them (the labels,
+ * matrix and colour bar), at least WRAP_MIN_W. */
+static void hm_wrap_titles(HmLayout *L) {
+    L->mat_h = L->hm->rows * L->cell;
+    L->cbar_h = L->mat_h < 120 ? 120 : L->mat_h > 480 ? 480 : L->mat_h;
+    int room = hm_right_edge(L) - L->margin;
+    if (room < WRAP_MIN_W) room = WRAP_MIN_W;
+    label_wrap(FONT_BOLD, L->title_px, L->hm->title, room, &L->title_ls);
+    label_wrap(FONT_REGULAR, L->sub_px, L->hm->subtitle, room, &L->sub_ls);
 }
 
 /* Computes the layout; forced_mat_y > 0 pushes the matrix down to that y (strip
@@ -269,6 +290,7 @@ static void hm_layout(HmLayout *L, const RenderHeatmap *hm, int cell, int title_
     L->value_px = value_font_px(L);
     int col_lab_h = hm_measure_labels(L);
     hm_layout_across(L);
+    hm_wrap_titles(L);
     hm_layout_down(L, col_lab_h, forced_mat_y);
     L->w = hm_right_edge(L) + margin;
 }
@@ -308,8 +330,8 @@ static void hm_draw_row_labels(Canvas *c, const HmLayout *L, int ox, int mx, int
         int hi = i == hm->highlight_row;
         FontStyle st = hi ? FONT_BOLD : FONT_REGULAR;
         label_fit(st, L->label_px, hm->row_labels, i, LABEL_MAX_W, buf, sizeof buf);
-        font_draw_right(c, st, L->label_px, mx - 10, font_center_baseline(L->label_px, my + i * cell + cell / 2.0),
-                        buf, hi ? highlight_colour(hm->cmap) : COL_TEXT);
+        label_draw_right(c, st, L->label_px, mx - 10, font_center_baseline(L->label_px, my + i * cell + cell / 2.0),
+                         buf, hi ? highlight_colour(hm->cmap) : COL_TEXT);
     }
     if (L->row_axis_x) {
         int w = font_width(FONT_REGULAR, L->axis_px, hm->row_axis);
@@ -356,8 +378,13 @@ static void hm_draw_legend(Canvas *c, const HmLayout *L, int oy, int mx) {
 static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     const RenderHeatmap *hm = L->hm;
     int mx = ox + L->mat_x, my = oy + L->mat_y;
-    if (L->title_base) font_draw(c, FONT_BOLD, L->title_px, ox + L->margin, oy + L->title_base, hm->title, COL_TEXT);
-    if (L->sub_base) font_draw(c, FONT_REGULAR, L->sub_px, ox + L->margin, oy + L->sub_base, hm->subtitle, COL_MUTED);
+    int asc, desc;
+    font_vmetrics(FONT_BOLD, L->title_px, &asc, &desc);
+    if (L->title_base)
+        label_draw_lines(c, FONT_BOLD, L->title_px, ox + L->margin, oy + L->title_base, asc + desc + 2, &L->title_ls, COL_TEXT);
+    font_vmetrics(FONT_REGULAR, L->sub_px, &asc, &desc);
+    if (L->sub_base)
+        label_draw_lines(c, FONT_REGULAR, L->sub_px, ox + L->margin, oy + L->sub_base, asc + desc + 2, &L->sub_ls, COL_MUTED);
     heatmap_draw_cells(c, hm, mx, my, L->cell, L->gap, L->vmin, L->vmax);
     if (L->value_px) hm_draw_values(c, L, mx, my);
     heatmap_draw_highlight(c, hm, mx, my, L->cell, L->cell >= 12 ? 3 : 2);
@@ -365,6 +392,12 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     hm_draw_col_labels(c, L, oy, mx, my);
     colorbar_draw(c, ox + L->cbar_x, oy + L->cbar_y, L->cbar_w, L->cbar_h, hm->cmap, L->vmin, L->vmax, L->tick_px);
     if (L->legend_y) hm_draw_legend(c, L, oy, mx);
+    if (L->note_y) {
+        char note[160];
+        snprintf(note, sizeof note, "labels: every %d%s token (every row and column is drawn)", L->label_step,
+                 L->label_step == 2 ? "nd" : L->label_step == 3 ? "rd" : "th");
+        font_draw(c, FONT_REGULAR, LEGEND_PX, mx, font_center_baseline(LEGEND_PX, oy + L->note_y + 9), note, COL_MUTED);
+    }
 }
 
 static int hm_check(const RenderHeatmap *hm, char *err, size_t errlen) {
@@ -412,12 +445,15 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
     return 0;
 }
 
-/* Panels side by side, their matrices at one height (mat_y); the strip's
- * title above them all (top = where the panels start). */
+/* Panels in rows (one row unless the strip would be too wide for the page),
+ * the matrices of a row at one height; the strip's title above them all,
+ * folded to the strip's width. */
 typedef struct {
     HmLayout *panel;          /* n layouts (owned) */
-    int n;
-    int top, mat_y;
+    int *x, *y;               /* n top-left corners of the panels (owned) */
+    int n, rows;
+    int top;                  /* where the first row starts */
+    LabelLines title_ls;
     long w, h;
 } StripLayout;
 
@@ -444,48 +480,92 @@ static int strip_cell(const RenderHeatmap *panels, int n) {
     return cell;
 }
 
+/* First panel of row k when n panels are cut into `rows` rows (the first rows
+ * one longer when they do not divide evenly). */
+static int row_start(int n, int rows, int k) {
+    int base = n / rows, extra = n % rows;
+    return k * base + (k < extra ? k : extra);
+}
+
+/* Places the panels in `rows` rows: each row's matrices aligned (panels laid
+ * out again with the row's mat_y); fills x, y, w and h below S->top. */
+static void strip_place(StripLayout *S, const RenderHeatmap *panels, int cell, int rows) {
+    long y = S->top, w = 0;
+    for (int k = 0; k < rows; k++) {
+        int a = row_start(S->n, rows, k), b = row_start(S->n, rows, k + 1), mat_y = 0, h = 0;
+        for (int p = a; p < b; p++) {
+            hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, 0);
+            if (S->panel[p].mat_y > mat_y) mat_y = S->panel[p].mat_y;
+        }
+        long x = 0;
+        for (int p = a; p < b; p++) {
+            hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, mat_y);
+            S->x[p] = (int)x;
+            S->y[p] = (int)y;
+            x += S->panel[p].w + STRIP_GAP;
+            if (S->panel[p].h > h) h = S->panel[p].h;
+        }
+        if (x - STRIP_GAP > w) w = x - STRIP_GAP;
+        y += h;
+    }
+    S->rows = rows;
+    S->w = w;
+    S->h = y;
+}
+
+/* The number of rows: one if the strip fits a slide's width (FIT_SLIDE_W)
+ * and is not on a slide; else the rows that let it be drawn largest on a
+ * 1920 x 1080 slide (a strip too wide for one row folds into two, not into a
+ * tall column). */
+static int strip_rows(StripLayout *S, const RenderHeatmap *panels, int cell) {
+    int best = 1;
+    double best_scale = 0;
+    for (int r = 1; r <= S->n; r++) {
+        strip_place(S, panels, cell, r);
+        if (r == 1 && !fit_is_slide() && S->w <= FIT_SLIDE_W) return 1;
+        double sx = (double)FIT_SLIDE_W / S->w, sy = (double)FIT_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
+        if (sc > best_scale * 1.02) { best = r; best_scale = sc; }
+    }
+    return best;
+}
+
 static void strip_layout(StripLayout *S, const RenderHeatmap *panels, const char *title) {
     int cell = strip_cell(panels, S->n), asc, desc;
     S->top = STRIP_MARGIN;
-    if (title && *title) {
+    if (title && *title) {   /* one line while the rows are chosen, then as folded */
         font_vmetrics(FONT_BOLD, STRIP_TITLE_PX, &asc, &desc);
         S->top += asc + desc + 10;
     }
-    S->mat_y = 0;
-    for (int p = 0; p < S->n; p++) {
-        hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, 0);
-        if (S->panel[p].mat_y > S->mat_y) S->mat_y = S->panel[p].mat_y;
+    int rows = strip_rows(S, panels, cell);
+    strip_place(S, panels, cell, rows);
+    int room = (int)S->w - 2 * STRIP_TITLE_INSET;
+    label_wrap(FONT_BOLD, STRIP_TITLE_PX, title, room < WRAP_MIN_W ? WRAP_MIN_W : room, &S->title_ls);
+    if (S->title_ls.n > 1) {
+        S->top += (S->title_ls.n - 1) * (asc + desc + 2);
+        strip_place(S, panels, cell, rows);
     }
-    S->w = S->h = 0;
-    for (int p = 0; p < S->n; p++) {
-        hm_layout(&S->panel[p], &panels[p], cell, PANEL_TITLE_PX, STRIP_MARGIN, S->mat_y);
-        S->w += S->panel[p].w + (p ? STRIP_GAP : 0);
-        if (S->panel[p].h > S->h) S->h = S->panel[p].h;
-    }
-    S->h += S->top;
-    long tw = title ? font_width(FONT_BOLD, STRIP_TITLE_PX, title) + 2 * STRIP_TITLE_INSET : 0;
+    long tw = S->title_ls.n ? S->title_ls.w + 2 * STRIP_TITLE_INSET : 0;
     if (tw > S->w) S->w = tw;
 }
 
 /* The title, then each panel followed by the arrow from its end to the start
- * of the next (when `arrows`). */
-static void strip_draw(Canvas *c, const StripLayout *S, const char *title, int arrows) {
+ * of the next in its row (when `arrows`). */
+static void strip_draw(Canvas *c, const StripLayout *S, int arrows) {
     const HmLayout *L = S->panel;
-    if (title && *title) {
+    if (S->title_ls.n) {
         int asc, desc;
         font_vmetrics(FONT_BOLD, STRIP_TITLE_PX, &asc, &desc);
-        font_draw(c, FONT_BOLD, STRIP_TITLE_PX, STRIP_TITLE_INSET, STRIP_MARGIN + asc, title, COL_TEXT);
+        label_draw_lines(c, FONT_BOLD, STRIP_TITLE_PX, STRIP_TITLE_INSET, STRIP_MARGIN + asc, asc + desc + 2,
+                         &S->title_ls, COL_TEXT);
     }
-    int x = 0;
     for (int p = 0; p < S->n; p++) {
-        hm_draw(c, &L[p], x, S->top);
-        if (arrows && p + 1 < S->n && !L[p].hm->no_arrow) {
-            double ay = S->top + S->mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
+        hm_draw(c, &L[p], S->x[p], S->y[p]);
+        if (arrows && p + 1 < S->n && S->y[p + 1] == S->y[p] && !L[p].hm->no_arrow) {
+            double ay = S->y[p] + L[p].mat_y + (L[p].mat_h < L[p + 1].mat_h ? L[p].mat_h : L[p + 1].mat_h) / 2.0;
             /* 8 px clear of the colour bar's ticks and of the next panel's labels */
-            double x0 = x + L[p].w - STRIP_MARGIN + 8, x1 = x + L[p].w + STRIP_GAP + STRIP_MARGIN - 8;
+            double x0 = S->x[p] + L[p].w - STRIP_MARGIN + 8, x1 = S->x[p] + L[p].w + STRIP_GAP + STRIP_MARGIN - 8;
             canvas_arrow(c, x0, ay, x1, ay, 3.0, 13.0, RGB_HEX(0x707070));
         }
-        x += L[p].w + STRIP_GAP;
     }
 }
 
@@ -497,16 +577,22 @@ int render_strip(const char *path, const char *title, const RenderHeatmap *panel
 int render_panels(const char *path, const char *title, const RenderHeatmap *panels, int n,
                   int arrows, const RenderMeta *meta, char *err, size_t errlen) {
     if (strip_check(panels, n, err, errlen) || font_ensure(err, errlen)) return -1;
-    StripLayout S = {.panel = calloc((size_t)n, sizeof *S.panel), .n = n};
-    if (!S.panel) return errmsg_set(err, errlen, "out of memory");
-    strip_layout(&S, panels, title);
-    Canvas c;
-    int status = canvas_init(&c, S.w, S.h, COL_BG, err, errlen);
-    if (status == 0) {
-        strip_draw(&c, &S, title, arrows);
-        status = png_write_canvas(path, &c, meta, err, errlen);
-        canvas_free(&c);
+    StripLayout S = {.panel = calloc((size_t)n, sizeof *S.panel), .x = calloc((size_t)n, sizeof *S.x),
+                     .y = calloc((size_t)n, sizeof *S.y), .n = n};
+    int status = -1;
+    if (!S.panel || !S.x || !S.y) errmsg_set(err, errlen, "out of memory");
+    else {
+        strip_layout(&S, panels, title);
+        Canvas c;
+        status = canvas_init(&c, S.w, S.h, COL_BG, err, errlen);
+        if (status == 0) {
+            strip_draw(&c, &S, arrows);
+            status = png_write_canvas(path, &c, meta, err, errlen);
+            canvas_free(&c);
+        }
     }
     free(S.panel);
+    free(S.x);
+    free(S.y);
     return status;
 }

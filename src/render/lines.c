@@ -2,7 +2,13 @@
  * tokens in a right column, one line per (query, key) pair whose opacity and
  * width follow the weight.  With a focus row only that query's lines are drawn,
  * its token is highlighted, the keys are shaded by weight, masked keys are
- * greyed out, and the strongest link carries its weight as a label. */
+ * greyed out, and the strongest link carries its weight as a label.  Links
+ * below LINK_MIN are not drawn, and a note under the columns says how many.
+ *
+ * Colours (Okabe & Ito's palette for colour-blind readers, checked under a
+ * deuteranopia and protanopia simulation by tests/test_pictures_fit.py, which
+ * reads the LINES_COL_ lines below): blue for every row's lines, vermillion
+ * for one row in focus, greys for faint and masked tokens. */
 #include "render/canvas.h"
 #include "render/fmt.h"
 #include "render/font.h"
@@ -11,9 +17,15 @@
 #include "render/render.h"
 #include "core/errmsg.h"
 #include <math.h>
+#include <stdio.h>
 
-#define COL_LINE_ALL RGB_HEX(0x2F6DB5)   /* lines when no row is in focus */
-#define COL_KEY_MASKED RGB_HEX(0xC8C8C8)
+#define LINES_COL_ALL 0x0072B2       /* Okabe–Ito blue: lines when no row is in focus */
+#define LINES_COL_FOCUS 0xD55E00     /* Okabe–Ito vermillion: the focus row's lines */
+#define LINES_COL_MASKED 0xC8C8C8    /* a masked key */
+#define LINES_COL_FAINT 0xA0A4A8     /* query tokens out of focus (= COL_FAINT) */
+#define LINES_COL_TEXT 0x1A1A1A      /* tokens (= COL_TEXT) */
+#define LINK_MIN 0.005f              /* lighter links are not drawn (the note says how many) */
+#define NOTE_PX 13
 #define MARGIN 28
 #define TITLE_PX 20
 #define HEAD_PX 14        /* the "query" and "key" captions */
@@ -32,7 +44,9 @@ typedef struct {
     int lx_right;                             /* right edge of the left tokens' text */
     int x_a, x_b;                             /* where the lines start and end */
     int rx;                                   /* left edge of the right tokens' text */
-    int title_base, head_base;
+    int title_base, head_base, note_base;
+    int dropped;                              /* links below LINK_MIN, not drawn */
+    LabelLines title_ls;
     double ly0, ry0;                          /* centre y of the first left / right token */
     long w, h;
 } LinesView;
@@ -79,6 +93,9 @@ static void lines_layout(LinesView *V, const char *title) {
 
     /* Horizontal: left tokens, the lines, right tokens */
     int lw = widest_token(V->left, V->n_left, V->px), rw = widest_token(V->right, V->n_right, V->px);
+    int qw = font_width(FONT_BOLD, HEAD_PX, "query"), kw = font_width(FONT_BOLD, HEAD_PX, "key");
+    if (lw < qw) lw = qw;   /* the captions stay whole above short tokens */
+    if (rw < kw) rw = kw;
     V->lx_right = MARGIN + lw + PAD;
     V->x_a = V->lx_right + PAD + 8;
     V->x_b = V->x_a + span;
@@ -87,11 +104,11 @@ static void lines_layout(LinesView *V, const char *title) {
 
     /* Vertical: title, captions, the token rows */
     int asc, desc, y = MARGIN;
-    if (title && *title) {
+    if (label_wrap(FONT_BOLD, TITLE_PX, title, (int)V->w - 2 * MARGIN < 560 ? 560 : (int)V->w - 2 * MARGIN, &V->title_ls)) {
         font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
         V->title_base = y + asc;
-        y += asc + desc + 12;
-        int tw = MARGIN + font_width(FONT_BOLD, TITLE_PX, title) + MARGIN;
+        y += V->title_ls.n * (asc + desc + 2) - 2 + 12;
+        int tw = MARGIN + V->title_ls.w + MARGIN;
         if (tw > V->w) V->w = tw;
     }
     font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
@@ -99,6 +116,11 @@ static void lines_layout(LinesView *V, const char *title) {
     y += asc + desc + 10;
     int top = y;
     V->h = top + (long)nmax * V->pitch + MARGIN;
+    if (V->dropped) {
+        font_vmetrics(FONT_REGULAR, NOTE_PX, &asc, &desc);
+        V->note_base = (int)V->h - MARGIN + 6 + asc;
+        V->h += asc + desc + 6;
+    }
     /* Shorter column centred against the longer one. */
     V->ly0 = top + (nmax - V->n_left) * V->pitch / 2.0 + V->pitch / 2.0;
     V->ry0 = top + (nmax - V->n_right) * V->pitch / 2.0 + V->pitch / 2.0;
@@ -130,7 +152,7 @@ static void draw_links(Canvas *c, const LinesView *V) {
             if (focus >= 0 && i != focus) continue;
             for (int j = 0; j < V->n_right; j++) {
                 float v = V->weights[(long)i * V->n_right + j];
-                if (is_masked(V, i, j) || !isfinite(v) || v < 0.005f) continue;
+                if (is_masked(V, i, j) || !isfinite(v) || v < LINK_MIN) continue;
                 if (v > 1) v = 1;
                 if ((pass == 0) != (v < 0.3f)) continue;
                 double y1 = V->ly0 + i * V->pitch, y2 = V->ry0 + j * V->pitch;
@@ -155,16 +177,37 @@ static void draw_tokens(Canvas *c, const LinesView *V) {
         int is_focus = i == focus;
         FontStyle st = is_focus ? FONT_BOLD : FONT_REGULAR;
         label_fit(st, px, V->left, i, TOKEN_MAX_W, buf, sizeof buf);
-        font_draw_right(c, st, px, V->lx_right, font_center_baseline(px, V->ly0 + i * V->pitch), buf,
-                        focus < 0 || is_focus ? COL_TEXT : COL_FAINT);
+        label_draw_right(c, st, px, V->lx_right, font_center_baseline(px, V->ly0 + i * V->pitch), buf,
+                         focus < 0 || is_focus ? RGB_HEX(LINES_COL_TEXT) : RGB_HEX(LINES_COL_FAINT));
     }
     for (int j = 0; j < V->n_right; j++) {
         int masked = focus >= 0 && is_masked(V, focus, j);
         FontStyle st = j == V->best ? FONT_BOLD : FONT_REGULAR;
         label_fit(st, px, V->right, j, TOKEN_MAX_W, buf, sizeof buf);
         font_draw(c, st, px, V->rx, font_center_baseline(px, V->ry0 + j * V->pitch), buf,
-                  masked ? COL_KEY_MASKED : COL_TEXT);
+                  masked ? RGB_HEX(LINES_COL_MASKED) : COL_TEXT);
     }
+}
+
+/* Links not drawn because they are lighter than LINK_MIN (masked ones are
+ * not links). */
+static int count_dropped(const LinesView *V) {
+    int n = 0;
+    for (int i = 0; i < V->n_left; i++) {
+        if (V->focus_row >= 0 && i != V->focus_row) continue;
+        for (int j = 0; j < V->n_right; j++) {
+            float v = V->weights[(long)i * V->n_right + j];
+            if (!is_masked(V, i, j) && isfinite(v) && v < LINK_MIN) n++;
+        }
+    }
+    return n;
+}
+
+/* "3 links below 0.005 not drawn", under the columns. */
+static void draw_note(Canvas *c, const LinesView *V) {
+    char s[128];
+    snprintf(s, sizeof s, "%d link%s below 0.005 not drawn", V->dropped, V->dropped == 1 ? "" : "s");
+    font_draw(c, FONT_REGULAR, NOTE_PX, MARGIN, V->note_base, s, COL_MUTED);
 }
 
 /* The weight of the strongest link, on the line near its key end. */
@@ -188,13 +231,17 @@ int render_lines(const char *path, const char *title, const char *const *left,
     if (lines_check(n_left, n_right, weights, focus_row, err, errlen) || font_ensure(err, errlen)) return -1;
     LinesView V = {.left = left, .right = right, .n_left = n_left, .n_right = n_right, .weights = weights,
                    .mask = mask, .focus_row = focus_row};
-    V.strong = focus_row >= 0 ? COL_HILITE : COL_LINE_ALL;
+    V.strong = focus_row >= 0 ? RGB_HEX(LINES_COL_FOCUS) : RGB_HEX(LINES_COL_ALL);
     V.best = strongest_key(&V);
+    V.dropped = count_dropped(&V);
     lines_layout(&V, title);
 
     Canvas c;
     if (canvas_init(&c, V.w, V.h, COL_BG, err, errlen)) return -1;
-    if (V.title_base) font_draw(&c, FONT_BOLD, TITLE_PX, MARGIN, V.title_base, title, COL_TEXT);
+    int asc, desc;
+    font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
+    if (V.title_base) label_draw_lines(&c, FONT_BOLD, TITLE_PX, MARGIN, V.title_base, asc + desc + 2, &V.title_ls, COL_TEXT);
+    if (V.note_base) draw_note(&c, &V);
     font_draw_right(&c, FONT_BOLD, HEAD_PX, V.lx_right, V.head_base, "query", COL_MUTED);
     font_draw(&c, FONT_BOLD, HEAD_PX, V.rx, V.head_base, "key", COL_MUTED);
     if (focus_row >= 0) draw_focus_boxes(&c, &V);

@@ -9,7 +9,7 @@ RenderHeatmap mapview_weights_heatmap(const TraceMap *m, int h, const char *titl
     hm.values = m->heads[h].weights;
     hm.rows = m->Tq;
     hm.cols = m->Tk;
-    hm.row_labels = (const char *const *)m->queries;
+    hm.row_labels = trace_row_labels(m);
     hm.col_labels = (const char *const *)m->keys;
     hm.row_axis = "query";
     hm.col_axis = "key";

@@ -1,5 +1,6 @@
 /* png.c — see png.h. */
 #include "render/png.h"
+#include "render/fit.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <png.h>
@@ -101,8 +102,8 @@ static int collect_texts(png_text texts[PNG_MAX_TEXT], char keys[PNG_MAX_TEXT][8
     return ntext;
 }
 
-int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
-                     char *err, size_t errlen) {
+/* Writes c as it is (the page's size already). */
+static int write_page(const char *path, const Canvas *c, const RenderMeta *meta, char *err, size_t errlen) {
     png_text texts[PNG_MAX_TEXT];
     char keys[PNG_MAX_TEXT][80];
     PngErr pe = {err, errlen};
@@ -119,4 +120,15 @@ int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
         return -1;
     }
     return atomic_commit(&af, err, errlen);
+}
+
+int png_write_canvas(const char *path, const Canvas *c, const RenderMeta *meta,
+                     char *err, size_t errlen) {
+    if (!path || !*path) return errmsg_set(err, errlen, "no output path given for the picture");
+    if (!fit_needed(c)) return write_page(path, c, meta, err, errlen);
+    Canvas fitted;
+    if (fit_canvas(c, &fitted, err, errlen)) return -1;
+    int status = write_page(path, &fitted, meta, err, errlen);
+    canvas_free(&fitted);
+    return status;
 }

@@ -9,7 +9,10 @@
  * Writing is atomic (core/fileio.h): a temporary file beside PATH renamed
  * into place, so a failure leaves PATH as it was.  The canvas and meta stay
  * the caller's.  Errors: -1 and a one-line message in err, e.g. "cannot write
- * PATH: reason"; nothing prints or exits. */
+ * PATH: reason"; nothing prints or exits.
+ *
+ * Size: the canvas is written at the page's size (page.h): as it is, or
+ * scaled down when a side is over 3000 px, or onto a 1920 x 1080 slide. */
 #ifndef ATTNVIZ_RENDER_PNG_H
 #define ATTNVIZ_RENDER_PNG_H
 #include "render/canvas.h"

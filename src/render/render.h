@@ -158,6 +158,11 @@ int render_bars(const char *path, const RenderBars *b, const RenderMeta *meta, c
 int render_gif_heatmaps(const char *path, const RenderHeatmap *frames, int n, int delay_cs, char *err,
                         size_t errlen);
 
+/* Slides: on = 1 writes every picture exactly 1920 x 1080 (scaled to fit,
+ * centred on white); 0 (the default) keeps each picture's own size, scaled
+ * down only when a side would be over 3000 px (render/fit.h). */
+void render_set_slide(int on);
+
 /* Path of the font in use, or NULL if none is found. */
 const char *render_font_path(void);
 

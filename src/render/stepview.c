@@ -53,16 +53,17 @@ StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LA
     StepView sv = {0};
     sv.x[STEP_SCORES] = hd->scores;
     sv.x[STEP_SCALED] = hd->scaled;
-    sv.x[STEP_MASKED] = hd->masked;
+    sv.x[STEP_MASKED] = m->mask ? hd->masked : NULL;   /* no mask: + M changes nothing */
     sv.x[STEP_WEIGHTS] = hd->weights;
     sv.x[STEP_OUTPUT] = hd->output;
     sv.Tq = m->Tq;
     sv.Tk = m->Tk;
     sv.Dv = m->Dv;
-    sv.queries = (const char *const *)m->queries;
+    sv.queries = trace_row_labels(m);
     sv.keys = (const char *const *)m->keys;
     sv.dims = dim_labels;
     sv.mask = m->mask;
+    if (!m->mask) sv.subtitle[STEP_WEIGHTS] = "no mask: step 3 (+ M) skipped";
     return sv;
 }
 

@@ -37,10 +37,12 @@ typedef struct {
  * be NULL) with which step each is.  Returns the number of panels. */
 int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind kinds[STEP_COUNT]);
 
-/* The steps of head h of a trace map (its step matrices, labels and mask);
+/* The steps of head h of a trace map (its step matrices, row labels as
+ * trace_row_labels gives them, keys and mask); a map without a mask has no
+ * step 3, and the weights panel's subtitle says it was skipped;
  * dims receives the output's column labels "0" … (capacity Dv, each
  * STEPVIEW_DIM_LABEL bytes: room for any int; pointed to by dim_labels).
- * Titles, subtitles, axes and show_values are the caller's to set. */
+ * other titles, subtitles, axes and show_values are the caller's to set. */
 #define STEPVIEW_DIM_LABEL 12
 StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LABEL], const char **dim_labels);
 

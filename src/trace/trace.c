@@ -39,6 +39,7 @@ static void free_map(TraceMap *m) {
     free(m->id); free(m->stack); free(m->kind);
     free_strings(m->queries, m->Tq);
     free_strings(m->keys, m->Tk);
+    free_strings(m->row_labels, m->Tq);
     free(m->mask);
     for (int h = 0; h < m->n_heads && m->heads; h++) {
         TraceHead *hd = &m->heads[h];
@@ -118,6 +119,16 @@ TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec) {
     for (int h = 0; h < n_heads; h++) m->heads[h].head = h;
     t->n_maps++;
     return m;
+}
+
+int trace_set_row_labels(TraceMap *m, const char *const *labels) {
+    free_strings(m->row_labels, m->Tq);
+    m->row_labels = labels ? copy_strings(labels, m->Tq) : NULL;
+    return labels && !m->row_labels ? -1 : 0;
+}
+
+const char *const *trace_row_labels(const TraceMap *m) {
+    return (const char *const *)(m->row_labels ? m->row_labels : m->queries);
 }
 
 int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,

@@ -35,6 +35,9 @@ typedef struct {
     int Tq, Tk, d_k, Dv;
     char **queries;       /* Tq tokens */
     char **keys;          /* Tk tokens */
+    char **row_labels;    /* Tq labels pictures give the rows, or NULL (the
+                             queries): "written\tinput" for a decoder row that
+                             writes a word (render/label.h); not in the JSON */
     unsigned char *mask;  /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
     float mask_fill;      /* -INFINITY or a finite number                  */
     int scaled_by_sqrt_dk;/* 0 for the unscaled variant (--no-scale)       */
@@ -90,6 +93,12 @@ typedef struct {
  * and mask; returns it, or NULL out of memory.  The returned pointer is valid
  * until the next add. */
 TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec);
+
+/* Copies Tq labels for the pictures' rows (trace_row_labels); 0, or -1
+ * out of memory (the map keeps no labels then). */
+int trace_set_row_labels(TraceMap *m, const char *const *labels);
+/* What pictures label row i of m with: row_labels, else the queries. */
+const char *const *trace_row_labels(const TraceMap *m);
 
 /* The key/value head query head h reads (h itself without grouping). */
 int trace_kv_head(const TraceMap *m, int h);

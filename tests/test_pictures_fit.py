@@ -1,0 +1,160 @@
+"""Slide-ready pictures (issue 27): the pictures of a 35-word sentence, of a GPT-2
+folder and of the demo have no side over 3,000 px, and with --slide every one is
+exactly 1920 x 1080 (read from the PNG headers); the lines view's colours stay
+apart for colour-blind readers (Machado et al. 2009 simulation)."""
+import os, re
+from helpers import ROOT, run_ok
+import hf_fixtures as hf
+
+S35 = ("the animal didn't cross the street because it was too tired and the old man who "
+       "lived in the small house near the river said that the dog was very happy today "
+       "because it rained .")
+
+
+def png_sizes(d):
+    """{relative path: (width, height)} of every PNG under d, from the IHDR chunk."""
+    out = {}
+    for root, _, names in os.walk(d):
+        for n in names:
+            if not n.endswith(".png"):
+                continue
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                head = f.read(24)
+            assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", p
+            out[os.path.relpath(p, d)] = (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big"))
+    return out
+
+
+def check_fit(sizes, what):
+    assert sizes, f"{what}: no pictures"
+    big = {k: v for k, v in sizes.items() if max(v) > 3000}
+    assert not big, f"{what}: pictures over 3000 px: {big}"
+
+
+def check_slide(sizes, what):
+    assert sizes, f"{what}: no pictures"
+    off = {k: v for k, v in sizes.items() if v != (1920, 1080)}
+    assert not off, f"{what} --slide: pictures not 1920x1080: {off}"
+
+
+def test_35_word_sentence_fits_and_slides(tmp):
+    assert len(S35.split()) == 36   # 35 words and the full stop
+    out, slide = os.path.join(tmp, "o"), os.path.join(tmp, "s")
+    run_ok("run", "--out", out, S35)
+    sizes = png_sizes(out)
+    check_fit(sizes, "run (35 words)")
+    # the folds that keep it so: the step strip in rows, not one 4,000-px row
+    w, h = sizes["steps.encoder.2.self.h0.png"]
+    assert w <= 2600 and h > 1000, (w, h)
+    run_ok("run", "--slide", "--out", slide, S35)
+    s = png_sizes(slide)
+    assert set(s) == set(sizes)
+    check_slide(s, "run (35 words)")
+
+
+def test_gpt2_folder_fits_and_slides(tmp):
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d)
+    out, slide = os.path.join(tmp, "o"), os.path.join(tmp, "s")
+    text = "The animal didn't cross the street because it was too tired"
+    run_ok("run", "--model", d, "--out", out, text)
+    check_fit(png_sizes(out), "GPT-2 folder")
+    run_ok("run", "--model", d, "--slide", "--out", slide, text)
+    check_slide(png_sizes(slide), "GPT-2 folder")
+
+
+def test_demo_fits_and_slides(tmp):
+    out, slide = os.path.join(tmp, "o"), os.path.join(tmp, "s")
+    run_ok("demo", "--out", out)
+    sizes = png_sizes(out)
+    check_fit(sizes, "demo")
+    run_ok("demo", "--slide", "--out", slide)
+    s = png_sizes(slide)
+    assert set(s) == set(sizes)
+    check_slide(s, "demo")
+
+
+def test_slide_is_the_picture_scaled_on_white(tmp):
+    """A slide holds the picture, not a crop: the border is white, the middle is not."""
+    out = os.path.join(tmp, "s")
+    run_ok("run", "--slide", "--out", out, "the cat sat on the mat .")
+    px = read_rgb(os.path.join(out, "encoder.0.self.h0.png"))
+    assert px.shape == (1080, 1920, 3)
+    assert (px[:3] == 255).all() and (px[-3:] == 255).all()          # white page above and below
+    assert (px[400:700, 600:1300] < 200).any()                        # the map itself
+
+
+def read_rgb(path):
+    """8-bit RGB PNG without filters (as attnviz writes it) → (h, w, 3) array."""
+    import numpy as np
+    import zlib
+    data = open(path, "rb").read()
+    pos, idat, w, h = 8, b"", 0, 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind = data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            w, h = int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big")
+            assert body[8] == 8 and body[9] == 2
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(h, 1 + 3 * w)
+    assert (raw[:, 0] == 0).all()      # filter NONE on every row
+    return raw[:, 1:].reshape(h, w, 3)
+
+
+# ---------------------------------------------------------------- colour-blind check
+
+# Machado, Oliveira & Fernandes (2009), severity 1.0, on linear RGB.
+MACHADO = {
+    "deuteranopia": [[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413], [-0.011820, 0.042940, 0.968881]],
+    "protanopia": [[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216], [-0.003882, -0.048116, 1.051998]],
+}
+
+
+def srgb_to_linear(c):
+    c = c / 255.0
+    return ((c + 0.055) / 1.055) ** 2.4 if c > 0.04045 else c / 12.92
+
+
+def linear_to_lab(rgb):
+    r, g, b = rgb
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    f = lambda t: t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+    return (116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z)))
+
+
+def simulate(hexcol, matrix):
+    lin = [srgb_to_linear((hexcol >> s) & 0xFF) for s in (16, 8, 0)]
+    if matrix is not None:
+        lin = [min(1.0, max(0.0, sum(matrix[i][j] * lin[j] for j in range(3)))) for i in range(3)]
+    return linear_to_lab(lin)
+
+
+def delta_e(a, b):
+    return sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+
+
+def test_lines_colours_stay_apart_for_colour_blind_readers():
+    src = open(os.path.join(ROOT, "src", "render", "lines.c"), encoding="utf-8").read()
+    pal = {m.group(1): int(m.group(2), 16) for m in re.finditer(r"#define LINES_COL_(\w+) 0x([0-9A-Fa-f]{6})", src)}
+    assert set(pal) >= {"ALL", "FOCUS", "MASKED", "FAINT", "TEXT"}, pal
+    pal["BACKGROUND"] = 0xFFFFFF
+    # the hand-checked numbers: Okabe–Ito blue and vermillion
+    assert pal["ALL"] == 0x0072B2 and pal["FOCUS"] == 0xD55E00
+    names = sorted(pal)
+    for vision, matrix in [("normal", None)] + list(MACHADO.items()):
+        lab = {n: simulate(pal[n], matrix) for n in names}
+        pairs = [(delta_e(lab[a], lab[b]), a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        worst = min(pairs)
+        assert worst[0] >= 10, f"{vision}: {worst[1]} and {worst[2]} only ΔE {worst[0]:.1f} apart"
+        # the two line colours themselves: clearly apart, and each clearly off white
+        assert delta_e(lab["ALL"], lab["FOCUS"]) >= 30, (vision, delta_e(lab["ALL"], lab["FOCUS"]))
+    # the check can fail: a red/green pair that is 120 apart for normal vision is 7 apart for deuteranopes
+    red, green = simulate(0xD62728, MACHADO["deuteranopia"]), simulate(0x2CA02C, MACHADO["deuteranopia"])
+    assert delta_e(red, green) < 30, "the simulation must be able to fail"
