@@ -208,3 +208,31 @@ def test_page_demo_in_chromium(tmp):
     check_in_browser(tmp, label="demo", page=os.path.join(out, "index.html"), set="p6-tired.trace.json",
                      trace=os.path.join(out, "p6-tired.trace.json"), query="it", missing_note=1,
                      stages=stages_of(t, t["maps"][0]["id"], 0, False), phone=1)
+
+
+def test_page_of_generate_and_compare_embeds_their_traces(tmp):
+    """generate's and compare's index.html carry the same interactive views: the
+    embedded data equal their trace files (generate: its generation steps too;
+    compare: side A and side B), and nothing outside the folder is asked for."""
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g)
+    out = os.path.join(tmp, "gen")
+    run_ok("generate", "--model", g, "--steps", 4, "--out", out, "The animal didn't cross")
+    data = page_data(os.path.join(out, "index.html"))
+    t = load_json(os.path.join(out, "trace.json"))
+    assert len(data) == 1 and "generation" in data[0]
+    assert [s["id"] for s in data[0]["generation"]["steps"]] == [s["id"] for s in t["generation"]["steps"]]
+    m0 = t["maps"][0]
+    np.testing.assert_allclose(np.array(data[0]["maps"][0]["heads"][0]["weights"], dtype=float),
+                               np.array(m0["heads"][0]["weights"], dtype=float), atol=1e-6)
+    out = os.path.join(tmp, "cmp")
+    run_ok("compare", "--out", out, SENTENCE, SENTENCE.replace("tired", "wide"))
+    html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    assert "<script src=" not in html and "http://" not in html and "https://" not in html
+    data = page_data(os.path.join(out, "index.html"))
+    assert len(data) == 2
+    for d, side in zip(data, ("a", "b")):
+        t = load_json(os.path.join(out, f"trace-{side}.json"))
+        assert [m["id"] for m in d["maps"]] == [m["id"] for m in t["maps"]]
+        np.testing.assert_allclose(np.array(d["maps"][0]["heads"][1]["weights"], dtype=float),
+                                   np.array(t["maps"][0]["heads"][1]["weights"], dtype=float), atol=1e-6)

@@ -152,7 +152,8 @@ static int write_outputs(const Generation *g, HfFile *f, const GenArgs *a, const
     hf_file_json(f, mj, sizeof mj);
     if (trace_set_model_json(&tr, mj) || generate_trace(g, &tr)) { cli_error("out of memory (trace)"); goto done; }
     if (a->head_roles && add_head_roles(&roles, g, f, a, dir, &tr)) goto done;
-    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir, .head_roles = a->head_roles};
+    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir, .head_roles = a->head_roles,
+                          .trace = &tr};
     GenPictureReport rep = {0};
     if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); goto done; }
     if (!strcmp(a->trace, "none")) { rc = 0; goto done; }
@@ -199,7 +200,8 @@ static int write_translation(Look *L, ModelFile *mf, const GenArgs *a, const cha
     char err[1024], text[2200], path[4096];
     snprintf(text, sizeof text, "%s\n→ %s", a->prompt, L->s.translation);
     GenTranslationSpec ts = {.dir = dir, .model_name = mf->path, .text = text, .layer = layer, .self_head = head,
-                             .cross_head = head, .head_roles = a->head_roles};
+                             .cross_head = head, .head_roles = a->head_roles,
+                             .trace = &L->t};
     GenPictureReport rep;
     if (a->head_roles) {   /* after the translation: the probe is a pass of its own */
         HeadRoles roles = {0};

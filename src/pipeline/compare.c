@@ -1,5 +1,6 @@
 /* compare.c — see compare.h. */
 #include "pipeline/compare.h"
+#include "render/page.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "core/strbuf.h"
@@ -459,6 +460,7 @@ int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, con
     html_page_begin(&pg, "attnviz compare", s->what);
     CmpWrite W = {s, c, a, b, &pg, 0, err, errlen};
     page_top(&W);
+    size_t views_at = pg.len;   /* the interactive views (render/page.h) go under the top */
     int rc = 0;
     if (s->n_lines > 0)
         html_section(&pg, "lines", "Lines views, A beside B", "The same head on both sides: the query word's "
@@ -475,7 +477,13 @@ int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, con
     if (rc == 0) rc = write_json(&W);
     char path[4096];
     if (rc == 0 && cmp_path(&W, "index.html", path, sizeof path) == 0) {
-        rc = html_page_write(&pg, path, err, errlen);
+        PageData pd;
+        page_data_init(&pd);
+        rc = page_data_add(&pd, a, "A", "trace-a.json", NULL, err, errlen) ||
+             page_data_add(&pd, b, "B", "trace-b.json", NULL, err, errlen);
+        if (rc == 0) rc = page_write(&pg, views_at, &pd, path, err, errlen);
+        else html_page_free(&pg);
+        page_data_free(&pd);
     } else {
         html_page_free(&pg);
         rc = -1;

@@ -1,5 +1,6 @@
 /* pictures_generate.c — see pictures_generate.h. */
 #include "pipeline/pictures_generate.h"
+#include "render/page.h"
 #include "core/errmsg.h"
 #include "render/html.h"
 #include "render/render.h"
@@ -204,6 +205,21 @@ static void write_page_figures(HtmlPage *pg, const Generation *g, const GenPictu
                 NULL);
 }
 
+/* index.html: the gallery page pg, with the interactive views of trace (when
+ * given) under its header at byte `at`.  Frees pg.  0, or -1 with err. */
+static int finish_page(HtmlPage *pg, size_t at, const Trace *trace, const char *dir, char *err, size_t errlen) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    if (!trace) return html_page_write(pg, path, err, errlen);
+    PageData pd;
+    page_data_init(&pd);
+    int rc = page_data_add(&pd, trace, "trace.json", "trace.json", NULL, err, errlen);
+    if (rc == 0) rc = page_write(pg, at, &pd, path, err, errlen);
+    else html_page_free(pg);
+    page_data_free(&pd);
+    return rc;
+}
+
 /* The head roles' section (the caller drew head_roles.png). */
 static void head_roles_section(HtmlPage *pg) {
     html_section(pg, "head-roles", "What each head does",
@@ -220,8 +236,8 @@ static void head_roles_section(HtmlPage *pg) {
 static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPictureReport *rep, char *err,
                       size_t errlen) {
     HtmlPage pg;
-    char path[4096];
     html_page_begin(&pg, "attnviz generate", ps->model_name);
+    size_t views_at = pg.len;
     html_section(&pg, "text", "What the model wrote", g->temperature > 0 ? "Sampled (see the seed in trace.json)."
                  : "Greedy: the most likely token at each step.", "Mỗi bước chọn token có xác suất cao nhất (greedy).");
     StrBuf sb = {0};
@@ -231,8 +247,7 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
     free(sb.buf);
     write_page_figures(&pg, g, rep);
     if (ps->head_roles) head_roles_section(&pg);
-    snprintf(path, sizeof path, "%s/index.html", ps->dir);
-    return html_page_write(&pg, path, err, errlen);
+    return finish_page(&pg, views_at, ps->trace, ps->dir, err, errlen);
 }
 
 int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen) {
@@ -316,8 +331,8 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
         draw_map_growing(cross, ts->cross_head, ts, "timeline-cross", 1, rep, err, errlen))
         return -1;
     HtmlPage pg;
-    char path[4096];
     html_page_begin(&pg, "attnviz generate — the translator writing", ts->model_name);
+    size_t views_at = pg.len;
     html_section(&pg, "text", "What the model wrote", "Greedy decoding, one word per step.",
                  "Giải mã tham lam, mỗi bước một từ.");
     html_pre(&pg, ts->text);
@@ -331,6 +346,5 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
     html_figure(&pg, "growing.gif", "The cross-attention map growing, one frame per written word (for slides).",
                 "Bản đồ chú ý chéo lớn dần, mỗi từ một khung hình.", NULL);
     if (ts->head_roles) head_roles_section(&pg);
-    snprintf(path, sizeof path, "%s/index.html", ts->dir);
-    return html_page_write(&pg, path, err, errlen);
+    return finish_page(&pg, views_at, ts->trace, ts->dir, err, errlen);
 }

@@ -18,6 +18,7 @@
 #define ATTNVIZ_PICTURES_GENERATE_H
 #include <stddef.h>
 #include "pipeline/generate.h"
+#include "trace/trace.h"
 
 #define GEN_PICTURES_MAX 8
 
@@ -26,6 +27,7 @@ typedef struct {
     const char *head;         /* --head, or NULL: the default head     */
     const char *model_name;   /* for captions and the PNG metadata     */
     int head_roles;           /* the caller drew head_roles.png: on the page too */
+    const Trace *trace;       /* embedded in the interactive page (render/page.h), or NULL */
 } GenPictureSpec;
 
 typedef struct {
@@ -50,6 +52,7 @@ typedef struct {
     const char *dir, *model_name, *text;
     int layer, self_head, cross_head;
     int head_roles;           /* the caller drew head_roles.png: on the page too */
+    const Trace *trace;       /* embedded in the interactive page (render/page.h), or NULL */
 } GenTranslationSpec;
 int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPictureReport *rep, char *err,
                                   size_t errlen);
