@@ -195,7 +195,7 @@ CASES = [
      lambda t, o: ["run", "--model", huge_embedding_model(t), "--out", o, SENT], ["encoder's input", "non-finite"], None),
     ("run with 3e38 in a decoder feed-forward", "1",
      lambda t, o: ["run", "--model", huge_tensor_model(t, "dec.ffn.w1"), "--out", o, SENT],
-     ["decoder layer 0 (feed-forward)"], None),
+     ["from decoder layer", "(feed-forward)"], None),   # which layer first overflows depends on the weights
     ("run with 3e38 in one encoder weight", "1",
      lambda t, o: ["run", "--model", huge_tensor_model(t, "enc.ffn.w2", 1), "--out", o, SENT], ["non-finite"], None),
     # 2. atomic output: disk full (ulimit -f) or a model that cannot read the sentence
