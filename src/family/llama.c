@@ -334,7 +334,7 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
                        .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
                        .mask = mask, .mask_fill = -INFINITY, .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D,
                        .out = a->att + h * D, .ldo = QD, .weights = a->wts, .steps = steps ? st : NULL};
-        if (attention_forward(&hd) < 0) return -1;
+        if ((steps ? attention_forward : attention_forward_fast)(&hd) < 0) return -1;   /* same bits */
         if (map && trace_set_head(map, h, a->wts, steps ? st->scores : NULL, steps ? st->scaled : NULL,
                                   steps ? st->masked : NULL, steps ? st->output : NULL))
             return -1;
