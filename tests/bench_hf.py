@@ -15,6 +15,8 @@ Measured, on the same random token ids for both sides:
   PyTorch  the same architecture written here in torch (float32), every layer's attention
            weights returned, at one thread (its faster count on this 2-core machine, see
            docs/own-model.md): the forward alone, weights already in memory
+attnviz runs on as many threads (BENCH_THREADS, default 1: OMP_NUM_THREADS and
+OPENBLAS_NUM_THREADS).
 Each shape and length runs ROUNDS times (BENCH_ROUNDS, default 3), attnviz and PyTorch
 alternating; the figures are medians.  The 0.5B BF16 folder: load time (attnviz's
 --timing) and peak memory of a 64-token forward.
@@ -34,6 +36,9 @@ ROOT = os.path.dirname(HERE)
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
 BASE = os.path.join(ROOT, "build", "bench-hf")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+# attnviz's threads (OpenMP and OpenBLAS), one like PyTorch's unless BENCH_THREADS says:
+# on a shared machine a second BLAS thread that loses its core stalls the first.
+THREADS = os.environ.get("BENCH_THREADS", "1")
 
 GPT2 = dict(C=768, H=12, L=12, V=50257, P=1024)
 # HuggingFaceTB/SmolLM2-135M config.json (Apache-2.0), as published.
@@ -179,7 +184,8 @@ def attnviz_run(d, ids, out=None):
             "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);w=time.perf_counter()-t;"
             "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode);"
             "print(r.stdout.strip() or r.stderr.strip())")
-    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    env = dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS)
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, env=env)
     first, line = r.stdout.split("\n", 1)
     wall, rss, rc = first.split()
     assert rc == "0", line
@@ -224,8 +230,8 @@ def main():
     lengths = (64,) if quick else (64, 512)
     env_threads = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS") if k in os.environ}
     print(f"machine: {machine()}")
-    print(f"threads: PyTorch {torch.get_num_threads()} (torch {torch.__version__}); attnviz forward: one OpenMP "
-          f"thread, OpenBLAS its default{' ' + str(env_threads) if env_threads else ''}; medians of {ROUNDS} "
+    print(f"threads: PyTorch {torch.get_num_threads()} (torch {torch.__version__}); attnviz {THREADS} (OpenMP and "
+          f"OpenBLAS; BENCH_THREADS){' ' + str(env_threads) if env_threads else ''}; medians of {ROUNDS} "
           f"alternating runs")
     rng = np.random.default_rng(1)
     ok = True
