@@ -49,7 +49,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf bench-generate model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf bench-generate bench-pictures model
 
 all: $(BUILD)/attnviz
 
@@ -101,7 +101,7 @@ FORCE:
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
-            clang libclang-rt-dev libgif-dev python3-pil
+            clang libclang-rt-dev libgif-dev python3-pil python3-matplotlib
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
@@ -171,9 +171,10 @@ model: $(BUILD)/attnviz
 	    || exit 1; done
 
 # make bench: times `run` on the lesson's sentences (model, pictures, trace,
-# pictures per second), then training beside PyTorch (bench-train), a
-# GPT-2-small-shaped folder beside PyTorch (bench-hf) and generation with a KV
-# cache beside PyTorch's (bench-generate).
+# pictures per second), then training beside PyTorch (bench-train), foreign
+# model shapes beside PyTorch (bench-hf), labelled heatmaps beside
+# PyTorch + matplotlib (bench-pictures) and generation with a KV cache beside
+# PyTorch's (bench-generate), all in the same run.
 BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
@@ -183,8 +184,10 @@ bench: $(BUILD)/attnviz
 	  $(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench "$$s" | sed "s|^|$$s  |"; done
 	@$(BUILD)/attnviz run --quiet --timing --out $(BUILD)/bench --batch $(BENCH_SENTENCES) | sed 's|^|all 5, --batch  |'
 	@$(MAKE) --no-print-directory bench-train
-	@echo "== GPT-2-small folder: attnviz beside PyTorch"
+	@echo "== GPT-2-small, SmolLM2-135M and Qwen2.5-0.5B shapes: attnviz beside PyTorch"
 	@$(MAKE) --no-print-directory bench-hf
+	@echo "== labelled heatmaps: attnviz beside PyTorch + matplotlib"
+	@$(MAKE) --no-print-directory bench-pictures
 	@echo "== generate: stories260K with a KV cache, attnviz beside PyTorch"
 	@$(MAKE) --no-print-directory bench-generate
 
@@ -195,9 +198,10 @@ bench-train: $(BUILD)/attnviz
 	@echo "== train: attnviz beside PyTorch"
 	@/usr/bin/python3 tests/bench_train.py $(BUILD)/attnviz $(BUILD)/bench-train
 
-# A GPT-2-small-shaped folder (saved once in $(BUILD)/bench-hf) beside PyTorch:
-# load + forward + 144 maps on 64 tokens, peak memory, 1024 tokens with a
-# weights-only trace (tests/bench_hf.py; docs/own-model.md has the figures).
+# GPT-2-small- and SmolLM2-135M-shaped folders (saved once in $(BUILD)/bench-hf)
+# beside PyTorch's forward at one thread: load + forward + the binary trace of
+# every map at 64 and 512 tokens; a Qwen2.5-0.5B-shaped BF16 folder's load time
+# and peak memory (tests/bench_hf.py; docs/own-model.md has the figures).
 bench-hf: $(BUILD)/attnviz
 	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
 
@@ -205,6 +209,11 @@ bench-hf: $(BUILD)/attnviz
 # beside PyTorch's in the same run, the same tokens checked (tests/bench_generate.py).
 bench-generate: $(BUILD)/attnviz
 	@ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_generate.py
+
+# Labelled per-head heatmaps: attnviz run beside PyTorch + matplotlib
+# (python3-matplotlib), per picture (tests/bench_pictures.py).
+bench-pictures: $(BUILD)/attnviz
+	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_pictures.py
 
 sanitize:
 	$(MAKE) BUILD=build/san OPT=-O1 KERNEL_OPT= OPENMP=0 \
@@ -260,6 +269,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf | make bench-pictures | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -47,7 +47,7 @@ static int write_floats(const char *dir, const char *name, const float *const *p
 }
 
 /* DIR/logits.f32 and DIR/qk.f32 of the last pass. */
-static int write_arrays(const LlamaModel *m, const char *dir, char *err, size_t errlen) {
+static int write_arrays(LlamaModel *m, const char *dir, char *err, size_t errlen) {
     const LlamaConfig *c = &m->c;
     int T = m->a.T, V = c->n_vocab;
     float *lg = malloc((size_t)T * V * sizeof *lg);

@@ -313,6 +313,62 @@ def hf_weights(cfg, seed=5):
     return w
 
 
+def write_big_hf_dir(d, cfg, dtype="BF16", seed=0):
+    """config.json and one model.safetensors of random weights at the config's real
+    size (Qwen2.5-0.5B: 494M parameters, 988 MB in BF16), written one tensor at a
+    time so the writer never holds more than the largest tensor, and a WordLevel
+    tokenizer.json of one word per id ("w3", "w4", …).  Linear weights
+    N(0, 0.02), norms 1 + N(0, 0.02), biases N(0, 0.02); the embedding N(0, 0.02)."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    names = _big_names(cfg)
+    header, off = {}, 0
+    for n, shape in names:
+        size = int(np.prod(shape)) * (4 if dtype == "F32" else 2)
+        header[n] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + size]}
+        off += size
+    header["__metadata__"] = {"format": "pt"}
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    rng = np.random.default_rng(seed)
+    path = os.path.join(d, "model.safetensors")
+    with open(path + ".part", "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for n, shape in names:
+            a = rng.standard_normal(shape, dtype=np.float32)
+            a *= 0.02
+            if "norm" in n:
+                a += 1.0
+            f.write(hf.half_bits(a, dtype))
+            del a
+    os.replace(path + ".part", path)
+    write_tiny_tokenizer(d, [f"w{i}" for i in range(3, cfg["vocab_size"])])
+
+
+def _big_names(cfg):
+    """[(name, shape)] in hf_weights' order, from the config alone."""
+    C, F, V, L = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"], cfg["num_hidden_layers"]
+    H, Hkv, D = cfg["num_attention_heads"], cfg.get("num_key_value_heads", cfg["num_attention_heads"]), head_dim(cfg)
+    a = arch_of(cfg)
+    assert a in ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"), a   # no per-head or sandwich norms
+    qkv_bias = a == "Qwen2ForCausalLM" or cfg.get("attention_bias", False)
+    out = [("model.embed_tokens.weight", (V, C)), ("model.norm.weight", (C,))]
+    if not cfg.get("tie_word_embeddings", False):
+        out.append(("lm_head.weight", (V, C)))
+    for l in range(L):
+        p = f"model.layers.{l}."
+        out += [(p + "input_layernorm.weight", (C,)), (p + "post_attention_layernorm.weight", (C,)),
+                (p + "self_attn.q_proj.weight", (H * D, C)), (p + "self_attn.k_proj.weight", (Hkv * D, C)),
+                (p + "self_attn.v_proj.weight", (Hkv * D, C)), (p + "self_attn.o_proj.weight", (C, H * D)),
+                (p + "mlp.gate_proj.weight", (F, C)), (p + "mlp.up_proj.weight", (F, C)),
+                (p + "mlp.down_proj.weight", (C, F))]
+        if qkv_bias:
+            out += [(p + f"self_attn.{n}_proj.bias", (m * D,)) for n, m in (("q", H), ("k", Hkv), ("v", Hkv))]
+    return out
+
+
 def write_hf_dir(d, cfg, w, dtype="F32", shards=1):
     """config.json and model.safetensors (or `shards` files with the index)."""
     os.makedirs(d, exist_ok=True)

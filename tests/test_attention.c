@@ -120,9 +120,11 @@ TEST(attention_causal_offset) {
 }
 
 /* attention_forward_fast against attention_forward (its reference): same bits for
- * the weights and the output, with strides, a padding+causal mask, a fully masked
- * row (-inf fill), a finite fill, and a K tile too big for the stack. */
-static void fast_vs_ref(int Tq, int Tk, int D, float fill, unsigned seed) {
+ * the weights and the output, with strides, a padding+causal mask (a sliding
+ * window of `window` keys when > 0), a fully masked row (-inf fill), a finite
+ * fill, a K tile too big for the stack, and rows past one block of 16 (the fast
+ * one scores a block of rows up to the last key any of them attends). */
+static void fast_vs_ref(int Tq, int Tk, int D, float fill, unsigned seed, int window) {
     int ld = 3 * D + 5;                     /* a head's columns inside wider rows */
     size_t nq = (size_t)Tq * ld, nk = (size_t)Tk * ld;
     float *q = malloc(nq * sizeof(float)), *k = malloc(nk * sizeof(float)), *v = malloc(nk * sizeof(float));
@@ -134,7 +136,7 @@ static void fast_vs_ref(int Tq, int Tk, int D, float fill, unsigned seed) {
     for (size_t i = 0; i < nq; i++) q[i] = 4.0f * rng_float(&r) - 2.0f;
     for (size_t i = 0; i < nk; i++) { k[i] = 4.0f * rng_float(&r) - 2.0f; v[i] = 2.0f * rng_float(&r) - 1.0f; }
     for (int i = 0; i < Tq; i++)
-        for (int j = 0; j < Tk; j++) mask[(size_t)i * Tk + j] = (unsigned char)(j <= i && j < Tk - 2 && i != 1);
+        for (int j = 0; j < Tk; j++) mask[(size_t)i * Tk + j] = (unsigned char)(j <= i && j < Tk - 2 && i != 1 && (!window || i - j < window));
     AttnHead a = {.q = q + D, .ldq = ld, .k = k + D, .ldk = ld, .v = v + D, .ldv = ld, .mask = mask,
                   .mask_fill = fill, .scale = 1.0f / sqrtf((float)D), .Tq = Tq, .Tk = Tk, .D = D, .Dv = D,
                   .out = o1 + D, .ldo = ld, .weights = w1};
@@ -149,10 +151,13 @@ static void fast_vs_ref(int Tq, int Tk, int D, float fill, unsigned seed) {
 }
 
 TEST(attention_fast_matches_reference) {
-    fast_vs_ref(14, 14, 24, -INFINITY, 1);    /* the training shapes */
-    fast_vs_ref(13, 14, 32, -INFINITY, 2);    /* cross-attention: Tq != Tk */
-    fast_vs_ref(5, 7, 3, -10000.0f, 3);       /* the lesson's finite fill */
-    fast_vs_ref(9, 300, 64, -INFINITY, 4);    /* K tile on the heap */
+    fast_vs_ref(14, 14, 24, -INFINITY, 1, 0);    /* the training shapes */
+    fast_vs_ref(13, 14, 32, -INFINITY, 2, 0);    /* cross-attention: Tq != Tk */
+    fast_vs_ref(5, 7, 3, -10000.0f, 3, 0);       /* the lesson's finite fill */
+    fast_vs_ref(9, 300, 64, -INFINITY, 4, 0);    /* K tile on the heap */
+    fast_vs_ref(100, 100, 64, -INFINITY, 5, 0);  /* causal over 7 blocks of rows */
+    fast_vs_ref(70, 70, 16, -INFINITY, 6, 9);    /* a sliding window of 9 keys */
+    fast_vs_ref(40, 40, 8, -1e9f, 7, 5);    /* a window, finite fill: every score computed */
 }
 
 /* One shape of the tile kernels against plain loops in their order of summation:

@@ -117,9 +117,11 @@ def test_generate_kv_cache_rows_equal_full_forward_on_folders(tmp):
                      intermediate_size=96, num_hidden_layers=3, vocab_size=300, max_position_embeddings=64,
                      sliding_window=4, query_pre_attn_scalar=24, _sliding_window_pattern=3)
     dirs = [gpt2]
-    for name, cfg in (("qwen3", qw3), ("gemma3", gem)):
+    # qwen3-bf16: weights converted layer by layer when first needed (issue 29), by the
+    # step as by the full forward
+    for name, cfg, dtype in (("qwen3", qw3, "F32"), ("gemma3", gem, "F32"), ("qwen3-bf16", qw3, "BF16")):
         d = os.path.join(tmp, name)
-        ref.write_hf_dir(d, cfg, ref.hf_weights(cfg))
+        ref.write_hf_dir(d, cfg, ref.hf_weights(cfg), dtype=dtype)
         ref.write_tiny_tokenizer(d, ["Lily", "had", "a", "red", "ball", ".", "She"], post_processor=False)
         dirs.append(d)
     env = dict(os.environ, ATTNVIZ_GEN_FOLDERS=":".join(dirs))

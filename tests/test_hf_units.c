@@ -240,3 +240,52 @@ TEST(hf_safetensors_write) {
     CHECK(bytes && n > 8 && memcmp(bytes + 8, "{\"a\":", 5) == 0);
     free(bytes);
 }
+
+/* Every BF16 and F16 value (256 × 256 each, so the reader's 32768-value pieces
+ * meet at a boundary) read whole and by rows: every bit as the one-value
+ * conversions give it (bits << 16 for BF16, by hand), and float32 mapped in
+ * place with the same bits as read into memory. */
+TEST(hf_safetensors_bulk_halves_rows_and_map) {
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/halves.safetensors", check_tmpdir());
+    unsigned short *all = malloc(65536 * sizeof *all);
+    float *f = malloc(65536 * sizeof *f), *x = malloc(65536 * sizeof *x);
+    REQUIRE(all && f && x);
+    for (unsigned i = 0; i < 65536; i++) { all[i] = (unsigned short)(i * 40503u); f[i] = (float)i * 0.37f - 9.0f; }
+    StWriteTensor t[] = {{"pad", "BF16", 1, {2}, all}, {"b", "BF16", 2, {256, 256}, all},
+                         {"h", "F16", 2, {256, 256}, all}, {"f", "F32", 2, {256, 256}, f}};
+    REQUIRE(safetensors_write(path, t, 4, NULL, err, sizeof err) == 0);
+    SafeTensors st;
+    REQUIRE(safetensors_open(&st, path, err, sizeof err) == 0);
+    const StTensor *b = safetensors_find(&st, "b"), *h = safetensors_find(&st, "h"), *ft = safetensors_find(&st, "f");
+    REQUIRE(b && h && ft);
+    CHECK_INT(safetensors_read_f32(&st, b, x, err, sizeof err), 0);
+    int bad = 0;
+    for (unsigned i = 0; i < 65536; i++) {
+        uint32_t want = (uint32_t)all[i] << 16, got;
+        memcpy(&got, &x[i], 4);
+        if (got != want && bad++ < 3) check_fail(__FILE__, __LINE__, "bf16 %04x -> %08x, expected %08x", all[i], got, want);
+    }
+    CHECK_INT(safetensors_read_f32(&st, h, x, err, sizeof err), 0);
+    for (unsigned i = 0; i < 65536; i++) {
+        float want = safetensors_f16_to_f32(all[i]);
+        if (memcmp(&want, &x[i], 4) != 0 && bad++ < 3) check_fail(__FILE__, __LINE__, "f16 %04x differs", all[i]);
+    }
+    CHECK_INT(bad, 0);
+    float rows[3 * 256], whole_b[3 * 256];
+    CHECK_INT(safetensors_read_rows_f32(&st, b, 127, 3, rows, err, sizeof err), 0);
+    for (int i = 0; i < 3 * 256; i++) {
+        uint32_t u = (uint32_t)all[127 * 256 + i] << 16;
+        memcpy(&whole_b[i], &u, 4);
+    }
+    CHECK(memcmp(rows, whole_b, sizeof rows) == 0);
+    CHECK_INT(safetensors_read_rows_f32(&st, b, 255, 2, rows, err, sizeof err), -1);
+    CHECK(strstr(err, "no rows 255..257") != NULL);
+    /* F32 at an offset of 4·k: mapped, and the same bits as read */
+    const float *mapped = safetensors_map_f32(&st, ft);
+    CHECK_INT(safetensors_read_f32(&st, ft, x, err, sizeof err), 0);
+    CHECK(mapped && memcmp(mapped, x, 65536 * sizeof *x) == 0 && memcmp(x, f, 65536 * sizeof *x) == 0);
+    CHECK(safetensors_map_f32(&st, b) == NULL);   /* not float32: never mapped as floats */
+    safetensors_close(&st);
+    free(all); free(f); free(x);
+}

@@ -13,6 +13,7 @@ import json, os, subprocess
 import numpy as np
 from helpers import ROOT, load_json
 import llama_ref as ref
+import hf_fixtures as hf
 
 TEST_UNIT = os.environ.get("TEST_UNIT", os.path.join(ROOT, "build", "test_unit"))
 SENTENCE = "Lily had a red ball. She gave it to Tom."
@@ -238,6 +239,47 @@ def test_sharded_f16_folder_and_steps(tmp):
     scores, scaled = np.array(head["scores"]), np.array(head["scaled"])
     assert np.allclose(scaled, scores * 24 ** -0.5, atol=1e-6), "Gemma 3 scales by query_pre_attn_scalar^-1/2"
     assert head["masked"][0][1] is None and len(head["output"][0]) == 16
+
+
+def _unaligned_copy(src, dst):
+    """src's model.safetensors with two more spaces of header: every tensor then starts
+    2 bytes past a multiple of 4, so no float32 tensor can be used where it lies."""
+    import shutil, struct
+    shutil.copytree(src, dst)
+    with open(os.path.join(src, "model.safetensors"), "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header, data = f.read(n), f.read()
+    with open(os.path.join(dst, "model.safetensors"), "wb") as f:
+        f.write(struct.pack("<Q", n + 2) + header + b"  " + data)
+
+
+def test_mapped_copied_and_converted_weights_give_the_same_bits(tmp):
+    """float32 used where it lies in the file (mapped), the same file with every tensor
+    unaligned (copied), and the weights as BF16 / F16 converted layer by layer when first
+    needed, against float32 files of NumPy's dequantised values: the same logits, q/k and
+    attention weights to the bit."""
+    fam = dict(families())
+    for name in ("qwen2.5", "llama-3.2-biases", "gemma3"):
+        cfg = fam[name]
+        w = ref.hf_weights(cfg)
+        got = {}
+        for dtype in ("F32", "BF16", "F16"):
+            d = os.path.join(tmp, f"bits-{name}-{dtype}")
+            ref.write_hf_dir(d, cfg, w, dtype=dtype)
+            f32 = os.path.join(tmp, f"bits-{name}-{dtype}-as-f32")   # NumPy's conversion, stored as F32
+            ref.write_hf_dir(f32, cfg, {k: hf.dequant(v, dtype).astype(np.float32) for k, v in w.items()})
+            copied = f32 + "-unaligned"
+            _unaligned_copy(f32, copied)
+            for kind, folder in ((dtype, d), ("mapped", f32), ("copied", copied)):
+                out = folder + ".out"
+                os.makedirs(out)
+                info, trace, logits, qk = dump(folder, out, ids=IDS)
+                got[kind] = (logits, np.concatenate([a.ravel() for four in qk for a in four]),
+                             [h for m in trace["maps"] for h in m["heads"]])
+            for kind in (dtype, "copied"):
+                for i, what in enumerate(("logits", "q and k", "attention weights")):
+                    same = np.array_equal(got[kind][i], got["mapped"][i]) if i < 2 else got[kind][i] == got["mapped"][i]
+                    assert same, f"{name}: {what} of the {kind} weights differ from the mapped float32 ones"
 
 
 # ---- bad inputs: one line naming what and where ----

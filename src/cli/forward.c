@@ -18,6 +18,7 @@
 #include "pipeline/look.h"
 #include "family/hf_file.h"
 #include "trace/trace.h"
+#include "trace/trace_bin.h"
 #include <cJSON.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -37,7 +38,7 @@ typedef struct {
 
 static void forward_usage(FILE *f) {
     fprintf(f, "usage: attnviz forward --model PATH [--src IDS] [--tgt IDS] --out FILE.json [--steps]\n"
-               "       attnviz forward --model HF_DIR --src IDS [--out TRACE.json] [--logits FILE] [--steps] [--timing]\n\n"
+               "       attnviz forward --model HF_DIR --src IDS [--out TRACE.json|TRACE.bin] [--logits FILE] [--steps] [--timing]\n\n"
                "Runs the model on token ids and writes every attention map and the logits\n"
                "(a developer command used by the tests).  IDS: \"5 6 7;8 9\" — ids separated by\n"
                "spaces, batch items by ';'; shorter items are padded with id 0 and masked.\n"
@@ -47,7 +48,8 @@ static void forward_usage(FILE *f) {
                "        instead; mean source/target lengths S and T (default 32 items, 12 / 11)\n"
                "For a GPT-2/BERT/Llama-family folder (or a llama2.c FILE.bin with --tokenizer TOK.bin):\n"
                "--src is the token ids (no [CLS]/[SEP] or BOS added), --out the\n"
-               "trace of every head, --logits every position's logits as raw float32 (T, V)\n"
+               "trace of every head (a name ending in .bin: the compact binary trace of\n"
+               "docs/trace-format.md, for long texts), --logits every position's logits as raw float32 (T, V)\n"
                "(BERT: the masked-LM head's), --timing the milliseconds of each stage.\n");
 }
 
@@ -349,7 +351,10 @@ static int forward_hf(const ForwardArgs *a) {
     free(tok);
     if (fr != 0) { cli_error("forward: %s", err); goto done; }
     double t2 = now_seconds();
-    if (a->out && trace_write_json(&tr, a->out, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
+    if (a->out && (trace_path_is_bin(a->out) ? trace_write_bin : trace_write_json)(&tr, a->out, err, sizeof err)) {
+        cli_error("forward: %s", err);
+        goto done;
+    }
     double t3 = now_seconds();
     if (a->logits && write_logits(&f, T, a->logits, err, sizeof err)) { cli_error("forward: %s", err); goto done; }
     if (a->timing)

@@ -99,23 +99,47 @@ int attention_forward(const AttnHead *a) {
 
 #define KT_STACK 4096   /* floats of the on-stack K tile (D·Tkp up to 64×64) */
 
+/* 1 + the last key query i may attend, when masked cells are −∞: they weigh
+ * exactly 0 (expf(−∞) = 0 adds nothing to the row's sum and combine_rows skips
+ * them), so the columns past it need no score.  Tk when the fill is finite or
+ * the row is fully masked (the usual path defines those). */
+static int row_extent(const AttnHead *a, int i) {
+    if (!a->mask || !(isinf(a->mask_fill) && a->mask_fill < 0)) return a->Tk;
+    const unsigned char *mk = a->mask + (size_t)i * a->Tk;
+    int hi = a->Tk;
+    while (hi > 0 && !mk[hi - 1]) hi--;
+    return hi > 0 ? hi : a->Tk;
+}
+
+#define ROW_BLOCK 16   /* query rows whose scores one vecmat_tile call computes */
+
 int attention_forward_fast(const AttnHead *a) {
     int Tq = a->Tq, Tk = a->Tk, D = a->D, Tkp = tile_cols(Tk);
     float kt_stack[KT_STACK];
     float *kt = (size_t)D * Tkp <= KT_STACK ? kt_stack : malloc((size_t)D * Tkp * sizeof(float));
     if (!kt) return -1;
     pack_transposed(kt, a->k, a->ldk, Tk, D, Tkp);       /* kt (D, Tkp) = this head's Kᵀ */
-    vecmat_tile(a->weights, Tk, a->q, a->ldq, Tq, kt, D, Tk, Tkp);   /* Q·Kᵀ, every row */
     int empty_rows = 0;
-    for (int i = 0; i < Tq; i++) {
-        float *row = a->weights + (size_t)i * Tk;
-        const unsigned char *mk = a->mask ? a->mask + (size_t)i * Tk : NULL;
-        for (int j = 0; j < Tk; j++) {
-            row[j] *= a->scale;
-            if (mk && !mk[j]) row[j] = a->mask_fill;
+    for (int i0 = 0; i0 < Tq; i0 += ROW_BLOCK) {
+        int n = Tq - i0 < ROW_BLOCK ? Tq - i0 : ROW_BLOCK, ext[ROW_BLOCK], hi = 0;
+        for (int r = 0; r < n; r++) {
+            ext[r] = row_extent(a, i0 + r);
+            if (ext[r] > hi) hi = ext[r];
         }
-        empty_rows += attn_softmax_row(row, Tk);
-        if (a->v && a->out) combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, Tk, a->Dv);
+        /* Q·Kᵀ of these rows, up to the last key any of them attends */
+        vecmat_tile(a->weights + (size_t)i0 * Tk, Tk, a->q + (size_t)i0 * a->ldq, a->ldq, n, kt, D, hi, Tkp);
+        for (int r = 0; r < n; r++) {
+            int i = i0 + r, e = ext[r];
+            float *row = a->weights + (size_t)i * Tk;
+            const unsigned char *mk = a->mask ? a->mask + (size_t)i * Tk : NULL;
+            for (int j = 0; j < e; j++) {
+                row[j] *= a->scale;
+                if (mk && !mk[j]) row[j] = a->mask_fill;
+            }
+            empty_rows += attn_softmax_row(row, e);
+            for (int j = e; j < Tk; j++) row[j] = 0.0f;
+            if (a->v && a->out) combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, e, a->Dv);
+        }
     }
     if (kt != kt_stack) free(kt);
     return empty_rows;

@@ -422,29 +422,59 @@ char *safetensors_meta_json(const SafeTensors *st) {
     return txt;
 }
 
-int safetensors_read_f32(const SafeTensors *st, const StTensor *t, float *out, char *err, size_t errlen) {
+/* n halves (F16 or BF16 bits) to floats.  BF16 is the top half of a float32,
+ * so its loop is a shift the compiler vectorises. */
+static void halves_to_f32(float *restrict out, const unsigned short *restrict half, size_t n, int bf) {
+    if (bf) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = (uint32_t)half[i] << 16;
+            memcpy(&out[i], &u, 4);
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) out[i] = safetensors_f16_to_f32(half[i]);
+}
+
+/* Elements first .. first + n - 1 of tensor t into out, as float32.  0, or -1 with err. */
+static int read_span_f32(const SafeTensors *st, const StTensor *t, size_t first, size_t n, float *out, char *err,
+                         size_t errlen) {
     int es = safetensors_dtype_size(t->dtype);
     if (!es)
         return errmsg_set(err, errlen, "%s: tensor %s has dtype %s; attnviz reads F32, F16 and BF16",
                           st->paths[t->file], t->name, t->dtype);
     int fd = st->fds[t->file], le = host_is_little_endian();
+    size_t off = t->begin + first * (size_t)es;
     if (es == 4) {   /* little-endian float32: straight into place */
-        if (read_at(fd, out, t->numel * 4, t->begin) != 0)
+        if (read_at(fd, out, n * 4, off) != 0)
             return errmsg_set(err, errlen, "cannot read tensor %s from %s", t->name, st->paths[t->file]);
-        if (!le) swap_bytes(out, t->numel, 4);
+        if (!le) swap_bytes(out, n, 4);
         return 0;
     }
-    /* Half precision: read into the second half of out, convert forwards. */
-    unsigned short *half = (unsigned short *)(out + t->numel) - t->numel;
-    if (read_at(fd, half, t->numel * 2, t->begin) != 0)
-        return errmsg_set(err, errlen, "cannot read tensor %s from %s", t->name, st->paths[t->file]);
-    if (!le) swap_bytes(half, t->numel, 2);
+    /* Half precision: in pieces through a buffer on the stack, converted. */
+    unsigned short half[1 << 15];
     int bf = !strcmp(t->dtype, "BF16");
-    for (size_t i = 0; i < t->numel; i++) {
-        unsigned short h = half[i];   /* read before out[i] (bytes 4i..4i+3) can overwrite it */
-        out[i] = bf ? safetensors_bf16_to_f32(h) : safetensors_f16_to_f32(h);
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < (sizeof half / 2) ? n - done : sizeof half / 2;
+        if (read_at(fd, half, k * 2, off + done * 2) != 0)
+            return errmsg_set(err, errlen, "cannot read tensor %s from %s", t->name, st->paths[t->file]);
+        if (!le) swap_bytes(half, k, 2);
+        halves_to_f32(out + done, half, k, bf);
+        done += k;
     }
     return 0;
+}
+
+int safetensors_read_f32(const SafeTensors *st, const StTensor *t, float *out, char *err, size_t errlen) {
+    return read_span_f32(st, t, 0, t->numel, out, err, errlen);
+}
+
+int safetensors_read_rows_f32(const SafeTensors *st, const StTensor *t, size_t row, size_t n_rows, float *out,
+                              char *err, size_t errlen) {
+    size_t cols = t->ndim > 0 && t->shape[0] > 0 ? t->numel / (size_t)t->shape[0] : 0;
+    if (t->ndim < 1 || row > (size_t)t->shape[0] || n_rows > (size_t)t->shape[0] - row)
+        return errmsg_set(err, errlen, "%s: tensor %s has no rows %zu..%zu", st->paths[t->file], t->name, row,
+                          row + n_rows);
+    return read_span_f32(st, t, row * cols, n_rows * cols, out, err, errlen);
 }
 
 const float *safetensors_map_f32(SafeTensors *st, const StTensor *t) {

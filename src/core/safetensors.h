@@ -88,6 +88,10 @@ int safetensors_dtype_size(const char *dtype);
 
 /* Reads tensor t into out (t->numel floats), converting F16/BF16.  0, or -1. */
 int safetensors_read_f32(const SafeTensors *st, const StTensor *t, float *out, char *err, size_t errlen);
+/* Rows row .. row + n_rows - 1 of tensor t (a row: numel / shape[0] elements)
+ * into out, converted like safetensors_read_f32.  0, or -1 with err. */
+int safetensors_read_rows_f32(const SafeTensors *st, const StTensor *t, size_t row, size_t n_rows, float *out,
+                              char *err, size_t errlen);
 
 /* Tensor t in place, when it is float32 and 4-byte aligned: a pointer into
  * its file mapped read-only (the whole file is mapped, and its pages

@@ -368,7 +368,7 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
                       .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = s->use_mask ? s->mask : NULL,
                       .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
                       .out = s->att + h * D, .ldo = C, .weights = s->wts, .steps = steps ? &s->st : NULL};
-        if (attention_forward(&a) < 0) return -1;
+        if ((steps ? attention_forward : attention_forward_fast)(&a) < 0) return -1;   /* same bits */
         if (map && trace_set_head(map, h, s->wts, steps ? s->st.scores : NULL, steps ? s->st.scaled : NULL,
                                   steps ? s->st.masked : NULL, steps ? s->st.output : NULL))
             return -1;

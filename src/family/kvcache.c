@@ -16,7 +16,7 @@ int kv_cache_init(KvCache *kv, const HfFile *f, int n_ctx, char *err, size_t err
                       "family, a llama2.c checkpoint)", hf_file_family_name(f));
 }
 
-int kv_cache_step(KvCache *kv, const HfFile *f, int id, float *rows, float *logits, char *err, size_t errlen) {
+int kv_cache_step(KvCache *kv, HfFile *f, int id, float *rows, float *logits, char *err, size_t errlen) {
     if (is_llama(kv->family)) return llama_model_step(&f->llama.m, &kv->llama, id, rows, logits, err, errlen);
     return hf_model_step(&f->m, &kv->gpt2, id, rows, logits, err, errlen);
 }

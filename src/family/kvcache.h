@@ -31,7 +31,7 @@ int kv_cache_init(KvCache *kv, const HfFile *f, int n_ctx, char *err, size_t err
 
 /* Token id at the next position.  rows (L, H, n_ctx) as llama_model_step;
  * logits (V) or NULL.  0, or -1 with err. */
-int kv_cache_step(KvCache *kv, const HfFile *f, int id, float *rows, float *logits, char *err, size_t errlen);
+int kv_cache_step(KvCache *kv, HfFile *f, int id, float *rows, float *logits, char *err, size_t errlen);
 
 /* Positions cached so far. */
 int kv_cache_length(const KvCache *kv);

@@ -12,11 +12,12 @@
 /* ---- loading a Hugging Face folder ---- */
 
 /* What one load holds: the model, the folder (for messages), where the next
- * converted tensor goes in the block. */
+ * converted tensor goes in the block, the group of the tensors being taken. */
 typedef struct {
     LlamaModel *m;
     const char *dir;
     float *next;
+    int group;
     char *err;
     size_t errlen;
 } Loader;
@@ -37,7 +38,8 @@ static void shape_text(char *buf, size_t n, int ndim, const long *shape) {
 }
 
 /* Tensor `name` of shape (d0) (d1 = 0) or (d0, d1) → *field: in place when it
- * is mapped float32, else converted into the block.  A missing tensor is an
+ * is mapped float32, else given a place in the block and left for
+ * llama_model_ready_layer to convert (*field NULL until then).  A missing tensor is an
  * error unless optional (then *field stays NULL and 1 is returned). */
 static int take(Loader *ld, const char *name, long d0, long d1, const float **field, int optional) {
     const StTensor *t = find_tensor(ld, name);
@@ -59,8 +61,11 @@ static int take(Loader *ld, const char *name, long d0, long d1, const float **fi
     ld->m->n_params += t->numel;
     const float *mapped = safetensors_map_f32(&ld->m->st, t);
     if (mapped) { *field = mapped; return 0; }
-    if (safetensors_read_f32(&ld->m->st, t, ld->next, ld->err, ld->errlen) != 0) return -1;
-    *field = ld->next;
+    LlamaModel *m = ld->m;
+    if (m->n_pending >= m->st.n) return errmsg_set(ld->err, ld->errlen, "%s: tensor %s taken twice", ld->dir, t->name);
+    m->pending[m->n_pending++] = (LlamaPending){.field = field, .t = t, .dst = ld->next, .group = ld->group};
+    m->ready[ld->group] = 0;
+    *field = NULL;
     ld->next += t->numel;
     return 0;
 }
@@ -105,10 +110,15 @@ static int load_weights(Loader *ld) {
     LlamaModel *m = ld->m;
     const LlamaConfig *c = &m->c;
     long C = c->d_model, V = c->n_vocab;
+    ld->group = LLAMA_GROUP_OUT(c->n_layer);
     if (take(ld, "embed_tokens.weight", V, C, &m->w.embed, 0)) return -1;
-    for (int l = 0; l < c->n_layer; l++)
+    for (int l = 0; l < c->n_layer; l++) {
+        ld->group = l;
         if (load_layer(ld, l)) return -1;
+    }
+    ld->group = LLAMA_GROUP_FINAL(c->n_layer);
     if (take(ld, "norm.weight", C, 0, &m->w.final_norm, 0)) return -1;
+    ld->group = LLAMA_GROUP_OUT(c->n_layer);
     if (c->tie_embeddings) { m->w.out = m->w.embed; return 0; }
     if (safetensors_find(&m->st, "lm_head.weight")) return take(ld, "lm_head.weight", V, C, &m->w.out, 0);
     return errmsg_set(ld->err, ld->errlen, "%s: tensor lm_head.weight is missing (expected shape [%ld, %ld]; "
@@ -116,8 +126,13 @@ static int load_weights(Loader *ld) {
 }
 
 /* The block for converted tensors: room for every float tensor of the files;
- * pages no conversion touches cost no memory. */
+ * pages no conversion touches cost no memory.  The list of tensors waiting,
+ * and the groups, every one ready until a tensor of it waits. */
 static int alloc_params(LlamaModel *m, const char *dir, char *err, size_t errlen) {
+    m->pending = malloc((size_t)(m->st.n ? m->st.n : 1) * sizeof *m->pending);
+    m->ready = malloc((size_t)m->c.n_layer + 2);
+    if (!m->pending || !m->ready) return errmsg_set(err, errlen, "out of memory");
+    memset(m->ready, 1, (size_t)m->c.n_layer + 2);
     size_t n = 0;
     for (int i = 0; i < m->st.n; i++)
         if (safetensors_dtype_size(m->st.t[i].dtype)) n += m->st.t[i].numel;
@@ -148,6 +163,37 @@ int llama_model_load(LlamaModel *m, const char *dir, char *err, size_t errlen) {
     }
     if (rc != 0) llama_model_free(m);
     return rc;
+}
+
+int llama_model_ready_layer(LlamaModel *m, int g, char *err, size_t errlen) {
+    if (!m->ready || g < 0 || g > LLAMA_GROUP_OUT(m->c.n_layer) || m->ready[g]) return 0;
+    for (int i = 0; i < m->n_pending; i++) {
+        LlamaPending *p = &m->pending[i];
+        if (p->group != g || *p->field) continue;
+        if (safetensors_read_f32(&m->st, p->t, p->dst, err, errlen) != 0) return -1;
+        *p->field = p->dst;
+    }
+    if (g == LLAMA_GROUP_OUT(m->c.n_layer) && m->c.tie_embeddings) m->w.out = m->w.embed;
+    m->ready[g] = 1;
+    return 0;
+}
+
+/* x (T, C) = the embedding rows of ids · embed_scale: from the converted
+ * table, else read row by row from the file (the table waits for the logits). */
+static int embed_rows(LlamaModel *m, const int *ids, int T, float *out, char *err, size_t errlen) {
+    const LlamaConfig *c = &m->c;
+    int C = c->d_model;
+    const StTensor *t = NULL;
+    for (int i = 0; i < m->n_pending && !m->w.embed && !t; i++)
+        if (m->pending[i].field == &m->w.embed) t = m->pending[i].t;
+    for (int i = 0; i < T; i++) {
+        float *x = out + (size_t)i * C;
+        if (m->w.embed) memcpy(x, m->w.embed + (size_t)ids[i] * C, (size_t)C * sizeof *x);
+        else if (!t || safetensors_read_rows_f32(&m->st, t, (size_t)ids[i], 1, x, err, errlen) != 0)
+            return t ? -1 : errmsg_set(err, errlen, "%s: the token embedding is gone", m->source);
+        for (int k = 0; k < C; k++) x[k] *= c->embed_scale;
+    }
+    return 0;
 }
 
 /* ---- forward ---- */
@@ -288,7 +334,7 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
                        .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
                        .mask = mask, .mask_fill = -INFINITY, .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D,
                        .out = a->att + h * D, .ldo = QD, .weights = a->wts, .steps = steps ? st : NULL};
-        if (attention_forward(&hd) < 0) return -1;
+        if ((steps ? attention_forward : attention_forward_fast)(&hd) < 0) return -1;   /* same bits */
         if (map && trace_set_head(map, h, a->wts, steps ? st->scores : NULL, steps ? st->scaled : NULL,
                                   steps ? st->masked : NULL, steps ? st->output : NULL))
             return -1;
@@ -375,13 +421,15 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
     }
     rope_tables(m, T);
     int C = c->d_model;
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < C; i++) m->a.x[(size_t)t * C + i] = m->w.embed[(size_t)ids[t] * C + i] * c->embed_scale;
-    for (int l = 0; l < c->n_layer; l++)
+    if (embed_rows(m, ids, T, m->a.x, err, errlen)) goto done;
+    for (int l = 0; l < c->n_layer; l++) {
+        if (llama_model_ready_layer(m, l, err, errlen)) goto done;
         if (block_forward(m, l, T, tr, tokens, steps, &st)) {
             errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
             goto done;
         }
+    }
+    if (llama_model_ready_layer(m, LLAMA_GROUP_FINAL(c->n_layer), err, errlen)) goto done;
     rmsnorm(m->a.x, m->a.x, m->w.final_norm, T, C, c->rms_eps, c->norm_plus_one);
     rc = 0;
 done:
@@ -389,10 +437,11 @@ done:
     return rc;
 }
 
-int llama_model_logits(const LlamaModel *m, int t, float *logits, char *err, size_t errlen) {
+int llama_model_logits(LlamaModel *m, int t, float *logits, char *err, size_t errlen) {
     const LlamaConfig *c = &m->c;
     int C = c->d_model, V = c->n_vocab;
     if (!m->a.x || t < 0 || t >= m->a.T) return errmsg_set(err, errlen, "no forward pass covers position %d", t);
+    if (llama_model_ready_layer(m, LLAMA_GROUP_OUT(c->n_layer), err, errlen)) return -1;
     linear(logits, m->a.x + (size_t)t * C, m->w.out, NULL, 1, C, V);
     if (c->final_softcap > 0)
         for (int v = 0; v < V; v++) logits[v] = c->final_softcap * tanhf(logits[v] / c->final_softcap);
@@ -418,6 +467,8 @@ int llama_model_json(const LlamaModel *m, char *buf, size_t n) {
 void llama_model_free(LlamaModel *m) {
     if (!m) return;
     free(m->params);
+    free(m->pending);
+    free(m->ready);
     free(m->w.layer);
     safetensors_close(&m->st);
     if (m->map) munmap(m->map, m->map_len);
@@ -504,7 +555,7 @@ static int step_attention(const LlamaModel *m, LlamaCache *kv, const StepActs *s
     return 0;
 }
 
-int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
+int llama_model_step(LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
                      size_t errlen) {
     const LlamaConfig *c = &m->c;
     int t = kv->T, C = c->d_model, F = c->d_ff, QD = c->n_head * c->head_dim;
@@ -512,8 +563,9 @@ int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, f
     if (id < 0 || id >= c->n_vocab)
         return errmsg_set(err, errlen, "token id %d is outside the vocabulary (0..%d)", id, c->n_vocab - 1);
     StepActs s = step_acts(m, kv);
-    for (int i = 0; i < C; i++) s.x[i] = m->w.embed[(size_t)id * C + i] * c->embed_scale;
+    if (embed_rows(m, &id, 1, s.x, err, errlen)) return -1;   /* F16/BF16: converted when first needed */
     for (int l = 0; l < c->n_layer; l++) {
+        if (llama_model_ready_layer(m, l, err, errlen)) return -1;
         const LlamaLayer *y = &m->w.layer[l];
         rmsnorm(s.h, s.x, y->attn_norm, 1, C, c->rms_eps, c->norm_plus_one);
         if (step_attention(m, kv, &s, l, t, rows)) return errmsg_set(err, errlen, "out of memory");
@@ -530,6 +582,9 @@ int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, f
     }
     kv->T = t + 1;
     if (!logits) return 0;
+    if (llama_model_ready_layer(m, LLAMA_GROUP_FINAL(c->n_layer), err, errlen) ||
+        llama_model_ready_layer(m, LLAMA_GROUP_OUT(c->n_layer), err, errlen))
+        return -1;
     rmsnorm(s.x, s.x, m->w.final_norm, 1, C, c->rms_eps, c->norm_plus_one);
     linear(logits, s.x, m->w.out, NULL, 1, C, c->n_vocab);
     if (c->final_softcap > 0)

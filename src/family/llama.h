@@ -16,7 +16,12 @@
  *   mlp.gate_proj, up_proj (F, C), down_proj (C, F).
  * Every linear weight stays as nn.Linear stores it, (out, in), so float32
  * tensors are used in place from the read-only mapped file (no copy);
- * others are converted into the model's block.  llama2.c checkpoints
+ * others (F16, BF16, unaligned F32) are converted into the model's block when
+ * first needed, one layer at a time (llama_model_ready_layer): loading reads
+ * only the headers, a forward pass converts the layers it runs, the token
+ * embedding is read row by row for the tokens given, and the output
+ * embedding is converted on the first llama_model_logits.  A field of
+ * LlamaWeights is NULL until its group is ready.  llama2.c checkpoints
  * (family/llama2c.h) fill the same struct, pointing into their mapped file.
  *
  * Forward pass (B = 1, T tokens, causal):
@@ -89,9 +94,24 @@ typedef struct {
     float *block;    /* the one allocation the floats above are cut from             */
 } LlamaActs;
 
+/* A tensor waiting to be converted: where it goes, which group it belongs
+ * to (a layer 0..L-1, LLAMA_GROUP_FINAL(L) for the final norm,
+ * LLAMA_GROUP_OUT(L) for the embeddings). */
+typedef struct {
+    const float **field;         /* the LlamaWeights field it fills              */
+    const StTensor *t;           /* in LlamaModel.st                             */
+    float *dst;                  /* its place in LlamaModel.params               */
+    int group;
+} LlamaPending;
+#define LLAMA_GROUP_FINAL(L) (L)
+#define LLAMA_GROUP_OUT(L) ((L) + 1)
+
 typedef struct {
     LlamaConfig c;
     LlamaWeights w;
+    LlamaPending *pending;  /* (n_pending) tensors converted when first needed  */
+    int n_pending;
+    unsigned char *ready;   /* (L + 2) 1 when a group's tensors are all in place */
     float *params;          /* converted weights (F16/BF16, or unaligned F32)   */
     SafeTensors st;         /* a folder's files, mapped while the model lives    */
     void *map;              /* a llama2.c file mapped read-only, or NULL         */
@@ -122,7 +142,13 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
 
 /* The logits (V) of the token after position t of the last forward pass.
  * 0, or -1 with err. */
-int llama_model_logits(const LlamaModel *m, int t, float *logits, char *err, size_t errlen);
+int llama_model_logits(LlamaModel *m, int t, float *logits, char *err, size_t errlen);
+
+/* Converts the tensors of group g (a layer, LLAMA_GROUP_FINAL or
+ * LLAMA_GROUP_OUT) that are not yet in place; a no-op once done (and for
+ * llama2.c files and mapped F32 folders).  Every function that reads a
+ * layer's weights calls it first.  0, or -1 with err. */
+int llama_model_ready_layer(LlamaModel *m, int g, char *err, size_t errlen);
 
 /* A KV cache for generation: the keys (after RoPE) and values of every
  * position read so far, per layer, so each new token computes only its own
@@ -145,7 +171,7 @@ int llama_cache_init(LlamaCache *kv, const LlamaModel *m, int n_ctx, char *err, 
  * cached keys and values.  rows (L, H, n_ctx): row (l, h) gets the new query's
  * weights over keys 0..kv->T (the rest untouched); NULL: not wanted.
  * logits (V): the next token's.  0, or -1 with err (cache full, bad id). */
-int llama_model_step(const LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
+int llama_model_step(LlamaModel *m, LlamaCache *kv, int id, float *rows, float *logits, char *err,
                      size_t errlen);
 
 void llama_cache_free(LlamaCache *kv);

@@ -137,7 +137,7 @@ static int alloc_generation(Generation *g, const HfFile *f, const HfInput *in, c
 }
 
 /* Reads token ids[q] into the cache, its rows into g->maps; logits when wanted. */
-static int read_token(Generation *g, KvCache *kv, const HfFile *f, int q, float *rows, float *logits, char *err,
+static int read_token(Generation *g, KvCache *kv, HfFile *f, int q, float *rows, float *logits, char *err,
                       size_t errlen) {
     if (kv_cache_step(kv, f, g->ids[q], rows, logits, err, errlen)) return -1;
     size_t N = (size_t)g->N;
@@ -147,7 +147,7 @@ static int read_token(Generation *g, KvCache *kv, const HfFile *f, int q, float 
 }
 
 /* The steps after the prompt's first n_prompt - 1 tokens are in the cache. */
-static int write_tokens(Generation *g, KvCache *kv, const HfFile *f, const GenSpec *spec, float *rows, char *err,
+static int write_tokens(Generation *g, KvCache *kv, HfFile *f, const GenSpec *spec, float *rows, char *err,
                         size_t errlen) {
     HfShape s = hf_file_shape(f);
     int stop[2], n_stop = stop_ids(f, stop), rc = -1;

@@ -14,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #define SUBTITLE_CHARS 110    /* the sentence in a subtitle, clipped with "…" */
 #define MAX_QUERY_VIEWS 6      /* pronouns (or --query tokens) drawn per sentence */
@@ -500,49 +503,115 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 
 /* ---- every head of every map ---- */
 
-static int every_head(Show *w) {
-    html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
-                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
-    int drawn = 0;
+/* One heatmap of every_head: the head, its file, title, subtitle and caption,
+ * and how drawing it went (rc, err: each job its own, so jobs run at once). */
+typedef struct {
+    const TraceMap *m;
+    int h;
+    char file[256], title[400], sub[1400], cap[800];
+    int rc;
+    char err[512];
+} HeadJob;
+
+/* The texts of job j (its map and head set). */
+static void head_job_texts(const Show *w, HeadJob *j) {
+    const TraceMap *m = j->m;
+    int h = j->h;
+    char clip[400], kv[96], kvs[100] = "", sink[200] = "";
+    snprintf(j->file, sizeof j->file, "%s.h%d.png", m->id, h);
+    if (*pictures_kv_note(m, h, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " · %s", kv);
+    float sw = pictures_sink(w->ps, m, h);
+    if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink (bright first column): rows put %.2f on “%s” "
+                          "on average", (double)sw, m->keys[0]);
+    char win[48] = "";
+    if (pictures_window(m)) snprintf(win, sizeof win, " (window %d)", pictures_window(m));
+    snprintf(j->title, sizeof j->title, "%s layer %d · %s%s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind),
+             win, h, kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
+             pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
+    /* A decoder row is the position that writes the NEXT target word. */
+    char world[800];
+    world_note(w, m, 0, 1, world, sizeof world);
+    if (!strcmp(m->stack, "decoder"))
+        snprintf(j->sub, sizeof j->sub, "%s%s · %s%s",
+                 m->row_labels ? "rows: the word each row writes (small, left: the word it reads)"
+                               : "rows: decoder input, each writes the next word", sink,
+                 clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
+    else
+        snprintf(j->sub, sizeof j->sub, "%s%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), sink, world);
+    if (sw >= 0)
+        snprintf(j->cap, sizeof j->cap, "%s. Attention sink: rows 1 … %d put %.2f of their weight on the first token "
+                 "“%s” on average (above %.1f): this head parks its weight there when it has nothing to look "
+                 "for.", j->title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
+    else
+        snprintf(j->cap, sizeof j->cap, "%s", j->title);
+}
+
+/* Draws job j's PNG (no trace or page change: safe beside other jobs). */
+static void head_job_draw(const Show *w, HeadJob *j) {
+    char path[4096], layer[16], headtxt[16];
+    pictures_path(w, j->file, path, sizeof path);
+    snprintf(headtxt, sizeof headtxt, "%d", j->h);
+    snprintf(layer, sizeof layer, "%d", j->m->layer);
+    RenderHeatmap hm = mapview_weights_heatmap(j->m, j->h, j->title, j->sub, -1);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, hm.title, j->m->id, layer, headtxt);
+    j->rc = render_heatmap(path, &hm, &meta, j->err, sizeof j->err);
+}
+
+/* Threads for drawing: OMP_NUM_THREADS when set, else every processor (run
+ * keeps one thread for the model; drawing files is coarse work). */
+static int picture_threads(void) {
+#ifdef _OPENMP
+    const char *env = getenv("OMP_NUM_THREADS");
+    int n = env && atoi(env) > 0 ? atoi(env) : omp_get_num_procs();
+    return n > 0 ? n : 1;
+#else
+    return 1;
+#endif
+}
+
+/* The chosen heads up to the cap (--max-pictures; the rest counted in
+ * w->skipped), with their texts.  Returns how many, or -1 out of memory. */
+static int head_jobs(Show *w, HeadJob **out) {
+    int total = 0, n = 0;
+    for (int i = 0; i < w->t->n_maps; i++) total += w->t->maps[i].n_heads;
+    HeadJob *jobs = malloc((size_t)(total ? total : 1) * sizeof *jobs);
+    if (!jobs) return errmsg_set(w->err, w->errlen, "out of memory");
     for (int i = 0; i < w->t->n_maps; i++) {
         const TraceMap *m = &w->t->maps[i];
         if (!layer_chosen(w->ps, m->layer)) continue;
         for (int h = 0; h < m->n_heads; h++) {
             if (!head_chosen(w->ps, h)) continue;
-            if (w->ps->max_heatmaps > 0 && drawn >= w->ps->max_heatmaps) { w->skipped++; continue; }
-            drawn++;
-            char file[256], title[400], sub[1400], clip[400], kv[96], kvs[100] = "", sink[200] = "";
-            snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
-            if (*pictures_kv_note(m, h, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " · %s", kv);
-            float sw = pictures_sink(w->ps, m, h);
-            if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink (bright first column): rows put %.2f on “%s” "
-                                  "on average", (double)sw, m->keys[0]);
-            char win[48] = "";
-            if (pictures_window(m)) snprintf(win, sizeof win, " (window %d)", pictures_window(m));
-            snprintf(title, sizeof title, "%s layer %d · %s%s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind),
-                     win, h, kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
-                     pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
-            /* A decoder row is the position that writes the NEXT target word. */
-            char world[800];
-            world_note(w, m, 0, 1, world, sizeof world);
-            if (!strcmp(m->stack, "decoder"))
-                snprintf(sub, sizeof sub, "%s%s · %s%s",
-                         m->row_labels ? "rows: the word each row writes (small, left: the word it reads)"
-                                       : "rows: decoder input, each writes the next word", sink,
-                         clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), world);
-            else
-                snprintf(sub, sizeof sub, "%s%s%s", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), sink, world);
-            RenderHeatmap hm = mapview_weights_heatmap(m, h, title, sub, -1);
-            if (write_heatmap(w, file, &hm, m, h)) return -1;
-            char cap[800];
-            if (sw >= 0)
-                snprintf(cap, sizeof cap, "%s. Attention sink: rows 1 … %d put %.2f of their weight on the first token "
-                         "“%s” on average (above %.1f): this head parks its weight there when it has nothing to look "
-                         "for.", title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
-            html_figure(w->pg, file, sw >= 0 ? cap : title, NULL, NULL);
+            if (w->ps->max_heatmaps > 0 && n >= w->ps->max_heatmaps) { w->skipped++; continue; }
+            jobs[n] = (HeadJob){.m = m, .h = h};
+            head_job_texts(w, &jobs[n++]);
         }
     }
-    if (w->skipped > 0) {
+    *out = jobs;
+    return n;
+}
+
+/* Every chosen head's heatmap: drawn side by side on the processors (each
+ * job writes only its own PNG), then listed in the trace and on the page in
+ * map and head order. */
+static int every_head(Show *w) {
+    html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
+                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    HeadJob *jobs = NULL;
+    int n = head_jobs(w, &jobs), rc = n < 0 ? -1 : 0;
+    unsigned char warm[3];
+    render_cmap_rgb(RENDER_CMAP_VIRIDIS, 0.5f, warm);   /* builds the colour table before the threads share it */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(picture_threads()) if (n > 1)
+#endif
+    for (int i = 0; i < n; i++) head_job_draw(w, &jobs[i]);
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (jobs[i].rc != 0) rc = errmsg_set(w->err, w->errlen, "%s", jobs[i].err);
+        else if (trace_add_image(w->t, jobs[i].file)) rc = errmsg_set(w->err, w->errlen, "out of memory");
+        else html_figure(w->pg, jobs[i].file, jobs[i].cap, NULL, NULL);
+    }
+    free(jobs);
+    if (rc == 0 && w->skipped > 0) {
         char note[256];
         snprintf(note, sizeof note, "%d more heads were not drawn: at most %d heatmaps per run (--max-pictures; "
                  "--layers and --heads choose which).", w->skipped, w->ps->max_heatmaps);
@@ -550,7 +619,7 @@ static int every_head(Show *w) {
         html_text(w->pg, note);
         html_raw(w->pg, "</p>\n");
     }
-    return 0;
+    return rc;
 }
 
 /* Removes step matrices (and RoPE's) from every head but (keep_map, keep_head). */

@@ -35,7 +35,9 @@ typedef struct {
 #define GCACHE_SIZE 4096   /* power of two */
 #define GCACHE_PROBES 32
 
-static struct {
+/* One per thread (pictures are drawn side by side, pipeline/pictures.c):
+ * FreeType faces and the glyph cache are not safe to share. */
+static _Thread_local struct {
     int loaded;
     FT_Library lib;
     FT_Face face[2];

@@ -1,0 +1,176 @@
+/* trace_bin.c — see trace_bin.h. */
+#include "trace/trace_bin.h"
+#include "core/errmsg.h"
+#include "core/fileio.h"
+#include <cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One stretch of the data part: bytes at ptr, written at a multiple of 64. */
+typedef struct {
+    const void *ptr;
+    size_t bytes;
+    int elem;          /* 4: float32 (swapped on a big-endian host), 1: bytes */
+} Piece;
+
+/* The header being built and the data it describes, in order. */
+typedef struct {
+    Piece *p;
+    int n, cap;
+    size_t next;       /* offset of the next piece from the start of the data */
+    int oom;
+} Plan;
+
+/* The n strings s as a JSON array ([] when there are none). */
+static cJSON *strings(char *const *s, int n) {
+    return n > 0 && s ? cJSON_CreateStringArray((const char *const *)s, n) : cJSON_CreateArray();
+}
+
+static size_t align_up(size_t n) { return (n + TRACE_BIN_ALIGN - 1) / TRACE_BIN_ALIGN * TRACE_BIN_ALIGN; }
+
+/* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds. */
+static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
+    if (pl->n == pl->cap) {
+        int cap = pl->cap ? 2 * pl->cap : 256;
+        Piece *p = realloc(pl->p, (size_t)cap * sizeof *p);
+        if (!p) { pl->oom = 1; return NULL; }
+        pl->p = p;
+        pl->cap = cap;
+    }
+    size_t bytes = (size_t)rows * (size_t)cols * (size_t)elem;
+    pl->p[pl->n++] = (Piece){ptr, bytes, elem};
+    cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
+    if (!o || !shape) { cJSON_Delete(o); cJSON_Delete(shape); pl->oom = 1; return NULL; }
+    cJSON_AddNumberToObject(o, "offset", (double)pl->next);
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber(rows));
+    cJSON_AddItemToArray(shape, cJSON_CreateNumber(cols));
+    cJSON_AddItemToObject(o, "shape", shape);
+    if (elem == 1) cJSON_AddStringToObject(o, "dtype", "u8");
+    pl->next = align_up(pl->next + bytes);
+    return o;
+}
+
+/* One head: every matrix it holds, in the JSON trace's order. */
+static cJSON *head_json(Plan *pl, const TraceMap *m, const TraceHead *hd) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) { pl->oom = 1; return NULL; }
+    cJSON_AddNumberToObject(o, "head", hd->head);
+    struct { const char *name; const float *x; int rows, cols; } parts[] = {
+        {"weights", hd->weights, m->Tq, m->Tk}, {"scores", hd->scores, m->Tq, m->Tk},
+        {"scaled", hd->scaled, m->Tq, m->Tk}, {"masked", hd->masked, m->Tq, m->Tk},
+        {"output", hd->output, m->Tq, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tq, m->Tk},
+        {"q", hd->q, m->Tq, m->d_k}, {"q_rotated", hd->q_rot, m->Tq, m->d_k},
+        {"k", hd->k, m->Tk, m->d_k}, {"k_rotated", hd->k_rot, m->Tk, m->d_k}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].x) cJSON_AddItemToObject(o, parts[i].name, slot(pl, parts[i].x, parts[i].rows, parts[i].cols, 4));
+    return o;
+}
+
+static cJSON *map_json(Plan *pl, const TraceMap *m) {
+    cJSON *o = cJSON_CreateObject(), *heads = cJSON_CreateArray();
+    if (!o || !heads) { cJSON_Delete(o); cJSON_Delete(heads); pl->oom = 1; return NULL; }
+    cJSON_AddStringToObject(o, "id", m->id);
+    cJSON_AddStringToObject(o, "stack", m->stack);
+    cJSON_AddNumberToObject(o, "layer", m->layer);
+    cJSON_AddStringToObject(o, "kind", m->kind);
+    cJSON_AddItemToObject(o, "queries", strings(m->queries, m->Tq));
+    cJSON_AddItemToObject(o, "keys", strings(m->keys, m->Tk));
+    cJSON_AddNumberToObject(o, "d_k", m->d_k);
+    cJSON_AddBoolToObject(o, "scaled", m->scaled_by_sqrt_dk);
+    if (m->score_scale > 0) cJSON_AddNumberToObject(o, "score_scale", m->score_scale);
+    if (m->n_kv_heads > 0 && m->n_kv_heads < m->n_heads) cJSON_AddNumberToObject(o, "kv_heads", m->n_kv_heads);
+    cJSON_AddItemToObject(o, "mask", m->mask ? slot(pl, m->mask, m->Tq, m->Tk, 1) : cJSON_CreateNull());
+    if (isinf(m->mask_fill) && m->mask_fill < 0) cJSON_AddStringToObject(o, "mask_fill", "-inf");
+    else cJSON_AddNumberToObject(o, "mask_fill", m->mask_fill);
+    for (int h = 0; h < m->n_heads; h++) cJSON_AddItemToArray(heads, head_json(pl, m, &m->heads[h]));
+    cJSON_AddItemToObject(o, "heads", heads);
+    return o;
+}
+
+/* A member holding a JSON text, parsed (null when it does not parse). */
+static void add_json_text(cJSON *o, const char *name, const char *text, Plan *pl) {
+    cJSON *v = text ? cJSON_Parse(text) : NULL;
+    if (text && !v) pl->oom = 1;
+    if (v) cJSON_AddItemToObject(o, name, v);
+}
+
+/* The header text (cJSON_free it), with pl listing the data; NULL when out of memory. */
+static char *header_text(const Trace *t, Plan *pl) {
+    cJSON *root = cJSON_CreateObject(), *maps = cJSON_CreateArray();
+    if (!root || !maps) { cJSON_Delete(root); cJSON_Delete(maps); return NULL; }
+    cJSON_AddStringToObject(root, "format", "attnviz-trace-bin");
+    cJSON_AddNumberToObject(root, "version", TRACE_BIN_VERSION);
+    add_json_text(root, "model", t->json_model, pl);
+    cJSON_AddItemToObject(root, "source_tokens", strings(t->source_tokens, t->n_source));
+    cJSON_AddItemToObject(root, "target_tokens", strings(t->target_tokens, t->n_target));
+    for (int i = 0; i < t->n_maps && !pl->oom; i++) cJSON_AddItemToArray(maps, map_json(pl, &t->maps[i]));
+    cJSON_AddItemToObject(root, "maps", maps);
+    for (int i = 0; i < t->n_sections; i++) add_json_text(root, t->section_names[i], t->section_json[i], pl);
+    cJSON_AddItemToObject(root, "images", strings(t->images, t->n_images));
+    char *txt = pl->oom ? NULL : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return txt;
+}
+
+static int host_is_little_endian(void) {
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* bytes of p, little-endian, then zeros up to a multiple of 64.  0, or -1. */
+static int write_piece(FILE *f, const Piece *p) {
+    static const unsigned char zeros[TRACE_BIN_ALIGN];
+    if (p->elem == 1 || host_is_little_endian()) {
+        if (p->bytes && fwrite(p->ptr, 1, p->bytes, f) != p->bytes) return -1;
+    } else {
+        unsigned char buf[4096];
+        const unsigned char *s = p->ptr;
+        for (size_t done = 0; done < p->bytes; done += sizeof buf) {
+            size_t k = p->bytes - done < sizeof buf ? p->bytes - done : sizeof buf;
+            for (size_t i = 0; i < k; i += 4)
+                for (int b = 0; b < 4; b++) buf[i + (size_t)b] = s[done + i + 3 - (size_t)b];
+            if (fwrite(buf, 1, k, f) != k) return -1;
+        }
+    }
+    size_t pad = align_up(p->bytes) - p->bytes;
+    return pad && fwrite(zeros, 1, pad, f) != pad ? -1 : 0;
+}
+
+int trace_path_is_bin(const char *path) {
+    size_t n = path ? strlen(path) : 0;
+    return n >= 4 && !strcmp(path + n - 4, ".bin");
+}
+
+int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) {
+    if (trace_check_finite(t, err, errlen)) return -1;
+    Plan pl = {0};
+    char *hdr = header_text(t, &pl);
+    if (!hdr) { free(pl.p); return errmsg_set(err, errlen, "out of memory writing %s", path); }
+    size_t n = strlen(hdr), start = align_up(24 + n);
+    unsigned char head[24] = TRACE_BIN_MAGIC;
+    head[8] = TRACE_BIN_VERSION;
+    for (int i = 0; i < 8; i++) head[16 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+    static const unsigned char zeros[TRACE_BIN_ALIGN];
+    int rc = -1;
+    AtomicFile af;
+    if (atomic_open(&af, path, err, errlen)) goto done;
+    int ok = fwrite(head, 1, 24, af.f) == 24 && fwrite(hdr, 1, n, af.f) == n &&
+             fwrite(zeros, 1, start - 24 - n, af.f) == start - 24 - n;
+    for (int i = 0; ok && i < pl.n; i++) ok = write_piece(af.f, &pl.p[i]) == 0;
+    if (!ok) {
+        errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        atomic_abort(&af);
+        goto done;
+    }
+    rc = atomic_commit(&af, err, errlen);
+done:
+    cJSON_free(hdr);
+    free(pl.p);
+    return rc;
+}

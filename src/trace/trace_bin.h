@@ -1,0 +1,37 @@
+/* trace_bin.h — the compact binary form of a Trace (docs/trace-format.md,
+ * "The binary trace"), for long texts and big models, where printing every
+ * number as JSON text takes many times longer than computing it.
+ *
+ * Layout (all integers little-endian):
+ *   8 bytes   "ATVZTRCB"
+ *   4 bytes   version, 1
+ *   4 bytes   0 (reserved)
+ *   8 bytes   N, the header length
+ *   N bytes   JSON: the members of trace.json, every matrix replaced by
+ *             {"offset": O, "shape": [rows, cols]} (float32) and every mask by
+ *             {"offset": O, "shape": [Tq, Tk], "dtype": "u8"} (or null)
+ *   zero bytes up to a multiple of 64
+ *   the data: each matrix row-major, little-endian float32 (−∞ as −∞), each
+ *             mask one byte a cell; O counts from the start of the data and
+ *             is a multiple of 64.
+ * NumPy reads a matrix as np.memmap(path, "<f4", "r", data_start + O, shape).
+ *
+ * Ownership: nothing is kept; the file is written atomically (core/fileio.h). */
+#ifndef ATTNVIZ_TRACE_BIN_H
+#define ATTNVIZ_TRACE_BIN_H
+#include <stddef.h>
+#include "trace/trace.h"
+
+#define TRACE_BIN_MAGIC "ATVZTRCB"
+#define TRACE_BIN_VERSION 1
+#define TRACE_BIN_ALIGN 64
+
+/* Writes t in the binary form to path, atomically; refuses (-1) a trace with a
+ * non-finite number other than a masked cell's −∞ (trace_check_finite), as
+ * trace_write_json does.  0, or -1 with a message in err. */
+int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen);
+
+/* 1 when path names a binary trace (it ends in ".bin"), else 0. */
+int trace_path_is_bin(const char *path);
+
+#endif

@@ -1,0 +1,78 @@
+"""The compact binary trace (src/trace/trace_bin.c, docs/trace-format.md "The binary
+trace"), read here from its documented layout alone with NumPy, against the JSON trace
+of the same forward pass: every member, every matrix and mask to the bit (JSON's
+%.9g round-trips float32; its null is −∞)."""
+import json, os, struct
+import numpy as np
+from helpers import run_ok, run_err, load_json
+import hf_fixtures as hf
+import llama_ref as ref
+
+MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "q_rotated", "k", "k_rotated")
+
+
+def read_bin(path):
+    """(header, data start) by the documented layout; matrices as np.memmap."""
+    with open(path, "rb") as f:
+        magic, version, reserved, n = struct.unpack("<8sIIQ", f.read(24))
+        assert magic == b"ATVZTRCB" and version == 1 and reserved == 0, (magic, version, reserved)
+        header = json.loads(f.read(n))
+        start = (24 + n + 63) // 64 * 64
+        assert f.read(start - 24 - n) == b"\0" * (start - 24 - n)
+    return header, start
+
+
+def view(path, start, slot, dtype="<f4"):
+    assert slot["offset"] % 64 == 0, slot
+    return np.memmap(path, dtype=dtype, mode="r", offset=start + slot["offset"], shape=tuple(slot["shape"]))
+
+
+def as_float(rows):
+    return np.array([[-np.inf if v is None else v for v in r] for r in rows], dtype=np.float32)
+
+
+def check_same(js, path):
+    b, start = read_bin(path)
+    assert b["format"] == "attnviz-trace-bin" and b["version"] == 1
+    for k in ("model", "source_tokens", "target_tokens", "images"):
+        assert b[k] == js[k], k
+    assert len(b["maps"]) == len(js["maps"]) > 0
+    n = 0
+    for mb, mj in zip(b["maps"], js["maps"]):
+        for k in mj:
+            if k not in ("mask", "heads"):
+                assert mb[k] == mj[k], (mj["id"], k)
+        assert np.array_equal(view(path, start, mb["mask"], "u1"), np.array(mj["mask"], np.uint8))
+        for hb, hj in zip(mb["heads"], mj["heads"]):
+            assert set(hb) == set(hj), (set(hb), set(hj))
+            for k in MATRICES:
+                if k in hj:
+                    got, want = view(path, start, hb[k]), as_float(hj[k])
+                    assert got.tobytes() == want.tobytes(), f"{mj['id']} head {hj['head']} {k} differs"
+                    n += 1
+    return n
+
+
+def test_binary_trace_holds_the_json_trace_bit_for_bit(tmp):
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d, C=32, H=4, L=2, P=64)
+    ids = "464 3290 318 257 1332 13 632 11"
+    for steps in ([], ["--steps"]):
+        j, b = os.path.join(tmp, "t.json"), os.path.join(tmp, "t.bin")
+        run_ok("forward", "--model", d, "--src", ids, "--out", j, *steps)
+        run_ok("forward", "--model", d, "--src", ids, "--out", b, *steps)
+        n = check_same(load_json(j), b)
+        assert n == (2 * 4 * (5 if steps else 1)), n
+    # a Llama-family folder: grouped key/value heads, RoPE matrices with --steps
+    cfg = ref.shrunk("qwen2.5-0.5b", hidden_size=48, num_attention_heads=6, num_key_value_heads=2,
+                     intermediate_size=80, num_hidden_layers=2, vocab_size=300, max_position_embeddings=64)
+    d = os.path.join(tmp, "qwen")
+    ref.write_hf_dir(d, cfg, ref.hf_weights(cfg), dtype="BF16")
+    ref.write_tiny_tokenizer(d, [f"w{i}" for i in range(3, 300)])
+    j, b = os.path.join(tmp, "q.json"), os.path.join(tmp, "q.bin")
+    run_ok("forward", "--model", d, "--src", "5 17 250 3 99 42", "--out", j, "--steps")
+    run_ok("forward", "--model", d, "--src", "5 17 250 3 99 42", "--out", b, "--steps")
+    assert check_same(load_json(j), b) == 2 * 6 * 9
+    # nothing half-written where the folder is missing
+    r = run_err("forward", "--model", d, "--src", "5 17", "--out", os.path.join(tmp, "no", "x.bin"))
+    assert "x.bin" in r.stderr and not os.path.exists(os.path.join(tmp, "no"))
