@@ -40,7 +40,8 @@ SAN     ?=
 CFLAGS   = $(OPT) -g $(SAN) -std=c11 -D_GNU_SOURCE -fno-math-errno -Wall -Wextra -Wshadow -Wno-unused-parameter -MMD -MP \
            -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) $(BLAS_CFLAGS) $(OMPFLAGS) -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
 LDFLAGS += $(SAN)
-LDLIBS  += $(PKG_LIBS) -lgif $(BLAS_LIBS) $(OMPFLAGS) -lm
+GIF_LIBS := -lgif
+LDLIBS  += $(PKG_LIBS) $(GIF_LIBS) $(BLAS_LIBS) $(OMPFLAGS) -lm
 
 # Sources by folder (docs/architecture.md): src/<room>/*.c.
 SRC      := $(sort $(wildcard src/*/*.c))
@@ -244,7 +245,7 @@ $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(GIF_LIBS) -lm
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
