@@ -150,7 +150,7 @@ demo: $(BUILD)/attnviz
 # two trainings slowed each other to half speed on the 2-core machine.
 MODEL_OUT    ?= samples/models/attnviz-en-fr-vi.safetensors
 UNTAUGHT_OUT ?= samples/models/attnviz-en-fr-vi-untaught.safetensors
-MODEL_SHAPE  ?= --steps 16000 --batch 64 --lr 1.5e-3 --warmup 400 \
+MODEL_SHAPE  ?= --steps 10000 --batch 64 --lr 1.5e-3 --warmup 400 \
                 --d-model 128 --heads 4 --enc-layers 3 --dec-layers 2 --d-ff 512
 MODEL_TRAIN  ?= $(MODEL_SHAPE) \
                 --supervise-coref 1.0 --coref-head encoder.2.self.0 \
