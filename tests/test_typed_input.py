@@ -38,9 +38,13 @@ def test_decoding_never_loops(tmp):
             assert len(t["target_tokens"]) == at + n   # the second copy is not written
         else:
             assert t["decode"]["warning"] is None and "warning:" not in r.stdout
+    # typed without a full stop: the models of issue 24 saw such sources and end the sentence
     r = run_ok("run", "--out", out, "--no-pictures", "the cat is happy")
-    assert translation(r.stdout) == "le chat est heureux", r.stdout
-    assert "began to repeat “est heureux”" in r.stdout, r.stdout
+    assert translation(r.stdout) == "le chat est heureux ." and "warning" not in r.stdout, r.stdout
+    # a loop the input invites is stopped and said (issue 12's models looped on the above)
+    r = run_ok("run", "--out", out, "--no-pictures", "very very very very very very very")
+    assert "began to repeat “très”" in r.stdout, r.stdout
+    assert load_json(os.path.join(out, "trace.json"))["decode"]["stop"] == "repeat"
     # a finished sentence ends at <eos>, with no warning; --target is "given"
     r = run_ok("run", "--out", out, "--no-pictures", "i am happy .")
     assert translation(r.stdout) == "je suis heureux ." and "warning" not in r.stdout
@@ -64,7 +68,7 @@ def test_labels_show_the_words_as_typed(tmp):
     r = run_ok("run", "--out", out, "--no-pictures", "The dog is hungry. The cat is happy")
     t = load_json(os.path.join(out, "trace.json"))
     assert t["source_read"][:5] == ["the", "dog", "is", "hungry", "."] and t["source_tokens"][0] == "The"
-    assert translation(r.stdout).startswith("le chien est affamé . le chat est heureux"), r.stdout
+    assert translation(r.stdout).startswith("le chien a faim . le chat est heureux"), r.stdout
     assert repeats(translation(r.stdout).split()) is None
     # a typed French target with an elision and a curly apostrophe
     run_ok("run", "--out", out, "--no-pictures", "--target", "Je vais à l’école.", "I go to school.")
@@ -75,16 +79,18 @@ def test_labels_show_the_words_as_typed(tmp):
 def test_unknown_words_stay_visible(tmp):
     out = os.path.join(tmp, "run")
     r = run_ok("run", "--out", out, "--no-pictures", "The zorblax is red.")
-    assert translation(r.stdout) == "la [zorblax] est rouge .", r.stdout      # was "la zorblax est rouge ."
+    assert translation(r.stdout) == "le [zorblax] est rouge .", r.stdout      # was "la zorblax est rouge ."
     assert "  unknown word: zorblax (not in the model's vocabulary); shown as [zorblax]" in r.stdout, r.stdout
     t = load_json(os.path.join(out, "trace.json"))
     validate_trace(t)
     assert t["unknown_words"] == [{"source": 1, "word": "zorblax", "shown": "[zorblax]"}]
     assert t["source_tokens"][1] == "<unk> zorblax" and t["source_read"][1] == "<unk>"
-    r = run_ok("run", "--to", "vi", "--out", out, "--no-pictures", "The weather is cold today.")
+    # words issue 12's model never saw ("The weather is cold today") are known since the
+    # real pairs came in; these two are not: neither is written as if it were Vietnamese
+    r = run_ok("run", "--to", "vi", "--out", out, "--no-pictures", "The quokka ate the kumquat today.")
     got = translation(r.stdout, "vi").split()
-    assert "weather" not in got and "today" not in got, got
-    assert "unknown word: weather" in r.stdout and "unknown word: today" in r.stdout, r.stdout
+    assert "quokka" not in got and "kumquat" not in got, got
+    assert "unknown word: quokka" in r.stdout and "unknown word: kumquat" in r.stdout, r.stdout
     # names and numbers are still copied as typed
     r = run_ok("run", "--out", out, "--no-pictures", "Alice sees 3 dogs .")
     assert "Alice" in translation(r.stdout).split() and "3" in translation(r.stdout).split(), r.stdout
