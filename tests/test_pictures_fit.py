@@ -158,3 +158,15 @@ def test_lines_colours_stay_apart_for_colour_blind_readers():
     # the check can fail: a red/green pair that is 120 apart for normal vision is 7 apart for deuteranopes
     red, green = simulate(0xD62728, MACHADO["deuteranopia"]), simulate(0x2CA02C, MACHADO["deuteranopia"])
     assert delta_e(red, green) < 30, "the simulation must be able to fail"
+
+
+def test_generate_compare_worksheet_slide(tmp):
+    """--slide on the commands added beside run and demo: every PNG is 1920 x 1080."""
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g)
+    for args in (["generate", "--model", g, "--steps", 3, "hello world"],
+                 ["compare", "i am happy .", "i am tired ."],
+                 ["worksheet", "--seed", 2]):
+        out = os.path.join(tmp, args[0])
+        run_ok(*args, "--slide", "--out", out)
+        check_slide(png_sizes(out), args[0])

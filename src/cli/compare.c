@@ -5,6 +5,7 @@
  * BERT or Llama-family folder); pipeline/compare.h differences the traces and
  * draws them.  Everything is written through a staging folder. */
 #include "cli/cli.h"
+#include "render/render.h"
 #include "family/hf_file.h"
 #include "pipeline/compare.h"
 #include "pipeline/hf_run.h"
@@ -56,6 +57,7 @@ static void compare_usage(FILE *f) {
         "  --to fr|vi        target language of attnviz's models (default fr)\n"
         "  --query TOKEN     draw the lines views for this token (default: the pronouns)\n"
         "  --out DIR         output folder (default output/compare/)\n"
+        "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide)\n"
         "  --quiet           print only errors\n\n"
         "Examples:\n"
         "  attnviz compare \"the animal didn't cross the street because it was too tired .\" \\\n"
@@ -77,6 +79,7 @@ static int parse_args(CompareArgs *a, int argc, char **argv) {
         if (taken < 0) return -1;
         if (taken) continue;
         if (cli_is_help(argv[i])) { compare_usage(stdout); return 1; }
+        if (!strcmp(argv[i], "--slide")) { render_set_slide(1); continue; }
         if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; cli_set_quiet(1); continue; }
         if (argv[i][0] == '-' && argv[i][1] == '-') { cli_unknown_option("compare", argv[i]); return -1; }
         if (a->n_sentences == 2) {

@@ -9,6 +9,7 @@
  *                    the bundled translator's own greedy decoding
  * Prints the prompt and what was written, and tokens per second. */
 #include "cli/cli.h"
+#include "render/render.h"
 #include "family/hf_file.h"
 #include "pipeline/generate.h"
 #include "pipeline/head_roles.h"
@@ -45,6 +46,7 @@ static void generate_usage(FILE *f) {
           "                     induction on a probe of random tokens repeated twice (docs/guide.md)\n"
           "  --probe-length N   the probe's n (default 20, shrunk to fit the context)\n"
           "  --probe-seed S     the probe's seed (default 1)\n"
+          "  --slide            every picture exactly 1920 x 1080 (a 16:9 slide)\n"
           "  --quiet            print nothing but errors\n", f);
 }
 
@@ -78,6 +80,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         if (cli_is_help(argv[i])) { generate_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--quiet")) a->quiet = 1;
         else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
+        else if (!strcmp(argv[i], "--slide")) render_set_slide(1);
         else if (!strcmp(argv[i], "--head-roles")) a->head_roles = 1;
         else if (argv[i][0] == '-' && argv[i][1]) { cli_unknown_option("generate", argv[i]); return -1; }
         else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }

@@ -2,6 +2,7 @@
  * their answer key (pipeline/worksheet.h), into --out through a staging
  * folder, so a failure leaves the folder as it was. */
 #include "cli/cli.h"
+#include "render/render.h"
 #include "pipeline/worksheet.h"
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +24,7 @@ static void worksheet_usage(FILE *f) {
         "  --mask M          none (default) or causal (a query sees itself and earlier tokens)\n"
         "  --lang L          en (default) or vi\n"
         "  --out DIR         output folder (default output/worksheet/)\n"
+        "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide)\n"
         "  --quiet           print only errors\n\n"
         "Writes worksheet.png, key.png, worksheet.html (A4, the key on its own page; print\n"
         "it from a browser) and worksheet.json (q, k, v, mask and the answers of each exercise).\n\n"
@@ -42,6 +44,7 @@ static int parse_args(WorksheetArgs *a, int argc, char **argv) {
         if (taken < 0) return -1;
         if (taken) continue;
         if (cli_is_help(argv[i])) { worksheet_usage(stdout); return 1; }
+        if (!strcmp(argv[i], "--slide")) { render_set_slide(1); continue; }
         if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; continue; }
         cli_unknown_option("worksheet", argv[i]);
         return -1;
