@@ -186,3 +186,17 @@ def test_generate_translator_timeline_equals_its_steps(tmp):
                                                atol=1e-6, err_msg=f"{mid} head {h} row {q}, prefix {k}")
     r = run_err("generate", "the cat is happy", "--head", "7.0", "--out", os.path.join(tmp, "bad"))
     assert len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(os.path.join(tmp, "bad"))
+
+
+def test_generate_refuses_bytes_that_are_not_text(tmp):
+    """A prompt with a 0xFF byte: one line, exit != 0, nothing written (a byte-level
+    tokenizer would have read it as a byte token without a word)."""
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g)
+    out = os.path.join(tmp, "bad")
+    for cmd in ("generate", "run"):
+        r = subprocess.run([os.environ["ATTNVIZ"], cmd, "--model", g, "--out", out, b"Lily \xff ball"],
+                           capture_output=True)
+        lines = [l for l in r.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
+        assert r.returncode != 0 and len(lines) == 1 and "invalid UTF-8 at byte 5" in lines[0], (cmd, lines)
+        assert not os.path.exists(out)

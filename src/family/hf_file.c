@@ -3,6 +3,7 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "family/llama_config.h"
+#include "tokenize/tokenizer.h"
 #include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
@@ -412,6 +413,10 @@ int hf_file_tokenize(const HfFile *f, const char *text, int add_special, HfInput
 
 int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, size_t errlen) {
     int n_text;
+    /* a byte-level tokenizer would read any bytes; a sentence must be text */
+    char why[200];
+    if (tokenizer_check_utf8(text, strlen(text), why, sizeof why))
+        return errmsg_set(err, errlen, "the sentence is not valid text: %s", why);
     if (tokenize_counted(f, text, 1, in, &n_text, err, errlen)) return -1;
     HfShape sh = hf_file_shape(f);
     int rc = 0;
