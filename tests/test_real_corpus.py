@@ -264,3 +264,24 @@ def test_eval_reports_chrf_on_real_sentences(tmp):
     # --split measures one split: no real sentences then
     r = run_ok("eval", "--model", m, "--corpus", c, "--split", "heldout", timeout=300)
     assert "real sentences" not in r.stdout
+
+
+def test_french_share_sets_the_languages_of_the_composed_pairs(tmp):
+    """--french-share P: of the training pairs after the lessons (which come in both
+    languages), floor(n P) - floor(k P) are French (an even spread, counted by hand
+    here), and 0.5 keeps the alternating corpus of before byte for byte."""
+    base = ["--train", "1000", "--heldout", "20", "--heldout-frames", "20", "--lesson-copies", "0"]
+    run_ok("corpus", "--out", os.path.join(tmp, "half"), *base)
+    run_ok("corpus", "--out", os.path.join(tmp, "half2"), *base, "--french-share", "0.5")
+    a, b = (open(os.path.join(tmp, d, "train.tsv"), encoding="utf-8").read() for d in ("half", "half2"))
+    assert a == b
+    train = read(os.path.join(tmp, "half", "train.tsv"))
+    assert sum(x[0] == "fr" for x in train) == 500
+    run_ok("corpus", "--out", os.path.join(tmp, "fr"), *base, "--french-share", "0.65")
+    train = read(os.path.join(tmp, "fr", "train.tsv"))
+    assert len(train) == 1000 and sum(x[0] == "fr" for x in train) == 650
+    # evenly spread: every 20 consecutive pairs hold 13 French ones
+    langs = [x[0] for x in train]
+    assert all(langs[i:i + 20].count("fr") == 13 for i in range(0, 1000, 20))
+    r = run_err("corpus", "--out", os.path.join(tmp, "bad"), *base, "--french-share", "1.5")
+    assert "--french-share 1.5" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -1,7 +1,7 @@
 /* corpus.c — `attnviz corpus`: writes the training corpus (corpus.h).
  *
  *   attnviz corpus [--seed N] [--train N] [--heldout N] [--heldout-frames N]
- *                  [--grammar-share P] [--heldout-share P] [--lesson-copies N]
+ *                  [--grammar-share P] [--french-share P] [--heldout-share P] [--lesson-copies N]
  *                  [--data DIR] [--out DIR]
  *                  [--real DIR [--real-max-len N] [--real-test FR,VI] [--real-valid FR,VI]
  *                   [--real-vi-copies N] [--unpunctuated P] [--vocab-max N] [--vocab-en N] [--min-count N]] */
@@ -28,13 +28,16 @@ static void corpus_usage(FILE *f) {
         "the lexicon in samples/corpus/ (see its README.md).  Same options, same bytes.\n\n"
         "options:\n"
         "  --seed N             random seed (default 1)\n"
-        "  --train N            training pairs, half French half Vietnamese (default 200000)\n"
+        "  --train N            training pairs (default 200000)\n"
         "  --heldout N          held-out word combinations: pairs whose frame is trained but\n"
         "                       whose content words (grammar) or (noun, noun, adjective)\n"
         "                       (coreference templates) never occur in training (default 2000)\n"
         "  --heldout-frames N   pairs of held-out frames: grammar rule combinations never\n"
         "                       generated in training (default 2000)\n"
         "  --grammar-share P    share of training pairs from the grammar, 0..1 (default 0.8)\n"
+        "  --french-share P     share of those pairs in French, the rest Vietnamese, 0..1\n"
+        "                       (default 0.5; 0.65 with --real, where the grammar's French\n"
+        "                       agreement needs the practice and real French pairs abound)\n"
         "  --heldout-share P    per mille of template combinations held out, 1..900 (default 100)\n"
         "  --lesson-copies N    copies of each lesson sentence per language (default 10)\n"
         "  --data DIR           lexicon and templates (default: the shipped samples/corpus,\n"
@@ -47,7 +50,7 @@ static void corpus_usage(FILE *f) {
         "                       split by English sentence into real-test.tsv, real-valid.tsv\n"
         "                       (every translation kept as a reference) and training pairs mixed\n"
         "                       into train.tsv; the vocabulary adds their words by frequency;\n"
-        "                       --train then counts the grammar and template pairs (default 100000)\n"
+        "                       --train then counts the grammar and template pairs (default 160000)\n"
         "  --real-max-len N     pairs with more tokens on a side are left out (default 30)\n"
         "  --real-test FR,VI    English sentences held out for the test (default 2000,500)\n"
         "  --real-valid FR,VI   and for validation (default 1000,250)\n"
@@ -107,10 +110,10 @@ static int parse_corpus_args(CorpusOptions *o, const char **data, int argc, char
     long seed = (long)o->seed, n_train = -1, n_heldout = o->n_heldout, share = o->heldout_permille,
          copies = o->lesson_copies, n_frames = o->n_heldout_frames, max_len = o->real_max_len,
          vi_copies = o->real_vi_copies, vmax = o->vocab_max, ven = o->vocab_en, minc = o->min_count;
-    const char *gshare = NULL, *unpunct = NULL, *test = NULL, *valid = NULL;
+    const char *gshare = NULL, *fshare = NULL, *unpunct = NULL, *test = NULL, *valid = NULL;
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--data", data}, {"--out", &o->out_dir}, {"--grammar-share", &gshare},
-                                  {"--real", &o->real_dir}, {"--unpunctuated", &unpunct}, {"--real-test", &test},
+                                  {"--french-share", &fshare}, {"--real", &o->real_dir}, {"--unpunctuated", &unpunct}, {"--real-test", &test},
                                   {"--real-valid", &valid}};
         const CliLong longs[] = {{"--seed", &seed, 0, 0x7fffffffffffffffL}, {"--train", &n_train, 0, 10000000},
                                  {"--heldout", &n_heldout, 0, 10000000}, {"--heldout-share", &share, 1, 900},
@@ -118,7 +121,7 @@ static int parse_corpus_args(CorpusOptions *o, const char **data, int argc, char
                                  {"--real-max-len", &max_len, 1, CORPUS_MAX_LEN}, {"--real-vi-copies", &vi_copies, 1, 100},
                                  {"--vocab-max", &vmax, 7, 1000000}, {"--vocab-en", &ven, 0, 1000000},
                                  {"--min-count", &minc, 1, 1000000}};
-        int taken = cli_take_option(argc, argv, &i, opts, 7, "corpus");
+        int taken = cli_take_option(argc, argv, &i, opts, 8, "corpus");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 11, "corpus");
         if (taken < 0) return 2;
         if (taken) continue;
@@ -126,7 +129,7 @@ static int parse_corpus_args(CorpusOptions *o, const char **data, int argc, char
         return cli_unknown_option("corpus", argv[i]);
     }
     o->seed = (uint64_t)seed;
-    o->n_train = n_train >= 0 ? (int)n_train : o->real_dir ? 100000 : o->n_train;
+    o->n_train = n_train >= 0 ? (int)n_train : o->real_dir ? 160000 : o->n_train;
     o->n_heldout = (int)n_heldout;
     o->heldout_permille = (int)share;
     o->lesson_copies = (int)copies;
@@ -137,7 +140,9 @@ static int parse_corpus_args(CorpusOptions *o, const char **data, int argc, char
     o->vocab_en = (int)ven;
     o->min_count = (int)minc;
     o->unpunct_permille = o->real_dir ? 200 : 0;
+    o->french_permille = o->real_dir ? 650 : 500;
     if ((gshare && parse_share("--grammar-share", gshare, &o->grammar_permille)) ||
+        (fshare && parse_share("--french-share", fshare, &o->french_permille)) ||
         (unpunct && parse_share("--unpunctuated", unpunct, &o->unpunct_permille)) ||
         (test && parse_two("--real-test", test, o->real_test)) || (valid && parse_two("--real-valid", valid, o->real_valid)))
         return 2;

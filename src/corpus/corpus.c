@@ -274,6 +274,7 @@ void corpus_options_default(CorpusOptions *o) {
     o->n_heldout_frames = 2000;
     o->heldout_permille = 100;
     o->grammar_permille = 800;
+    o->french_permille = 500;
     o->frame_permille = 80;
     o->combo_permille = 50;
     o->lesson_copies = 10;
@@ -348,6 +349,15 @@ static int draw_grammar(const CorpusOptions *o, uint64_t *rng) {
     return rng_splitmix_below(rng, 1000) < o->grammar_permille;
 }
 
+/* The language of training pair i: alternating at 500 per mille (the corpora
+ * of before --french-share, byte for byte), else French for pair i when
+ * floor((i + 1) p / 1000) steps past floor(i p / 1000), an even spread. */
+static int train_lang(const CorpusOptions *o, int i) {
+    if (o->french_permille == 500) return (i & 1) ? L_VI : L_FR;
+    long long p = o->french_permille;
+    return ((long long)(i + 1) * p) / 1000 > ((long long)i * p) / 1000 ? L_FR : L_VI;
+}
+
 /* train.tsv, heldout.tsv, heldout-frames.tsv into the three buffers. */
 static int generate_pairs(Gen *g, StrBuf *train, StrBuf *held, StrBuf *frames, Bind (*lesson_b)[TPL_MAX_SLOTS]) {
     const CorpusOptions *o = g->o;
@@ -360,7 +370,7 @@ static int generate_pairs(Gen *g, StrBuf *train, StrBuf *held, StrBuf *frames, B
     int n_lesson_pairs = lx->n_lessons * o->lesson_copies * 2;
     g->st->n_template_train = n_lesson_pairs;
     for (int i = n_lesson_pairs; i < o->n_train; i++) {
-        int lang = (i & 1) ? L_VI : L_FR;
+        int lang = train_lang(o, i);
         int use_grammar = draw_grammar(o, &rng);
         if (use_grammar ? grammar_pair(g, train, &rng, lang, 0) : template_pair(g, train, &rng, lang, 0)) return -1;
         if (!use_grammar) g->st->n_template_train++;
@@ -481,9 +491,9 @@ int corpus_generate(const CorpusOptions *o, CorpusStats *stats, char *err, size_
     memset(stats, 0, sizeof *stats);
     if (o->n_train < 0 || o->n_heldout < 0 || o->n_heldout_frames < 0 || o->heldout_permille < 1 ||
         o->heldout_permille > 900 || o->lesson_copies < 0 || o->grammar_permille < 0 || o->grammar_permille > 1000 ||
-        o->frame_permille < 0 || o->frame_permille > 500 || o->combo_permille < 0 || o->combo_permille > 500)
+        o->french_permille < 0 || o->french_permille > 1000 || o->frame_permille < 0 || o->frame_permille > 500 || o->combo_permille < 0 || o->combo_permille > 500)
         return errmsg_set(err, errlen, "corpus options out of range (train, heldout >= 0; heldout share 1..900 permille; "
-                          "grammar share 0..1)");
+                          "grammar and French shares 0..1)");
     if (o->real_max_len < 1 || o->real_max_len > CORPUS_MAX_LEN || o->real_vi_copies < 1 || o->vocab_max < 1 ||
         o->vocab_en < 0 || o->min_count < 1 || o->unpunct_permille < 0 || o->unpunct_permille > 1000 ||
         o->real_test[0] < 0 || o->real_test[1] < 0 || o->real_valid[0] < 0 || o->real_valid[1] < 0)

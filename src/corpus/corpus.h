@@ -69,6 +69,9 @@ typedef struct {
     int n_heldout_frames;     /* pairs in heldout-frames.tsv (default 2000)       */
     int heldout_permille;     /* share of template coref combinations held out (100) */
     int grammar_permille;     /* share of training pairs from the grammar (800)  */
+    int french_permille;      /* share of training pairs in French (500): 500
+                                 alternates fr, vi; others spread the French
+                                 lines evenly (the CLI sets 650 with --real)      */
     int frame_permille;       /* share of grammar frames held out (80)            */
     int combo_permille;       /* share of grammar word combinations held out (50) */
     int lesson_copies;        /* copies of each lesson sentence per language (10) */
