@@ -26,14 +26,26 @@ static void blas_single_thread(void) {
 #endif
     if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
 }
+/* sgemm on columns [c0, c1) of C: columns of op(b), the rest whole. */
+static void blas_cols(int transa, int transb, int Mr, int c0, int c1, int Kd, const float *a, int lda,
+                      const float *b, int ldb, float *c, int ldc) {
+    const float *bt = transb ? b + (size_t)c0 * ldb : b + c0;
+    cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
+                Mr, c1 - c0, Kd, 1.0f, a, lda, bt, ldb, 1.0f, c + c0, ldc);
+}
+
+/* Each block of C's rows packs all of op(b), each block of columns all of
+ * op(a): so blocks go by columns when C is wider than tall (a forward of a few
+ * tokens through a 768 x 2304 weight: by rows each thread packed the whole
+ * weight; the sums of each element are the same either way). */
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
     blas_single_thread();
-    int nb = 1;
+    int nb = 1, by_cols = Nc > Mr;
 #ifdef _OPENMP
     if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
 #endif
-    if (nb > Mr / BLAS_MIN_ROWS) nb = Mr / BLAS_MIN_ROWS;
+    if (nb > (by_cols ? Nc : Mr) / BLAS_MIN_ROWS) nb = (by_cols ? Nc : Mr) / BLAS_MIN_ROWS;
     if (nb <= 1) {
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                     Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
@@ -43,6 +55,11 @@ static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const floa
     #pragma omp parallel for schedule(dynamic)
 #endif
     for (int t = 0; t < nb; t++) {
+        if (by_cols) {   /* multiples of 16 columns, the kernels' width */
+            int c0 = (int)((long)Nc * t / nb) & ~15, c1 = t == nb - 1 ? Nc : (int)((long)Nc * (t + 1) / nb) & ~15;
+            blas_cols(transa, transb, Mr, c0, c1, Kd, a, lda, b, ldb, c, ldc);
+            continue;
+        }
         int r0 = (int)((long)Mr * t / nb), r1 = (int)((long)Mr * (t + 1) / nb);
         /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
         const float *at = transa ? a + r0 : a + (size_t)r0 * lda;
