@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* The lesson's first example: Q=[[1,2,3]], K=[[2,1,0],[1,2,3]] → scores [[4, 14]].
  * 1·2+2·1+3·0 = 4 and 1·1+2·2+3·3 = 14; ÷√3 gives 2.3094011, 8.0829038;
@@ -213,4 +216,40 @@ TEST(attention_tile_kernels_same_bits) {
     CHECK_INT(cases, 850);
     CHECK_INT(vec_bad, 0);
     CHECK_INT(comb_bad, 0);
+}
+
+/* attention_heads_fast: 12 causal heads of one layer (q, k, v side by side in rows
+ * of 3·H·D, outputs side by side), spread over two threads, give the bits of
+ * attention_forward head by head. */
+TEST(attention_heads_fast_same_bits_as_one_by_one) {
+    enum { H = 12, D = 16, T = 37 };
+    Rng r = rng_from_state(11);
+    float *qkv = malloc(sizeof(float) * T * 3 * H * D), *out = calloc(T * H * D, sizeof(float));
+    float *ref_out = calloc(T * D, sizeof(float)), *ref_w = malloc(sizeof(float) * T * T);
+    unsigned char *mask = malloc(T * T);
+    for (int i = 0; i < T * 3 * H * D; i++) qkv[i] = 2.0f * rng_float(&r) - 1.0f;
+    attn_causal_mask(mask, T, T);
+    AttnHead a[H];
+    for (int h = 0; h < H; h++)
+        a[h] = (AttnHead){.q = qkv + h * D, .ldq = 3 * H * D, .k = qkv + (H + h) * D, .ldk = 3 * H * D,
+                          .v = qkv + (2 * H + h) * D, .ldv = 3 * H * D, .mask = mask, .mask_fill = -INFINITY,
+                          .scale = 0.25f, .Tq = T, .Tk = T, .D = D, .Dv = D, .out = out + h * D, .ldo = H * D,
+                          .weights = malloc(sizeof(float) * T * T)};
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(2);
+#endif
+    CHECK_INT(attention_heads_fast(a, H), 0);
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    for (int h = 0; h < H; h++) {
+        AttnHead b = a[h];
+        b.out = ref_out; b.ldo = D; b.weights = ref_w;
+        CHECK_INT(attention_forward(&b), 0);
+        CHECK(memcmp(ref_w, a[h].weights, sizeof(float) * T * T) == 0);
+        for (int t = 0; t < T; t++) CHECK(memcmp(ref_out + t * D, out + t * H * D + h * D, sizeof(float) * D) == 0);
+        free(a[h].weights);
+    }
+    free(qkv); free(out); free(ref_out); free(ref_w); free(mask);
 }

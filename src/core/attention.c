@@ -145,6 +145,15 @@ int attention_forward_fast(const AttnHead *a) {
     return empty_rows;
 }
 
+int attention_heads_fast(const AttnHead *a, int n) {
+    int failed = 0;
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(dynamic) reduction(|:failed)
+#endif
+    for (int h = 0; h < n; h++) failed |= attention_forward_fast(&a[h]) < 0;
+    return failed ? -1 : 0;
+}
+
 int attention_from_scores(const AttnHead *a, const float *scores) {
     int Tk = a->Tk;
     float *row = malloc((size_t)(Tk > 0 ? Tk : 1) * sizeof(float));

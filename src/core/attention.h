@@ -71,6 +71,11 @@ int attention_forward(const AttnHead *a);
  * the record).  Same return value. */
 int attention_forward_fast(const AttnHead *a);
 
+/* The n heads a[0..n) by attention_forward_fast, spread over OpenMP's threads
+ * (each head writes only its own weights and output columns).  0, or -1 when
+ * one of them ran out of memory. */
+int attention_heads_fast(const AttnHead *a, int n);
+
 /* Softmax + ·V starting from already-scaled scores (Tq, Tk) — the `--scores`
  * path of `attnviz steps`; q, k, D and scale are not used.  The steps'
  * `scores` and `scaled` both receive the given scores. */

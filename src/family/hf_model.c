@@ -344,6 +344,31 @@ typedef struct {
     AttnSteps st;  /* one head's steps when asked */
 } Scratch;
 
+/* Head h of the layer whose q, k, v are in s->qkv, weights into w. */
+static AttnHead head_of(const Scratch *s, int h, int C, int D, int T, float *w) {
+    return (AttnHead){.q = s->qkv + h * D, .ldq = 3 * C, .k = s->qkv + C + h * D, .ldk = 3 * C,
+                      .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = s->use_mask ? s->mask : NULL,
+                      .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
+                      .out = s->att + h * D, .ldo = C, .weights = w};
+}
+
+/* A layer's H heads side by side over the threads, each into weights of its
+ * own that the map then owns (no copy), or that are freed without a map. */
+static int heads_in_parallel(Scratch *s, TraceMap *map, int C, int H, int T) {
+    AttnHead *a = calloc((size_t)H, sizeof *a);
+    int rc = a ? 0 : -1;
+    for (int h = 0; h < H && !rc; h++) {
+        float *w = malloc((size_t)T * T * sizeof *w);
+        if (!w) { rc = -1; break; }
+        a[h] = head_of(s, h, C, C / H, T, w);
+    }
+    if (!rc) rc = attention_heads_fast(a, H);
+    for (int h = 0; a && h < H; h++)
+        if (a[h].weights && (rc || !map || trace_own_head_weights(map, h, a[h].weights))) free(a[h].weights);
+    free(a);
+    return rc;
+}
+
 /* Every head of layer l: q, k, v from qkv, outputs into att, weights into
  * the trace as map "decoder.l.masked_self" / "encoder.l.self". */
 static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, const char *const *tokens,
@@ -362,12 +387,11 @@ static int attention_layer(HfModel *m, Scratch *s, int l, int T, Trace *tr, cons
                                                 .n_heads = H});
         if (!map) return -1;
     }
+    if (!want || (!want->all && want->layer != l)) return heads_in_parallel(s, map, C, H, T);
     for (int h = 0; h < H; h++) {
-        int steps = want && (want->all || (want->layer == l && want->head == h));
-        AttnHead a = {.q = s->qkv + h * D, .ldq = 3 * C, .k = s->qkv + C + h * D, .ldk = 3 * C,
-                      .v = s->qkv + 2 * C + h * D, .ldv = 3 * C, .mask = s->use_mask ? s->mask : NULL,
-                      .mask_fill = -INFINITY, .scale = 1.0f / sqrtf((float)D), .Tq = T, .Tk = T, .D = D, .Dv = D,
-                      .out = s->att + h * D, .ldo = C, .weights = s->wts, .steps = steps ? &s->st : NULL};
+        int steps = want->all || want->head == h;
+        AttnHead a = head_of(s, h, C, D, T, s->wts);
+        a.steps = steps ? &s->st : NULL;
         if ((steps ? attention_forward : attention_forward_fast)(&a) < 0) return -1;   /* same bits */
         if (map && trace_set_head(map, h, s->wts, steps ? s->st.scores : NULL, steps ? s->st.scaled : NULL,
                                   steps ? s->st.masked : NULL, steps ? s->st.output : NULL))

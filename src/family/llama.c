@@ -309,13 +309,43 @@ static int record_rope(const LlamaModel *m, TraceMap *map, int l, int h, int T) 
     return rc;
 }
 
+/* Query head h of layer l with the key/value head it shares, weights into w. */
+static AttnHead head_of(const LlamaModel *m, int l, int h, int T, float *w) {
+    const LlamaConfig *c = &m->c;
+    const LlamaActs *a = &m->a;
+    int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = h / (c->n_head / c->n_kv_head);
+    return (AttnHead){.q = a->q_rot + (size_t)l * T * QD + h * D, .ldq = QD,
+                      .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
+                      .mask = a->mask + (size_t)c->layer_kind[l] * T * T, .mask_fill = -INFINITY,
+                      .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D, .out = a->att + h * D, .ldo = QD,
+                      .weights = w};
+}
+
+/* Layer l's heads side by side over the threads, each into weights of its own
+ * that the map then owns (no copy), or that are freed without a map. */
+static int heads_in_parallel(LlamaModel *m, int l, int T, TraceMap *map) {
+    int H = m->c.n_head;
+    AttnHead *hd = calloc((size_t)H, sizeof *hd);
+    int rc = hd ? 0 : -1;
+    for (int h = 0; h < H && !rc; h++) {
+        float *w = malloc((size_t)T * T * sizeof *w);
+        if (!w) { rc = -1; break; }
+        hd[h] = head_of(m, l, h, T, w);
+    }
+    if (!rc) rc = attention_heads_fast(hd, H);
+    for (int h = 0; hd && h < H; h++)
+        if (hd[h].weights && (rc || !map || trace_own_head_weights(map, h, hd[h].weights))) free(hd[h].weights);
+    free(hd);
+    return rc;
+}
+
 /* Every query head of layer l with the key/value head it shares, outputs
  * into a.att, weights into the trace as map "decoder.l.masked_self". */
 static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *const *tokens, const LlamaSteps *want,
                            AttnSteps *st) {
     const LlamaConfig *c = &m->c;
     LlamaActs *a = &m->a;
-    int H = c->n_head, D = c->head_dim, QD = H * D, KD = c->n_kv_head * D, group = H / c->n_kv_head;
+    int H = c->n_head, D = c->head_dim;
     const unsigned char *mask = a->mask + (size_t)c->layer_kind[l] * T * T;
     TraceMap *map = NULL;
     if (tr) {
@@ -327,13 +357,11 @@ static int attention_layer(LlamaModel *m, int l, int T, Trace *tr, const char *c
                                                 .n_kv_heads = c->n_kv_head, .score_scale = score_scale(c)});
         if (!map) return -1;
     }
+    if (!want || (!want->all && want->layer != l)) return heads_in_parallel(m, l, T, map);
     for (int h = 0; h < H; h++) {
-        int kv = h / group;
-        int steps = want && (want->all || (want->layer == l && want->head == h));
-        AttnHead hd = {.q = a->q_rot + (size_t)l * T * QD + h * D, .ldq = QD,
-                       .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
-                       .mask = mask, .mask_fill = -INFINITY, .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D,
-                       .out = a->att + h * D, .ldo = QD, .weights = a->wts, .steps = steps ? st : NULL};
+        int steps = want->all || want->head == h;
+        AttnHead hd = head_of(m, l, h, T, a->wts);
+        hd.steps = steps ? st : NULL;
         if ((steps ? attention_forward : attention_forward_fast)(&hd) < 0) return -1;   /* same bits */
         if (map && trace_set_head(map, h, a->wts, steps ? st->scores : NULL, steps ? st->scaled : NULL,
                                   steps ? st->masked : NULL, steps ? st->output : NULL))

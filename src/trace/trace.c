@@ -148,6 +148,15 @@ int trace_set_head(TraceMap *m, int head, const float *weights, const float *sco
     return 0;
 }
 
+int trace_own_head_weights(TraceMap *m, int head, float *weights) {
+    if (head < 0 || head >= m->n_heads || !weights) return -1;
+    TraceHead *h = &m->heads[head];
+    free(h->weights); free(h->scores); free(h->scaled); free(h->masked); free(h->output);
+    h->scores = h->scaled = h->masked = h->output = NULL;
+    h->weights = weights;
+    return 0;
+}
+
 int trace_add_image(Trace *t, const char *relpath) {
     if (t->n_images == t->cap_images) {
         int cap = t->cap_images ? 2 * t->cap_images : 16;

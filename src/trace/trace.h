@@ -111,6 +111,12 @@ int trace_set_rope(TraceMap *m, int head, const float *q, const float *q_rot, co
 int trace_set_head(TraceMap *m, int head, const float *weights, const float *scores,
                    const float *scaled, const float *masked, const float *output);
 
+/* Hands one head's weights (Tq, Tk), malloc'd, to the map, which frees them
+ * (its other matrices cleared): no copy.  0, or -1 (bad head; the caller still
+ * owns weights).  Heads of one map may be handed over from several threads at
+ * once, each its own head. */
+int trace_own_head_weights(TraceMap *m, int head, float *weights);
+
 int trace_add_image(Trace *t, const char *relpath);
 
 /* Sets (or replaces) a top-level member name = json (a JSON value text, copied).
