@@ -200,7 +200,7 @@ bench-train: $(BUILD)/attnviz
 	@/usr/bin/python3 tests/bench_train.py $(BUILD)/attnviz $(BUILD)/bench-train
 
 # GPT-2-small- and SmolLM2-135M-shaped folders (saved once in $(BUILD)/bench-hf)
-# beside PyTorch's forward at one thread: load + forward + the binary trace of
+# beside PyTorch's forward, each side at its faster of 1 and 2 threads: load + forward + the binary trace of
 # every map at 64 and 512 tokens; a Qwen2.5-0.5B-shaped BF16 folder's load time
 # and peak memory (tests/bench_hf.py; docs/own-model.md has the figures).
 bench-hf: $(BUILD)/attnviz

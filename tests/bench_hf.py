@@ -13,12 +13,12 @@ Measured, on the same random token ids for both sides:
            compact binary trace, docs/trace-format.md): load + forward + every map's
            weights written; wall time and peak memory (ru_maxrss of a fresh child)
   PyTorch  the same architecture written here in torch (float32), every layer's attention
-           weights returned, at one thread (its faster count on this 2-core machine, see
-           docs/own-model.md): the forward alone, weights already in memory
-attnviz runs on as many threads (BENCH_THREADS, default 1: OMP_NUM_THREADS and
-OPENBLAS_NUM_THREADS).
-Each shape and length runs ROUNDS times (BENCH_ROUNDS, default 3), attnviz and PyTorch
-alternating; the figures are medians.  The 0.5B BF16 folder: load time (attnviz's
+           weights returned: the forward alone, weights already in memory
+Both sides run at one and at two threads (attnviz: OMP_NUM_THREADS and
+OPENBLAS_NUM_THREADS; PyTorch: torch.set_num_threads), and each is taken at its faster
+count (BENCH_THREADS=N runs attnviz at N only; BENCH_TORCH_THREADS likewise PyTorch).
+Each shape and length runs ROUNDS times (BENCH_ROUNDS, default 3), every configuration
+once a round, alternating; the figures are medians.  The 0.5B BF16 folder: load time (attnviz's
 --timing) and peak memory of a 64-token forward.
 
 Limits checked (issue 29): attnviz / PyTorch <= 1 at both shapes and both lengths; the
@@ -36,9 +36,9 @@ ROOT = os.path.dirname(HERE)
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
 BASE = os.path.join(ROOT, "build", "bench-hf")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-# attnviz's threads (OpenMP and OpenBLAS), one like PyTorch's unless BENCH_THREADS says:
-# on a shared machine a second BLAS thread that loses its core stalls the first.
-THREADS = os.environ.get("BENCH_THREADS", "1")
+# Thread counts tried on each side; each side is taken at its faster one.
+THREADS = [int(x) for x in os.environ.get("BENCH_THREADS", "1,2").split(",")]
+TORCH_THREADS = [int(x) for x in os.environ.get("BENCH_TORCH_THREADS", "1,2").split(",")]
 
 GPT2 = dict(C=768, H=12, L=12, V=50257, P=1024)
 # HuggingFaceTB/SmolLM2-135M config.json (Apache-2.0), as published.
@@ -164,8 +164,9 @@ def torch_llama(p, cfg, ids):
     return atts, x[-1] @ p["embed_tokens.weight"].T
 
 
-def torch_forward_seconds(fn, ids, n_layers):
+def torch_forward_seconds(fn, ids, n_layers, threads=1):
     import torch
+    torch.set_num_threads(threads)
     with torch.no_grad():
         t = time.perf_counter()
         atts, logits = fn(ids)
@@ -174,7 +175,7 @@ def torch_forward_seconds(fn, ids, n_layers):
     return s
 
 
-def attnviz_run(d, ids, out=None):
+def attnviz_run(d, ids, out=None, threads=1):
     """(wall seconds, peak RSS bytes, the --timing line) of one attnviz process."""
     args = [ATTNVIZ, "forward", "--model", d, "--src", " ".join(map(str, ids)), "--timing"]
     if out:
@@ -184,7 +185,7 @@ def attnviz_run(d, ids, out=None):
             "r=subprocess.run(sys.argv[1:],capture_output=True,text=True);w=time.perf_counter()-t;"
             "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, r.returncode);"
             "print(r.stdout.strip() or r.stderr.strip())")
-    env = dict(os.environ, OMP_NUM_THREADS=THREADS, OPENBLAS_NUM_THREADS=THREADS)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, env=env)
     first, line = r.stdout.split("\n", 1)
     wall, rss, rc = first.split()
@@ -203,24 +204,37 @@ def machine():
 
 
 def compare(name, d, fn, n_layers, n_maps, V, T, rng):
-    """Medians of ROUNDS alternating runs: (attnviz s, PyTorch s, peak bytes, trace bytes)."""
+    """Medians of ROUNDS alternating runs at each thread count; ratio of the two sides
+    each at its faster count."""
     ids = rng.integers(0, V, T).tolist()
     out = os.path.join(BASE, f"{name}-{T}.trace.bin")
     attnviz_run(d, ids, out)   # warm the page cache
     torch_forward_seconds(fn, ids, n_layers)
-    a, p, rss, lines = [], [], [], []
+    a = {n: [] for n in THREADS}
+    lines = {n: [] for n in THREADS}
+    rss = []
+    p = {n: [] for n in TORCH_THREADS}
     for _ in range(ROUNDS):
-        w, m, line = attnviz_run(d, ids, out)
-        a.append(w); rss.append(m); lines.append(line)
-        p.append(torch_forward_seconds(fn, ids, n_layers))
+        for n in sorted(set(THREADS) | set(TORCH_THREADS)):
+            if n in a:
+                w, m, line = attnviz_run(d, ids, out, n)
+                a[n].append(w); rss.append(m); lines[n].append(line)
+            if n in p:
+                p[n].append(torch_forward_seconds(fn, ids, n_layers, n))
     size = os.path.getsize(out)
     os.remove(out)
-    am, pm = statistics.median(a), statistics.median(p)
-    print(f"  {T:4d} tokens, {n_maps} maps: attnviz {am:.3f} s (runs {', '.join(f'{x:.3f}' for x in a)}; "
-          f"peak {max(rss) / 2**20:.0f} MB; trace.bin {size / 2**20:.0f} MB; [{lines[a.index(am)] if am in a else lines[0]}])")
-    print(f"              PyTorch forward {pm:.3f} s (runs {', '.join(f'{x:.3f}' for x in p)})   "
-          f"ratio attnviz / PyTorch {am / pm:.2f}")
-    return am / pm
+    am = {n: statistics.median(v) for n, v in a.items()}
+    pm = {n: statistics.median(v) for n, v in p.items()}
+    an, pn = min(am, key=am.get), min(pm, key=pm.get)
+    runs = lambda v: ", ".join(f"{x:.3f}" for x in v)
+    best_line = lines[an][a[an].index(am[an])] if am[an] in a[an] else lines[an][0]
+    print(f"  {T:4d} tokens, {n_maps} maps: attnviz " + "; ".join(
+        f"{n} thread{'s' * (n > 1)} {am[n]:.3f} s (runs {runs(a[n])})" for n in sorted(am)) +
+        f"; peak {max(rss) / 2**20:.0f} MB; trace.bin {size / 2**20:.0f} MB; [{best_line}]")
+    print(f"              PyTorch forward " + "; ".join(
+        f"{n} thread{'s' * (n > 1)} {pm[n]:.3f} s (runs {runs(p[n])})" for n in sorted(pm)) +
+        f"   ratio attnviz ({an}) / PyTorch ({pn}) {am[an] / pm[pn]:.2f}")
+    return am[an] / pm[pn]
 
 
 def main():
@@ -230,9 +244,9 @@ def main():
     lengths = (64,) if quick else (64, 512)
     env_threads = {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS") if k in os.environ}
     print(f"machine: {machine()}")
-    print(f"threads: PyTorch {torch.get_num_threads()} (torch {torch.__version__}); attnviz {THREADS} (OpenMP and "
-          f"OpenBLAS; BENCH_THREADS){' ' + str(env_threads) if env_threads else ''}; medians of {ROUNDS} "
-          f"alternating runs")
+    print(f"threads: PyTorch {TORCH_THREADS} (torch {torch.__version__}; BENCH_TORCH_THREADS); attnviz {THREADS} "
+          f"(OpenMP and OpenBLAS; BENCH_THREADS){' ' + str(env_threads) if env_threads else ''}; each side at its "
+          f"faster count; medians of {ROUNDS} alternating runs")
     rng = np.random.default_rng(1)
     ok = True
     checks = []
