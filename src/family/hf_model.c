@@ -308,6 +308,9 @@ int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
 
 /* out (T,C) = LayerNorm(inp) with weight w, bias b and epsilon eps. */
 static void layernorm_eps(float *out, const float *inp, const float *w, const float *b, int T, int C, float eps) {
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(static) if ((long)T * C >= 1L << 16)
+#endif
     for (int t = 0; t < T; t++) {
         const float *x = inp + (size_t)t * C;
         double mean = 0, var = 0;
@@ -324,6 +327,9 @@ static void layernorm_eps(float *out, const float *inp, const float *w, const fl
  * number: one expf instead of tanhf (which costs an expm1f and more). */
 static void activation_forward(float *x, size_t n, HfAct act) {
     const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(static) if (n >= 1u << 16)
+#endif
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         if (act == HF_ACT_GELU_TANH) x[i] = v / (1.0f + expf(-2.0f * s * (v + 0.044715f * v * v * v)));

@@ -201,6 +201,9 @@ static int embed_rows(LlamaModel *m, const int *ids, int T, float *out, char *er
 /* out (T, C) = in / √(mean(in²) + eps) · (w or 1 + w); out may be in. */
 static void rmsnorm(float *out, const float *in, const float *w, int T, int C, float eps, int plus_one) {
     float off = plus_one ? 1.0f : 0.0f;
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(static) if ((long)T * C >= 1L << 16)
+#endif
     for (int t = 0; t < T; t++) {
         const float *x = in + (size_t)t * C;
         double ss = 0;
@@ -253,6 +256,9 @@ static void rope_apply(float *x, int T, int n, int D, const float *cs, const flo
 /* gate (n) = act(gate) · up. */
 static void gated_act(float *gate, const float *up, size_t n, LlamaAct act) {
     const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(static) if (n >= 1u << 16)
+#endif
     for (size_t i = 0; i < n; i++) {
         float g = gate[i], a;
         if (act == LLAMA_ACT_SILU) a = g / (1.0f + expf(-g));
