@@ -322,7 +322,7 @@ static int write_logits(HfFile *f, int T, const char *path, char *err, size_t er
 /* A GPT-2/BERT folder on given ids: trace, logits, timings. */
 static int forward_hf(const ForwardArgs *a) {
 #ifdef _OPENMP
-    if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(1);   /* as run: one sentence; OpenBLAS keeps its threads */
+    if (!getenv("OMP_NUM_THREADS")) omp_set_num_threads(omp_get_num_procs());   /* as run on a folder */
 #endif
     HfFile f;
     char err[1024];

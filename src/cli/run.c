@@ -666,6 +666,11 @@ int cli_run(int argc, char **argv) {
         cli_error("%s", r.err);
         goto cleanup;
     }
+#ifdef _OPENMP
+    /* A foreign folder's products are big (768 x 2304 at GPT-2's size): every
+     * processor, as the pictures use, unless OMP_NUM_THREADS says. */
+    if (hf && !getenv("OMP_NUM_THREADS")) omp_set_num_threads(omp_get_num_procs());
+#endif
     if (hf) {
         if (a.ablate || a.importance) {   /* knock-outs live in attnviz's own model for now */
             cli_error("%s works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet on "
