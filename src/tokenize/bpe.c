@@ -47,13 +47,13 @@ static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
     if (!cJSON_IsObject(j)) { cJSON_Delete(j); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
     int n = cJSON_GetArraySize(j), rc = 0;
     b->tokens = calloc((size_t)n, sizeof *b->tokens);
+    if (strmap_reserve(&b->vocab, n)) rc = errmsg_set(err, errlen, "out of memory");
     b->n_vocab = n;
     for (const cJSON *e = j->child; e && rc == 0 && b->tokens; e = e->next) {
         int id = cJSON_IsNumber(e) ? e->valueint : -1;
         if (id < 0 || id >= n || b->tokens[id])
             rc = errmsg_set(err, errlen, "%s: token %s has id %d (ids must be 0..%d, each once)", path, e->string, id, n - 1);
-        else if (strmap_put(&b->vocab, e->string, strlen(e->string), id) ||
-                 !(b->tokens[id] = strmap_key(&b->vocab, e->string, strlen(e->string))))
+        else if (!(b->tokens[id] = strmap_put_key(&b->vocab, e->string, strlen(e->string), id)))
             rc = errmsg_set(err, errlen, "out of memory");
     }
     if (!b->tokens) rc = errmsg_set(err, errlen, "out of memory");
@@ -64,7 +64,9 @@ static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
 static int load_merges(Bpe *b, const char *path, char *err, size_t errlen) {
     char *text = file_read_all(path, 64u << 20, NULL, err, errlen);
     if (!text) return -1;
-    int rank = 0, rc = 0;
+    int rank = 0, rc = 0, lines = 1;
+    for (const char *c = text; *c; c++) lines += *c == '\n';
+    if (strmap_reserve(&b->ranks, lines)) rc = errmsg_set(err, errlen, "out of memory");
     for (char *line = text, *next; line && *line && rc == 0; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = '\0';

@@ -18,9 +18,10 @@ static int slot_of(const StrMap *m, const char *key, size_t len, uint32_t h) {
     return (int)i;
 }
 
-static int grow(StrMap *m) {
+/* To cap slots (a power of two, above twice the keys held). */
+static int grow_to(StrMap *m, int cap) {
     StrMap g = {0};
-    g.cap = m->cap ? m->cap * 2 : 1024;
+    g.cap = cap;
     g.keys = calloc((size_t)g.cap, sizeof *g.keys);
     g.vals = calloc((size_t)g.cap, sizeof *g.vals);
     g.hash = calloc((size_t)g.cap, sizeof *g.hash);
@@ -42,6 +43,14 @@ static int grow(StrMap *m) {
     return 0;
 }
 
+static int grow(StrMap *m) { return grow_to(m, m->cap ? m->cap * 2 : 1024); }
+
+int strmap_reserve(StrMap *m, int n) {
+    int cap = m->cap ? m->cap : 1024;
+    while (cap < (1 << 30) && (long)(n + 1) * 2 > cap) cap *= 2;
+    return cap > m->cap ? grow_to(m, cap) : 0;
+}
+
 #define CHUNK (64u * 1024u)
 
 /* Room for n bytes of key storage.  NULL out of memory. */
@@ -59,13 +68,13 @@ static char *key_room(StrMap *m, size_t n) {
     return p;
 }
 
-int strmap_put(StrMap *m, const char *key, size_t len, int val) {
-    if ((m->n + 1) * 2 > m->cap && grow(m) != 0) return -1;
+const char *strmap_put_key(StrMap *m, const char *key, size_t len, int val) {
+    if ((m->n + 1) * 2 > m->cap && grow(m) != 0) return NULL;
     uint32_t h = hash_of(key, len);
     int s = slot_of(m, key, len, h);
     if (!m->keys[s]) {
         char *k = key_room(m, len + 1);
-        if (!k) return -1;
+        if (!k) return NULL;
         memcpy(k, key, len);
         k[len] = '\0';
         m->keys[s] = k;
@@ -73,7 +82,11 @@ int strmap_put(StrMap *m, const char *key, size_t len, int val) {
         m->n++;
     }
     m->vals[s] = val;
-    return 0;
+    return m->keys[s];
+}
+
+int strmap_put(StrMap *m, const char *key, size_t len, int val) {
+    return strmap_put_key(m, key, len, val) ? 0 : -1;
 }
 
 int strmap_get(const StrMap *m, const char *key, size_t len) {
