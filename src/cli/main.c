@@ -37,13 +37,13 @@ static void usage(FILE *f) {
  * once with GOMP_SPINCOUNT=10000 (libgomp reads it only at start-up): threads
  * spin a few microseconds, then sleep.  Measured with a busy core beside it:
  * 63 ms a step instead of 119 (one thread: 76).  Only where steps repeat
- * thousands of times (train, eval, forward --bench): a start costs about 8 ms
+ * many times (train, eval, generate, forward --bench): a start costs about 8 ms
  * of CPU (OpenBLAS sets itself up), twice that with the second start, and a
  * 64-token forward of a GPT-2 folder takes about 150 ms in all. */
 static void omp_short_spin(int argc, char **argv) {
 #ifdef _OPENMP
     if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY") || argc < 2) return;
-    int repeats = !strcmp(argv[1], "train") || !strcmp(argv[1], "eval");
+    int repeats = !strcmp(argv[1], "train") || !strcmp(argv[1], "eval") || !strcmp(argv[1], "generate");
     for (int i = 2; i < argc && !repeats && !strcmp(argv[1], "forward"); i++) repeats = !strcmp(argv[i], "--bench");
     if (!repeats) return;
     if (setenv("GOMP_SPINCOUNT", "10000", 1)) return;

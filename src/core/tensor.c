@@ -41,7 +41,7 @@ static void blas_cols(int transa, int transb, int Mr, int c0, int c1, int Kd, co
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
     blas_single_thread();
-    int nb = 1, by_cols = Nc > Mr;
+    int nb = 1, by_cols = Nc > Mr && Mr >= BLAS_MIN_ROWS / 2;   /* not a generation step's one row */
 #ifdef _OPENMP
     if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
 #endif
