@@ -2,7 +2,7 @@
 folder and of the demo have no side over 3,000 px, and with --slide every one is
 exactly 1920 x 1080 (read from the PNG headers); the lines view's colours stay
 apart for colour-blind readers (Machado et al. 2009 simulation)."""
-import os, re
+import json, os, re
 from helpers import ROOT, run_ok
 import hf_fixtures as hf
 
@@ -73,6 +73,75 @@ def test_demo_fits_and_slides(tmp):
     s = png_sizes(slide)
     assert set(s) == set(sizes)
     check_slide(s, "demo")
+
+
+def check_slide_width(sizes, what):
+    """The done-when of issue 27: by default no picture wider than a 1920-px slide
+    (folded, not scaled: fit.c only scales beyond 3,000 px) nor over 3,000 px high."""
+    assert sizes, f"{what}: no pictures"
+    off = {k: v for k, v in sizes.items() if v[0] > 1920 or v[1] > 3000}
+    assert not off, f"{what}: pictures wider than a slide: {off}"
+
+
+def thumbnail_blocks(px):
+    """(display columns, display rows) of a model-view grid read from its pixels:
+    runs of columns and rows holding many coloured pixels (viridis: the
+    thumbnails; text and hatching are grey), gaps of up to 6 px (the white lines
+    between cells) bridged; the last column run is the colour bar, left out."""
+    import numpy as np
+    px = px.astype(int)
+    coloured = px.max(axis=2) - px.min(axis=2) > 40
+
+    def runs(hit):
+        idx = np.flatnonzero(hit)
+        if idx.size == 0:
+            return []
+        out, start = [], idx[0]
+        for a, c in zip(idx[:-1], idx[1:]):
+            if c - a > 6:
+                out.append((start, a))
+                start = c
+        return out + [(start, idx[-1])]
+
+    cols = runs(coloured.sum(axis=0) > 20)
+    bar = cols[-1]
+    rows = runs(coloured[:, :bar[0]].sum(axis=1) > 20)
+    return len(cols) - 1, len(rows)
+
+
+def test_three_cases_fit_a_slide_without_scaling(tmp):
+    """A 35-word sentence, a GPT-2 folder of 12 heads and the demo, default options:
+    every PNG at most 1920 px wide; the folded model view still has all 24 heads."""
+    out = os.path.join(tmp, "s35")
+    run_ok("run", "--out", out, S35)
+    check_slide_width(png_sizes(out), "run (35 words)")
+    w, h = png_sizes(out)["steps.encoder.2.self.h0.png"]
+    assert w <= 1920 and h > 1000, (w, h)                  # folded into rows, not shrunk
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g, C=48, H=12, L=2)
+    for name, text in (("g12", "The animal didn't cross the street because it was too tired"), ("g35", S35)):
+        o = os.path.join(tmp, name)
+        run_ok("run", "--model", g, "--out", o, text)
+        sizes = png_sizes(o)
+        check_slide_width(sizes, f"GPT-2 folder, {name}")
+        t = json.load(open(os.path.join(o, "trace.json")))
+        assert [len(m["heads"]) for m in t["maps"]] == [12, 12], name
+    # 12 tokens: one row of 12 labelled heads was ~3,300 px; folded, 2 rows of 6 per layer
+    px = read_rgb(os.path.join(tmp, "g12", "grid.decoder.masked_self.png"))
+    assert thumbnail_blocks(px) == (6, 4), thumbnail_blocks(px)
+    d = os.path.join(tmp, "demo")
+    run_ok("demo", "--out", d)
+    check_slide_width(png_sizes(d), "demo")
+
+
+def test_thumbnail_count_reads_an_unfolded_grid(tmp):
+    """The pixel count of thumbnails can fail: a 4-head folder is one row per layer."""
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g)
+    o = os.path.join(tmp, "o")
+    run_ok("run", "--model", g, "--out", o, "The animal didn't cross the street")
+    px = read_rgb(os.path.join(o, "grid.decoder.masked_self.png"))
+    assert thumbnail_blocks(px) == (4, 2), thumbnail_blocks(px)
 
 
 def test_slide_is_the_picture_scaled_on_white(tmp):

@@ -3,13 +3,15 @@
  * than asked; two-part labels ("sister\tma") fit their width; the page
  * (render/fit.h) scales a picture by area averaging (checked against sums by
  * hand) and a slide is exactly 1920 x 1080 with the picture centred; a step
- * strip of a map without a mask has no step 3 and says so. */
+ * strip of a map without a mask, or with one that hides nothing, has no step 3
+ * and says so; a worksheet heading's second line is drawn and widens the sheet. */
 #include "check.h"
 #include "render/canvas.h"
 #include "render/font.h"
 #include "render/label.h"
 #include "render/fit.h"
 #include "render/stepview.h"
+#include "render/sheet.h"
 #include "trace/trace.h"
 #include <stdio.h>
 #include <string.h>
@@ -125,5 +127,52 @@ TEST(slide_strip_skips_the_mask_step_without_a_mask) {
     sv = stepview_of_head(&t.maps[1], 0, dims, dl);
     CHECK_INT(stepview_panels(&sv, p, kinds), 5);
     CHECK(kinds[2] == STEP_MASKED && p[3].subtitle == NULL);
+    /* a mask that hides no cell (an encoder's padding mask of one sentence) is no step 3 either */
+    const unsigned char all[4] = {1, 1, 1, 1};
+    REQUIRE(trace_add_map(&t, &(TraceMapSpec){.id = "p", .stack = "encoder", .kind = "self", .queries = tok, .Tq = 2,
+                                              .keys = tok, .Tk = 2, .d_k = 2, .Dv = 2, .mask = all, .n_heads = 1}));
+    REQUIRE(trace_set_head(&t.maps[2], 0, w, x, x, x, x) == 0);
+    sv = stepview_of_head(&t.maps[2], 0, dims, dl);
+    CHECK_INT(stepview_panels(&sv, p, kinds), 4);
+    CHECK(kinds[2] == STEP_WEIGHTS && sv.mask == NULL);
+    CHECK(!strcmp(p[2].subtitle, "the mask hides nothing here: step 3 (+ M) skipped"));
     trace_free(&t);
+}
+
+/* Width and height from a PNG's IHDR; 0 when unreadable. */
+static int png_header_size(const char *path, long *w, long *h) {
+    unsigned char b[24];
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(b, 1, sizeof b, f);
+    fclose(f);
+    if (n != sizeof b || memcmp(b + 12, "IHDR", 4)) return 0;
+    *w = ((long)b[16] << 24) | (b[17] << 16) | (b[18] << 8) | b[19];
+    *h = ((long)b[20] << 24) | (b[21] << 16) | (b[22] << 8) | b[23];
+    return 1;
+}
+
+/* A worksheet heading's second line (after '\n': "step 3 (mask) is skipped …")
+ * is drawn under it: the sheet grows by a line and is wide enough for it. */
+TEST(slide_sheet_heading_note) {
+    char err[256];
+    REQUIRE(font_ensure(err, sizeof err) == 0);
+    const char *note = "step 3 (mask) is skipped: no mask in this exercise, every query sees every key, "
+                       "every query sees every key, every query sees every key";
+    char with[512];
+    snprintf(with, sizeof with, "Exercise 1\n%s", note);
+    const char *cells[1] = {"1"};
+    RenderSheetBlock b[2] = {{.caption = "Exercise 1"}, {"Q", 1, 1, cells, NULL, NULL, 1, 0}};
+    const char *pa = "/tmp/attnviz_test_sheet_a.png", *pb = "/tmp/attnviz_test_sheet_b.png";
+    REQUIRE(render_sheet(pa, "T", "", b, 2, NULL, err, sizeof err) == 0);
+    b[0].caption = with;
+    REQUIRE(render_sheet(pb, "T", "", b, 2, NULL, err, sizeof err) == 0);
+    long wa, ha, wb, hb;
+    REQUIRE(png_header_size(pa, &wa, &ha) && png_header_size(pb, &wb, &hb));
+    int nw = font_width(FONT_REGULAR, 15, note);
+    CHECK(nw > 800);
+    CHECK(wb >= nw + 2 * 28 && wa < nw);   /* the note sets the width; without it the sheet is narrow */
+    CHECK(hb >= ha + 15 && hb <= ha + 40);  /* one more line of text */
+    remove(pa);
+    remove(pb);
 }

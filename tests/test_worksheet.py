@@ -107,3 +107,38 @@ def test_worksheet_and_compare_read_options_like_every_command(tmp):
         assert r.returncode == 2 and f"{opt} needs a value (see attnviz {cmd} --help)" in r.stderr, r.stderr
     assert run_ok("worksheet", "--size=2", "--seed=5", "--out=" + os.path.join(tmp, "eq"),
                   "--quiet").stdout == ""
+
+def test_worksheet_says_why_step_3_is_missing(tmp):
+    """Without a mask the steps read 1, 2, 4, 5, as in `steps` and the step strips;
+    each exercise says step 3 is skipped (page and PNG), in English and Vietnamese,
+    and a masked sheet has step 3 and no such line."""
+    lines = {"en": "step 3 (mask) is skipped: no mask in this exercise",
+             "vi": "bước 3 (mặt nạ) được bỏ qua: bài này không có mặt nạ"}
+    steps = {"en": ["1. scores", "2. scaled", "4. weights", "5. output"],
+             "vi": ["1. điểm", "2. chia tỉ lệ", "4. trọng số", "5. đầu ra"]}
+    widths = {}
+    for lang in ("en", "vi"):
+        out, ws = sheet(tmp, "--lang", lang, "--seed", "5", name=lang)
+        html = open(os.path.join(out, "worksheet.html"), encoding="utf-8").read()
+        n = len(ws["exercises"])
+        assert html.count(lines[lang]) == 2 * n, (lang, html.count(lines[lang]))   # sheet and key, each exercise
+        # the line comes before the steps it explains
+        first = html.index(lines[lang])
+        assert first < html.index(steps[lang][0]), lang
+        pos = [html.index(s) for s in steps[lang]]
+        assert pos == sorted(pos), (lang, pos)
+        assert "3. masked" not in html and "3. che" not in html
+        widths[lang] = png_size(os.path.join(out, "worksheet.png"))[0]
+    out, _ = sheet(tmp, "--seed", "5", "--mask", "causal", name="masked")
+    html = open(os.path.join(out, "worksheet.html"), encoding="utf-8").read()
+    assert "3. masked" in html and lines["en"] not in html
+    # the PNG gets the same line under each heading (render_sheet draws a heading's
+    # second line: test_slide_fit.c's slide_sheet_heading_note), so it is wide enough
+    # for it: about 620 px of text at 15 px
+    assert widths["en"] >= 660 and widths["vi"] >= 660, widths
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")

@@ -29,7 +29,7 @@ static const WsText ws_en = {
     "Fill every empty box.  Attention(Q, K, V) = softmax(Q·Kᵀ / √d_k + M) · V, with d_k = 4, so √d_k = 2.\n"
     "Round the weights to 2 decimals; compute the output from them and round it to 2 decimals too.",
     "Exercise %d", "tokens", "Given", "Steps",
-    "Q (queries)", "K (keys)", "V (values)", "M (mask: 0 = may look, −∞ = hidden)", "no mask: every query sees every key",
+    "Q (queries)", "K (keys)", "V (values)", "M (mask: 0 = may look, −∞ = hidden)", "step 3 (mask) is skipped: no mask in this exercise, every query sees every key",
     "1. scores = Q·Kᵀ", "2. scaled = scores ÷ √d_k", "3. masked = scaled + M", "4. weights = softmax(row), 2 decimals",
     "5. output = weights · V",
     "The key's weights are the engine's, rounded to 2 decimals; its output is computed from the unrounded weights, so "
@@ -43,7 +43,7 @@ static const WsText ws_vi = {
     "Làm tròn trọng số đến 2 chữ số thập phân; tính đầu ra từ các trọng số đó và cũng làm tròn đến 2 chữ số.",
     "Bài %d", "các token", "Cho trước", "Các bước",
     "Q (truy vấn)", "K (khóa)", "V (giá trị)", "M (mặt nạ: 0 = được nhìn, −∞ = bị che)",
-    "không có mặt nạ: mọi truy vấn nhìn thấy mọi khóa",
+    "bước 3 (mặt nạ) được bỏ qua: bài này không có mặt nạ, mọi truy vấn nhìn thấy mọi khóa",
     "1. điểm = Q·Kᵀ", "2. chia tỉ lệ = điểm ÷ √d_k", "3. che = chia tỉ lệ + M", "4. trọng số = softmax(hàng), 2 chữ số",
     "5. đầu ra = trọng số · V",
     "Trọng số trong đáp án là của bộ máy, làm tròn đến 2 chữ số; đầu ra được tính từ trọng số chưa làm tròn, nên "
@@ -64,6 +64,7 @@ typedef struct {
     WsMatrix m[WS_MATRICES];
     int n;
     char heading[160];
+    char heading_png[400];   /* the heading, then (no mask) the line on step 3 after a '\n' */
 } WsExerciseView;
 
 static const char *dim_labels[] = {"1", "2", "3", "4"};
@@ -170,6 +171,8 @@ static void ws_view(WsExerciseView *V, const Worksheet *w, int x) {
     int len = snprintf(V->heading, sizeof V->heading, T->exercise, x + 1);
     len += snprintf(V->heading + len, sizeof V->heading - len, " — %s:", T->tokens);
     for (int i = 0; i < n; i++) len += snprintf(V->heading + len, sizeof V->heading - len, " %s", tok[i]);
+    snprintf(V->heading_png, sizeof V->heading_png, "%s%s%s", V->heading, e->masked ? "" : "\n",
+             e->masked ? "" : T->m_none);
     WsMatrix *m = ws_add(V, T->q, n, WORKSHEET_DK, 1);
     m->row_labels = tok, m->col_labels = dim_labels, ws_fill(m, e->q, 0);
     m = ws_add(V, T->k, n, WORKSHEET_DK, 1);
@@ -203,7 +206,7 @@ static int ws_write_png(const Worksheet *w, const WsExerciseView *views, int key
     int nb = 0;
     for (int x = 0; x < w->n_ex; x++) {
         const WsExerciseView *V = &views[x];
-        blocks[nb++] = (RenderSheetBlock){.caption = V->heading};
+        blocks[nb++] = (RenderSheetBlock){.caption = V->heading_png};
         for (int i = 0; i < V->n; i++) {
             const WsMatrix *m = &V->m[i];
             for (int c = 0; c < m->rows * m->cols; c++) cells[x][i][c] = key ? m->key[c] : m->sheet[c];
@@ -273,15 +276,16 @@ static void html_part(StrBuf *s, const Worksheet *w, const WsExerciseView *views
         const WsExerciseView *V = &views[x];
         strbuf_printf(s, "<div class=\"ex\"><h2>");
         html_escape(s, V->heading);
-        strbuf_printf(s, "</h2>\n<div class=\"row\">");
+        strbuf_printf(s, "</h2>\n");
+        if (!w->ex[x].masked) {   /* before the steps, so 1, 2, 4, 5 read as meant */
+            strbuf_printf(s, "<p class=\"notes\">");
+            html_escape(s, T->m_none);
+            strbuf_printf(s, "</p>\n");
+        }
+        strbuf_printf(s, "<div class=\"row\">");
         for (int i = 0; i < V->n; i++) {
             if (i > 0 && !V->m[i].given && V->m[i - 1].given) strbuf_printf(s, "</div>\n<div class=\"row\">");
             html_matrix(s, &V->m[i], key);
-        }
-        if (!w->ex[x].masked) {
-            strbuf_printf(s, "<p class=\"notes\">");
-            html_escape(s, T->m_none);
-            strbuf_printf(s, "</p>");
         }
         strbuf_printf(s, "</div></div>\n");
     }

@@ -4,8 +4,9 @@
  * By default a picture keeps the size its layout gave it; one that still has
  * a side over FIT_MAX_SIDE (3000 px) is scaled down to fit, keeping its
  * proportions (area averaging, so thin lines and text stay smooth).  The
- * layouts fold long sentences first (wrapped titles, strips in rows), so this
- * is a last resort for very long inputs.
+ * layouts keep pictures within a slide's width (FIT_SLIDE_W) first: wrapped
+ * titles, step strips in rows with smaller cells, a model view's heads in
+ * rows (heatmap.c, grid.c), so this is a last resort for very long inputs.
  *
  * A slide page (render_set_slide(1), render.h; `--slide` on the command line)
  * makes every picture exactly FIT_SLIDE_W × FIT_SLIDE_H: scaled up or down

@@ -1,12 +1,15 @@
 /* grid.c — the "model view": every layer × head of one kind of attention as
  * thumbnails, row titles on the left ("layer 0"), column titles on top
  * ("head 0"), one shared colour bar; token labels on every thumbnail up to 24
- * tokens, beyond on the outer edges, thinned to every k-th token. */
+ * tokens, beyond on the outer edges, thinned to every k-th token (a note under
+ * the grid says so).  Titles fold to the grid's width; a grid wider than a
+ * slide (1920 px) puts each layer's heads in several rows. */
 #include "render/heatmap.h"
 #include "render/colorbar.h"
 #include "render/colormap.h"
 #include "render/font.h"
 #include "render/label.h"
+#include "render/fit.h"
 #include "render/png.h"
 #include "core/errmsg.h"
 #include <math.h>
@@ -28,6 +31,7 @@
 #define SUB_PX 15         /* the title's second line */
 #define NOTE_PX 13
 #define WRAP_MIN_W 560    /* titles fold at the grid's width, not narrower than this */
+#define LAYER_GAP 30      /* more between layers than between the folded rows of one */
 
 typedef struct {
     const RenderHeatmap *cells;          /* rows × cols thumbnails */
@@ -38,6 +42,7 @@ typedef struct {
     float vmin, vmax;                    /* the shared colour scale */
     int p;                               /* pixels per cell in a thumbnail */
     int each;                            /* token labels on every thumbnail */
+    int edge_queries;                    /* ... but the query labels only left of the first column */
     int step;                            /* label every step-th token (outer edges) */
     int slot_w, slot_h;                  /* room of one thumbnail with its labels */
     int angle;                           /* of the key labels: 0, 45 or 90 */
@@ -47,6 +52,8 @@ typedef struct {
     int cbar_x, cbar_y, cbar_h;
     LabelLines title_ls, sub_ls;         /* the title lines folded to the grid's width */
     int note_base;                       /* "token labels: every 4th …" under the grid, 0 none */
+    int fold, dcols, row_gap;            /* a layer's heads in `fold` rows of dcols (a grid
+                                            wider than a slide folds), the gap between rows */
     long w, h;
 } GridLayout;
 
@@ -127,10 +134,11 @@ static int grid_layout_titles(GridLayout *L, int y) {
     return y + (L->col_titles ? asc + desc + 8 : 0);
 }
 
-static void grid_layout(GridLayout *L) {
-    /* Thumbnails: one cell size for the largest map; a slot holds a thumbnail
-     * (and, when every thumbnail is labelled, its labels), at least as wide as
-     * the column titles so narrow thumbnails don't run the titles together. */
+/* Thumbnails: one cell size for the largest map; a slot holds a thumbnail
+ * (and, when every thumbnail is labelled, its labels), at least as wide as the
+ * column titles so narrow thumbnails don't run the titles together; x0 after
+ * the row titles and the query tokens of the outer edge. */
+static void grid_layout_cells(GridLayout *L) {
     int rmax = 0, cmax = 0;
     for (int k = 0; k < L->rows * L->cols; k++) {
         if (L->cells[k].rows > rmax) rmax = L->cells[k].rows;
@@ -140,41 +148,93 @@ static void grid_layout(GridLayout *L) {
     L->p = thumb_cell(nmax);
     grid_measure_tokens(L);
     L->each = nmax <= EACH_MAX && L->step == 1;
-    L->slot_w = cmax * L->p + (L->each ? L->row_tok_w + 8 : 0);
+    L->slot_w = cmax * L->p + (L->each && !L->edge_queries ? L->row_tok_w + 8 : 0);
     L->slot_h = rmax * L->p + (L->each ? L->col_tok_h : 0);
     int col_title_w = widest_title(L->col_titles, L->cols);
     if (col_title_w > L->slot_w) L->slot_w = col_title_w;
-
-    /* Horizontal: row titles, query tokens (outer edge), the slots, the colour bar */
     int row_title_w = widest_title(L->row_titles, L->rows);
-    L->x0 = MARGIN + (row_title_w ? row_title_w + 16 : 0) + (L->each ? 0 : L->row_tok_w + 8);
-    int grid_w = L->cols * L->slot_w + (L->cols - 1) * SLOT_GAP;
+    L->x0 = MARGIN + (row_title_w ? row_title_w + 16 : 0) + (L->each && !L->edge_queries ? 0 : L->row_tok_w + 8);
+}
+
+/* Top of display row dr: a layer's `fold` rows lie row_gap apart, layers a
+ * little further (LAYER_GAP more) once they fold, so a layer reads as one block. */
+static int grid_row_top(const GridLayout *L, int dr) {
+    int layer = dr / L->fold;
+    return L->y0 + dr * (L->slot_h + L->row_gap) + (L->fold > 1 ? layer * LAYER_GAP : 0);
+}
+
+/* Everything that depends on how many display rows a layer's heads take
+ * (fold): the titles folded to the grid's width, the colour bar, w and h. */
+static void grid_layout_place(GridLayout *L, int fold) {
+    int asc, desc;
+    L->dcols = (L->cols + fold - 1) / fold;
+    L->fold = (L->cols + L->dcols - 1) / L->dcols;   /* no empty rows */
+    font_vmetrics(FONT_BOLD, HEAD_PX, &asc, &desc);
+    L->row_gap = SLOT_GAP + (L->fold > 1 ? asc + desc + 8 : 0);   /* room for the head titles */
+    int grid_w = L->dcols * L->slot_w + (L->dcols - 1) * SLOT_GAP;
     /* Vertical: title lines (folded to the grid's width), column titles, key
      * tokens (outer edge), the slots */
     int room = L->x0 + grid_w + 28 + CBAR_W - MARGIN;
     if (room < WRAP_MIN_W) room = WRAP_MIN_W;
     label_wrap(FONT_BOLD, TITLE_PX, L->title, room, &L->title_ls);
     label_wrap(FONT_REGULAR, SUB_PX, L->subtitle, room, &L->sub_ls);
+    L->note_base = 0;
     L->y0 = grid_layout_titles(L, MARGIN) + (L->each ? 0 : L->col_tok_h);
 
-    int grid_h = L->rows * L->slot_h + (L->rows - 1) * SLOT_GAP;
+    int drows = L->rows * L->fold;
+    int grid_h = grid_row_top(L, drows - 1) + L->slot_h - L->y0;
     L->cbar_x = L->x0 + grid_w + 28;
     L->cbar_y = L->y0 + (L->each ? L->col_tok_h : 0);
     L->cbar_h = grid_h < 120 ? 120 : grid_h > 360 ? 360 : grid_h;
     L->w = L->cbar_x + colorbar_width(L->vmin, L->vmax, CBAR_W, L->cbar_h, TICK_PX) + MARGIN;
     if (L->angle == 45) {   /* the last column's key labels reach right of it */
-        long r = L->x0 + (L->cols - 1) * (L->slot_w + SLOT_GAP) + L->slot_w + (long)ceil((L->col_tok_w + TOKEN_PX) * COS45) + 4;
+        long r = L->x0 + (L->dcols - 1) * (L->slot_w + SLOT_GAP) + L->slot_w + (long)ceil((L->col_tok_w + TOKEN_PX) * COS45) + 4;
         if (r + MARGIN > L->w) L->w = r + MARGIN;
     }
     int tw = L->title_ls.w, sw = L->sub_ls.w;
     if (MARGIN + (tw > sw ? tw : sw) + MARGIN > L->w) L->w = MARGIN + (tw > sw ? tw : sw) + MARGIN;
     L->h = L->y0 + (grid_h > L->cbar_h + (L->cbar_y - L->y0) ? grid_h : L->cbar_h + (L->cbar_y - L->y0)) + MARGIN;
     if (L->step > 1) {   /* thinned labels: the picture says so */
-        int asc, desc;
         font_vmetrics(FONT_REGULAR, NOTE_PX, &asc, &desc);
         L->note_base = (int)L->h - MARGIN + 8 + asc;
         L->h += asc + desc + 8;
     }
+}
+
+/* How many display rows a layer's heads take.  By default all heads in one
+ * row, unless the grid would be wider than a slide (FIT_SLIDE_W): then the
+ * query labels only once, left of each row (a row's thumbnails share them),
+ * and if that is still too wide, the fewest rows of fully labelled thumbnails
+ * that make it fit.  On a slide (--slide) the fold that lets the grid be drawn
+ * largest on 1920 x 1080 (wide grids fold, a tall one stays). */
+static void grid_layout(GridLayout *L) {
+    grid_layout_cells(L);
+    int best = 1, slide = fit_is_slide();
+    double best_scale = 0;
+    if (!slide) {
+        grid_layout_place(L, 1);
+        if (L->w <= FIT_SLIDE_W) return;
+        if (L->each) {
+            L->edge_queries = 1;
+            grid_layout_cells(L);
+            grid_layout_place(L, 1);
+            if (L->w <= FIT_SLIDE_W) return;
+            L->edge_queries = 0;
+            grid_layout_cells(L);
+        }
+    }
+    for (int fold = 1; fold <= L->cols; fold++) {
+        if (fold > 1 && (L->cols + fold - 1) / fold == (L->cols + fold - 2) / (fold - 1)) continue;   /* same dcols */
+        grid_layout_place(L, fold);
+        if (!slide) {
+            best = fold;
+            if (L->w <= FIT_SLIDE_W) break;
+            continue;
+        }
+        double sx = (double)FIT_SLIDE_W / L->w, sy = (double)FIT_SLIDE_H / L->h, sc = sx < sy ? sx : sy;
+        if (sc > best_scale * 1.02) { best = fold; best_scale = sc; }
+    }
+    grid_layout_place(L, best);
 }
 
 /* Query labels right-aligned left of a thumbnail at (x, y), every step-th. */
@@ -207,19 +267,22 @@ static void draw_key_tokens(Canvas *c, const RenderHeatmap *hm, int x, int y, in
  * those on the grid's outer edges), its titles and its outline. */
 static void grid_draw_thumbnail(Canvas *c, const GridLayout *L, int r, int cc) {
     const RenderHeatmap *hm = &L->cells[r * L->cols + cc];
-    int p = L->p, lab = L->each ? L->row_tok_w + 8 : 0;
-    int x = L->x0 + cc * (L->slot_w + SLOT_GAP) + lab + (L->slot_w - lab - hm->cols * p) / 2;
-    int y = L->y0 + r * (L->slot_h + SLOT_GAP) + (L->each ? L->col_tok_h : 0);
+    int dr = r * L->fold + cc / L->dcols, dc = cc % L->dcols;   /* where it is drawn */
+    int p = L->p, lab = L->each && !L->edge_queries ? L->row_tok_w + 8 : 0, top = grid_row_top(L, dr);
+    int x = L->x0 + dc * (L->slot_w + SLOT_GAP) + lab + (L->slot_w - lab - hm->cols * p) / 2;
+    int y = top + (L->each ? L->col_tok_h : 0);
     heatmap_draw_cells(c, hm, x, y, p, p >= 12 ? 1 : 0, L->vmin, L->vmax);
     heatmap_draw_highlight(c, hm, x, y, p, p >= 8 ? 2 : 1);
     if (hm->outline) canvas_stroke_rect(c, x - 5, y - 5, hm->cols * p + 10, hm->rows * p + 10, 3, COL_HILITE);
-    if (L->each || cc == 0) draw_query_tokens(c, hm, x, y, p, L->step);
-    if (L->each || r == 0) draw_key_tokens(c, hm, x, y, p, L->step, L->angle);
-    if (r == 0 && L->col_titles && L->col_titles[cc])
-        font_draw_center(c, FONT_BOLD, HEAD_PX, x + hm->cols * p / 2, L->head_base, L->col_titles[cc], COL_TEXT);
-    if (cc == 0 && L->row_titles && L->row_titles[r])
-        font_draw(c, FONT_BOLD, HEAD_PX, MARGIN, font_center_baseline(HEAD_PX, y + hm->rows * p / 2.0), L->row_titles[r],
-                  COL_TEXT);
+    if ((L->each && !L->edge_queries) || dc == 0) draw_query_tokens(c, hm, x, y, p, L->step);
+    if (L->each || dr == 0) draw_key_tokens(c, hm, x, y, p, L->step, L->angle);
+    if ((dr == 0 || L->fold > 1) && L->col_titles && L->col_titles[cc])
+        font_draw_center(c, FONT_BOLD, HEAD_PX, x + hm->cols * p / 2, dr == 0 ? L->head_base : top - 8,
+                         L->col_titles[cc], COL_TEXT);
+    if (cc == 0 && L->row_titles && L->row_titles[r]) {   /* beside the middle of the layer's rows */
+        double mid = (y + grid_row_top(L, dr + L->fold - 1) + L->slot_h - (L->slot_h - hm->rows * p - (y - top))) / 2.0;
+        font_draw(c, FONT_BOLD, HEAD_PX, MARGIN, font_center_baseline(HEAD_PX, mid), L->row_titles[r], COL_TEXT);
+    }
 }
 
 int render_grid(const char *path, const char *title, const RenderHeatmap *cells,

@@ -31,6 +31,7 @@
 #define STRIP_TITLE_PX 22     /* the strip's own title */
 #define STRIP_TITLE_INSET 28  /* its left inset, and its room on either side */
 #define PANEL_TITLE_PX 16
+#define STRIP_MIN_CELL 14     /* a strip folds or shrinks to a slide's width down to this cell (every label kept) */
 #define LEGEND_PX 14
 #define WRAP_MIN_W 560        /* titles fold at the content's width, not narrower than this */
 
@@ -513,19 +514,48 @@ static void strip_place(StripLayout *S, const RenderHeatmap *panels, int cell, i
     S->h = y;
 }
 
-/* The number of rows: one if the strip fits a slide's width (FIT_SLIDE_W)
- * and is not on a slide; else the rows that let it be drawn largest on a
- * 1920 x 1080 slide (a strip too wide for one row folds into two, not into a
- * tall column). */
-static int strip_rows(StripLayout *S, const RenderHeatmap *panels, int cell) {
+/* The rows and cell of a strip on a slide (--slide): at the standard cell,
+ * the number of rows that lets it be drawn largest on 1920 x 1080 (a strip
+ * too wide for one row folds into two, not into a tall column). */
+static int strip_rows_slide(StripLayout *S, const RenderHeatmap *panels, int cell) {
     int best = 1;
     double best_scale = 0;
     for (int r = 1; r <= S->n; r++) {
         strip_place(S, panels, cell, r);
-        if (r == 1 && !fit_is_slide() && S->w <= FIT_SLIDE_W) return 1;
         double sx = (double)FIT_SLIDE_W / S->w, sy = (double)FIT_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
         if (sc > best_scale * 1.02) { best = r; best_scale = sc; }
     }
+    return best;
+}
+
+/* The rows and cell of a strip: one row at the standard cell if it is no
+ * wider than a slide (FIT_SLIDE_W).  Else, for every number of rows, the
+ * largest cell down to STRIP_MIN_CELL (every token still labelled) that
+ * keeps it that narrow and at most FIT_MAX_SIDE high; of those the layout
+ * drawn largest on a 1920 x 1080 slide.  When none fits, the slide's choice
+ * (and fit.c scales the picture down to FIT_MAX_SIDE). */
+static int strip_rows(StripLayout *S, const RenderHeatmap *panels, int *cell) {
+    if (fit_is_slide()) return strip_rows_slide(S, panels, *cell);
+    strip_place(S, panels, *cell, 1);
+    if (S->w <= FIT_SLIDE_W) return 1;
+    int best = 0, best_cell = *cell, low = *cell < STRIP_MIN_CELL ? *cell : STRIP_MIN_CELL;
+    double best_scale = 0;
+    for (int r = 1; r <= S->n; r++) {
+        int lo = low, hi = *cell;   /* the largest cell in [lo, hi] that fits: the width grows with the cell */
+        while (lo < hi) {
+            int mid = (lo + hi + 1) / 2;
+            strip_place(S, panels, mid, r);
+            if (S->w <= FIT_SLIDE_W) lo = mid;
+            else hi = mid - 1;
+        }
+        int c = lo;
+        strip_place(S, panels, c, r);
+        if (S->w > FIT_SLIDE_W || S->h > FIT_MAX_SIDE) continue;
+        double sx = (double)FIT_SLIDE_W / S->w, sy = (double)FIT_SLIDE_H / S->h, sc = sx < sy ? sx : sy;
+        if (sc > best_scale * 1.02) { best = r; best_cell = c; best_scale = sc; }
+    }
+    if (!best) return strip_rows_slide(S, panels, *cell);
+    *cell = best_cell;
     return best;
 }
 
@@ -536,7 +566,7 @@ static void strip_layout(StripLayout *S, const RenderHeatmap *panels, const char
         font_vmetrics(FONT_BOLD, STRIP_TITLE_PX, &asc, &desc);
         S->top += asc + desc + 10;
     }
-    int rows = strip_rows(S, panels, cell);
+    int rows = strip_rows(S, panels, &cell);
     strip_place(S, panels, cell, rows);
     int room = (int)S->w - 2 * STRIP_TITLE_INSET;
     label_wrap(FONT_BOLD, STRIP_TITLE_PX, title, room < WRAP_MIN_W ? WRAP_MIN_W : room, &S->title_ls);

@@ -81,7 +81,9 @@ int render_heatmap_geometry(const RenderHeatmap *hm, RenderHeatmapGeometry *geo,
 
 /* Panels side by side (the step strip Q·Kᵀ → ÷√d_k → +mask → softmax → ·V), each
  * with its own colour bar, arrows between panels (none after a panel with
- * no_arrow), an overall title on top. */
+ * no_arrow), an overall title on top.  A strip wider than a 1920-px slide is
+ * laid out again: smaller cells (down to 14 px, every label kept) and/or
+ * panels in rows; with render_set_slide(1), the rows drawn largest on 16:9. */
 int render_strip(const char *path, const char *title, const RenderHeatmap *panels, int n,
                  const RenderMeta *meta, char *err, size_t errlen);
 /* The same layout for panels that are compared, not steps: arrows = 0 draws
@@ -95,7 +97,10 @@ int render_panels(const char *path, const char *title, const RenderHeatmap *pane
  * a second line after a '\n' in title is drawn smaller (e.g. the sentence).
  * Thumbnails carry no per-cell text.  Up to 24 tokens every thumbnail has its
  * query and key labels; beyond, the outer edges carry them, thinned to every
- * k-th token so they stay legible.  A cell with outline set gets a thick frame. */
+ * k-th token so they stay legible (a note under the grid says so).  A cell
+ * with outline set gets a thick frame.  Titles fold to the grid's width; a
+ * grid wider than a 1920-px slide puts each layer's heads in several rows,
+ * every thumbnail then with its head title. */
 int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
                 int rows, int cols, const char *const *row_titles,
                 const char *const *col_titles, const RenderMeta *meta,

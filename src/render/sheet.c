@@ -5,6 +5,7 @@
 #include "render/font.h"
 #include "render/png.h"
 #include "core/errmsg.h"
+#include <stdio.h>
 #include <string.h>
 
 #define MARGIN 32
@@ -115,6 +116,28 @@ static int draw_notes(SheetWalk *S, const char *notes, int y) {
     return y;
 }
 
+/* A heading at y: its first line bold, a line after '\n' (a note on the
+ * exercise) smaller; widens the sheet to hold them.  Returns the y below. */
+static int draw_heading(SheetWalk *S, const char *caption, int y) {
+    int asc, desc;
+    const char *nl = strchr(caption, '\n');
+    char first[512];
+    snprintf(first, sizeof first, "%.*s", nl ? (int)(nl - caption) : (int)strlen(caption), caption);
+    font_vmetrics(FONT_BOLD, HEADING_PX, &asc, &desc);
+    if (S->c) font_draw(S->c, FONT_BOLD, HEADING_PX, MARGIN, y + asc, first, COL_TEXT);
+    long right = MARGIN + font_width(FONT_BOLD, HEADING_PX, first) + MARGIN;
+    y += asc + desc + 10;
+    if (nl) {
+        font_vmetrics(FONT_REGULAR, NOTE_PX, &asc, &desc);
+        if (S->c) font_draw(S->c, FONT_REGULAR, NOTE_PX, MARGIN, y - 4 + asc, nl + 1, COL_TEXT);
+        long r2 = MARGIN + font_width(FONT_REGULAR, NOTE_PX, nl + 1) + MARGIN;
+        if (r2 > right) right = r2;
+        y += asc + desc + 8;
+    }
+    if (right > S->w) S->w = right;
+    return y;
+}
+
 /* Places (and with S->c draws) the title, notes and every block. */
 static void sheet_walk(SheetWalk *S, const char *title, const char *notes, const RenderSheetBlock *blocks, int n) {
     int asc, desc, y = MARGIN, x = MARGIN, line_h = 0;
@@ -128,9 +151,7 @@ static void sheet_walk(SheetWalk *S, const char *title, const char *notes, const
             y += line_h + (line_h ? GAP_Y : 0) + 10;
             x = MARGIN;
             line_h = 0;
-            font_vmetrics(FONT_BOLD, HEADING_PX, &asc, &desc);
-            if (S->c) font_draw(S->c, FONT_BOLD, HEADING_PX, x, y + asc, b->caption ? b->caption : "", COL_TEXT);
-            y += asc + desc + 10;
+            y = draw_heading(S, b->caption ? b->caption : "", y);
             continue;
         }
         int bw = block_width(S, b), bh = block_height(b);

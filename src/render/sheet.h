@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* One piece of the sheet: a heading line (rows == 0: caption drawn large, on a
- * line of its own) or a matrix of rows × cols boxed cells under its caption. */
+ * line of its own; a second line after a '\n' drawn smaller under it) or a
+ * matrix of rows × cols boxed cells under its caption. */
 typedef struct {
     const char *caption;               /* bold line above the matrix, or the heading */
     int rows, cols;                    /* rows 0: a heading                          */

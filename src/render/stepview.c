@@ -44,6 +44,14 @@ int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind 
     return n;
 }
 
+/* 1 when the map's mask hides at least one (query, key) cell. */
+static int mask_hides_any(const TraceMap *m) {
+    if (!m->mask) return 0;
+    for (long k = 0; k < (long)m->Tq * m->Tk; k++)
+        if (!m->mask[k]) return 1;
+    return 0;
+}
+
 StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LABEL], const char **dim_labels) {
     const TraceHead *hd = &m->heads[h];
     for (int d = 0; d < m->Dv; d++) {
@@ -53,7 +61,8 @@ StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LA
     StepView sv = {0};
     sv.x[STEP_SCORES] = hd->scores;
     sv.x[STEP_SCALED] = hd->scaled;
-    sv.x[STEP_MASKED] = m->mask ? hd->masked : NULL;   /* no mask: + M changes nothing */
+    int masks = mask_hides_any(m);
+    sv.x[STEP_MASKED] = masks ? hd->masked : NULL;   /* no mask, or one that lets every key through: + M changes nothing */
     sv.x[STEP_WEIGHTS] = hd->weights;
     sv.x[STEP_OUTPUT] = hd->output;
     sv.Tq = m->Tq;
@@ -62,8 +71,9 @@ StepView stepview_of_head(const TraceMap *m, int h, char (*dims)[STEPVIEW_DIM_LA
     sv.queries = trace_row_labels(m);
     sv.keys = (const char *const *)m->keys;
     sv.dims = dim_labels;
-    sv.mask = m->mask;
+    sv.mask = masks ? m->mask : NULL;
     if (!m->mask) sv.subtitle[STEP_WEIGHTS] = "no mask: step 3 (+ M) skipped";
+    else if (!masks) sv.subtitle[STEP_WEIGHTS] = "the mask hides nothing here: step 3 (+ M) skipped";
     return sv;
 }
 

@@ -38,8 +38,9 @@ typedef struct {
 int stepview_panels(const StepView *sv, RenderHeatmap out[STEP_COUNT], StepKind kinds[STEP_COUNT]);
 
 /* The steps of head h of a trace map (its step matrices, row labels as
- * trace_row_labels gives them, keys and mask); a map without a mask has no
- * step 3, and the weights panel's subtitle says it was skipped;
+ * trace_row_labels gives them, keys and mask); a map without a mask, or with
+ * one that hides no cell (an encoder's padding mask of a single sentence), has
+ * no step 3, and the weights panel's subtitle says it was skipped;
  * dims receives the output's column labels "0" … (capacity Dv, each
  * STEPVIEW_DIM_LABEL bytes: room for any int; pointed to by dim_labels).
  * other titles, subtitles, axes and show_values are the caller's to set. */
