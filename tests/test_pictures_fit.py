@@ -129,6 +129,16 @@ def test_three_cases_fit_a_slide_without_scaling(tmp):
     # 12 tokens: one row of 12 labelled heads was ~3,300 px; folded, 2 rows of 6 per layer
     px = read_rgb(os.path.join(tmp, "g12", "grid.decoder.masked_self.png"))
     assert thumbnail_blocks(px) == (6, 4), thumbnail_blocks(px)
+    # GPT-2 small's 12 layers x 12 heads: labelled thumbnails folded into rows made a
+    # 1915 x 16845 picture (refused); labels on the outer edges, 12 x 12 thumbnails
+    g = os.path.join(tmp, "gpt2-12x12")
+    hf.write_gpt2_dir(g, C=48, H=12, L=12)
+    o = os.path.join(tmp, "g144")
+    run_ok("run", "--model", g, "--out", o, "--max-pictures", "144",
+           "The animal didn't cross the street because it was too tired, so the farmer carried it home")
+    check_slide_width(png_sizes(o), "GPT-2 folder, 12 x 12 heads")
+    px = read_rgb(os.path.join(o, "grid.decoder.masked_self.png"))
+    assert thumbnail_blocks(px) == (12, 12), thumbnail_blocks(px)
     d = os.path.join(tmp, "demo")
     run_ok("demo", "--out", d)
     check_slide_width(png_sizes(d), "demo")

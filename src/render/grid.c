@@ -43,6 +43,8 @@ typedef struct {
     int p;                               /* pixels per cell in a thumbnail */
     int each;                            /* token labels on every thumbnail */
     int edge_queries;                    /* ... but the query labels only left of the first column */
+    int edge_only;                       /* labels on the outer edges only, whatever the size */
+    int p_max;                           /* cells no larger than this (0: thumb_cell's) */
     int step;                            /* label every step-th token (outer edges) */
     int slot_w, slot_h;                  /* room of one thumbnail with its labels */
     int angle;                           /* of the key labels: 0, 45 or 90 */
@@ -146,8 +148,9 @@ static void grid_layout_cells(GridLayout *L) {
     }
     int nmax = rmax > cmax ? rmax : cmax;
     L->p = thumb_cell(nmax);
+    if (L->p_max && L->p > L->p_max) L->p = L->p_max;
     grid_measure_tokens(L);
-    L->each = nmax <= EACH_MAX && L->step == 1;
+    L->each = !L->edge_only && nmax <= EACH_MAX && L->step == 1;
     L->slot_w = cmax * L->p + (L->each && !L->edge_queries ? L->row_tok_w + 8 : 0);
     L->slot_h = rmax * L->p + (L->each ? L->col_tok_h : 0);
     int col_title_w = widest_title(L->col_titles, L->cols);
@@ -207,7 +210,45 @@ static void grid_layout_place(GridLayout *L, int fold) {
  * and if that is still too wide, the fewest rows of fully labelled thumbnails
  * that make it fit.  On a slide (--slide) the fold that lets the grid be drawn
  * largest on 1920 x 1080 (wide grids fold, a tall one stays). */
+/* Labels on the outer edges only and cells as large as a slide's width allows
+ * (not below 2 px), one display row per layer: many layers of labelled
+ * thumbnails folded into rows grew too tall (GPT-2's 12 x 12 heads at 22
+ * tokens: 1915 x 16845 px). */
+static void grid_layout_edges(GridLayout *L) {
+    L->edge_only = 1;
+    L->edge_queries = 0;
+    L->p_max = 0;
+    grid_layout_cells(L);
+    grid_layout_place(L, 1);
+    while (L->w > FIT_SLIDE_W && L->p > 2) {
+        L->p_max = L->p - 1;
+        grid_layout_cells(L);
+        grid_layout_place(L, 1);
+    }
+}
+
+/* The scale at which L fits a 1920 x 1080 slide. */
+static double grid_slide_scale(const GridLayout *L) {
+    double sx = (double)FIT_SLIDE_W / L->w, sy = (double)FIT_SLIDE_H / L->h;
+    return sx < sy ? sx : sy;
+}
+
+static void grid_layout_folds(GridLayout *L);
+
+/* grid_layout_folds, then, when it is taller than FIT_MAX_SIDE (or drawn
+ * smaller on a slide) with every thumbnail labelled, grid_layout_edges. */
 static void grid_layout(GridLayout *L) {
+    grid_layout_folds(L);
+    if (!L->each) return;
+    long w = L->w, h = L->h;
+    double sc = grid_slide_scale(L);
+    if (!fit_is_slide() && h <= FIT_MAX_SIDE) return;
+    GridLayout e = *L;
+    grid_layout_edges(&e);
+    if (fit_is_slide() ? grid_slide_scale(&e) > sc : (e.h < h && e.w <= (w > FIT_SLIDE_W ? w : FIT_SLIDE_W))) *L = e;
+}
+
+static void grid_layout_folds(GridLayout *L) {
     grid_layout_cells(L);
     int best = 1, slide = fit_is_slide();
     double best_scale = 0;
