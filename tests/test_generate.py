@@ -10,7 +10,7 @@ exit != 0, nothing written.  stories260K parts skip with a reason when ../shared
 absent."""
 import os, subprocess
 import numpy as np
-from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace, skip
+from helpers import ATTNVIZ, ROOT, run, run_ok, run_err, load_json, validate_trace, skip
 import llama_ref as ref
 import hf_fixtures as hf
 
@@ -214,7 +214,7 @@ def test_generate_refuses_bytes_that_are_not_text(tmp):
     hf.write_gpt2_dir(g)
     out = os.path.join(tmp, "bad")
     for cmd in ("generate", "run"):
-        r = subprocess.run([os.environ["ATTNVIZ"], cmd, "--model", g, "--out", out, b"Lily \xff ball"],
+        r = subprocess.run([ATTNVIZ, cmd, "--model", g, "--out", out, b"Lily \xff ball"],
                            capture_output=True)
         lines = [l for l in r.stderr.decode("utf-8", "replace").splitlines() if l.strip()]
         assert r.returncode != 0 and len(lines) == 1 and "invalid UTF-8 at byte 5" in lines[0], (cmd, lines)

@@ -67,7 +67,7 @@ def test_unsure_words_are_said(tmp):
     --importance's separate forward pass, and a sentence of the grammar has none."""
     import math
     out = os.path.join(tmp, "o")
-    r = run_ok("run", "--importance", "--no-pictures", "--out", out, "Anna gave her brother a book")
+    r = run_ok("run", "--importance", "--no-pictures", "--out", out, "Minh and Lan went to the market")
     line = next((l for l in r.stdout.splitlines() if l.strip().startswith("unsure:")), None)
     assert line, r.stdout
     imp = load_json(os.path.join(out, "trace.json"))["importance"]
