@@ -142,6 +142,7 @@ static int taught_figures(Demo *d, Side *T, const CorefHead *c) {
     float top_d;
     most_important(&T->look.imp, top_map, sizeof top_map, &top_head, &top_d);
     int top_taught = checkpoint_meta_head_supervised(d->mf.metadata, top_map, top_head);
+    int top_is_it = !strcmp(top_map, id) && top_head == c->head;   /* the coreference head, not the alignment one */
     if (eval_fall(d->mf.metadata, id, c->head, &base, &row, &pairs) == 0)
         snprintf(cap, sizeof cap,
                  "Knock that head out (its output replaced by zeros before W_O): over %d held-out sentences French pronoun "
@@ -150,7 +151,8 @@ static int taught_figures(Demo *d, Side *T, const CorefHead *c) {
                  "helped): the largest fall is %s head %d (%+.3f)%s.",
                  pairs, base.fr, row.fr, T->look.imp.pronoun_t >= 0 ? T->look.imp.targets[T->look.imp.pronoun_t] : "?", (double)dt,
                  top_map, top_head, (double)top_d,
-                 top_taught ? ", a head that was also taught (the alignment target, train --supervise-align)" : "");
+                 top_is_it ? ": the taught head itself"
+                 : top_taught ? ", a head that was also taught (the alignment target, train --supervise-align)" : "");
     else
         snprintf(cap, sizeof cap, "Knock that head out: on this sentence log p of the pronoun changes by %+.3f "
                  "(this model file has no eval --ablation table; run attnviz eval --ablation --write-metadata).", (double)dt);
