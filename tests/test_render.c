@@ -8,6 +8,7 @@
 #include "render/fmt.h"
 #include "render/font.h"
 #include "render/html.h"
+#include "render/png.h"
 #include "render/render.h"
 #include <dirent.h>
 #include <png.h>
@@ -494,6 +495,35 @@ TEST(render_canvas_refuses_bad_sizes) {
     CHECK(c.w == 3 && c.h == 2 && c.px[15] == 0x10 && c.px[16] == 0x20 && c.px[17] == 0x30);
     canvas_free(&c);
     canvas_free(&c);   /* twice is fine */
+}
+
+/* png_write_canvas's pixels come back exactly through libpng's reader, which
+ * checks every chunk's CRC and the zlib stream's Adler-32: flat areas (long
+ * matches), noise that deflate cannot shrink (stored blocks, the most the
+ * output buffer must hold), and one odd width. */
+TEST(render_png_roundtrip_exact) {
+    char path[1024], err[256] = "";
+    tmp_path(path, sizeof path, "roundtrip.png");
+    int sizes[][2] = {{640, 480}, {333, 7}, {1, 1}};
+    unsigned x = 12345u;
+    for (int s = 0; s < 3; s++) {
+        Canvas c;
+        REQUIRE(canvas_init(&c, sizes[s][0], sizes[s][1], COL_BG, err, sizeof err) == 0);
+        size_t n = (size_t)c.w * c.h * 3;
+        for (size_t i = 0; i < n; i++) {
+            x = x * 1664525u + 1013904223u;
+            int row = (int)(i / ((size_t)c.w * 3));
+            if (row % 3 != 0) c.px[i] = (unsigned char)(x >> 24);   /* noise; every third row flat */
+        }
+        REQUIRE(png_write_canvas(path, &c, NULL, err, sizeof err) == 0);
+        Img im;
+        REQUIRE(img_read(path, &im, NULL, NULL, 0, NULL) == 0);
+        CHECK(im.w == c.w && im.h == c.h);
+        CHECK(memcmp(im.px, c.px, n) == 0);
+        free(im.px);
+        canvas_free(&c);
+    }
+    remove(path);
 }
 
 /* html_page_write goes through the atomic writer: the whole page or nothing,

@@ -1,8 +1,10 @@
 /* png.h — a Canvas (canvas.h) written as a PNG file with libpng.
  *
- * The file is 8-bit RGB, zlib level 3 without row filters (flat colour areas
- * compress well that way, and fast), with a "Software" = "attnviz" text chunk
- * followed by the caller's RenderMeta items: ASCII values as tEXt, others as
+ * The file is 8-bit RGB without row filters (flat colour areas compress well
+ * that way, and fast), the pixels deflated by Intel's ISA-L (igzip level 1)
+ * when the build found libisal, else by libpng's zlib at level 2; libpng
+ * writes every chunk.  A "Software" = "attnviz" text chunk comes first,
+ * then the caller's RenderMeta items: ASCII values as tEXt, others as
  * UTF-8 iTXt, keywords cleaned to valid PNG keywords.  No time chunk, so the
  * same canvas and meta give the same bytes.
  *
