@@ -11,6 +11,7 @@ import json, os, re, shutil
 import numpy as np
 from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace
 import llama_ref as ref
+import hf_fixtures as hf
 
 STORIES = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "stories260K"))
 SENTENCE = "Lily had a red ball. She gave it to Tom."
@@ -303,3 +304,27 @@ def test_bad_input(tmp):
             assert not os.path.exists(out), f"{cmd} {args} left {out}"
     line = one_line_error("tokenize", "--model", good, input="a\n")
     assert "--tokenizer" in line, line
+
+
+def test_step_strip_of_a_second_pass_up_to_its_layer(tmp):
+    """`run` on a folder draws the step strip from a second pass that stops at the
+    focus head's layer (pipeline/hf_run.c): its pictures and the prediction must be
+    those of `--trace steps`, where one whole pass keeps every head's steps."""
+    text = "Lily had a red ball. She gave it to Tom."
+    name, cfg, tok, _ = folders()[0]
+    d, _, _ = write_folder(tmp, name, cfg, tok)
+    g = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(g)
+    for model, last in ((d, cfg["num_hidden_layers"] - 1), (g, 1)):
+        for focus in ("decoder.0.masked_self.1", f"decoder.{last}.masked_self.2"):
+            outs, said = [], []
+            for trace in ("weights", "steps"):
+                out = os.path.join(tmp, f"strip-{trace}")
+                shutil.rmtree(out, ignore_errors=True)
+                r = run_ok("run", "--model", model, "--out", out, "--focus", focus, "--trace", trace, text)
+                said.append(r.stdout.replace(out, "OUT"))
+                outs.append({f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)
+                             if f.endswith(".png")})
+            assert any(f.startswith("steps.") for f in outs[0]), sorted(outs[0])
+            assert outs[0] == outs[1], (model, focus, [f for f in outs[0] if outs[0][f] != outs[1].get(f)])
+            assert said[0] == said[1], (model, focus)

@@ -343,7 +343,7 @@ static int forward_hf(const ForwardArgs *a) {
         hf_file_token_text(&f, ids[t], buf, sizeof buf);
         tok[t] = strdup(buf);
     }
-    HfSteps all = {1, -1, -1};
+    HfSteps all = {1, -1, -1, 0};
     HfInput in = {.n = T, .n_real = T, .ids = ids, .tokens = tok};   /* borrowed: not hf_input_free'd */
     int fr = tok ? hf_file_forward(&f, &in, &tr, a->steps ? &all : NULL, err, sizeof err)
                  : errmsg_set(err, sizeof err, "out of memory");

@@ -492,7 +492,7 @@ int hf_file_json(const HfFile *f, char *buf, size_t n) {
 int hf_file_forward(HfFile *f, const HfInput *in, Trace *tr, const HfSteps *steps, char *err, size_t errlen) {
     const char *const *tokens = (const char *const *)in->tokens;
     if (!is_llama(f)) return hf_model_forward(&f->m, in->ids, in->n, in->n_real, tr, tokens, steps, err, errlen);
-    LlamaSteps ls = steps ? (LlamaSteps){steps->all, steps->layer, steps->head} : (LlamaSteps){0, -1, -1};
+    LlamaSteps ls = steps ? (LlamaSteps){steps->all, steps->layer, steps->head, steps->upto} : (LlamaSteps){0, -1, -1, 0};
     /* causal: the padding after the sentence changes none of its tokens */
     return llama_model_forward(&f->llama.m, in->ids, in->n, tr, tokens, steps ? &ls : NULL, err, errlen);
 }

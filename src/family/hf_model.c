@@ -478,6 +478,10 @@ int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, c
                               c->n_vocab - 1);
     Scratch s;
     int rc = -1;
+    int upto = with_steps && with_steps->upto && !with_steps->all;
+    int last = upto ? with_steps->layer : c->n_layer - 1, keep_T = m->T;
+    float *keep_x = m->x;   /* upto: the whole pass's states, put back at the end */
+    if (upto) m->x = NULL;
     if (scratch_for(m, &s, T, n_real, with_steps) != 0) { errmsg_set(err, errlen, "out of memory for %d tokens", T); goto done; }
     if (tr) {
         char mj[512];
@@ -487,15 +491,20 @@ int hf_model_forward(HfModel *m, const int *ids, int T, int n_real, Trace *tr, c
             trace_set_target(tr, tokens, gpt ? T : 0)) { errmsg_set(err, errlen, "out of memory (trace)"); goto done; }
     }
     embed(m, m->x, ids, T);
-    for (int l = 0; l < c->n_layer; l++)
+    for (int l = 0; l <= last; l++)
         if (block_forward(m, &s, m->x, l, T, tr, tokens, with_steps)) {
             errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
             goto done;
         }
-    if (c->family == HF_GPT2) layernorm_eps(m->x, m->x, m->w.lnf_w, m->w.lnf_b, T, c->d_model, c->ln_eps);
+    if (c->family == HF_GPT2 && !upto) layernorm_eps(m->x, m->x, m->w.lnf_w, m->w.lnf_b, T, c->d_model, c->ln_eps);
     rc = 0;
 done:
     attn_steps_free(&s.st);
+    if (upto) {
+        free(m->x);
+        m->x = keep_x;
+        m->T = keep_T;
+    }
     return rc;
 }
 

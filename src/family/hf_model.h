@@ -85,10 +85,13 @@ typedef struct {
 int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen);
 
 /* Which heads keep their step matrices (scores, scaled, masked, output) in
- * the trace: every head (all = 1), or the one head (layer, head). */
+ * the trace: every head (all = 1), or the one head (layer, head).  upto = 1
+ * (with one head) stops after that layer and leaves the model's states as the
+ * last whole pass left them (the logits stay that pass's). */
 typedef struct {
     int all;
     int layer, head;
+    int upto;
 } HfSteps;
 
 /* Forward pass of ids (T of them, T <= n_pos), the last T - n_real of them

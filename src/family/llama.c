@@ -442,6 +442,10 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
             return errmsg_set(err, errlen, "token id %d at position %d is outside the vocabulary (0..%d)", ids[t], t,
                               c->n_vocab - 1);
     AttnSteps st = {0};
+    int upto = steps && steps->upto && !steps->all;
+    int last = upto ? steps->layer : c->n_layer - 1;
+    LlamaActs keep = m->a;   /* upto: the whole pass's states, put back at the end */
+    if (upto) memset(&m->a, 0, sizeof m->a);
     if (acts_alloc(m, T) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0))
         return errmsg_set(err, errlen, "out of memory for %d tokens", T);
     int rc = -1;
@@ -456,18 +460,23 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
     rope_tables(m, T);
     int C = c->d_model;
     if (embed_rows(m, ids, T, m->a.x, err, errlen)) goto done;
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l <= last; l++) {
         if (llama_model_ready_layer(m, l, err, errlen)) goto done;
         if (block_forward(m, l, T, tr, tokens, steps, &st)) {
             errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
             goto done;
         }
     }
+    if (upto) { rc = 0; goto done; }
     if (llama_model_ready_layer(m, LLAMA_GROUP_FINAL(c->n_layer), err, errlen)) goto done;
     rmsnorm(m->a.x, m->a.x, m->w.final_norm, T, C, c->rms_eps, c->norm_plus_one);
     rc = 0;
 done:
     attn_steps_free(&st);
+    if (upto) {
+        acts_free(&m->a);
+        m->a = keep;
+    }
     return rc;
 }
 

@@ -127,6 +127,7 @@ typedef struct {
 typedef struct {
     int all;
     int layer, head;
+    int upto;   /* stop after `layer`, m->a as the last whole pass left it (hf_model.h) */
 } LlamaSteps;
 
 /* Reads DIR/config.json and the weights of DIR.  0, or -1 with err (the

@@ -45,7 +45,7 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     trace_init(&r->t);
     if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
         return -1;
-    HfSteps all = {1, -1, -1};
+    HfSteps all = {1, -1, -1, 0};
     if (hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen)) return -1;
     r->s.text = spec->text;
     r->s.words.n = r->in.n;
@@ -83,20 +83,24 @@ static void choose_focus(HfRun *r, const PictureSpec *ps, int *map, int *head) {
     }
 }
 
-/* Runs the forward pass again keeping the steps of (map, head): the trace
- * becomes that pass's, which is the same but for those steps. */
+/* Runs the forward pass again up to the layer of (map, head), keeping that
+ * head's steps, and swaps the head into the trace: its weights are the same
+ * bits, and the model's states (the logits) stay the whole pass's. */
 static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t errlen) {
     if (r->t.maps[map].heads[head].scores || r->in.n > HF_RUN_STRIP_MAX) return 0;
     Trace t2;
     trace_init(&t2);
-    HfSteps one = {0, r->t.maps[map].layer, head};
-    if (hf_file_forward(f, &r->in, &t2, &one, err, errlen)) {
-        trace_free(&t2);
-        return -1;
+    HfSteps one = {0, r->t.maps[map].layer, head, 1};
+    int rc = hf_file_forward(f, &r->in, &t2, &one, err, errlen);
+    if (rc == 0 && (t2.n_maps <= map || strcmp(t2.maps[map].id, r->t.maps[map].id) != 0))
+        rc = errmsg_set(err, errlen, "the second pass has no map %s", r->t.maps[map].id);
+    if (rc == 0) {
+        TraceHead h = r->t.maps[map].heads[head];
+        r->t.maps[map].heads[head] = t2.maps[map].heads[head];
+        t2.maps[map].heads[head] = h;
     }
-    trace_free(&r->t);
-    r->t = t2;
-    return 0;
+    trace_free(&t2);
+    return rc;
 }
 
 int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
