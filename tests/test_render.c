@@ -497,6 +497,28 @@ TEST(render_canvas_refuses_bad_sizes) {
     canvas_free(&c);   /* twice is fine */
 }
 
+/* canvas_fill_hatched is fill then hatch, byte for byte: every spacing the
+ * heatmaps use and out-of-range ones, rectangles at odd places and cut by
+ * the canvas's edges. */
+TEST(render_fill_hatched_same_bytes_as_fill_then_hatch) {
+    char err[256] = "";
+    Canvas a, b;
+    REQUIRE(canvas_init(&a, 97, 61, COL_BG, err, sizeof err) == 0);
+    REQUIRE(canvas_init(&b, 97, 61, COL_BG, err, sizeof err) == 0);
+    int rects[][4] = {{3, 5, 27, 27}, {-4, 10, 20, 9}, {80, 50, 40, 30}, {11, -3, 5, 70}, {0, 0, 97, 61}};
+    int spacings[] = {1, 4, 5, 6, 7, 13, 100};
+    for (int r = 0; r < 5; r++)
+        for (int s = 0; s < 7; s++) {
+            int *q = rects[r];
+            canvas_fill_rect(&a, q[0], q[1], q[2], q[3], COL_MASK);
+            canvas_hatch_rect(&a, q[0], q[1], q[2], q[3], spacings[s], COL_HATCH);
+            canvas_fill_hatched(&b, q[0], q[1], q[2], q[3], spacings[s], COL_MASK, COL_HATCH);
+            CHECK(memcmp(a.px, b.px, (size_t)a.w * a.h * 3) == 0);
+        }
+    canvas_free(&a);
+    canvas_free(&b);
+}
+
 /* png_write_canvas's pixels come back exactly through libpng's reader, which
  * checks every chunk's CRC and the zlib stream's Adler-32: flat areas (long
  * matches), noise that deflate cannot shrink (stored blocks, the most the

@@ -78,24 +78,51 @@ void canvas_stroke_rect(Canvas *c, int x, int y, int w, int h, int t, Rgb col) {
     canvas_fill_rect(c, x + w - t, y + t, t, h - 2 * t, col);
 }
 
-void canvas_hatch_rect(Canvas *c, int x, int y, int w, int h, int spacing, Rgb col) {
-    if (spacing < 3) spacing = 3;
-    if (!clip_rect(c, &x, &y, &w, &h)) return;
-    /* Lines x + y + 1 = k·spacing ("/" on screen); coverage from the distance of
-     * the pixel centre to the nearest line, line width 1.3 px. */
+/* The hatch's coverage at (i + j + 1) % spacing: lines x + y + 1 = k·spacing
+ * ("/" on screen), from the distance of the pixel centre to the nearest line,
+ * line width 1.3 px.  Returns the spacing used (3..64). */
+static int hatch_coverage(int spacing, float cov_of[64]) {
     const float half = 0.65f;
-    float cov_of[64];   /* the coverage at (i + j + 1) % spacing, found once */
+    if (spacing < 3) spacing = 3;
     if (spacing > 64) spacing = 64;
     for (int t = 0; t < spacing; t++) {
         int k = t < spacing - t ? t : spacing - t;
         float cov = half + 0.5f - (float)k * 0.70710678f;
         cov_of[t] = cov > 1.0f ? 1.0f : cov;
     }
+    return spacing;
+}
+
+void canvas_hatch_rect(Canvas *c, int x, int y, int w, int h, int spacing, Rgb col) {
+    float cov_of[64];
+    spacing = hatch_coverage(spacing, cov_of);
+    if (!clip_rect(c, &x, &y, &w, &h)) return;
     for (int j = y; j < y + h; j++) {
         int t = (x + j + 1) % spacing;
         for (int i = x; i < x + w; i++, t = t + 1 == spacing ? 0 : t + 1)
             if (cov_of[t] > 0.0f) blend_px(c, i, j, col, cov_of[t]);
     }
+}
+
+void canvas_fill_hatched(Canvas *c, int x, int y, int w, int h, int spacing, Rgb bg, Rgb ink) {
+    float cov_of[64];
+    spacing = hatch_coverage(spacing, cov_of);
+    if (!clip_rect(c, &x, &y, &w, &h)) return;
+    /* One long row: pixel i has phase i % spacing; row j starts at phase (x + j + 1) % spacing. */
+    Canvas one = {.w = w + spacing, .h = 1, .px = malloc(((size_t)w + spacing) * 3)};
+    if (!one.px) {   /* out of memory: the slow way, same bytes */
+        canvas_fill_rect(c, x, y, w, h, bg);
+        canvas_hatch_rect(c, x, y, w, h, spacing, ink);
+        return;
+    }
+    for (int i = 0; i < one.w; i++) {
+        one.px[3 * i] = bg.r; one.px[3 * i + 1] = bg.g; one.px[3 * i + 2] = bg.b;
+        if (cov_of[i % spacing] > 0.0f) blend_px(&one, i, 0, ink, cov_of[i % spacing]);
+    }
+    for (int j = y; j < y + h; j++)
+        memcpy(c->px + ((size_t)j * (size_t)c->w + (size_t)x) * 3, one.px + (size_t)((x + j + 1) % spacing) * 3,
+               (size_t)w * 3);
+    free(one.px);
 }
 
 static double seg_dist(double px, double py, double x0, double y0, double dx, double dy, double len2) {

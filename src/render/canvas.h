@@ -56,6 +56,10 @@ void canvas_stroke_rect(Canvas *c, int x, int y, int w, int h, int t, Rgb col);
 /* Diagonal "/" hatching over the rectangle, aligned to the canvas so that
  * neighbouring hatched rectangles join into one pattern. */
 void canvas_hatch_rect(Canvas *c, int x, int y, int w, int h, int spacing, Rgb col);
+/* The same bytes as canvas_fill_rect(bg) then canvas_hatch_rect(ink), a
+ * row at a time: the hatch over one colour has `spacing` colours, and each
+ * row is the one above moved by a pixel (the masked cells of a causal map). */
+void canvas_fill_hatched(Canvas *c, int x, int y, int w, int h, int spacing, Rgb bg, Rgb ink);
 /* Anti-aliased segment of the given width (round caps), opacity alpha. */
 void canvas_line(Canvas *c, double x0, double y0, double x1, double y1, double width,
                  Rgb col, float alpha);

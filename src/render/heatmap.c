@@ -79,8 +79,8 @@ static const char *cell_text(const HmLayout *L, long k, char *buf, size_t buflen
 /* Fills the rectangle of a masked (or non-finite) cell: grey, hatched when
  * it is big enough to show it. */
 static void draw_masked_cell(Canvas *c, int x, int y, int w, int h, int spacing) {
-    canvas_fill_rect(c, x, y, w, h, COL_MASK);
-    if (w >= 4 && h >= 4) canvas_hatch_rect(c, x, y, w, h, spacing, COL_HATCH);
+    if (w >= 4 && h >= 4) canvas_fill_hatched(c, x, y, w, h, spacing, COL_MASK, COL_HATCH);
+    else canvas_fill_rect(c, x, y, w, h, COL_MASK);
 }
 
 void heatmap_draw_cells(Canvas *c, const RenderHeatmap *hm, int x, int y, int cell, int gap,
