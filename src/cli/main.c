@@ -1,5 +1,6 @@
 /* main.c — attnviz command line: dispatches to the subcommands (cli.h). */
 #include "cli/cli.h"
+#include "core/tensor.h"
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,7 @@ static void omp_short_spin(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     omp_short_spin(argc, argv);
+    tensor_blas_quiet();
     if (argc < 2) { usage(stderr); return 2; }
     /* A file over `ulimit -f` is then a write error we report and clean up
      * after, not a signal that kills us with half-written files behind. */

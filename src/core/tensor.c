@@ -71,6 +71,17 @@ static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const floa
 static int use_blas = 0;
 #endif
 
+#ifdef ATTNVIZ_BLAS
+extern int blas_thread_shutdown_(void) __attribute__((weak));   /* OpenBLAS pthreads builds */
+#endif
+
+void tensor_blas_quiet(void) {
+#ifdef ATTNVIZ_BLAS
+    blas_single_thread();   /* first: setting the count starts the workers again when they are down */
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+#endif
+}
+
 void tensor_set_blas(int on) {
 #ifdef ATTNVIZ_BLAS
     use_blas = on != 0;

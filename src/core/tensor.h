@@ -42,6 +42,16 @@
  * (the _ref kernels) are the reference the tests compare it with.
  * tensor_set_blas(0) switches to the plain loops at run time. */
 void tensor_set_blas(int on);
+
+/* OpenBLAS (the pthreads build) starts its own worker threads when the
+ * program loads, and each spins on sched_yield for about 0.1 s waiting for
+ * work that never comes: the products run single-threaded inside attnviz's
+ * OpenMP blocks.  On 2 cores the spinning worker took the core a forward pass
+ * needed (a 64-token GPT-2-small forward, 2 threads: median 0.31 s with the
+ * worker, 0.25 s without).  Called first thing in main: stops those workers
+ * (blas_thread_shutdown_, where the library has it) and keeps OpenBLAS at one
+ * thread.  Nothing without OpenBLAS. */
+void tensor_blas_quiet(void);
 int  tensor_blas_enabled(void);   /* 1 when cblas_sgemm is in use */
 
 /* out (N,M) = inp (N,K) · w (K,M) + bias (M); bias may be NULL. */
