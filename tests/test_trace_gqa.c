@@ -86,3 +86,41 @@ TEST(trace_rope_and_groups_in_json) {
     CHECK(trace_check_finite(&t, err, sizeof err) == -1 && strstr(err, "rotated keys"));
     trace_free(&t);
 }
+
+/* trace_check_finite finds every kind of non-finite float wherever it lies (the
+ * whole-matrix test goes by exponent bits): NaN, +∞ and −∞ at the first, a
+ * middle and the last cell; the largest float and denormals pass; −∞ passes in
+ * the masked scores only where the mask hides the cell. */
+TEST(trace_check_finite_finds_each_nonfinite_cell) {
+    static const char *tok[37];
+    for (int i = 0; i < 37; i++) tok[i] = "x";
+    Trace t;
+    trace_init(&t);
+    TraceMap *m = trace_add_map(&t, &(TraceMapSpec){.id = "decoder.0.masked_self", .stack = "decoder", .layer = 0,
+                                                    .kind = "masked_self", .queries = tok, .Tq = 37, .keys = tok,
+                                                    .Tk = 37, .d_k = 2, .Dv = 2, .mask_fill = -INFINITY,
+                                                    .n_heads = 1});
+    REQUIRE(m);
+    size_t n = 37 * 37;
+    float *w = calloc(n, sizeof *w);
+    REQUIRE(w);
+    w[5] = 3.4028235e38f;   /* FLT_MAX */
+    w[6] = 1e-45f;          /* a denormal */
+    REQUIRE(trace_set_head(m, 0, w, NULL, NULL, NULL, NULL) == 0);
+    char err[256];
+    CHECK_INT(trace_check_finite(&t, err, sizeof err), 0);
+    float bad[3] = {NAN, INFINITY, -INFINITY};
+    size_t at[3] = {0, 37 * 20 + 17, n - 1};
+    for (int b = 0; b < 3; b++)
+        for (int a = 0; a < 3; a++) {
+            m->heads[0].weights[at[a]] = bad[b];
+            err[0] = '\0';
+            CHECK_INT(trace_check_finite(&t, err, sizeof err), -1);
+            char where[64];
+            snprintf(where, sizeof where, "at row %zu, column %zu", at[a] / 37, at[a] % 37);
+            CHECK(strstr(err, "weights") && strstr(err, where));
+            m->heads[0].weights[at[a]] = 0.0f;
+        }
+    free(w);
+    trace_free(&t);
+}

@@ -6,6 +6,7 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -323,8 +324,21 @@ static void put_map(FILE *f, const TraceMap *m) {
 
 /* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
  * masked cell when allow_masked; -1 when every cell is finite. */
+/* 1 when x[0..n) holds no infinity and no NaN: the exponent bits all set
+ * (an integer test the compiler vectorises; isfinite one float at a time
+ * was 96 ms of a 512-token GPT-2 trace's 147 MB). */
+static int all_finite(const float *x, size_t n) {
+    uint32_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        memcpy(&b, x + i, sizeof b);
+        bad |= (b & 0x7F800000u) + 0x00800000u;   /* bit 31 only when the exponent is all ones */
+    }
+    return (bad & 0x80000000u) == 0;
+}
+
 static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked) {
-    if (!x) return -1;
+    if (!x || all_finite(x, (size_t)rows * cols)) return -1;
     for (size_t i = 0; i < (size_t)rows * cols; i++) {
         if (isfinite(x[i])) continue;
         if (allow_masked && m->mask && !m->mask[i] && isinf(m->mask_fill) && x[i] == m->mask_fill) continue;
