@@ -3,7 +3,9 @@
 #include "check.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -73,4 +75,34 @@ TEST(outstage_refuses_a_file) {
     OutStage st;
     CHECK(outstage_open(&st, path, err, sizeof err) == -1);
     CHECK(strstr(err, "not a folder") != NULL);
+}
+
+/* file_write_atomic over an existing file (swapped in, the old one removed),
+ * onto a new name, and onto a folder (refused, folder and no temporary left). */
+TEST(atomic_write_replaces_creates_and_refuses_a_folder) {
+    char dir[512], path[600], err[256];
+    REQUIRE(path_join(dir, sizeof dir, check_tmpdir(), "atomic-replace", err, sizeof err) == 0);
+    mkdir(dir, 0777);
+    REQUIRE(path_join(path, sizeof path, dir, "t.bin", err, sizeof err) == 0);
+    unlink(path);
+    REQUIRE(file_write_atomic(path, "first", 5, err, sizeof err) == 0);
+    REQUIRE(file_write_atomic(path, "second!", 7, err, sizeof err) == 0);
+    size_t n = 0;
+    char *got = file_read_all(path, 100, &n, err, sizeof err);
+    REQUIRE(got);
+    CHECK(n == 7 && !memcmp(got, "second!", 7));
+    free(got);
+    struct stat sb;
+    CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0644);
+    DIR *d = opendir(dir);
+    REQUIRE(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));) files += e->d_name[0] != '.';
+    closedir(d);
+    CHECK_INT(files, 1);   /* no temporary, no old file left */
+    REQUIRE(path_join(path, sizeof path, dir, "sub", err, sizeof err) == 0);
+    mkdir(path, 0777);
+    CHECK_INT(file_write_atomic(path, "x", 1, err, sizeof err), -1);
+    CHECK(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode));
+    rmdir(path);
 }

@@ -15,7 +15,7 @@ def read_bin(path):
     """(header, data start) by the documented layout; matrices as np.memmap."""
     with open(path, "rb") as f:
         magic, version, reserved, n = struct.unpack("<8sIIQ", f.read(24))
-        assert magic == b"ATVZTRCB" and version == 1 and reserved == 0, (magic, version, reserved)
+        assert magic == b"ATVZTRCB" and version == 2 and reserved == 0, (magic, version, reserved)
         header = json.loads(f.read(n))
         start = (24 + n + 63) // 64 * 64
         assert f.read(start - 24 - n) == b"\0" * (start - 24 - n)
@@ -24,6 +24,13 @@ def read_bin(path):
 
 def view(path, start, slot, dtype="<f4"):
     assert slot["offset"] % 64 == 0, slot
+    if slot.get("layout") == "lower":   # row i's first i + 1 cells, the rest +0.0
+        n = slot["shape"][0]
+        assert slot["shape"] == [n, n] and dtype == "<f4", slot
+        full = np.zeros((n, n), np.float32)
+        full[np.tril_indices(n)] = np.memmap(path, dtype=dtype, mode="r", offset=start + slot["offset"],
+                                             shape=(n * (n + 1) // 2,))
+        return full
     return np.memmap(path, dtype=dtype, mode="r", offset=start + slot["offset"], shape=tuple(slot["shape"]))
 
 
@@ -33,7 +40,7 @@ def as_float(rows):
 
 def check_same(js, path):
     b, start = read_bin(path)
-    assert b["format"] == "attnviz-trace-bin" and b["version"] == 1
+    assert b["format"] == "attnviz-trace-bin" and b["version"] == 2
     for k in ("model", "source_tokens", "target_tokens", "images"):
         assert b[k] == js[k], k
     assert len(b["maps"]) == len(js["maps"]) > 0
@@ -42,11 +49,18 @@ def check_same(js, path):
         for k in mj:
             if k not in ("mask", "heads"):
                 assert mb[k] == mj[k], (mj["id"], k)
-        assert np.array_equal(view(path, start, mb["mask"], "u1"), np.array(mj["mask"], np.uint8))
+        if mj["mask"] is None:
+            assert mb["mask"] is None, mj["id"]
+        else:
+            assert np.array_equal(view(path, start, mb["mask"], "u1"), np.array(mj["mask"], np.uint8))
         for hb, hj in zip(mb["heads"], mj["heads"]):
             assert set(hb) == set(hj), (set(hb), set(hj))
             for k in MATRICES:
                 if k in hj:
+                    # a causal map's weights go as their lower triangle, every other matrix whole
+                    assert (hb[k].get("layout") == "lower") == (k == "weights" and mj["kind"] == "masked_self"
+                                                                and len(mj["queries"]) > 1), \
+                        (mj["id"], k, hb[k])
                     got, want = view(path, start, hb[k]), as_float(hj[k])
                     assert got.tobytes() == want.tobytes(), f"{mj['id']} head {hj['head']} {k} differs"
                     n += 1
@@ -63,6 +77,18 @@ def test_binary_trace_holds_the_json_trace_bit_for_bit(tmp):
         run_ok("forward", "--model", d, "--src", ids, "--out", b, *steps)
         n = check_same(load_json(j), b)
         assert n == (2 * 4 * (5 if steps else 1)), n
+    # BERT sees both ways: its weights go whole; one token: a 1 x 1 map, whole
+    d = os.path.join(tmp, "bert")
+    hf.write_bert_dir(d)
+    for ids in ("101 7592 2088 102", "101"):
+        j, b = os.path.join(tmp, "b.json"), os.path.join(tmp, "b.bin")
+        run_ok("forward", "--model", d, "--src", ids, "--out", j)
+        run_ok("forward", "--model", d, "--src", ids, "--out", b)
+        assert check_same(load_json(j), b) > 0
+    j, b = os.path.join(tmp, "g1.json"), os.path.join(tmp, "g1.bin")
+    run_ok("forward", "--model", os.path.join(tmp, "gpt2"), "--src", "464", "--out", j)
+    run_ok("forward", "--model", os.path.join(tmp, "gpt2"), "--src", "464", "--out", b)
+    assert check_same(load_json(j), b) == 8
     # a Llama-family folder: grouped key/value heads, RoPE matrices with --steps
     cfg = ref.shrunk("qwen2.5-0.5b", hidden_size=48, num_attention_heads=6, num_key_value_heads=2,
                      intermediate_size=80, num_hidden_layers=2, vocab_size=300, max_position_embeddings=64)

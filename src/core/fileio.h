@@ -30,7 +30,8 @@ typedef struct {
 
 /* Creates the temporary beside path.  0, or -1 with err (af is then empty). */
 int atomic_open(AtomicFile *af, const char *path, char *err, size_t errlen);
-/* Flushes, closes and renames the temporary onto the target; on any failure
+/* Flushes, closes and renames the temporary onto the target (over an existing
+ * file: the two swap names atomically, then the old one is unlinked); on any failure
  * the temporary is removed and the target untouched.  Always releases af.
  * 0, or -1 with err. */
 int atomic_commit(AtomicFile *af, char *err, size_t errlen);

@@ -15,6 +15,7 @@ typedef struct {
     const void *ptr;
     size_t bytes;
     int elem;          /* 4: float32 (swapped on a big-endian host), 1: bytes */
+    int lower;         /* n > 0: an n x n float matrix written as its lower triangle */
 } Piece;
 
 /* The header being built and the data it describes, in order. */
@@ -32,8 +33,23 @@ static cJSON *strings(char *const *s, int n) {
 
 static size_t align_up(size_t n) { return (n + TRACE_BIN_ALIGN - 1) / TRACE_BIN_ALIGN * TRACE_BIN_ALIGN; }
 
-/* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds. */
-static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
+/* 1 when the square matrix x (n x n) holds +0.0 in every cell above its
+ * diagonal, bit for bit: a causal map's weights, where the mask hid those keys. */
+static int upper_is_zero(const float *x, int n) {
+    uint32_t any = 0;
+    for (int i = 0; i + 1 < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            uint32_t b;
+            memcpy(&b, x + (size_t)i * n + j, sizeof b);
+            any |= b;
+        }
+    return any == 0;
+}
+
+/* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds;
+ * with "layout": "lower" when tri and the matrix is square with nothing but
+ * +0.0 above its diagonal (then only row i's first i + 1 cells are written). */
+static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, int tri) {
     if (pl->n == pl->cap) {
         int cap = pl->cap ? 2 * pl->cap : 256;
         Piece *p = realloc(pl->p, (size_t)cap * sizeof *p);
@@ -41,8 +57,9 @@ static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
         pl->p = p;
         pl->cap = cap;
     }
-    size_t bytes = (size_t)rows * (size_t)cols * (size_t)elem;
-    pl->p[pl->n++] = (Piece){ptr, bytes, elem};
+    int lower = tri && elem == 4 && rows == cols && rows > 1 && upper_is_zero(ptr, rows) ? rows : 0;
+    size_t bytes = lower ? (size_t)rows * (rows + 1) / 2 * 4 : (size_t)rows * (size_t)cols * (size_t)elem;
+    pl->p[pl->n++] = (Piece){ptr, bytes, elem, lower};
     cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
     if (!o || !shape) { cJSON_Delete(o); cJSON_Delete(shape); pl->oom = 1; return NULL; }
     cJSON_AddNumberToObject(o, "offset", (double)pl->next);
@@ -50,8 +67,13 @@ static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
     cJSON_AddItemToArray(shape, cJSON_CreateNumber(cols));
     cJSON_AddItemToObject(o, "shape", shape);
     if (elem == 1) cJSON_AddStringToObject(o, "dtype", "u8");
+    if (lower) cJSON_AddStringToObject(o, "layout", "lower");
     pl->next = align_up(pl->next + bytes);
     return o;
+}
+
+static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
+    return slot_as(pl, ptr, rows, cols, elem, 0);
 }
 
 /* One head: every matrix it holds, in the JSON trace's order. */
@@ -65,8 +87,10 @@ static cJSON *head_json(Plan *pl, const TraceMap *m, const TraceHead *hd) {
         {"output", hd->output, m->Tq, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tq, m->Tk},
         {"q", hd->q, m->Tq, m->d_k}, {"q_rotated", hd->q_rot, m->Tq, m->d_k},
         {"k", hd->k, m->Tk, m->d_k}, {"k_rotated", hd->k_rot, m->Tk, m->d_k}};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        if (parts[i].x) cJSON_AddItemToObject(o, parts[i].name, slot(pl, parts[i].x, parts[i].rows, parts[i].cols, 4));
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)   /* weights and norm_weighted: 0 where masked */
+        if (parts[i].x)
+            cJSON_AddItemToObject(o, parts[i].name, slot_as(pl, parts[i].x, parts[i].rows, parts[i].cols, 4,
+                                                            parts[i].x == hd->weights || parts[i].x == hd->norm_weighted));
     return o;
 }
 
@@ -123,9 +147,18 @@ static int host_is_little_endian(void) {
     return b == 1;
 }
 
-/* bytes of p, little-endian, then zeros up to a multiple of 64.  0, or -1. */
-static int write_piece(FILE *f, const Piece *p) {
+/* bytes of p, little-endian, then zeros up to a multiple of 64.  0, or -1.
+ * A lower triangle is gathered into tri (room for it) first. */
+static int write_piece(FILE *f, const Piece *p, float *tri) {
     static const unsigned char zeros[TRACE_BIN_ALIGN];
+    if (p->lower) {
+        const float *x = p->ptr;
+        size_t at = 0;
+        for (int i = 0; i < p->lower; i++, at += (size_t)i)
+            memcpy(tri + at, x + (size_t)i * p->lower, ((size_t)i + 1) * sizeof *tri);
+        Piece whole = {tri, p->bytes, 4, 0};
+        return write_piece(f, &whole, NULL);
+    }
     if (p->elem == 1 || host_is_little_endian()) {
         if (p->bytes && fwrite(p->ptr, 1, p->bytes, f) != p->bytes) return -1;
     } else {
@@ -158,11 +191,17 @@ int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) 
     for (int i = 0; i < 8; i++) head[16 + i] = (unsigned char)((uint64_t)n >> (8 * i));
     static const unsigned char zeros[TRACE_BIN_ALIGN];
     int rc = -1;
+    float *tri = NULL;
     AtomicFile af;
     if (atomic_open(&af, path, err, errlen)) goto done;
+    size_t tri_bytes = 0;
+    for (int i = 0; i < pl.n; i++)
+        if (pl.p[i].lower && pl.p[i].bytes > tri_bytes) tri_bytes = pl.p[i].bytes;
+    tri = tri_bytes ? malloc(tri_bytes) : NULL;
+    if (tri_bytes && !tri) { errmsg_set(err, errlen, "out of memory writing %s", path); atomic_abort(&af); goto done; }
     int ok = fwrite(head, 1, 24, af.f) == 24 && fwrite(hdr, 1, n, af.f) == n &&
              fwrite(zeros, 1, start - 24 - n, af.f) == start - 24 - n;
-    for (int i = 0; ok && i < pl.n; i++) ok = write_piece(af.f, &pl.p[i]) == 0;
+    for (int i = 0; ok && i < pl.n; i++) ok = write_piece(af.f, &pl.p[i], tri) == 0;
     if (!ok) {
         errmsg_set(err, errlen, "cannot write %s: %s", path, strerror(errno));
         atomic_abort(&af);
@@ -172,5 +211,6 @@ int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) 
 done:
     cJSON_free(hdr);
     free(pl.p);
+    free(tri);
     return rc;
 }
