@@ -138,8 +138,12 @@ int attention_forward_fast(const AttnHead *a) {
             }
             empty_rows += attn_softmax_row(row, e);
             for (int j = e; j < Tk; j++) row[j] = 0.0f;
-            if (a->v && a->out) combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, e, a->Dv);
+            if (a->v && a->out && hi < COMBINE_BLOCK_MIN)
+                combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, e, a->Dv);
         }
+        if (a->v && a->out && hi >= COMBINE_BLOCK_MIN)   /* long rows: the block's weights · V at once */
+            combine_block(a->out + (size_t)i0 * a->ldo, a->ldo, a->weights + (size_t)i0 * Tk, Tk, n, a->v, a->ldv, hi,
+                          a->Dv);
     }
     if (kt != kt_stack) free(kt);
     return empty_rows;

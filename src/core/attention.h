@@ -66,9 +66,11 @@ int attention_forward(const AttnHead *a);
  * and inference): identical arithmetic (each score summed over d in order, scaled,
  * masked, attn_softmax_row, then weights·V in key order), so identical bits, but
  * the scores of 4–16 keys advance together: K's head columns are first copied into
- * a (D, Tk) tile, the transpose a GEMM kernel packs, one head at a time.  Needs
- * `weights` (contiguous (Tq, Tk)); `steps` is ignored (use attention_forward for
- * the record).  Same return value. */
+ * a (D, Tk) tile, the transpose a GEMM kernel packs, one head at a time.  Rows of
+ * 16 queries reaching COMBINE_BLOCK_MIN (128) keys or more take weights·V as one
+ * product (combine_block): the weights stay the same bits, the output may differ
+ * in the last bit.  Needs `weights` (contiguous (Tq, Tk)); `steps` is ignored
+ * (use attention_forward for the record).  Same return value. */
 int attention_forward_fast(const AttnHead *a);
 
 /* The n heads a[0..n) by attention_forward_fast, spread over OpenMP's threads

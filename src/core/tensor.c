@@ -82,6 +82,18 @@ void tensor_blas_quiet(void) {
 #endif
 }
 
+void combine_block(float *out, int ldo, const float *coef, int ldc, int n, const float *rows, int ld, int Tk,
+                   int D) {
+#ifdef ATTNVIZ_BLAS
+    if (use_blas && Tk >= COMBINE_BLOCK_MIN) {
+        blas_single_thread();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, Tk, 1.0f, coef, ldc, rows, ld, 0.0f, out, ldo);
+        return;
+    }
+#endif
+    for (int i = 0; i < n; i++) combine_rows(out + (size_t)i * ldo, coef + (size_t)i * ldc, rows, ld, Tk, D);
+}
+
 void tensor_set_blas(int on) {
 #ifdef ATTNVIZ_BLAS
     use_blas = on != 0;
