@@ -883,12 +883,17 @@ TEST(model_kernels_exp_shifted) {
     double worst = 0;
     for (int i = 0; i < N; i++) {
         float v = x[i] - 3.0f;
-        double want = v < -87.0f ? exp(-87.0) : (double)expf(v);
+        if (v < -87.0f) { CHECK(y[i] == 0.0f); continue; }   /* underflow: 0, as a masked score needs */
+        double want = (double)expf(v);
         double rel = fabs(y[i] - want) / want;
         if (rel > worst) worst = rel;
     }
     CHECK(worst < 4 * 1.2e-7);          /* within ~2 ulp of expf */
     CHECK(y[N - 1] == 1.0f);            /* exp(0) exactly */
+    float z[5] = {0.0f, -INFINITY, -10000.0f, -1.0f, -87.5f};
+    exp_shifted(z, z, 0.0f, 5);         /* in place */
+    CHECK(z[0] == 1.0f && z[1] == 0.0f && z[2] == 0.0f && z[4] == 0.0f);
+    CHECK(fabsf(z[3] - expf(-1.0f)) <= 2 * 1.2e-7f * expf(-1.0f));
 }
 
 /* model_train_step with a twin and two threads (each half of the batch on its own
@@ -980,4 +985,24 @@ TEST(model_train_step_two_halves_are_the_whole_batch) {
     split_case(MODEL_ENC_DEC, 1);
     split_case(MODEL_ENCODER_ONLY, 0);
     split_case(MODEL_DECODER_ONLY, 1);
+}
+
+/* sigmoid_vec against 1 / (1 + exp(−z)) in double, over both signs and the
+ * tails where e^−z overflows float (σ → 0) or vanishes (σ → 1); in place. */
+TEST(model_kernels_sigmoid_vec) {
+    enum { N = 2003 };
+    float z[N], y[N];
+    for (int i = 0; i < N; i++) z[i] = -120.0f + 240.0f * (float)i / (N - 1);
+    sigmoid_vec(y, z, N);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        double want = 1.0 / (1.0 + exp(-(double)z[i]));
+        if (want < 1e-37) { CHECK(y[i] >= 0.0f && y[i] < 1e-37f); continue; }
+        double rel = fabs(y[i] - want) / want;
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 6 * 1.2e-7);   /* a few ulp */
+    float w[3] = {0.0f, 1000.0f, -1000.0f};
+    sigmoid_vec(w, w, 3);
+    CHECK(w[0] == 0.5f && w[1] == 1.0f && w[2] == 0.0f);
 }

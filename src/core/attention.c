@@ -41,10 +41,14 @@ int attn_softmax_row(float *x, int n) {
         for (int j = 0; j < n; j++) x[j] = 0.0f;
         return 1;
     }
-    double sum = 0.0;
-    for (int j = 0; j < n; j++) { x[j] = expf(x[j] - max); sum += x[j]; }
-    float inv = (float)(1.0 / sum);
-    for (int j = 0; j < n; j++) x[j] *= inv;
+    exp_shifted(x, x, max, n);            /* vectorised expf; a masked −∞ gives 0 */
+    double s[4] = {0.0, 0.0, 0.0, 0.0};   /* four sums in a fixed order: not one long chain */
+    int j = 0;
+    for (; j + 4 <= n; j += 4)
+        for (int k = 0; k < 4; k++) s[k] += x[j + k];
+    for (; j < n; j++) s[0] += x[j];
+    float inv = (float)(1.0 / ((s[0] + s[1]) + (s[2] + s[3])));
+    for (j = 0; j < n; j++) x[j] *= inv;
     return 0;
 }
 

@@ -471,39 +471,62 @@ void vecmat_tile(VECMAT_ARGS) { vecmat_tile_4(out, ldo, x, ldx, nx, mt, D, Tk, T
 #undef VECMAT_ARGS
 #undef COMBINE_ARGS
 
-void exp_shifted(float *restrict out, const float *restrict x, float shift, int n) {
+/* e^v for v <= 0, four lanes: Cephes' expf polynomial after a Cody–Waite
+ * reduction by ln 2; below −87, exactly 0. */
+static inline f4 exp4_le0(f4 v) {
+    i4 under = v < splat4(-87.0f);                                          /* underflows to 0, as e^−10000 */
+    v = (f4)(((i4)v & ~under) | ((i4)splat4(-87.0f) & under));             /* keeps 2^k a normal float */
+    f4 k = (v * splat4(1.44269504088896341f) + splat4(12582912.0f)) - splat4(12582912.0f);
+    f4 r = v - k * splat4(0.693359375f);                                   /* Cody–Waite ln 2 */
+    r = r - k * splat4(-2.12194440e-4f);
+    f4 y = splat4(1.9875691500e-4f);
+    y = y * r + splat4(1.3981999507e-3f);
+    y = y * r + splat4(8.3334519073e-3f);
+    y = y * r + splat4(4.1665795894e-2f);
+    y = y * r + splat4(1.6666665459e-1f);
+    y = y * r + splat4(5.0000001201e-1f);
+    y = y * r * r + r + splat4(1.0f);
+    i4 e = (__builtin_convertvector(k, i4) + 127) << 23;                  /* 2^k */
+    return (f4)((i4)(y * (f4)e) & ~under);
+}
+
+/* The same, one lane (the same operations, so the same bits). */
+static inline float exp1_le0(float v) {
+    if (v < -87.0f) return 0.0f;
+    float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = v - k * 0.693359375f;
+    r = r - k * -2.12194440e-4f;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * r * r + r + 1.0f;
+    union { int32_t i; float f; } two_k = { .i = ((int32_t)k + 127) << 23 };
+    return y * two_k.f;
+}
+
+void exp_shifted(float *out, const float *x, float shift, int n) {
     int i = 0;
+    for (; i + 4 <= n; i += 4) store4(out + i, exp4_le0(load4(x + i) - splat4(shift)));
+    for (; i < n; i++) out[i] = exp1_le0(x[i] - shift);
+}
+
+/* σ(z) = 1 / (1 + e^−z) through t = e^−|z| <= 1: 1 / (1 + t) for z >= 0,
+ * t / (1 + t) below (no overflow either way). */
+void sigmoid_vec(float *out, const float *z, size_t n) {
+    size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        f4 v = load4(x + i) - splat4(shift);
-        i4 low = v < splat4(-87.0f);                                       /* clamp at −87 */
-        v = (f4)(((i4)v & ~low) | ((i4)splat4(-87.0f) & low));
-        f4 k = (v * splat4(1.44269504088896341f) + splat4(12582912.0f)) - splat4(12582912.0f);
-        f4 r = v - k * splat4(0.693359375f);                               /* Cody–Waite ln 2 */
-        r = r - k * splat4(-2.12194440e-4f);
-        f4 y = splat4(1.9875691500e-4f);
-        y = y * r + splat4(1.3981999507e-3f);
-        y = y * r + splat4(8.3334519073e-3f);
-        y = y * r + splat4(4.1665795894e-2f);
-        y = y * r + splat4(1.6666665459e-1f);
-        y = y * r + splat4(5.0000001201e-1f);
-        y = y * r * r + r + splat4(1.0f);
-        i4 e = (__builtin_convertvector(k, i4) + 127) << 23;              /* 2^k */
-        store4(out + i, y * (f4)e);
+        f4 v = load4(z + i);
+        i4 neg = v < splat4(0.0f);
+        f4 a = (f4)((i4)v & ~(i4)splat4(-0.0f));                           /* |z| */
+        f4 t = exp4_le0(-a), d = splat4(1.0f) + t;
+        f4 num = (f4)(((i4)t & neg) | ((i4)splat4(1.0f) & ~neg));
+        store4(out + i, num / d);
     }
-    for (; i < n; i++) {                                                   /* the same, one lane */
-        float v = x[i] - shift;
-        v = v < -87.0f ? -87.0f : v;
-        float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-        float r = v - k * 0.693359375f;
-        r = r - k * -2.12194440e-4f;
-        float y = 1.9875691500e-4f;
-        y = y * r + 1.3981999507e-3f;
-        y = y * r + 8.3334519073e-3f;
-        y = y * r + 4.1665795894e-2f;
-        y = y * r + 1.6666665459e-1f;
-        y = y * r + 5.0000001201e-1f;
-        y = y * r * r + r + 1.0f;
-        union { int32_t i; float f; } two_k = { .i = ((int32_t)k + 127) << 23 };
-        out[i] = y * two_k.f;
+    for (; i < n; i++) {
+        float t = exp1_le0(-fabsf(z[i]));
+        out[i] = (z[i] < 0.0f ? t : 1.0f) / (1.0f + t);
     }
 }

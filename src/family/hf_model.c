@@ -323,18 +323,27 @@ static void layernorm_eps(float *out, const float *inp, const float *w, const fl
     }
 }
 
-/* GELU's tanh form 0.5·x·(1 + tanh(u)) is written x / (1 + e^(−2u)), the same
- * number: one expf instead of tanhf (which costs an expm1f and more). */
+/* GELU's tanh form 0.5·x·(1 + tanh(u)) is x·σ(2u), the same number: σ by
+ * sigmoid_vec, a few hundred values at a time (vectorised; expf or tanhf one
+ * value at a time was 3.5% of a 512-token GPT-2 forward). */
 static void activation_forward(float *x, size_t n, HfAct act) {
     const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+    enum { CHUNK = 256 };
 #ifdef _OPENMP
     #pragma omp parallel for schedule(static) if (n >= 1u << 16)
 #endif
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        if (act == HF_ACT_GELU_TANH) x[i] = v / (1.0f + expf(-2.0f * s * (v + 0.044715f * v * v * v)));
-        else if (act == HF_ACT_GELU_ERF) x[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        else x[i] = v > 0 ? v : 0;
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t k = n - i0 < CHUNK ? n - i0 : CHUNK;
+        float *v = x + i0, z[CHUNK];
+        if (act == HF_ACT_GELU_TANH) {
+            for (size_t i = 0; i < k; i++) z[i] = 2.0f * s * (v[i] + 0.044715f * v[i] * v[i] * v[i]);
+            sigmoid_vec(z, z, k);
+            for (size_t i = 0; i < k; i++) v[i] *= z[i];
+        } else if (act == HF_ACT_GELU_ERF) {
+            for (size_t i = 0; i < k; i++) v[i] = 0.5f * v[i] * (1.0f + erff(v[i] * 0.70710678118654752f));
+        } else {
+            for (size_t i = 0; i < k; i++) v[i] = v[i] > 0 ? v[i] : 0;
+        }
     }
 }
 

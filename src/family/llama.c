@@ -253,18 +253,27 @@ static void rope_apply(float *x, int T, int n, int D, const float *cs, const flo
         }
 }
 
-/* gate (n) = act(gate) · up. */
+/* gate (n) = act(gate) · up.  SiLU g·σ(g) and GELU's tanh form g·σ(2u) take σ
+ * from sigmoid_vec, a few hundred values at a time (vectorised; expf one value
+ * at a time was 3% of a 512-token SmolLM2 forward). */
 static void gated_act(float *gate, const float *up, size_t n, LlamaAct act) {
     const float s = 0.7978845608028654f;   /* sqrt(2/pi) */
+    enum { CHUNK = 256 };
 #ifdef _OPENMP
     #pragma omp parallel for schedule(static) if (n >= 1u << 16)
 #endif
-    for (size_t i = 0; i < n; i++) {
-        float g = gate[i], a;
-        if (act == LLAMA_ACT_SILU) a = g / (1.0f + expf(-g));
-        else if (act == LLAMA_ACT_GELU_TANH) a = 0.5f * g * (1.0f + tanhf(s * (g + 0.044715f * g * g * g)));
-        else a = 0.5f * g * (1.0f + erff(g * 0.70710678118654752f));
-        gate[i] = a * up[i];
+    for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+        size_t k = n - i0 < CHUNK ? n - i0 : CHUNK;
+        float *g = gate + i0, z[CHUNK];
+        const float *u = up + i0;
+        if (act == LLAMA_ACT_GELU_ERF) {
+            for (size_t i = 0; i < k; i++) g[i] = 0.5f * g[i] * (1.0f + erff(g[i] * 0.70710678118654752f)) * u[i];
+            continue;
+        }
+        for (size_t i = 0; i < k; i++)
+            z[i] = act == LLAMA_ACT_SILU ? g[i] : 2.0f * s * (g[i] + 0.044715f * g[i] * g[i] * g[i]);
+        sigmoid_vec(z, z, k);
+        for (size_t i = 0; i < k; i++) g[i] = g[i] * z[i] * u[i];
     }
 }
 
