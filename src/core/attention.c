@@ -124,6 +124,7 @@ int attention_forward_fast(const AttnHead *a) {
     if (!kt) return -1;
     pack_transposed(kt, a->k, a->ldk, Tk, D, Tkp);       /* kt (D, Tkp) = this head's Kᵀ */
     int empty_rows = 0;
+    int p0 = -1, phi = 0;   /* long rows p0.. waiting for one weights · V product, their last key */
     for (int i0 = 0; i0 < Tq; i0 += ROW_BLOCK) {
         int n = Tq - i0 < ROW_BLOCK ? Tq - i0 : ROW_BLOCK, ext[ROW_BLOCK], hi = 0;
         for (int r = 0; r < n; r++) {
@@ -145,20 +146,43 @@ int attention_forward_fast(const AttnHead *a) {
             if (a->v && a->out && hi < COMBINE_BLOCK_MIN)
                 combine_rows(a->out + (size_t)i * a->ldo, row, a->v, a->ldv, e, a->Dv);
         }
-        if (a->v && a->out && hi >= COMBINE_BLOCK_MIN)   /* long rows: the block's weights · V at once */
-            combine_block(a->out + (size_t)i0 * a->ldo, a->ldo, a->weights + (size_t)i0 * Tk, Tk, n, a->v, a->ldv, hi,
-                          a->Dv);
+        if (a->v && a->out && hi >= COMBINE_BLOCK_MIN) {   /* long rows: up to 128 of them in one product */
+            if (p0 < 0) p0 = i0;
+            if (hi > phi) phi = hi;
+            if (i0 + n - p0 >= 8 * ROW_BLOCK || i0 + n == Tq) {   /* (V packed once per 128 rows, not 16) */
+                combine_block(a->out + (size_t)p0 * a->ldo, a->ldo, a->weights + (size_t)p0 * Tk, Tk, i0 + n - p0,
+                              a->v, a->ldv, phi, a->Dv);
+                p0 = -1;
+                phi = 0;
+            }
+        }
     }
     if (kt != kt_stack) free(kt);
     return empty_rows;
 }
 
+/* Rows are independent: from 64 queries on, each head goes in two parts, rows
+ * [0, r) and [r, Tq) with r near 0.7·Tq (a causal row i costs i + 1 keys, so the
+ * two hold about the same work), so that 9 heads on 2 threads do not leave one
+ * thread waiting for the ninth (SmolLM2 on 512 tokens). */
 int attention_heads_fast(const AttnHead *a, int n) {
     int failed = 0;
 #ifdef _OPENMP
     #pragma omp parallel for schedule(dynamic) reduction(|:failed)
 #endif
-    for (int h = 0; h < n; h++) failed |= attention_forward_fast(&a[h]) < 0;
+    for (int k = 0; k < 2 * n; k++) {
+        const AttnHead *h = &a[k / 2];
+        int r = h->Tq >= 64 ? (int)(0.7 * h->Tq) / ROW_BLOCK * ROW_BLOCK : h->Tq;
+        int r0 = k % 2 ? r : 0, r1 = k % 2 ? h->Tq : r;
+        if (r1 <= r0) continue;
+        AttnHead part = *h;
+        part.q += (size_t)r0 * h->ldq;
+        part.Tq = r1 - r0;
+        if (part.mask) part.mask += (size_t)r0 * h->Tk;
+        if (part.out) part.out += (size_t)r0 * h->ldo;
+        part.weights += (size_t)r0 * h->Tk;
+        failed |= attention_forward_fast(&part) < 0;
+    }
     return failed ? -1 : 0;
 }
 
