@@ -4,7 +4,7 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include "tokenize/strmap.h"
-#include <cJSON.h>
+#include "tokenize/tokjson_json.h"
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,25 +39,32 @@ static void byte_map(Bpe *b) {
     }
 }
 
+/* vocab.json by tokenizer.json's reader (tokjson_json.h): its tree lives in a
+ * few large blocks, where cJSON's 50,257 nodes of GPT-2's vocabulary were
+ * each a malloc (and their pages' first touch most of the 45 ms load). */
 static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
-    char *text = file_read_all(path, 64u << 20, NULL, err, errlen);
+    size_t len = 0, at = 0;
+    char *text = file_read_all(path, 64u << 20, &len, err, errlen);
     if (!text) return -1;
-    cJSON *j = cJSON_Parse(text);
+    TjJsonDoc *d = tj_json_parse(text, len, &at);
     free(text);
-    if (!cJSON_IsObject(j)) { cJSON_Delete(j); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
-    int n = cJSON_GetArraySize(j), rc = 0;
-    b->tokens = calloc((size_t)n, sizeof *b->tokens);
+    const TjJson *j = d ? tj_json_root(d) : NULL;
+    if (!tj_is(j, TJ_JSON_OBJECT)) { tj_json_free(d); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
+    int n = tj_size(j), rc = 0;
+    b->tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *b->tokens);
     if (strmap_reserve(&b->vocab, n)) rc = errmsg_set(err, errlen, "out of memory");
     b->n_vocab = n;
-    for (const cJSON *e = j->child; e && rc == 0 && b->tokens; e = e->next) {
-        int id = cJSON_IsNumber(e) ? e->valueint : -1;
-        if (id < 0 || id >= n || b->tokens[id])
-            rc = errmsg_set(err, errlen, "%s: token %s has id %d (ids must be 0..%d, each once)", path, e->string, id, n - 1);
+    for (const TjJson *e = j->child; e && rc == 0 && b->tokens; e = e->next) {
+        double v = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
+        int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
+        if (id < 0 || b->tokens[id])
+            rc = errmsg_set(err, errlen, "%s: token %s has id %d (ids must be 0..%d, each once)", path, e->string,
+                            id < 0 ? (int)v : id, n - 1);
         else if (!(b->tokens[id] = strmap_put_key(&b->vocab, e->string, strlen(e->string), id)))
             rc = errmsg_set(err, errlen, "out of memory");
     }
     if (!b->tokens) rc = errmsg_set(err, errlen, "out of memory");
-    cJSON_Delete(j);
+    tj_json_free(d);
     return rc;
 }
 
