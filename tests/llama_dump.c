@@ -127,6 +127,7 @@ static int dump(const DumpArgs *d) {
         else { snprintf(buf, sizeof buf, "%d", ids[t]); tokens[t] = strdup(buf); }
     }
     LlamaSteps steps = {.all = 1};
+    m.keep_qk = 1;   /* qk.f32 holds every layer's */
     if (!tokens || llama_model_forward(&m, ids, T, d->out ? &tr : NULL, (const char *const *)tokens,
                                        d->steps ? &steps : NULL, err, sizeof err)) {
         fail(tokens ? err : "out of memory");

@@ -283,8 +283,9 @@ static void qkv_forward(LlamaModel *m, int l, int T) {
     const LlamaLayer *y = &m->w.layer[l];
     LlamaActs *a = &m->a;
     int C = c->d_model, D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, half = D / 2;
-    float *qp = a->q_pre + (size_t)l * T * QD, *qr = a->q_rot + (size_t)l * T * QD;
-    float *kp = a->k_pre + (size_t)l * T * KD, *kr = a->k_rot + (size_t)l * T * KD;
+    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    float *qp = a->q_pre + at * T * QD, *qr = a->q_rot + at * T * QD;
+    float *kp = a->k_pre + at * T * KD, *kr = a->k_rot + at * T * KD;
     linear(qp, a->h, y->wq, y->bq, T, C, QD);
     linear(kp, a->h, y->wk, y->bk, T, C, KD);
     linear(a->v, a->h, y->wv, y->bv, T, C, KD);
@@ -313,8 +314,9 @@ static int record_rope(const LlamaModel *m, TraceMap *map, int l, int h, int T) 
     int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = trace_kv_head(map, h);
     float *buf = malloc(4 * (size_t)T * D * sizeof *buf);   /* (4, T, D): q, q_rot, k, k_rot */
     if (!buf) return -1;
-    const float *src[4] = {a->q_pre + (size_t)l * T * QD + h * D, a->q_rot + (size_t)l * T * QD + h * D,
-                           a->k_pre + (size_t)l * T * KD + kv * D, a->k_rot + (size_t)l * T * KD + kv * D};
+    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    const float *src[4] = {a->q_pre + at * T * QD + h * D, a->q_rot + at * T * QD + h * D,
+                           a->k_pre + at * T * KD + kv * D, a->k_rot + at * T * KD + kv * D};
     for (int i = 0; i < 4; i++)
         for (int t = 0; t < T; t++)
             memcpy(buf + ((size_t)i * T + t) * D, src[i] + (size_t)t * (i < 2 ? QD : KD), (size_t)D * sizeof *buf);
@@ -329,8 +331,9 @@ static AttnHead head_of(const LlamaModel *m, int l, int h, int T, float *w) {
     const LlamaConfig *c = &m->c;
     const LlamaActs *a = &m->a;
     int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = h / (c->n_head / c->n_kv_head);
-    return (AttnHead){.q = a->q_rot + (size_t)l * T * QD + h * D, .ldq = QD,
-                      .k = a->k_rot + (size_t)l * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
+    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    return (AttnHead){.q = a->q_rot + at * T * QD + h * D, .ldq = QD,
+                      .k = a->k_rot + at * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
                       .mask = a->mask + (size_t)c->layer_kind[l] * T * T, .mask_fill = -INFINITY,
                       .scale = c->attn_scale, .Tq = T, .Tk = T, .D = D, .Dv = D, .out = a->att + h * D, .ldo = QD,
                       .weights = w};
@@ -417,10 +420,10 @@ static void acts_free(LlamaActs *a) {
 }
 
 /* Sizes the activations for T tokens: one block of floats, one of masks. */
-static int acts_alloc(LlamaModel *m, int T) {
+static int acts_alloc(LlamaModel *m, int T, int every_layer_qk) {
     const LlamaConfig *c = &m->c;
     LlamaActs *a = &m->a;
-    size_t Tz = (size_t)T, L = (size_t)c->n_layer, C = (size_t)c->d_model, F = (size_t)c->d_ff;
+    size_t Tz = (size_t)T, L = every_layer_qk ? (size_t)c->n_layer : 1, C = (size_t)c->d_model, F = (size_t)c->d_ff;
     size_t QD = (size_t)c->n_head * c->head_dim, KD = (size_t)c->n_kv_head * c->head_dim, half = (size_t)c->head_dim / 2;
     size_t sizes[14] = {Tz * C, L * Tz * QD, L * Tz * QD, L * Tz * KD, L * Tz * KD, Tz * KD, Tz * C,
                         Tz * QD, Tz * C, Tz * F, Tz * F, Tz * Tz, 2 * Tz * half, 2 * Tz * half};
@@ -435,6 +438,7 @@ static int acts_alloc(LlamaModel *m, int T) {
     float *p = a->block;
     for (int i = 0; i < 14; i++) { *field[i] = p; p += sizes[i]; }
     a->T = T;
+    a->qk_layers = (int)L;
     unsigned char *full = a->mask, *slide = a->mask + Tz * Tz;
     attn_causal_mask(full, T, T);
     for (int i = 0; i < T; i++)   /* the window: keys i - window < j <= i */
@@ -455,7 +459,7 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
     int last = upto ? steps->layer : c->n_layer - 1;
     LlamaActs keep = m->a;   /* upto: the whole pass's states, put back at the end */
     if (upto) memset(&m->a, 0, sizeof m->a);
-    if (acts_alloc(m, T) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0))
+    if (acts_alloc(m, T, steps || m->keep_qk) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0))
         return errmsg_set(err, errlen, "out of memory for %d tokens", T);
     int rc = -1;
     if (tr) {

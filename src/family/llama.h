@@ -73,15 +73,18 @@ typedef struct {
     LlamaLayer *layer;           /* (L) */
 } LlamaWeights;
 
-/* Activations of the last forward pass, kept for every layer where a picture
- * needs them (RoPE's step: q and k before and after rotation). */
+/* Activations of the last forward pass.  q and k before and after RoPE are
+ * kept for every layer (qk_layers = L) when the pass records steps or
+ * LlamaModel.keep_qk asks; otherwise one layer's room is used again by each
+ * layer (qk_layers = 1: a 512-token SmolLM2 pass touched 94 MB less). */
 typedef struct {
     int T;
+    int qk_layers;   /* L or 1: layer l's q, k are at index (qk_layers > 1 ? l : 0) */
     float *x;        /* (T, C) the residual stream; after the pass, final-normed     */
-    float *q_pre;    /* (L, T, H·D)   queries before RoPE (after bias and q_norm)     */
-    float *q_rot;    /* (L, T, H·D)   queries after RoPE, as attention used them      */
-    float *k_pre;    /* (L, T, Hkv·D) keys before RoPE (after bias and k_norm)        */
-    float *k_rot;    /* (L, T, Hkv·D) keys after RoPE                                */
+    float *q_pre;    /* (qk_layers, T, H·D)   queries before RoPE (after bias and q_norm) */
+    float *q_rot;    /* (qk_layers, T, H·D)   queries after RoPE, as attention used them  */
+    float *k_pre;    /* (qk_layers, T, Hkv·D) keys before RoPE (after bias and k_norm)    */
+    float *k_rot;    /* (qk_layers, T, Hkv·D) keys after RoPE                            */
     float *v;        /* (T, Hkv·D) values of the current layer                       */
     float *h;        /* (T, C) normed input of a sublayer                            */
     float *att;      /* (T, H·D) the heads' outputs side by side                     */
@@ -120,6 +123,7 @@ typedef struct {
     char dtype[12];         /* of the token embedding as stored                  */
     char source[4096];      /* the folder or file, for messages                  */
     LlamaActs a;
+    int keep_qk;            /* 1: every layer's q and k stay in a after a pass (tests/llama_dump.c) */
 } LlamaModel;
 
 /* Which heads keep their step matrices (scores, scaled, masked, output) in
