@@ -558,17 +558,15 @@ static void head_job_draw(const Show *w, HeadJob *j) {
     j->rc = render_heatmap(path, &hm, &meta, j->err, sizeof j->err);
 }
 
+#ifdef _OPENMP
 /* Threads for drawing: OMP_NUM_THREADS when set, else every processor (run
  * keeps one thread for the model; drawing files is coarse work). */
 static int picture_threads(void) {
-#ifdef _OPENMP
     const char *env = getenv("OMP_NUM_THREADS");
     int n = env && atoi(env) > 0 ? atoi(env) : omp_get_num_procs();
     return n > 0 ? n : 1;
-#else
-    return 1;
-#endif
 }
+#endif
 
 /* The chosen heads up to the cap (--max-pictures; the rest counted in
  * w->skipped), with their texts.  Returns how many, or -1 out of memory. */
