@@ -1,5 +1,6 @@
 /* test_main.c — runs every TEST registered by tests/test_*.c (see check.h). */
 #include "check.h"
+#include "core/tensor.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ static int cmp_tests(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
+    tensor_blas_quiet();   /* as attnviz does: no OpenBLAS worker spinning beside the timed loads */
     if (argc > 1 && (!strncmp(argv[1], "--llama-", 8) || !strncmp(argv[1], "--llama2c-", 10)))
         return llama_dump_main(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "--tokjson")) return tokjson_tool(argc, argv);
