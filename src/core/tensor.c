@@ -474,6 +474,8 @@ void vecmat_tile(VECMAT_ARGS) { vecmat_tile_4(out, ldo, x, ldx, nx, mt, D, Tk, T
 /* e^v for v <= 0, four lanes: Cephes' expf polynomial after a Cody–Waite
  * reduction by ln 2; below −87, exactly 0. */
 static inline f4 exp4_le0(f4 v) {
+    i4 over = v > splat4(88.0f);                                            /* outside the domain: 2^k stays a float */
+    v = (f4)(((i4)v & ~over) | ((i4)splat4(88.0f) & over));
     i4 under = v < splat4(-87.0f);                                          /* underflows to 0, as e^−10000 */
     v = (f4)(((i4)v & ~under) | ((i4)splat4(-87.0f) & under));             /* keeps 2^k a normal float */
     f4 k = (v * splat4(1.44269504088896341f) + splat4(12582912.0f)) - splat4(12582912.0f);
@@ -490,9 +492,11 @@ static inline f4 exp4_le0(f4 v) {
     return (f4)((i4)(y * (f4)e) & ~under);
 }
 
-/* The same, one lane (the same operations, so the same bits). */
+/* The same, one lane (the same operations, so the same bits); a NaN stays NaN. */
 static inline float exp1_le0(float v) {
+    if (v != v) return v;
     if (v < -87.0f) return 0.0f;
+    if (v > 88.0f) v = 88.0f;
     float k = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = v - k * 0.693359375f;
     r = r - k * -2.12194440e-4f;
@@ -503,7 +507,7 @@ static inline float exp1_le0(float v) {
     y = y * r + 1.6666665459e-1f;
     y = y * r + 5.0000001201e-1f;
     y = y * r * r + r + 1.0f;
-    union { int32_t i; float f; } two_k = { .i = ((int32_t)k + 127) << 23 };
+    union { uint32_t i; float f; } two_k = { .i = (uint32_t)((int32_t)k + 127) << 23 };
     return y * two_k.f;
 }
 
