@@ -21,10 +21,11 @@ static int blas_single = 0;   /* openblas_set_num_threads(1) done */
 /* The first product makes OpenBLAS single-threaded, once even when two threads
  * start at the same time (a training step's two halves, model_twin.c). */
 static void blas_single_thread(void) {
+    if (__atomic_load_n(&blas_single, __ATOMIC_ACQUIRE)) return;   /* done: no lock on every product */
 #ifdef _OPENMP
     #pragma omp critical(attnviz_blas_single)
 #endif
-    if (!blas_single) { openblas_set_num_threads(1); blas_single = 1; }
+    if (!blas_single) { openblas_set_num_threads(1); __atomic_store_n(&blas_single, 1, __ATOMIC_RELEASE); }
 }
 /* sgemm on columns [c0, c1) of C: columns of op(b), the rest whole. */
 static void blas_cols(int transa, int transb, int Mr, int c0, int c1, int Kd, const float *a, int lda,

@@ -277,13 +277,16 @@ static void gated_act(float *gate, const float *up, size_t n, LlamaAct act) {
     }
 }
 
+/* Where layer l's q and k lie in a's (qk_layers, T, ·) arrays. */
+static size_t qk_at(const LlamaActs *a, int l) { return a->qk_layers > 1 ? (size_t)l : 0; }
+
 /* q and k of layer l, before and after RoPE, and v. */
 static void qkv_forward(LlamaModel *m, int l, int T) {
     const LlamaConfig *c = &m->c;
     const LlamaLayer *y = &m->w.layer[l];
     LlamaActs *a = &m->a;
     int C = c->d_model, D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, half = D / 2;
-    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    size_t at = qk_at(a, l);
     float *qp = a->q_pre + at * T * QD, *qr = a->q_rot + at * T * QD;
     float *kp = a->k_pre + at * T * KD, *kr = a->k_rot + at * T * KD;
     linear(qp, a->h, y->wq, y->bq, T, C, QD);
@@ -314,7 +317,7 @@ static int record_rope(const LlamaModel *m, TraceMap *map, int l, int h, int T) 
     int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = trace_kv_head(map, h);
     float *buf = malloc(4 * (size_t)T * D * sizeof *buf);   /* (4, T, D): q, q_rot, k, k_rot */
     if (!buf) return -1;
-    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    size_t at = qk_at(a, l);
     const float *src[4] = {a->q_pre + at * T * QD + h * D, a->q_rot + at * T * QD + h * D,
                            a->k_pre + at * T * KD + kv * D, a->k_rot + at * T * KD + kv * D};
     for (int i = 0; i < 4; i++)
@@ -331,7 +334,7 @@ static AttnHead head_of(const LlamaModel *m, int l, int h, int T, float *w) {
     const LlamaConfig *c = &m->c;
     const LlamaActs *a = &m->a;
     int D = c->head_dim, QD = c->n_head * D, KD = c->n_kv_head * D, kv = h / (c->n_head / c->n_kv_head);
-    size_t at = a->qk_layers > 1 ? (size_t)l : 0;
+    size_t at = qk_at(a, l);
     return (AttnHead){.q = a->q_rot + at * T * QD + h * D, .ldq = QD,
                       .k = a->k_rot + at * T * KD + kv * D, .ldk = KD, .v = a->v + kv * D, .ldv = KD,
                       .mask = a->mask + (size_t)c->layer_kind[l] * T * T, .mask_fill = -INFINITY,
@@ -459,9 +462,11 @@ int llama_model_forward(LlamaModel *m, const int *ids, int T, Trace *tr, const c
     int last = upto ? steps->layer : c->n_layer - 1;
     LlamaActs keep = m->a;   /* upto: the whole pass's states, put back at the end */
     if (upto) memset(&m->a, 0, sizeof m->a);
-    if (acts_alloc(m, T, steps || m->keep_qk) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0))
-        return errmsg_set(err, errlen, "out of memory for %d tokens", T);
     int rc = -1;
+    if (acts_alloc(m, T, steps || m->keep_qk) != 0 || (steps && attn_steps_alloc(&st, T, T, c->head_dim) != 0)) {
+        errmsg_set(err, errlen, "out of memory for %d tokens", T);
+        goto done;   /* (upto: the whole pass's states go back) */
+    }
     if (tr) {
         char mj[1024];
         llama_model_json(m, mj, sizeof mj);

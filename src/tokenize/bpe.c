@@ -58,7 +58,7 @@ static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
         double v = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
         int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
         if (id < 0 || b->tokens[id])
-            rc = errmsg_set(err, errlen, "%s: token %s has id %.17g (ids must be 0..%d, each once)", path, e->string,
+            rc = errmsg_set(err, errlen, "%s: token %s has id %.15g (ids must be 0..%d, each once)", path, e->string,
                             id < 0 ? v : (double)id, n - 1);
         else if (!(b->tokens[id] = strmap_put_key(&b->vocab, e->string, strlen(e->string), id)))
             rc = errmsg_set(err, errlen, "out of memory");

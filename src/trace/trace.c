@@ -325,8 +325,6 @@ static void put_map(FILE *f, const TraceMap *m) {
     fputs("]}", f);
 }
 
-/* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
- * masked cell when allow_masked; -1 when every cell is finite. */
 /* 1 when x[0..n) holds no infinity and no NaN: the exponent bits all set
  * (an integer test the compiler vectorises; isfinite one float at a time
  * was 96 ms of a 512-token GPT-2 trace's 147 MB). */
@@ -343,6 +341,8 @@ static int all_finite(const float *x, size_t n) {
     return (bad & 0x80000000u) == 0;
 }
 
+/* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
+ * masked cell when allow_masked; -1 when every cell is finite. */
 static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked) {
     if (!x || all_finite(x, (size_t)rows * cols)) return -1;
     for (size_t i = 0; i < (size_t)rows * cols; i++) {
@@ -353,55 +353,61 @@ static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *
     return -1;
 }
 
-/* The heads hold clean numbers almost always: every head is tested on
- * OpenMP's threads (a 512-token SmolLM2 trace holds 280 MB), and only a head
- * that fails is looked at again in order, for the first bad cell's message. */
-static int head_all_finite(const TraceMap *m, const TraceHead *hd) {
-    const float *x[] = {hd->scores, hd->scaled, hd->masked, hd->weights, hd->output, hd->norm_weighted,
-                        hd->q, hd->q_rot, hd->k, hd->k_rot};
-    for (size_t p = 0; p < sizeof x / sizeof x[0]; p++) {
-        int cols = x[p] == hd->output ? m->Dv : x[p] == hd->q || x[p] == hd->q_rot || x[p] == hd->k ||
-                   x[p] == hd->k_rot ? m->d_k : m->Tk;
-        int rows = x[p] == hd->k || x[p] == hd->k_rot ? m->Tk : m->Tq;
-        if (x[p] && !all_finite(x[p], (size_t)rows * cols)) return 0;
+/* The first non-finite cell of head hd: its matrix (*name for messages, *x,
+ * *cols) and its index in that matrix (the return); -1 when there is none. */
+static long head_nonfinite(const TraceMap *m, const TraceHead *hd, const char **name, const float **x, int *cols) {
+    struct { const char *name; const float *x; int rows, cols; } parts[] = {
+        {"scores", hd->scores, m->Tq, m->Tk}, {"scaled scores", hd->scaled, m->Tq, m->Tk},
+        {"masked scores", hd->masked, m->Tq, m->Tk}, {"weights", hd->weights, m->Tq, m->Tk},
+        {"output", hd->output, m->Tq, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tq, m->Tk},
+        {"queries before RoPE", hd->q, m->Tq, m->d_k}, {"rotated queries", hd->q_rot, m->Tq, m->d_k},
+        {"keys before RoPE", hd->k, m->Tk, m->d_k}, {"rotated keys", hd->k_rot, m->Tk, m->d_k}};
+    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        long at = first_nonfinite(parts[p].x, parts[p].rows, parts[p].cols, m, parts[p].x == hd->masked);
+        if (at < 0) continue;
+        *name = parts[p].name, *x = parts[p].x, *cols = parts[p].cols;
+        return at;
     }
-    return 1;
+    return -1;
 }
 
-int trace_check_finite(const Trace *t, char *err, size_t errlen) {
-    int n = 0, bad = 0;
+int trace_n_heads(const Trace *t) {
+    int n = 0;
     for (int i = 0; i < t->n_maps; i++) n += t->maps[i].n_heads;
+    return n;
+}
+
+void trace_head_at(const Trace *t, int k, int *map, int *head) {
+    int i = 0;
+    while (k >= t->maps[i].n_heads) k -= t->maps[i++].n_heads;
+    *map = i;
+    *head = k;
+}
+
+/* Every head is tested on OpenMP's threads (a 512-token SmolLM2 trace holds
+ * 280 MB); the message names the first bad head in order. */
+int trace_check_finite(const Trace *t, char *err, size_t errlen) {
+    int n = trace_n_heads(t), first = n;
 #ifdef _OPENMP
-    #pragma omp parallel for schedule(dynamic, 4) reduction(|:bad) if (n >= 16)
+    #pragma omp parallel for schedule(dynamic, 4) reduction(min:first) if (n >= 16)
 #endif
     for (int k = 0; k < n; k++) {
-        int i = 0, h = k;
-        while (h >= t->maps[i].n_heads) h -= t->maps[i++].n_heads;
-        bad |= !head_all_finite(&t->maps[i], &t->maps[i].heads[h]);
+        int i, h, cols;
+        const char *name;
+        const float *x;
+        trace_head_at(t, k, &i, &h);
+        if (k < first && head_nonfinite(&t->maps[i], &t->maps[i].heads[h], &name, &x, &cols) >= 0) first = k;
     }
-    if (!bad) return 0;
-    for (int i = 0; i < t->n_maps; i++) {
-        const TraceMap *m = &t->maps[i];
-        for (int h = 0; h < m->n_heads; h++) {
-            const TraceHead *hd = &m->heads[h];
-            struct { const char *name; const float *x; int cols; } parts[] = {
-                {"scores", hd->scores, m->Tk}, {"scaled scores", hd->scaled, m->Tk},
-                {"masked scores", hd->masked, m->Tk}, {"weights", hd->weights, m->Tk},
-                {"output", hd->output, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tk},
-                {"queries before RoPE", hd->q, m->d_k}, {"rotated queries", hd->q_rot, m->d_k},
-                {"keys before RoPE", hd->k, m->d_k}, {"rotated keys", hd->k_rot, m->d_k}};
-            for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-                int rows = parts[p].x && (parts[p].x == hd->k || parts[p].x == hd->k_rot) ? m->Tk : m->Tq;
-                long at = first_nonfinite(parts[p].x, rows, parts[p].cols, m, parts[p].x == hd->masked);
-                if (at < 0) continue;
-                return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column "
-                                  "%ld: the numbers overflowed float32 in or before this layer",
-                                  m->id, hd->head, parts[p].name, isnan(parts[p].x[at]) ? "NaN" : "infinity",
-                                  at / parts[p].cols, at % parts[p].cols);
-            }
-        }
-    }
-    return 0;
+    if (first == n) return 0;
+    int i, h, cols;
+    const char *name;
+    const float *x;
+    trace_head_at(t, first, &i, &h);
+    const TraceMap *m = &t->maps[i];
+    long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols);
+    return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column %ld: the "
+                      "numbers overflowed float32 in or before this layer", m->id, m->heads[h].head, name,
+                      isnan(x[at]) ? "NaN" : "infinity", at / cols, at % cols);
 }
 
 size_t trace_json_estimate(const Trace *t) {

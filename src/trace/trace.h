@@ -135,6 +135,12 @@ TraceMap *trace_find_map(Trace *t, const char *id);
  * else -1 with "MAP head H: the STEP hold a non-finite value … at row R,
  * column C: …" naming the first one. */
 int trace_check_finite(const Trace *t, char *err, size_t errlen);
+
+/* Every head of every map counted in order (map 0's heads, then map 1's, …):
+ * how many, and map and head of the k-th (0 <= k < trace_n_heads) — work spread
+ * over heads of maps with different head counts. */
+int trace_n_heads(const Trace *t);
+void trace_head_at(const Trace *t, int k, int *map, int *head);
 /* About how many bytes trace_write_json will write (to warn before a large one). */
 size_t trace_json_estimate(const Trace *t);
 

@@ -57,16 +57,15 @@ static int upper_is_zero(const float *x, int n) {
  * lower triangles (square, +0.0 above the diagonal); found on OpenMP's threads.
  * NULL when out of memory. */
 static unsigned char *lower_flags(const Trace *t) {
-    int n = 0;
-    for (int i = 0; i < t->n_maps; i++) n += t->maps[i].n_heads;
+    int n = trace_n_heads(t);
     unsigned char *f = calloc(2 * (size_t)(n > 0 ? n : 1), 1);
     if (!f) return NULL;
 #ifdef _OPENMP
     #pragma omp parallel for schedule(dynamic, 4) if (n >= 16)
 #endif
     for (int k = 0; k < n; k++) {
-        int i = 0, h = k;
-        while (h >= t->maps[i].n_heads) h -= t->maps[i++].n_heads;
+        int i, h;
+        trace_head_at(t, k, &i, &h);
         const TraceMap *m = &t->maps[i];
         const TraceHead *hd = &m->heads[h];
         if (m->Tq != m->Tk || m->Tq < 2) continue;
@@ -77,8 +76,8 @@ static unsigned char *lower_flags(const Trace *t) {
 }
 
 /* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds;
- * with "layout": "lower" when tri (the matrix is square with nothing but +0.0
- * above its diagonal: then only row i's first i + 1 cells are written). */
+ * with "layout": "lower" when tri (lower_flags found the matrix square with
+ * nothing but +0.0 above its diagonal: only row i's first i + 1 cells go). */
 static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, int tri) {
     if (pl->n == pl->cap) {
         int cap = pl->cap ? 2 * pl->cap : 256;
@@ -87,7 +86,7 @@ static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, i
         pl->p = p;
         pl->cap = cap;
     }
-    int lower = tri && elem == 4 && rows == cols && rows > 1 ? rows : 0;
+    int lower = tri ? rows : 0;
     size_t bytes = lower ? (size_t)rows * (rows + 1) / 2 * 4 : (size_t)rows * (size_t)cols * (size_t)elem;
     pl->p[pl->n++] = (Piece){ptr, bytes, elem, lower};
     cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
