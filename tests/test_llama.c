@@ -146,7 +146,7 @@ TEST(llama_config_defaults_and_errors) {
 /* matmul_forward_t (weights stored (out, in), the Llama forward's products)
  * against a float64 loop, through cblas_sgemm and through the plain loops. */
 TEST(llama_matmul_forward_t_blas_and_plain) {
-    const int sizes[][3] = {{1, 1, 1}, {1, 64, 512}, {7, 13, 5}, {33, 17, 65}, {64, 128, 96}};
+    const int sizes[][3] = {{1, 1, 1}, {1, 64, 512}, {7, 13, 5}, {33, 17, 65}, {64, 128, 96}, {200, 64, 300}, {64, 48, 1000}};   /* last two: a 2 x 4 grid and 8 column blocks on 2 threads */
     int saved = tensor_blas_enabled();
     for (int use = 0; use < 2; use++) {
         tensor_set_blas(use);

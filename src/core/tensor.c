@@ -35,19 +35,32 @@ static void blas_cols(int transa, int transb, int Mr, int c0, int c1, int Kd, co
                 Mr, c1 - c0, Kd, 1.0f, a, lda, bt, ldb, 1.0f, c + c0, ldc);
 }
 
-/* Each block of C's rows packs all of op(b), each block of columns all of
- * op(a): so blocks go by columns when C is wider than tall (a forward of a few
- * tokens through a 768 x 2304 weight: by rows each thread packed the whole
- * weight; the sums of each element are the same either way). */
+/* C is cut into a grid of rb x cb blocks, handed out as threads come free.  A
+ * block packs its rows of op(a) and its columns of op(b), so all the blocks
+ * together pack op(a) cb times and op(b) rb times: the grid is the one of nb
+ * blocks that packs least (a forward of 64 tokens through a 768 x 2304 weight
+ * goes by columns, as by rows each block packed the whole weight; 512 tokens
+ * through a 576 x 576 one, 2 x 4).  Column cuts at multiples of 16, the
+ * kernels' width; each element's sum is the same for every grid. */
 static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const float *a, int lda,
                       const float *b, int ldb, float *c, int ldc) {
     blas_single_thread();
-    int nb = 1, by_cols = Nc > Mr && Mr >= BLAS_MIN_ROWS / 2;   /* not a generation step's one row */
+    int nb = 1;
 #ifdef _OPENMP
     if ((long)Mr * Nc * Kd >= 1L << 18 && omp_get_max_threads() > 1) nb = 4 * omp_get_max_threads();
 #endif
-    if (nb > (by_cols ? Nc : Mr) / BLAS_MIN_ROWS) nb = (by_cols ? Nc : Mr) / BLAS_MIN_ROWS;
-    if (nb <= 1) {
+    int rb = 1, cb = 1;
+    long best = -1;
+    for (int r = 1; r <= nb; r++) {   /* blocks of at least BLAS_MIN_ROWS rows and columns */
+        if (nb % r || Mr / r < BLAS_MIN_ROWS / (r > 1 ? 1 : 2) || Nc / (nb / r) < BLAS_MIN_ROWS) continue;
+        long cost = (long)(nb / r) * Mr + (long)r * Nc;
+        if (best < 0 || cost < best) { best = cost; rb = r; cb = nb / r; }
+    }
+    if (best < 0) {   /* too small to cut nb ways: by rows as far as they go */
+        rb = Mr / BLAS_MIN_ROWS < nb ? Mr / BLAS_MIN_ROWS : nb;
+        if (rb < 1) rb = 1;
+    }
+    if (rb * cb <= 1) {
         cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
                     Mr, Nc, Kd, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
         return;
@@ -55,17 +68,14 @@ static void blas_rows(int transa, int transb, int Mr, int Nc, int Kd, const floa
 #ifdef _OPENMP
     #pragma omp parallel for schedule(dynamic)
 #endif
-    for (int t = 0; t < nb; t++) {
-        if (by_cols) {   /* multiples of 16 columns, the kernels' width */
-            int c0 = (int)((long)Nc * t / nb) & ~15, c1 = t == nb - 1 ? Nc : (int)((long)Nc * (t + 1) / nb) & ~15;
-            blas_cols(transa, transb, Mr, c0, c1, Kd, a, lda, b, ldb, c, ldc);
-            continue;
-        }
-        int r0 = (int)((long)Mr * t / nb), r1 = (int)((long)Mr * (t + 1) / nb);
+    for (int t = 0; t < rb * cb; t++) {
+        int ri = t / cb, ci = t % cb;
+        int r0 = (int)((long)Mr * ri / rb), r1 = (int)((long)Mr * (ri + 1) / rb);
+        int c0 = cb == 1 ? 0 : (int)((long)Nc * ci / cb) & ~15;
+        int c1 = ci == cb - 1 ? Nc : (int)((long)Nc * (ci + 1) / cb) & ~15;
         /* rows r0..r1 of op(a): row offset r0*lda, or column offset r0 when transposed */
         const float *at = transa ? a + r0 : a + (size_t)r0 * lda;
-        cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans, transb ? CblasTrans : CblasNoTrans,
-                    r1 - r0, Nc, Kd, 1.0f, at, lda, b, ldb, 1.0f, c + (size_t)r0 * ldc, ldc);
+        blas_cols(transa, transb, r1 - r0, c0, c1, Kd, at, lda, b, ldb, c + (size_t)r0 * ldc, ldc);
     }
 }
 #else
