@@ -900,6 +900,14 @@ TEST(model_kernels_exp_shifted) {
     float q[6] = {NAN, -1.0f, 100.0f, -2.0f, 3e38f, NAN};
     exp_shifted(q, q, 0.0f, 6);
     CHECK(isnan(q[0]) && isnan(q[5]) && q[1] > 0.36f && q[1] < 0.37f && isfinite(q[2]) && isfinite(q[4]));
+    /* the machine's widest build (8 lanes with AVX2) and the 4-lane one give the
+     * same bits, at every length's tail (n % 8 of 0..7) */
+    float p8[N], p4[N];
+    for (int n = N - 8; n <= N; n++) {
+        exp_shifted(p8, x, 3.0f, n);
+        exp_shifted_plain(p4, x, 3.0f, n);
+        CHECK(memcmp(p8, p4, (size_t)n * sizeof *p8) == 0);
+    }
 }
 
 /* model_train_step with a twin and two threads (each half of the batch on its own
@@ -1011,4 +1019,10 @@ TEST(model_kernels_sigmoid_vec) {
     float w[3] = {0.0f, 1000.0f, -1000.0f};
     sigmoid_vec(w, w, 3);
     CHECK(w[0] == 0.5f && w[1] == 1.0f && w[2] == 0.0f);
+    float y4[N];   /* the widest build and the 4-lane one: the same bits */
+    for (size_t n = N - 8; n <= N; n++) {
+        sigmoid_vec(y, z, n);
+        sigmoid_vec_plain(y4, z, n);
+        CHECK(memcmp(y, y4, n * sizeof *y) == 0);
+    }
 }

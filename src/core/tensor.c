@@ -482,26 +482,29 @@ void vecmat_tile(VECMAT_ARGS) { vecmat_tile_4(out, ldo, x, ldx, nx, mt, D, Tk, T
 #undef VECMAT_ARGS
 #undef COMBINE_ARGS
 
-/* e^v for v <= 0, four lanes: Cephes' expf polynomial after a Cody–Waite
- * reduction by ln 2; below −87, exactly 0. */
-static inline f4 exp4_le0(f4 v) {
-    i4 over = v > splat4(88.0f);                                            /* outside the domain: 2^k stays a float */
-    v = (f4)(((i4)v & ~over) | ((i4)splat4(88.0f) & over));
-    i4 under = v < splat4(-87.0f);                                          /* underflows to 0, as e^−10000 */
-    v = (f4)(((i4)v & ~under) | ((i4)splat4(-87.0f) & under));             /* keeps 2^k a normal float */
-    f4 k = (v * splat4(1.44269504088896341f) + splat4(12582912.0f)) - splat4(12582912.0f);
-    f4 r = v - k * splat4(0.693359375f);                                   /* Cody–Waite ln 2 */
-    r = r - k * splat4(-2.12194440e-4f);
-    f4 y = splat4(1.9875691500e-4f);
-    y = y * r + splat4(1.3981999507e-3f);
-    y = y * r + splat4(8.3334519073e-3f);
-    y = y * r + splat4(4.1665795894e-2f);
-    y = y * r + splat4(1.6666665459e-1f);
-    y = y * r + splat4(5.0000001201e-1f);
-    y = y * r * r + r + splat4(1.0f);
-    i4 e = (__builtin_convertvector(k, i4) + 127) << 23;                  /* 2^k */
-    return (f4)((i4)(y * (f4)e) & ~under);
-}
+/* e^v for v <= 0 on a vector V (lanes of I, SPLAT broadcasts): Cephes' expf
+ * polynomial after a Cody–Waite reduction by ln 2; below −87, exactly 0.  Each
+ * lane runs the same operations whatever the width (no fused multiply-add:
+ * -std=c11 keeps a*b+c two roundings), so 4 and 8 lanes give the same bits. */
+#define EXP_LE0_BODY(V, I, SPLAT)                                                  \
+    I over = v > SPLAT(88.0f);                   /* outside the domain: 2^k stays a float */ \
+    v = (V)(((I)v & ~over) | ((I)SPLAT(88.0f) & over));                           \
+    I under = v < SPLAT(-87.0f);                 /* underflows to 0, as e^−10000 */ \
+    v = (V)(((I)v & ~under) | ((I)SPLAT(-87.0f) & under));  /* keeps 2^k a normal float */ \
+    V k = (v * SPLAT(1.44269504088896341f) + SPLAT(12582912.0f)) - SPLAT(12582912.0f); \
+    V r = v - k * SPLAT(0.693359375f);           /* Cody–Waite ln 2 */              \
+    r = r - k * SPLAT(-2.12194440e-4f);                                           \
+    V y = SPLAT(1.9875691500e-4f);                                                \
+    y = y * r + SPLAT(1.3981999507e-3f);                                          \
+    y = y * r + SPLAT(8.3334519073e-3f);                                          \
+    y = y * r + SPLAT(4.1665795894e-2f);                                          \
+    y = y * r + SPLAT(1.6666665459e-1f);                                          \
+    y = y * r + SPLAT(5.0000001201e-1f);                                          \
+    y = y * r * r + r + SPLAT(1.0f);                                              \
+    I e = (__builtin_convertvector(k, I) + 127) << 23;   /* 2^k */                 \
+    return (V)((I)(y * (V)e) & ~under);
+
+static inline f4 exp4_le0(f4 v) { EXP_LE0_BODY(f4, i4, splat4) }
 
 /* The same, one lane (the same operations, so the same bits); a NaN stays NaN. */
 static inline float exp1_le0(float v) {
@@ -522,26 +525,65 @@ static inline float exp1_le0(float v) {
     return y * two_k.f;
 }
 
-void exp_shifted(float *out, const float *x, float shift, int n) {
-    int i = 0;
-    for (; i + 4 <= n; i += 4) store4(out + i, exp4_le0(load4(x + i) - splat4(shift)));
-    for (; i < n; i++) out[i] = exp1_le0(x[i] - shift);
-}
-
 /* σ(z) = 1 / (1 + e^−z) through t = e^−|z| <= 1: 1 / (1 + t) for z >= 0,
  * t / (1 + t) below (no overflow either way). */
-void sigmoid_vec(float *out, const float *z, size_t n) {
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        f4 v = load4(z + i);
-        i4 neg = v < splat4(0.0f);
-        f4 a = (f4)((i4)v & ~(i4)splat4(-0.0f));                           /* |z| */
-        f4 t = exp4_le0(-a), d = splat4(1.0f) + t;
-        f4 num = (f4)(((i4)t & neg) | ((i4)splat4(1.0f) & ~neg));
-        store4(out + i, num / d);
+#define SIGMOID_BODY(V, I, SPLAT, EXP)                                            \
+    I neg = v < SPLAT(0.0f);                                                      \
+    V a = (V)((I)v & ~(I)SPLAT(-0.0f));          /* |z| */                         \
+    V t = EXP(-a), d = SPLAT(1.0f) + t;                                           \
+    V num = (V)(((I)t & neg) | ((I)SPLAT(1.0f) & ~neg));                          \
+    return num / d;
+
+static inline f4 sigmoid4(f4 v) { SIGMOID_BODY(f4, i4, splat4, exp4_le0) }
+
+/* exp_shifted and sigmoid_vec over L-lane vectors, then 4 lanes, then one. */
+#define EXP_SHIFTED_BODY(V, L, LOAD, STORE, SPLAT, EXP)                           \
+    int i = 0;                                                                    \
+    for (; i + (L) <= n; i += (L)) STORE(out + i, EXP(LOAD(x + i) - SPLAT(shift))); \
+    for (; i + 4 <= n; i += 4) store4(out + i, exp4_le0(load4(x + i) - splat4(shift))); \
+    for (; i < n; i++) out[i] = exp1_le0(x[i] - shift);
+#define SIGMOID_VEC_BODY(L, LOAD, STORE, SIG)                                     \
+    size_t i = 0;                                                                 \
+    for (; i + (L) <= n; i += (L)) STORE(out + i, SIG(LOAD(z + i)));               \
+    for (; i + 4 <= n; i += 4) store4(out + i, sigmoid4(load4(z + i)));            \
+    for (; i < n; i++) {                                                          \
+        float t = exp1_le0(-fabsf(z[i]));                                         \
+        out[i] = (z[i] < 0.0f ? t : 1.0f) / (1.0f + t);                          \
     }
-    for (; i < n; i++) {
-        float t = exp1_le0(-fabsf(z[i]));
-        out[i] = (z[i] < 0.0f ? t : 1.0f) / (1.0f + t);
-    }
+
+static void exp_shifted_4(float *out, const float *x, float shift, int n) {
+    EXP_SHIFTED_BODY(f4, 4, load4, store4, splat4, exp4_le0)
 }
+static void sigmoid_vec_4(float *out, const float *z, size_t n) { SIGMOID_VEC_BODY(4, load4, store4, sigmoid4) }
+
+/* On x86-64 an AVX2 build too, picked at each call as vecmat_tile's: 8 lanes
+ * in a ymm register (16-byte vectors left SiLU and softmax's exponentials at
+ * half the width the machine has).  The same bits as the 4-lane build. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTNVIZ_PLAIN_KERNELS)
+typedef int32_t i8 __attribute__((vector_size(32)));
+#define AVX2 __attribute__((target("avx2")))
+AVX2 static inline f8 load8(const float *p) { f8 v; memcpy(&v, p, sizeof v); return v; }
+AVX2 static inline void store8(float *p, f8 v) { memcpy(p, &v, sizeof v); }
+AVX2 static inline f8 splat8(float x) { return (f8){x, x, x, x, x, x, x, x}; }
+AVX2 static inline f8 exp8_le0(f8 v) { EXP_LE0_BODY(f8, i8, splat8) }
+AVX2 static inline f8 sigmoid8(f8 v) { SIGMOID_BODY(f8, i8, splat8, exp8_le0) }
+AVX2 static void exp_shifted_8(float *out, const float *x, float shift, int n) {
+    EXP_SHIFTED_BODY(f8, 8, load8, store8, splat8, exp8_le0)
+}
+AVX2 static void sigmoid_vec_8(float *out, const float *z, size_t n) { SIGMOID_VEC_BODY(8, load8, store8, sigmoid8) }
+#undef AVX2
+
+void exp_shifted(float *out, const float *x, float shift, int n) {
+    if (__builtin_cpu_supports("avx2")) exp_shifted_8(out, x, shift, n);
+    else exp_shifted_4(out, x, shift, n);
+}
+void sigmoid_vec(float *out, const float *z, size_t n) {
+    if (__builtin_cpu_supports("avx2")) sigmoid_vec_8(out, z, n);
+    else sigmoid_vec_4(out, z, n);
+}
+#else
+void exp_shifted(float *out, const float *x, float shift, int n) { exp_shifted_4(out, x, shift, n); }
+void sigmoid_vec(float *out, const float *z, size_t n) { sigmoid_vec_4(out, z, n); }
+#endif
+void exp_shifted_plain(float *out, const float *x, float shift, int n) { exp_shifted_4(out, x, shift, n); }
+void sigmoid_vec_plain(float *out, const float *z, size_t n) { sigmoid_vec_4(out, z, n); }

@@ -138,6 +138,11 @@ void exp_shifted(float *out, const float *x, float shift, int n);
  * was 4% of a 512-token SmolLM2 forward. */
 void sigmoid_vec(float *out, const float *z, size_t n);
 
+/* The two above on 4-lane vectors whatever the machine (on x86-64 with AVX2 the
+ * two above run on 8): the tests check both give the same bits. */
+void exp_shifted_plain(float *out, const float *x, float shift, int n);
+void sigmoid_vec_plain(float *out, const float *z, size_t n);
+
 /* out = a + b, n elements. */
 void residual_forward(float *out, const float *a, const float *b, size_t n);
 

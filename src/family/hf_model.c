@@ -313,12 +313,15 @@ static void layernorm_eps(float *out, const float *inp, const float *w, const fl
 #endif
     for (int t = 0; t < T; t++) {
         const float *x = inp + (size_t)t * C;
-        double mean = 0, var = 0;
+        double mean = 0, var = 0;   /* sums in double, in vector lanes (a chain of adds was the time) */
+        OMP_SIMD_REDUCE(mean)
         for (int i = 0; i < C; i++) mean += x[i];
         mean /= C;
+        OMP_SIMD_REDUCE(var)
         for (int i = 0; i < C; i++) var += (x[i] - mean) * (x[i] - mean);
         float rstd = (float)(1.0 / sqrt(var / C + eps));
         float *o = out + (size_t)t * C;
+        OMP_SIMD
         for (int i = 0; i < C; i++) o[i] = (float)(x[i] - mean) * rstd * w[i] + b[i];
     }
 }
@@ -336,8 +339,10 @@ static void activation_forward(float *x, size_t n, HfAct act) {
         size_t k = n - i0 < CHUNK ? n - i0 : CHUNK;
         float *v = x + i0, z[CHUNK];
         if (act == HF_ACT_GELU_TANH) {
+            OMP_SIMD
             for (size_t i = 0; i < k; i++) z[i] = 2.0f * s * (v[i] + 0.044715f * v[i] * v[i] * v[i]);
             sigmoid_vec(z, z, k);
+            OMP_SIMD
             for (size_t i = 0; i < k; i++) v[i] *= z[i];
         } else if (act == HF_ACT_GELU_ERF) {
             for (size_t i = 0; i < k; i++) v[i] = 0.5f * v[i] * (1.0f + erff(v[i] * 0.70710678118654752f));

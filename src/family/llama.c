@@ -206,10 +206,12 @@ static void rmsnorm(float *out, const float *in, const float *w, int T, int C, f
 #endif
     for (int t = 0; t < T; t++) {
         const float *x = in + (size_t)t * C;
-        double ss = 0;
+        double ss = 0;   /* in double, in vector lanes (a chain of adds was the time) */
+        OMP_SIMD_REDUCE(ss)
         for (int i = 0; i < C; i++) ss += (double)x[i] * x[i];
         float r = (float)(1.0 / sqrt(ss / C + eps));
         float *o = out + (size_t)t * C;
+        OMP_SIMD
         for (int i = 0; i < C; i++) o[i] = x[i] * r * (off + w[i]);
     }
 }
@@ -270,9 +272,14 @@ static void gated_act(float *gate, const float *up, size_t n, LlamaAct act) {
             for (size_t i = 0; i < k; i++) g[i] = 0.5f * g[i] * (1.0f + erff(g[i] * 0.70710678118654752f)) * u[i];
             continue;
         }
-        for (size_t i = 0; i < k; i++)
-            z[i] = act == LLAMA_ACT_SILU ? g[i] : 2.0f * s * (g[i] + 0.044715f * g[i] * g[i] * g[i]);
-        sigmoid_vec(z, z, k);
+        if (act == LLAMA_ACT_SILU) {
+            sigmoid_vec(z, g, k);
+        } else {
+            OMP_SIMD
+            for (size_t i = 0; i < k; i++) z[i] = 2.0f * s * (g[i] + 0.044715f * g[i] * g[i] * g[i]);
+            sigmoid_vec(z, z, k);
+        }
+        OMP_SIMD
         for (size_t i = 0; i < k; i++) g[i] = g[i] * z[i] * u[i];
     }
 }
