@@ -121,6 +121,29 @@ TEST(trace_check_finite_finds_each_nonfinite_cell) {
             CHECK(strstr(err, "weights") && strstr(err, where));
             m->heads[0].weights[at[a]] = 0.0f;
         }
+    /* the same pass flags a weights matrix with +0.0, bit for bit, in every cell
+     * above its diagonal (trace.bin's triangles), and still finds a bad cell
+     * there or below it */
+    unsigned char lower[2] = {9, 9};
+    float *hw = m->heads[0].weights;
+    CHECK_INT(trace_check_finite_lower(&t, lower, err, sizeof err), 0);
+    CHECK(lower[0] == 0 && lower[1] == 0);           /* w[5], w[6] lie above the diagonal */
+    hw[5] = hw[6] = 0.0f;
+    CHECK_INT(trace_check_finite_lower(&t, lower, err, sizeof err), 0);
+    CHECK(lower[0] == 1 && lower[1] == 0);           /* no norm_weighted: not a triangle */
+    hw[37 * 3 + 30] = -0.0f;
+    CHECK_INT(trace_check_finite_lower(&t, lower, err, sizeof err), 0);
+    CHECK(lower[0] == 0);
+    const float upper_bad[3] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++) {
+        hw[37 * 3 + 30] = upper_bad[b];
+        CHECK_INT(trace_check_finite_lower(&t, lower, err, sizeof err), -1);
+        CHECK(strstr(err, "at row 3, column 30") != NULL);
+    }
+    hw[37 * 3 + 30] = 0.0f;
+    hw[37 * 30 + 3] = NAN;                           /* below the diagonal, the upper part all +0.0 */
+    CHECK_INT(trace_check_finite_lower(&t, lower, err, sizeof err), -1);
+    CHECK(strstr(err, "at row 30, column 3") != NULL);
     free(w);
     trace_free(&t);
 }

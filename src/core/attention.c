@@ -2,6 +2,7 @@
 #include "core/attention.h"
 #include "core/tensor.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,15 +36,20 @@ void attn_causal_mask(unsigned char *mask, int Tq, int Tk) {
 }
 
 int attn_softmax_row(float *x, int n) {
-    float max = -INFINITY;
-    for (int j = 0; j < n; j++) if (x[j] > max) max = x[j];
+    float mx[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int j = 0;
+    for (; j + 8 <= n; j += 8)            /* 8 lanes (vectorised); a NaN is passed over, as one by one */
+        for (int k = 0; k < 8; k++) mx[k] = x[j + k] > mx[k] ? x[j + k] : mx[k];
+    for (; j < n; j++) mx[0] = x[j] > mx[0] ? x[j] : mx[0];
+    float max = mx[0];
+    for (int k = 1; k < 8; k++) max = mx[k] > max ? mx[k] : max;
     if (max == -INFINITY) {               /* every key masked: defined as zeros */
-        for (int j = 0; j < n; j++) x[j] = 0.0f;
+        for (j = 0; j < n; j++) x[j] = 0.0f;
         return 1;
     }
     exp_shifted(x, x, max, n);            /* vectorised expf; a masked −∞ gives 0 */
     double s[4] = {0.0, 0.0, 0.0, 0.0};   /* four sums in a fixed order: not one long chain */
-    int j = 0;
+    j = 0;
     for (; j + 4 <= n; j += 4)
         for (int k = 0; k < 4; k++) s[k] += x[j + k];
     for (; j < n; j++) s[0] += x[j];
@@ -111,6 +117,9 @@ static int row_extent(const AttnHead *a, int i) {
     if (!a->mask || !(isinf(a->mask_fill) && a->mask_fill < 0)) return a->Tk;
     const unsigned char *mk = a->mask + (size_t)i * a->Tk;
     int hi = a->Tk;
+    uint64_t w[8];   /* masked keys 64, then 8 at a time (a causal row ends in Tk − i − 1 of them) */
+    for (; hi >= 64 && (memcpy(w, mk + hi - 64, 64), !(w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])); ) hi -= 64;
+    for (; hi >= 8 && (memcpy(w, mk + hi - 8, 8), w[0] == 0); ) hi -= 8;
     while (hi > 0 && !mk[hi - 1]) hi--;
     return hi > 0 ? hi : a->Tk;
 }
@@ -137,9 +146,21 @@ int attention_forward_fast(const AttnHead *a) {
             int i = i0 + r, e = ext[r];
             float *row = a->weights + (size_t)i * Tk;
             const unsigned char *mk = a->mask ? a->mask + (size_t)i * Tk : NULL;
-            for (int j = 0; j < e; j++) {
-                row[j] *= a->scale;
-                if (mk && !mk[j]) row[j] = a->mask_fill;
+            float scale = a->scale, fill = a->mask_fill;
+            if (mk) {
+                uint32_t fb;
+                memcpy(&fb, &fill, sizeof fb);
+                OMP_SIMD
+                for (int j = 0; j < e; j++) {   /* a select by bits (vectorised), not a branch */
+                    float v = row[j] * scale;
+                    uint32_t b, keep = 0u - (uint32_t)(mk[j] != 0);
+                    memcpy(&b, &v, sizeof b);
+                    b = (b & keep) | (fb & ~keep);
+                    memcpy(row + j, &b, sizeof b);
+                }
+            } else {
+                OMP_SIMD
+                for (int j = 0; j < e; j++) row[j] *= scale;
             }
             empty_rows += attn_softmax_row(row, e);
             for (int j = e; j < Tk; j++) row[j] = 0.0f;

@@ -341,10 +341,53 @@ static int all_finite(const float *x, size_t n) {
     return (bad & 0x80000000u) == 0;
 }
 
+/* all_finite of a square n × n matrix in one pass that also sets *upper_zero:
+ * 1 when every cell above the diagonal is +0.0 bit for bit (a causal map's
+ * weights, where the mask hid those keys; trace.bin then stores the lower
+ * triangle).  Such cells are finite, so only a matrix with something else
+ * there is read twice. */
+static int square_finite(const float *x, int n, int *upper_zero) {
+    uint32_t bad = 0, any = 0;
+    for (int i = 0; i < n; i++) {
+        const float *r = x + (size_t)i * n;
+#ifdef _OPENMP
+        _Pragma("omp simd reduction(|:bad)")
+#endif
+        for (int j = 0; j <= i; j++) {
+            uint32_t b;
+            memcpy(&b, r + j, sizeof b);
+            bad |= (b & 0x7F800000u) + 0x00800000u;
+        }
+#ifdef _OPENMP
+        _Pragma("omp simd reduction(|:any)")
+#endif
+        for (int j = i + 1; j < n; j++) {
+            uint32_t b;
+            memcpy(&b, r + j, sizeof b);
+            any |= b;
+        }
+    }
+    *upper_zero = any == 0;
+    if (bad & 0x80000000u) return 0;
+    return any == 0 || all_finite(x, (size_t)n * n);
+}
+
 /* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
- * masked cell when allow_masked; -1 when every cell is finite. */
-static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked) {
-    if (!x || all_finite(x, (size_t)rows * cols)) return -1;
+ * masked cell when allow_masked; -1 when every cell is finite.  *lower (when
+ * not NULL, and x is a square of 2 rows or more): the square's upper_zero flag
+ * (square_finite), found in the same pass. */
+static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked,
+                            unsigned char *lower) {
+    if (lower) *lower = 0;
+    if (!x) return -1;
+    if (lower && rows == cols && rows >= 2) {
+        int upper_zero;
+        int ok = square_finite(x, rows, &upper_zero);
+        *lower = (unsigned char)upper_zero;
+        if (ok) return -1;
+    } else if (all_finite(x, (size_t)rows * cols)) {
+        return -1;
+    }
     for (size_t i = 0; i < (size_t)rows * cols; i++) {
         if (isfinite(x[i])) continue;
         if (allow_masked && m->mask && !m->mask[i] && isinf(m->mask_fill) && x[i] == m->mask_fill) continue;
@@ -354,16 +397,21 @@ static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *
 }
 
 /* The first non-finite cell of head hd: its matrix (*name for messages, *x,
- * *cols) and its index in that matrix (the return); -1 when there is none. */
-static long head_nonfinite(const TraceMap *m, const TraceHead *hd, const char **name, const float **x, int *cols) {
+ * *cols) and its index in that matrix (the return); -1 when there is none.
+ * lower (or NULL): the triangle flags of its weights and its norm_weighted. */
+static long head_nonfinite(const TraceMap *m, const TraceHead *hd, const char **name, const float **x, int *cols,
+                           unsigned char *lower) {
     struct { const char *name; const float *x; int rows, cols; } parts[] = {
         {"scores", hd->scores, m->Tq, m->Tk}, {"scaled scores", hd->scaled, m->Tq, m->Tk},
         {"masked scores", hd->masked, m->Tq, m->Tk}, {"weights", hd->weights, m->Tq, m->Tk},
         {"output", hd->output, m->Tq, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tq, m->Tk},
         {"queries before RoPE", hd->q, m->Tq, m->d_k}, {"rotated queries", hd->q_rot, m->Tq, m->d_k},
         {"keys before RoPE", hd->k, m->Tk, m->d_k}, {"rotated keys", hd->k_rot, m->Tk, m->d_k}};
+    if (lower) lower[0] = lower[1] = 0;
     for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-        long at = first_nonfinite(parts[p].x, parts[p].rows, parts[p].cols, m, parts[p].x == hd->masked);
+        unsigned char *flag = !lower ? NULL : parts[p].x == hd->weights ? lower
+                            : parts[p].x == hd->norm_weighted ? lower + 1 : NULL;
+        long at = first_nonfinite(parts[p].x, parts[p].rows, parts[p].cols, m, parts[p].x == hd->masked, flag);
         if (at < 0) continue;
         *name = parts[p].name, *x = parts[p].x, *cols = parts[p].cols;
         return at;
@@ -386,7 +434,7 @@ void trace_head_at(const Trace *t, int k, int *map, int *head) {
 
 /* Every head is tested on OpenMP's threads (a 512-token SmolLM2 trace holds
  * 280 MB); the message names the first bad head in order. */
-int trace_check_finite(const Trace *t, char *err, size_t errlen) {
+int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, size_t errlen) {
     int n = trace_n_heads(t), first = n;
 #ifdef _OPENMP
     #pragma omp parallel for schedule(dynamic, 4) reduction(min:first) if (n >= 16)
@@ -396,7 +444,9 @@ int trace_check_finite(const Trace *t, char *err, size_t errlen) {
         const char *name;
         const float *x;
         trace_head_at(t, k, &i, &h);
-        if (k < first && head_nonfinite(&t->maps[i], &t->maps[i].heads[h], &name, &x, &cols) >= 0) first = k;
+        if (k < first && head_nonfinite(&t->maps[i], &t->maps[i].heads[h], &name, &x, &cols,
+                                        lower ? lower + 2 * (size_t)k : NULL) >= 0)
+            first = k;
     }
     if (first == n) return 0;
     int i, h, cols;
@@ -404,10 +454,14 @@ int trace_check_finite(const Trace *t, char *err, size_t errlen) {
     const float *x;
     trace_head_at(t, first, &i, &h);
     const TraceMap *m = &t->maps[i];
-    long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols);
+    long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols, NULL);
     return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column %ld: the "
                       "numbers overflowed float32 in or before this layer", m->id, m->heads[h].head, name,
                       isnan(x[at]) ? "NaN" : "infinity", at / cols, at % cols);
+}
+
+int trace_check_finite(const Trace *t, char *err, size_t errlen) {
+    return trace_check_finite_lower(t, NULL, err, errlen);
 }
 
 size_t trace_json_estimate(const Trace *t) {

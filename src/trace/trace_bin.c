@@ -24,7 +24,7 @@ typedef struct {
     int n, cap;
     size_t next;       /* offset of the next piece from the start of the data */
     int oom;
-    const unsigned char *tri;  /* per head in order: weights, norm_weighted lower triangles (lower_flags) */
+    const unsigned char *tri;  /* per head in order: weights, norm_weighted lower triangles (trace_check_finite_lower) */
     int head_no;
 } Plan;
 
@@ -35,48 +35,8 @@ static cJSON *strings(char *const *s, int n) {
 
 static size_t align_up(size_t n) { return (n + TRACE_BIN_ALIGN - 1) / TRACE_BIN_ALIGN * TRACE_BIN_ALIGN; }
 
-/* 1 when the square matrix x (n x n) holds +0.0 in every cell above its
- * diagonal, bit for bit: a causal map's weights, where the mask hid those keys. */
-static int upper_is_zero(const float *x, int n) {
-    uint32_t any = 0;
-    for (int i = 0; i + 1 < n; i++) {
-        const float *r = x + (size_t)i * n;
-#ifdef _OPENMP
-        _Pragma("omp simd reduction(|:any)")   /* vectorised: GCC's -O2 does not on its own */
-#endif
-        for (int j = i + 1; j < n; j++) {
-            uint32_t b;
-            memcpy(&b, r + j, sizeof b);
-            any |= b;
-        }
-    }
-    return any == 0;
-}
-
-/* For each head in order, two flags: its weights, its norm_weighted can go as
- * lower triangles (square, +0.0 above the diagonal); found on OpenMP's threads.
- * NULL when out of memory. */
-static unsigned char *lower_flags(const Trace *t) {
-    int n = trace_n_heads(t);
-    unsigned char *f = calloc(2 * (size_t)(n > 0 ? n : 1), 1);
-    if (!f) return NULL;
-#ifdef _OPENMP
-    #pragma omp parallel for schedule(dynamic, 4) if (n >= 16)
-#endif
-    for (int k = 0; k < n; k++) {
-        int i, h;
-        trace_head_at(t, k, &i, &h);
-        const TraceMap *m = &t->maps[i];
-        const TraceHead *hd = &m->heads[h];
-        if (m->Tq != m->Tk || m->Tq < 2) continue;
-        f[2 * k] = hd->weights && upper_is_zero(hd->weights, m->Tq);
-        f[2 * k + 1] = hd->norm_weighted && upper_is_zero(hd->norm_weighted, m->Tq);
-    }
-    return f;
-}
-
 /* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds;
- * with "layout": "lower" when tri (lower_flags found the matrix square with
+ * with "layout": "lower" when tri (trace_check_finite_lower found the matrix square with
  * nothing but +0.0 above its diagonal: only row i's first i + 1 cells go). */
 static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, int tri) {
     if (pl->n == pl->cap) {
@@ -212,11 +172,13 @@ int trace_path_is_bin(const char *path) {
 }
 
 int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) {
-    if (trace_check_finite(t, err, errlen)) return -1;
     Plan pl = {0};
-    unsigned char *flags = lower_flags(t);
+    int n_heads = trace_n_heads(t);
+    unsigned char *flags = calloc(2 * (size_t)(n_heads > 0 ? n_heads : 1), 1);
+    if (!flags) return errmsg_set(err, errlen, "out of memory writing %s", path);
+    if (trace_check_finite_lower(t, flags, err, errlen)) { free(flags); return -1; }
     pl.tri = flags;
-    char *hdr = flags ? header_text(t, &pl) : NULL;
+    char *hdr = header_text(t, &pl);
     free(flags);
     if (!hdr) { free(pl.p); return errmsg_set(err, errlen, "out of memory writing %s", path); }
     size_t n = strlen(hdr), start = align_up(24 + n);
