@@ -10,6 +10,9 @@
 #include "family/llama_config.h"
 #include "core/tensor.h"
 #include "tokenize/llama2c_tok.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,10 +149,17 @@ TEST(llama_config_defaults_and_errors) {
 /* matmul_forward_t (weights stored (out, in), the Llama forward's products)
  * against a float64 loop, through cblas_sgemm and through the plain loops. */
 TEST(llama_matmul_forward_t_blas_and_plain) {
-    const int sizes[][3] = {{1, 1, 1}, {1, 64, 512}, {7, 13, 5}, {33, 17, 65}, {64, 128, 96}, {200, 64, 300}, {64, 48, 1000}};   /* last two: a 2 x 4 grid and 8 column blocks on 2 threads */
+    /* the last two on 4 threads: a 2 x 2 grid of blocks and 4 blocks of columns */
+    const int sizes[][3] = {{1, 1, 1}, {1, 64, 512}, {7, 13, 5}, {33, 17, 65}, {64, 128, 96}, {200, 64, 300}, {64, 48, 1000}};
     int saved = tensor_blas_enabled();
-    for (int use = 0; use < 2; use++) {
-        tensor_set_blas(use);
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+#endif
+    for (int use = 0; use < 4; use++) {   /* plain loops; BLAS on this machine's threads, on 2, on 4 */
+        tensor_set_blas(use > 0);
+#ifdef _OPENMP
+        omp_set_num_threads(use < 2 ? threads : 2 * (use - 1));
+#endif
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             int N = sizes[s][0], K = sizes[s][1], M = sizes[s][2];
             float *x = malloc(sizeof(float) * N * K), *w = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * M);
@@ -177,5 +187,8 @@ TEST(llama_matmul_forward_t_blas_and_plain) {
             free(x); free(w); free(b); free(y); free(want); free(y0); free(want0);
         }
     }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
     tensor_set_blas(saved);
 }
