@@ -68,6 +68,7 @@ static unsigned char *deflate_rows(const Canvas *c, size_t *zlen, PngErr *pe) {
         memcpy(raw + (size_t)y * row + 1, c->px + (size_t)y * (size_t)c->w * 3, row - 1);
     }
     struct isal_zstream s;
+    memset(&s, 0, sizeof s);   /* isal_deflate_stateless_init leaves hist_bits, which the deflate reads */
     isal_deflate_stateless_init(&s);
     s.level = 1;
     s.level_buf = lvl;
