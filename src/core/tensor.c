@@ -588,3 +588,7 @@ void sigmoid_vec(float *out, const float *z, size_t n) { sigmoid_vec_4(out, z, n
 #endif
 void exp_shifted_plain(float *out, const float *x, float shift, int n) { exp_shifted_4(out, x, shift, n); }
 void sigmoid_vec_plain(float *out, const float *z, size_t n) { sigmoid_vec_4(out, z, n); }
+#undef EXP_LE0_BODY
+#undef SIGMOID_BODY
+#undef EXP_SHIFTED_BODY
+#undef SIGMOID_VEC_BODY
