@@ -1,9 +1,10 @@
 """Per-head heatmaps drawn side by side (src/pipeline/pictures.c every_head: an OpenMP
 loop over the list of heads, each job writing its own PNG; render/font.c keeps its
-FreeType faces per thread): the same files, to the byte, and the same page and trace
-as drawn on one thread, and the cap on heatmaps per run kept."""
+FreeType faces per thread): the same files — PNGs to the chunk and the pixel
+(helpers.png_content), everything else to the byte — and the same page and trace as
+drawn on one thread, and the cap on heatmaps per run kept."""
 import hashlib, os, re, subprocess
-from helpers import ATTNVIZ, load_json
+from helpers import ATTNVIZ, load_json, png_content
 import hf_fixtures as hf
 
 HEAD = re.compile(r"^decoder\.\d+\.masked_self\.h\d+\.png$")
@@ -19,7 +20,7 @@ def run_with_threads(d, out, threads, *extra):
     for root, _, names in os.walk(out):
         for n in names:
             with open(os.path.join(root, n), "rb") as f:
-                data = f.read().replace(out.encode(), b"OUT")   # the page shows the command line
+                data = png_content(f.read()).replace(out.encode(), b"OUT")   # the page shows the command line
             files[os.path.relpath(os.path.join(root, n), out)] = hashlib.sha256(data).hexdigest()
     return files, r.stdout
 

@@ -4,7 +4,7 @@ same seed gives the same files; the A4 page and the pictures are there; bad
 options get one line and a non-zero exit, with nothing written."""
 import hashlib, json, math, os
 import numpy as np
-from helpers import run, run_ok, run_err, load_json, files_under
+from helpers import run, run_ok, run_err, load_json, files_under, png_content
 
 def sheet(tmp, *args, name="ws"):
     out = os.path.join(tmp, name)
@@ -77,7 +77,7 @@ def test_worksheet_vietnamese_and_deterministic(tmp):
     a, _ = sheet(tmp, "--lang", "vi", "--seed", "3", name="a")
     b, _ = sheet(tmp, "--lang", "vi", "--seed", "3", name="b")
     c, _ = sheet(tmp, "--lang", "vi", "--seed", "4", name="c")
-    digest = lambda d, f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
+    digest = lambda d, f: hashlib.sha256(png_content(open(os.path.join(d, f), "rb").read())).hexdigest()
     for f in ("worksheet.png", "key.png", "worksheet.html", "worksheet.json"):
         assert digest(a, f) == digest(b, f), f"{f} differs for the same seed"
     assert digest(a, "worksheet.json") != digest(c, "worksheet.json"), "another seed, other exercises"
