@@ -538,7 +538,7 @@ static inline float exp1_le0(float v) {
 static inline f4 sigmoid4(f4 v) { SIGMOID_BODY(f4, i4, splat4, exp4_le0) }
 
 /* exp_shifted and sigmoid_vec over L-lane vectors, then 4 lanes, then one. */
-#define EXP_SHIFTED_BODY(V, L, LOAD, STORE, SPLAT, EXP)                           \
+#define EXP_SHIFTED_BODY(L, LOAD, STORE, SPLAT, EXP)                           \
     int i = 0;                                                                    \
     for (; i + (L) <= n; i += (L)) STORE(out + i, EXP(LOAD(x + i) - SPLAT(shift))); \
     for (; i + 4 <= n; i += 4) store4(out + i, exp4_le0(load4(x + i) - splat4(shift))); \
@@ -553,7 +553,7 @@ static inline f4 sigmoid4(f4 v) { SIGMOID_BODY(f4, i4, splat4, exp4_le0) }
     }
 
 static void exp_shifted_4(float *out, const float *x, float shift, int n) {
-    EXP_SHIFTED_BODY(f4, 4, load4, store4, splat4, exp4_le0)
+    EXP_SHIFTED_BODY(4, load4, store4, splat4, exp4_le0)
 }
 static void sigmoid_vec_4(float *out, const float *z, size_t n) { SIGMOID_VEC_BODY(4, load4, store4, sigmoid4) }
 
@@ -569,7 +569,7 @@ AVX2 static inline f8 splat8(float x) { return (f8){x, x, x, x, x, x, x, x}; }
 AVX2 static inline f8 exp8_le0(f8 v) { EXP_LE0_BODY(f8, i8, splat8) }
 AVX2 static inline f8 sigmoid8(f8 v) { SIGMOID_BODY(f8, i8, splat8, exp8_le0) }
 AVX2 static void exp_shifted_8(float *out, const float *x, float shift, int n) {
-    EXP_SHIFTED_BODY(f8, 8, load8, store8, splat8, exp8_le0)
+    EXP_SHIFTED_BODY(8, load8, store8, splat8, exp8_le0)
 }
 AVX2 static void sigmoid_vec_8(float *out, const float *z, size_t n) { SIGMOID_VEC_BODY(8, load8, store8, sigmoid8) }
 #undef AVX2

@@ -341,11 +341,9 @@ static int all_finite(const float *x, size_t n) {
     return (bad & 0x80000000u) == 0;
 }
 
-/* all_finite of a square n × n matrix in one pass that also sets *upper_zero:
- * 1 when every cell above the diagonal is +0.0 bit for bit (a causal map's
- * weights, where the mask hid those keys; trace.bin then stores the lower
- * triangle).  Such cells are finite, so only a matrix with something else
- * there is read twice. */
+/* all_finite of a square n × n matrix, and in the same pass *upper_zero: 1 when
+ * every cell above the diagonal is +0.0 bit for bit (a causal map's weights,
+ * where the mask hid those keys; trace.bin then stores the lower triangle). */
 static int square_finite(const float *x, int n, int *upper_zero) {
     uint32_t bad = 0, any = 0;
     for (int i = 0; i < n; i++) {
@@ -356,20 +354,20 @@ static int square_finite(const float *x, int n, int *upper_zero) {
         for (int j = 0; j <= i; j++) {
             uint32_t b;
             memcpy(&b, r + j, sizeof b);
-            bad |= (b & 0x7F800000u) + 0x00800000u;
+            bad |= (b & 0x7F800000u) + 0x00800000u;   /* bit 31 only when the exponent is all ones */
         }
 #ifdef _OPENMP
-        _Pragma("omp simd reduction(|:any)")
+        _Pragma("omp simd reduction(|:bad, any)")
 #endif
         for (int j = i + 1; j < n; j++) {
             uint32_t b;
             memcpy(&b, r + j, sizeof b);
+            bad |= (b & 0x7F800000u) + 0x00800000u;
             any |= b;
         }
     }
     *upper_zero = any == 0;
-    if (bad & 0x80000000u) return 0;
-    return any == 0 || all_finite(x, (size_t)n * n);
+    return (bad & 0x80000000u) == 0;
 }
 
 /* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
@@ -425,7 +423,8 @@ int trace_n_heads(const Trace *t) {
     return n;
 }
 
-void trace_head_at(const Trace *t, int k, int *map, int *head) {
+/* Map and head of the k-th head in order (0 <= k < trace_n_heads). */
+static void head_at(const Trace *t, int k, int *map, int *head) {
     int i = 0;
     while (k >= t->maps[i].n_heads) k -= t->maps[i++].n_heads;
     *map = i;
@@ -443,7 +442,7 @@ int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, si
         int i, h, cols;
         const char *name;
         const float *x;
-        trace_head_at(t, k, &i, &h);
+        head_at(t, k, &i, &h);
         if (k < first && head_nonfinite(&t->maps[i], &t->maps[i].heads[h], &name, &x, &cols,
                                         lower ? lower + 2 * (size_t)k : NULL) >= 0)
             first = k;
@@ -452,7 +451,7 @@ int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, si
     int i, h, cols;
     const char *name;
     const float *x;
-    trace_head_at(t, first, &i, &h);
+    head_at(t, first, &i, &h);
     const TraceMap *m = &t->maps[i];
     long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols, NULL);
     return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column %ld: the "

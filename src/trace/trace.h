@@ -137,16 +137,14 @@ TraceMap *trace_find_map(Trace *t, const char *id);
 int trace_check_finite(const Trace *t, char *err, size_t errlen);
 
 /* The same check, and in the same pass over the numbers two flags a head, in
- * trace_head_at's order (lower: 2 × trace_n_heads bytes): its weights, its
+ * order (lower: 2 × trace_n_heads bytes): its weights, its
  * norm_weighted are square (2 rows or more) with +0.0 bit for bit in every cell
  * above the diagonal — a causal map, which trace.bin stores as a triangle. */
 int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, size_t errlen);
 
-/* Every head of every map counted in order (map 0's heads, then map 1's, …):
- * how many, and map and head of the k-th (0 <= k < trace_n_heads) — work spread
- * over heads of maps with different head counts. */
+/* How many heads all the maps hold (map 0's heads, then map 1's, …: the order
+ * of trace_check_finite_lower's flags). */
 int trace_n_heads(const Trace *t);
-void trace_head_at(const Trace *t, int k, int *map, int *head);
 /* About how many bytes trace_write_json will write (to warn before a large one). */
 size_t trace_json_estimate(const Trace *t);
 
