@@ -116,6 +116,7 @@ int llama2c_load(LlamaModel *m, const char *path, char *err, size_t errlen) {
         errmsg_set(err, errlen, "cannot map %s: %s", path, strerror(errno));
         goto done;
     }
+    madvise(m->map, m->map_len, MADV_HUGEPAGE);   /* 2 MB pages, as safetensors_map_f32 says why */
     m->w.layer = calloc((size_t)m->c.n_layer, sizeof *m->w.layer);
     if (!m->w.layer) { errmsg_set(err, errlen, "out of memory"); goto done; }
     point_weights(m, (const float *)((const char *)m->map + LLAMA2C_HEADER));
