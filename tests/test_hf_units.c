@@ -4,9 +4,11 @@
 #include "check.h"
 #include "core/fileio.h"
 #include "core/safetensors.h"
+#include "tokenize/bpe.h"
 #include "tokenize/strmap.h"
 #include <dirent.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +58,66 @@ TEST(hf_strmap) {
     CHECK_INT(m.n, 5000);
     strmap_free(&m);
     strmap_free(&m);   /* accepts a zeroed map */
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "wb");
+    fputs(text, f);
+    fclose(f);
+}
+
+typedef struct { const Bpe *b; int rc, n, ids[4]; } EncodeJob;
+
+static void *encode_job(void *arg) {
+    EncodeJob *j = arg;
+    int *ids = NULL;
+    j->rc = bpe_encode(j->b, "aab ab", &ids, &j->n, NULL, 0);
+    for (int i = 0; i < j->n && i < 4; i++) j->ids[i] = ids[i];
+    free(ids);
+    return NULL;
+}
+
+/* GPT-2's BPE on a vocabulary small enough to merge by hand.  "aab ab" cuts
+ * into "aab" and " ab" (byte-level "Ġab"); a b (rank 0) merges first, then
+ * a ab (rank 2) and Ġ ab (rank 1): ids aab 5, Ġab 4.  The lookup tables are
+ * built at the first lookup: four threads making it at once all get them.
+ * "a" given twice keeps its last id, as Python's json (and the tokenizers
+ * that read it) do. */
+TEST(hf_bpe_by_hand) {
+    char vocab[512], merges[512], err[256] = "";
+    snprintf(vocab, sizeof vocab, "%s/bpe-vocab.json", check_tmpdir());
+    snprintf(merges, sizeof merges, "%s/bpe-merges.txt", check_tmpdir());
+    write_text(vocab, "{\"a\": 6, \"b\": 1, \"\\u0120\": 2, \"ab\": 3, \"\\u0120ab\": 4, \"aab\": 5, \"a\": 0}");
+    write_text(merges, "#version: 0.2\na b\n\u0120 ab\r\na ab\n");
+    Bpe *b = bpe_load(vocab, merges, err, sizeof err);
+    REQUIRE(b != NULL);
+    CHECK_INT(bpe_vocab_size(b), 7);
+    pthread_t th[4];
+    EncodeJob job[4];
+    for (int i = 0; i < 4; i++) {
+        job[i] = (EncodeJob){.b = b};
+        REQUIRE(pthread_create(&th[i], NULL, encode_job, &job[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK_INT(job[i].rc, 0);
+        CHECK_INT(job[i].n, 2);
+        CHECK_INT(job[i].ids[0], 5);
+        CHECK_INT(job[i].ids[1], 4);
+    }
+    CHECK_INT(bpe_id(b, "a"), 0);
+    CHECK_INT(bpe_id(b, "\xC4\xA0" "ab"), 4);
+    CHECK_INT(bpe_id(b, "ba"), -1);
+    char text[16];
+    bpe_token_text(b, 4, text, sizeof text);
+    CHECK(!strcmp(text, " ab"));
+    bpe_token_text(b, 6, text, sizeof text);
+    CHECK(!strcmp(text, "a"));
+    bpe_free(b);
+    /* A bad merge line is refused at load, not at the first lookup. */
+    write_text(merges, "a b\nab\n");
+    CHECK(bpe_load(vocab, merges, err, sizeof err) == NULL);
+    CHECK(strstr(err, "is not a merge") != NULL);
 }
 
 /* A file: header text then n data bytes. */

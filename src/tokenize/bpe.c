@@ -6,6 +6,8 @@
 #include "tokenize/strmap.h"
 #include "tokenize/tokjson_json.h"
 #include <pcre2.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +15,19 @@
 #define BPE_PATTERN "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
 struct Bpe {
+    const char **tokens;     /* (n_vocab) id → byte-level token, in text */
+    char *text;              /* every token, NUL-terminated              */
+    int *order;              /* (n_vocab) ids in vocab.json's order      */
+    int n_vocab;
+    char *merges;            /* the n_merges merges "a b", NUL-separated, in rank order */
+    int n_merges;
+    /* The lookup tables, built at the first lookup (tables()): a run given
+     * token ids never looks a string up, and building them was about half of
+     * GPT-2's tokenizer load (100,000 inserts into tables larger than the cache). */
     StrMap vocab;            /* byte-level token → id                */
     StrMap ranks;            /* "a b" → merge rank                   */
-    const char **tokens;     /* (n_vocab) id → byte-level token (the vocab map's copy) */
-    int n_vocab;
+    pthread_mutex_t lock;
+    atomic_int ready;        /* 0 not built, 1 built, -1 out of memory */
     char byte_enc[256][3];   /* byte → its character, UTF-8          */
     int byte_dec[512];       /* code point (< 512) → byte, or -1     */
     pcre2_code *re;
@@ -50,30 +61,38 @@ static int load_vocab(Bpe *b, const char *path, char *err, size_t errlen) {
     free(text);
     const TjJson *j = d ? tj_json_root(d) : NULL;
     if (!tj_is(j, TJ_JSON_OBJECT)) { tj_json_free(d); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
-    int n = tj_size(j), rc = 0;
+    int n = tj_size(j), rc = 0, k = 0;
+    size_t bytes = 1, used = 0;
+    for (const TjJson *e = j->child; e; e = e->next) bytes += strlen(e->string) + 1;
     b->tokens = calloc((size_t)(n > 0 ? n : 1), sizeof *b->tokens);
-    if (strmap_reserve(&b->vocab, n)) rc = errmsg_set(err, errlen, "out of memory");
+    b->order = malloc((size_t)(n > 0 ? n : 1) * sizeof *b->order);
+    b->text = malloc(bytes);
     b->n_vocab = n;
-    for (const TjJson *e = j->child; e && rc == 0 && b->tokens; e = e->next) {
+    if (!b->tokens || !b->order || !b->text) rc = errmsg_set(err, errlen, "out of memory");
+    for (const TjJson *e = j->child; e && rc == 0; e = e->next) {
         double v = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
         int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
-        if (id < 0 || b->tokens[id])
+        if (id < 0 || b->tokens[id]) {
             rc = errmsg_set(err, errlen, "%s: token %s has id %.15g (ids must be 0..%d, each once)", path, e->string,
                             id < 0 ? v : (double)id, n - 1);
-        else if (!(b->tokens[id] = strmap_put_key(&b->vocab, e->string, strlen(e->string), id)))
-            rc = errmsg_set(err, errlen, "out of memory");
+            break;
+        }
+        size_t size = strlen(e->string) + 1;
+        b->tokens[id] = memcpy(b->text + used, e->string, size);
+        used += size;
+        b->order[k++] = id;
     }
-    if (!b->tokens) rc = errmsg_set(err, errlen, "out of memory");
     tj_json_free(d);
     return rc;
 }
 
+/* Checks every line and keeps the merges, NUL-separated, at the start of the
+ * file's text (b->merges); their table is built at the first lookup. */
 static int load_merges(Bpe *b, const char *path, char *err, size_t errlen) {
     char *text = file_read_all(path, 64u << 20, NULL, err, errlen);
     if (!text) return -1;
-    int rank = 0, rc = 0, lines = 1;
-    for (const char *c = text; *c; c++) lines += *c == '\n';
-    if (strmap_reserve(&b->ranks, lines)) rc = errmsg_set(err, errlen, "out of memory");
+    int rank = 0, rc = 0;
+    size_t kept = 0;
     for (char *line = text, *next; line && *line && rc == 0; line = next) {
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
@@ -85,16 +104,46 @@ static int load_merges(Bpe *b, const char *path, char *err, size_t errlen) {
             rc = errmsg_set(err, errlen, "%s: line \"%.40s\" is not a merge \"A B\"", path, line);
             break;
         }
-        if (strmap_put(&b->ranks, line, len, rank++)) rc = errmsg_set(err, errlen, "out of memory");
+        memmove(text + kept, line, len + 1);   /* kept <= line: the text only shrinks */
+        kept += len + 1;
+        rank++;
     }
-    free(text);
-    return rc;
+    if (rc) { free(text); return rc; }
+    b->merges = text;
+    b->n_merges = rank;
+    return 0;
+}
+
+/* Builds the vocabulary's and the merges' tables once, at the first lookup
+ * (from any thread).  0, or -1 out of memory. */
+static int tables(const Bpe *cb) {
+    Bpe *b = (Bpe *)cb;   /* allocated writable by bpe_load; only these fields change */
+    int ready = atomic_load_explicit(&b->ready, memory_order_acquire);
+    if (ready) return ready > 0 ? 0 : -1;
+    pthread_mutex_lock(&b->lock);
+    if (!(ready = atomic_load_explicit(&b->ready, memory_order_relaxed))) {
+        ready = strmap_reserve(&b->vocab, b->n_vocab) || strmap_reserve(&b->ranks, b->n_merges) ? -1 : 1;
+        for (int i = 0; i < b->n_vocab && ready > 0; i++) {   /* vocab.json's order: a repeated token keeps its last id */
+            const char *t = b->tokens[b->order[i]];
+            if (strmap_put(&b->vocab, t, strlen(t), b->order[i])) ready = -1;
+        }
+        const char *m = b->merges;
+        for (int r = 0; r < b->n_merges && ready > 0; r++) {
+            size_t len = strlen(m);
+            if (strmap_put(&b->ranks, m, len, r)) ready = -1;
+            m += len + 1;
+        }
+        atomic_store_explicit(&b->ready, ready, memory_order_release);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return ready > 0 ? 0 : -1;
 }
 
 Bpe *bpe_load(const char *vocab_json, const char *merges_txt, char *err, size_t errlen) {
     Bpe *b = calloc(1, sizeof *b);
     if (!b) { errmsg_set(err, errlen, "out of memory"); return NULL; }
     byte_map(b);
+    pthread_mutex_init(&b->lock, NULL);
     if (load_vocab(b, vocab_json, err, errlen) || load_merges(b, merges_txt, err, errlen)) { bpe_free(b); return NULL; }
     int code;
     PCRE2_SIZE at;
@@ -108,7 +157,7 @@ Bpe *bpe_load(const char *vocab_json, const char *merges_txt, char *err, size_t 
 }
 
 int bpe_vocab_size(const Bpe *b) { return b->n_vocab; }
-int bpe_id(const Bpe *b, const char *token) { return strmap_get(&b->vocab, token, strlen(token)); }
+int bpe_id(const Bpe *b, const char *token) { return tables(b) ? -1 : strmap_get(&b->vocab, token, strlen(token)); }
 
 /* A word being merged: symbols are consecutive pieces [start, start+len) of s. */
 typedef struct {
@@ -190,6 +239,7 @@ int bpe_encode(const Bpe *b, const char *text, int **ids, int *n, char *err, siz
     *n = 0;
     int cap = 0, rc = 0;
     size_t len = strlen(text), off = 0;
+    if (tables(b)) return errmsg_set(err, errlen, "out of memory");
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(b->re, NULL);
     if (!md) return errmsg_set(err, errlen, "out of memory");
     uint32_t opts = 0;
@@ -246,7 +296,8 @@ void bpe_free(Bpe *b) {
     if (!b) return;
     strmap_free(&b->vocab);
     strmap_free(&b->ranks);
-    free(b->tokens);
+    pthread_mutex_destroy(&b->lock);
+    free(b->tokens); free(b->text); free(b->order); free(b->merges);
     if (b->re) pcre2_code_free(b->re);
     free(b);
 }
