@@ -92,9 +92,10 @@ def as_read_from_disk(d, ids):
     cached as a user's first run after a reboot leaves it; returns that first run's wall time.
     The state of the cache changes what a first touch of the mapped weights costs: attnviz
     asks for 2 MB pages on its weights (MADV_HUGEPAGE), so a file it reads from the disk is
-    cached in 2 MB folios, mapped 2 MB a fault; a file this script has just written is cached
-    in the writer's small pages, mapped 64 kB a fault and unmapped page by page at exit (on
-    this machine 50 ms against 5 ms for GPT-2-small's 487 MB).  huge_share() says which state
+    cached in 2 MB folios, mapped 2 MB a fault; a file copied by cp or cat is cached in 4 kB
+    pages, mapped 64 kB a fault and unmapped page by page at exit (on this machine 50 ms
+    against 5 ms for GPT-2-small's 487 MB); one this script wrote a tensor at a time, in
+    pieces of various sizes.  huge_share() says which state
     the runs met.  PyTorch's copy of the weights is read after this run."""
     for f in sorted(os.listdir(d)):
         fd = os.open(os.path.join(d, f), os.O_RDONLY)
