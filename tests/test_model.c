@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "model/model_internal.h"
 #include "trace/trace.h"
+#include <malloc.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,30 @@
 
 /* arch, V, C, H, F, E, L, max_len, prenorm */
 static const ModelConfig TINY = { MODEL_ENC_DEC, 11, 8, 2, 12, 2, 2, 10, 0 };
+
+/* floats_huge: zeroed when asked (after a block of the same size was dirtied and
+ * freed, which the allocator may hand back), below and above the 2 MB where it
+ * switches to 2 MB-aligned blocks, and aligned there. */
+TEST(model_floats_huge) {
+    size_t sizes[] = { 1, 1000, (2u << 20) / 4 - 1, (2u << 20) / 4, 3u << 20 };
+    mallopt(M_MMAP_MAX, 0);                 /* freed blocks stay in the heap, dirty, */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);   /* for the next allocation to reuse      */
+    for (int s = 0; s < 5; s++) {
+        size_t n = sizes[s], nonzero = 0;
+        float *q = floats_huge(n, 0);
+        REQUIRE(q != NULL);
+        for (size_t i = 0; i < n; i++) q[i] = 2.0f;
+        free(q);
+        float *p = floats_huge(n, 1);
+        REQUIRE(p != NULL);
+        for (size_t i = 0; i < n; i++) nonzero += p[i] != 0.0f;
+        CHECK_INT((int)nonzero, 0);
+        if (n * sizeof(float) >= (2u << 20)) CHECK_INT((int)((uintptr_t)p % (2u << 20)), 0);
+        free(p);
+    }
+    mallopt(M_MMAP_MAX, 65536);             /* glibc's defaults again */
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+}
 
 TEST(model_positional_encoding_values) {
     float pe[6 * 8];

@@ -3,7 +3,9 @@
 #include "core/tensor.h"
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifdef ATTNVIZ_BLAS
 #include <cblas.h>
 #ifdef _OPENMP
@@ -154,6 +156,18 @@ void matmul_acc_ref(float *out, const float *inp, const float *w, int N, int K, 
             }
         }
     }
+}
+
+float *floats_huge(size_t n, int zero) {
+    size_t bytes = (n ? n : 1) * sizeof(float), huge = (size_t)2 << 20;
+    void *p = NULL;
+    if (bytes < huge) return zero ? calloc(n ? n : 1, sizeof(float)) : malloc(bytes);
+    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+    if (zero) memset(p, 0, bytes);
+    return p;
 }
 
 void matmul_forward(float *out, const float *inp, const float *w, const float *bias,

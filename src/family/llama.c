@@ -136,12 +136,8 @@ static int alloc_params(LlamaModel *m, const char *dir, char *err, size_t errlen
     size_t n = 0;
     for (int i = 0; i < m->st.n; i++)
         if (safetensors_dtype_size(m->st.t[i].dtype)) n += m->st.t[i].numel;
-    void *p = NULL;
-    if (n && posix_memalign(&p, (size_t)2 << 20, n * sizeof(float)) != 0)
-        return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
-#ifdef MADV_HUGEPAGE
-    if (p) madvise(p, n * sizeof(float), MADV_HUGEPAGE);   /* a hint: ignored where unsupported */
-#endif
+    float *p = n ? floats_huge(n, 0) : NULL;
+    if (n && !p) return errmsg_set(err, errlen, "out of memory: %s needs %zu MB of weights", dir, n * 4 >> 20);
     m->params = p;
     return 0;
 }

@@ -233,7 +233,7 @@ int model_alloc(Model *m, const ModelConfig *c) {
     if (model_config_validate(c, m->err, sizeof m->err)) return -1;
     m->config = *c;
     m->num_params = model_num_params(c);
-    m->params_memory = calloc(m->num_params, sizeof(float));
+    m->params_memory = floats_huge(m->num_params, 1);
     m->pe = malloc((size_t)c->max_len * c->d_model * sizeof(float));
     if (!m->params_memory || !m->pe) {
         free(m->params_memory); free(m->pe);
@@ -507,7 +507,7 @@ static int acts_prepare(Model *m, int B, int S, int T, int drop) {
         if (!pass && off > m->acts_cap) {
             free(m->acts_memory);
             m->acts_cap = 0;
-            m->acts_memory = malloc(off * sizeof(float));
+            m->acts_memory = floats_huge(off, 0);
             if (!m->acts_memory) {
                 errmsg_set(m->err, sizeof m->err, "out of memory for activations (%zu floats)", off);
                 return -1;

@@ -12,7 +12,7 @@
 int model_zero_grad(Model *m) {
     if (!m->params_memory) return errmsg_set(m->err, sizeof m->err, "model_zero_grad: model not initialised");
     if (!m->grads_memory) {
-        m->grads_memory = calloc(m->num_params, sizeof(float));
+        m->grads_memory = floats_huge(m->num_params, 1);
         if (!m->grads_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for gradients");
         model_point_params(&m->config, m->grads_memory, &m->grads);
     } else {
@@ -55,7 +55,7 @@ static int bwd_prepare(Model *m, Bwd *w) {
     if (total > m->bwd_cap) {
         free(m->bwd_memory);
         m->bwd_cap = 0;
-        m->bwd_memory = malloc(total * sizeof(float));
+        m->bwd_memory = floats_huge(total, 0);
         if (!m->bwd_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for the backward pass");
         m->bwd_cap = total;
     }

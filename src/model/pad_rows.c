@@ -19,7 +19,7 @@ int model_pad_prepare(Model *m, int B, int S, int T) {
     if (need > m->pack_cap) {
         free(m->pack_memory);
         m->pack_cap = 0;
-        m->pack_memory = malloc(need * sizeof(float));
+        m->pack_memory = floats_huge(need, 0);
         if (!m->pack_memory) return errmsg_set(m->err, sizeof m->err, "out of memory for packed rows");
         m->pack_cap = need;
     }

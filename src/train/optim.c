@@ -9,8 +9,8 @@ int adam_init(Adam *a, size_t n) {
     memset(a, 0, sizeof *a);
     a->beta1 = 0.9f; a->beta2 = 0.98f; a->eps = 1e-9f;
     a->n = n;
-    a->m = calloc(n ? n : 1, sizeof(float));
-    a->v = calloc(n ? n : 1, sizeof(float));
+    a->m = floats_huge(n, 1);   /* read and written every step */
+    a->v = floats_huge(n, 1);
     if (!a->m || !a->v) { adam_free(a); return -1; }
     return 0;
 }
