@@ -115,10 +115,6 @@ static size_t carve(const HfConfig *c, float *base, Block *b) {
     return off;
 }
 
-/* The weights' block, n floats: in 2 MB pages (floats_huge), which spares the
- * copies a quarter of a million page faults. */
-static float *alloc_params(size_t n) { return floats_huge(n, 0); }
-
 /* ---- the families' tensor tables ---- */
 
 /* The sizes a table names, read from the config. */
@@ -271,7 +267,7 @@ int hf_model_load(HfModel *m, const char *dir, char *err, size_t errlen) {
     if (hf_config_load(&m->c, dir, err, errlen) != 0) return -1;
     Loader ld = {.st = &m->st, .dir = dir, .err = err, .errlen = errlen};
     size_t n = carve(&m->c, NULL, &ld.b);
-    m->params = alloc_params(n);
+    m->params = floats_huge(n, 0);   /* 2 MB pages: spares the copies a quarter of a million page faults */
     m->w.layer = calloc((size_t)m->c.n_layer, sizeof *m->w.layer);
     if (!m->params || !m->w.layer) {
         hf_model_free(m);

@@ -346,37 +346,30 @@ static int all_finite(const float *x, size_t n) {
  * where the mask hid those keys; trace.bin then stores the lower triangle). */
 static int square_finite(const float *x, int n, int *upper_zero) {
     uint32_t bad = 0, any = 0;
+    int ok = 1;
     for (int i = 0; i < n; i++) {
         const float *r = x + (size_t)i * n;
-#ifdef _OPENMP
-        _Pragma("omp simd reduction(|:bad)")
-#endif
-        for (int j = 0; j <= i; j++) {
-            uint32_t b;
-            memcpy(&b, r + j, sizeof b);
-            bad |= (b & 0x7F800000u) + 0x00800000u;   /* bit 31 only when the exponent is all ones */
-        }
+        ok &= all_finite(r, (size_t)i + 1);
 #ifdef _OPENMP
         _Pragma("omp simd reduction(|:bad, any)")
 #endif
         for (int j = i + 1; j < n; j++) {
             uint32_t b;
             memcpy(&b, r + j, sizeof b);
-            bad |= (b & 0x7F800000u) + 0x00800000u;
+            bad |= (b & 0x7F800000u) + 0x00800000u;   /* all_finite's test */
             any |= b;
         }
     }
     *upper_zero = any == 0;
-    return (bad & 0x80000000u) == 0;
+    return ok && (bad & 0x80000000u) == 0;
 }
 
 /* The first cell of x (rows × cols) that is NaN or ±inf, except the −∞ of a
  * masked cell when allow_masked; -1 when every cell is finite.  *lower (when
  * not NULL, and x is a square of 2 rows or more): the square's upper_zero flag
- * (square_finite), found in the same pass. */
+ * (square_finite), found in the same pass; left as it is otherwise. */
 static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *m, int allow_masked,
                             unsigned char *lower) {
-    if (lower) *lower = 0;
     if (!x) return -1;
     if (lower && rows == cols && rows >= 2) {
         int upper_zero;
