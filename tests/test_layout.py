@@ -27,9 +27,10 @@ RANK = {
     "render": 2,     # PNG, colour maps, font, layouts, HTML, views of trace maps
     "corpus": 2,     # grammar, lexicon, generated and read corpus files
     "train": 3,      # training data, optimiser, loop, state file, evaluation
-    "pipeline": 3,   # sentence -> model -> maps -> pictures + trace
-    "demo": 4,       # the lesson in pictures
-    "cli": 5,        # one leaf file per subcommand, main.c
+    "net": 3,        # one interface to every model: the bundled translator and the foreign families
+    "pipeline": 4,   # sentence -> model -> maps -> pictures + trace
+    "demo": 5,       # the lesson in pictures
+    "cli": 6,        # one leaf file per subcommand, main.c
 }
 
 ASSETS = "assets"

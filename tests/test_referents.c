@@ -1,7 +1,7 @@
 /* test_referents.c — could anything in the sentence be the pronoun's antecedent
- * (pipeline/referents.h), with the shipped lexicon of samples/corpus. */
+ * (net/referents.h), with the shipped lexicon of samples/corpus. */
 #include "check.h"
-#include "pipeline/referents.h"
+#include "net/referents.h"
 #include <string.h>
 
 static int possible(const Referents *r, const char *const *labels, int q) {

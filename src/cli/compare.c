@@ -10,7 +10,7 @@
 #include "pipeline/compare.h"
 #include "pipeline/hf_run.h"
 #include "pipeline/look.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
 #include <omp.h>

@@ -9,7 +9,7 @@
 #include "train/eval.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
 #include "pipeline/hf_run.h"
 #include "pipeline/links.h"
 #include "pipeline/look.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "pipeline/pictures.h"
 #include "render/html.h"
 #include "render/render.h"

@@ -15,7 +15,7 @@
 #include "model/decode.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "pipeline/sentence.h"
 #include <limits.h>
 #include <math.h>

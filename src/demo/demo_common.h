@@ -14,7 +14,7 @@
 #ifndef ATTNVIZ_DEMO_COMMON_H
 #define ATTNVIZ_DEMO_COMMON_H
 #include <stddef.h>
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "render/html.h"
 #include "render/page.h"
 #include "render/render.h"

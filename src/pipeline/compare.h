@@ -30,7 +30,7 @@
 #ifndef ATTNVIZ_COMPARE_H
 #define ATTNVIZ_COMPARE_H
 #include <stddef.h>
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "trace/trace.h"
 
 typedef struct {

@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "family/hf_file.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "trace/trace.h"
 
 #define HEAD_ROLES_MIN_PREVIOUS 0.4f   /* previous_token at or above: "previous token" */

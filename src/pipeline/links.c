@@ -1,6 +1,6 @@
 /* links.c — see links.h. */
 #include "pipeline/links.h"
-#include "pipeline/referents.h"
+#include "net/referents.h"
 #include "core/errmsg.h"
 #include "tokenize/tokenizer.h"
 #include "trace/maps.h"

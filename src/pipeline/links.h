@@ -7,7 +7,7 @@
 #ifndef ATTNVIZ_LINKS_H
 #define ATTNVIZ_LINKS_H
 #include <stddef.h>
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "trace/trace.h"
 
 typedef struct {

@@ -56,7 +56,7 @@
 #include "model/model.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "pipeline/sentence.h"
 #include "pipeline/world.h"
 #include "trace/trace.h"

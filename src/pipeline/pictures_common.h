@@ -8,7 +8,7 @@
 #define ATTNVIZ_PICTURES_COMMON_H
 #include <stddef.h>
 #include "pipeline/importance.h"
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "pipeline/sentence.h"
 #include "render/html.h"
 #include "render/render.h"

@@ -1,5 +1,5 @@
 /* model_file.c — see model_file.h. */
-#include "pipeline/model_file.h"
+#include "net/model_file.h"
 #include "core/datadir.h"
 #include "core/errmsg.h"
 #include "model/checkpoint.h"

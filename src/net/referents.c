@@ -1,5 +1,5 @@
 /* referents.c — see referents.h. */
-#include "pipeline/referents.h"
+#include "net/referents.h"
 #include "core/datadir.h"
 #include "core/errmsg.h"
 #include "tokenize/tokenizer.h"

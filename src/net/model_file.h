@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include "core/datadir.h"
 #include "model/model.h"
-#include "pipeline/referents.h"
+#include "net/referents.h"
 #include "tokenize/tokenizer.h"
 
 #define MODEL_FILE_DEFAULT_NAME "attnviz-en-fr-vi.safetensors"           /* "taught"   */
