@@ -12,7 +12,7 @@
  * [CLS] … [SEP] and a Llama tokenizer's BOS (llama2.c's <s> too) included,
  * unless --no-special. */
 #include "cli/cli.h"
-#include "family/hf_file.h"
+#include "net/net.h"
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,10 +36,10 @@ static void tokenize_usage(FILE *f) {
           "  --no-special  leave out the special tokens put around the text\n", f);
 }
 /* One line of text → one line of output.  0, or -1 (printed). */
-static int tokenize_line(const HfFile *f, const char *text, int tokens, int special, long lineno) {
-    HfInput in;
+static int tokenize_line(const Net *n, const char *text, int tokens, int special, long lineno) {
+    NetTokens in;
     char err[512];
-    if (hf_file_tokenize(f, text, special, &in, err, sizeof err) != 0) {
+    if (net_tokenize(n, text, special, &in, err, sizeof err) != 0) {
         cli_error("line %ld: %s", lineno, err);
         return -1;
     }
@@ -48,7 +48,7 @@ static int tokenize_line(const HfFile *f, const char *text, int tokens, int spec
         else printf("%s%d", i ? " " : "", in.ids[i]);
     }
     putchar('\n');
-    hf_input_free(&in);
+    net_tokens_free(&in);
     return 0;
 }
 
@@ -67,18 +67,16 @@ int cli_tokenize(int argc, char **argv) {
         else return cli_unknown_option("tokenize", argv[i]);
     }
     char err[1024];
-    int route = hf_file_route(model, tokenizer, err, sizeof err);
-    if (route < 0) { cli_error("%s", err); return 2; }
-    if (route == HF_ROUTE_OWN) {
+    if (!model) {
         cli_error("tokenize needs --model DIR: a folder with tokenizer.json, or GPT-2/BERT vocabulary files "
                   "(vocab.json + merges.txt, vocab.txt); or --model FILE.bin --tokenizer TOK.bin (llama2.c)");
         return 2;
     }
-    HfFile f;
-    if ((route == HF_ROUTE_LLAMA2C ? hf_file_open(&f, model, tokenizer, err, sizeof err)
-                                   : hf_file_load_tokenizer(&f, model, err, sizeof err)) != 0) {
+    Net n;
+    int rc = net_open(&n, model, tokenizer, NET_OPEN_TOKENIZER, err, sizeof err);
+    if (rc != 0) {
         cli_error("%s", err);
-        return 1;
+        return rc == -2 ? 2 : 1;
     }
     char *line = NULL;
     size_t cap = 0;
@@ -88,13 +86,13 @@ int cli_tokenize(int argc, char **argv) {
     while (status == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
         lineno++;
         if (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
-        if (!json) { status = tokenize_line(&f, line, tokens, special, lineno); continue; }
+        if (!json) { status = tokenize_line(&n, line, tokens, special, lineno); continue; }
         cJSON *j = cJSON_Parse(line);
         if (!cJSON_IsString(j)) { cli_error("line %ld is not a JSON string", lineno); status = 1; }
-        else status = tokenize_line(&f, j->valuestring, tokens, special, lineno) ? 1 : 0;
+        else status = tokenize_line(&n, j->valuestring, tokens, special, lineno) ? 1 : 0;
         cJSON_Delete(j);
     }
     free(line);
-    hf_file_free(&f);
+    net_free(&n);
     return status ? 1 : 0;
 }

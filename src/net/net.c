@@ -43,7 +43,7 @@ static int open_family(Net *n, const char *model, const char *tokenizer, int rou
 int net_open(Net *n, const char *model, const char *tokenizer, NetOpen how, char *err, size_t errlen) {
     memset(n, 0, sizeof *n);
     int route = hf_file_route(model, tokenizer, err, errlen);
-    if (route < 0) return -1;
+    if (route < 0) return -2;
     int rc = route == HF_ROUTE_OWN ? open_own(n, model, err, errlen)
                                    : open_family(n, model, tokenizer, route, how, err, errlen);
     if (rc != 0) net_free(n);

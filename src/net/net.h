@@ -69,7 +69,9 @@ typedef HfInput NetTokens;
 /* Opens what --model (and --tokenizer) name: NULL or a shipped name
  * (taught, untaught) or an attnviz checkpoint → the bundled translator; a
  * folder → its family; FILE.bin with --tokenizer TOK.bin → llama2.c.
- * 0, or -1 with err (nothing to free then). */
+ * 0; -2 with err when --model and --tokenizer do not fit together (a usage
+ * error); -1 with err when the model cannot be read.  Nothing to free after
+ * an error. */
 int net_open(Net *n, const char *model, const char *tokenizer, NetOpen how, char *err, size_t errlen);
 
 /* The model's file or folder, as given or found. */
