@@ -10,7 +10,7 @@
  * Prints the prompt and what was written, and tokens per second. */
 #include "cli/cli.h"
 #include "render/render.h"
-#include "family/hf_file.h"
+#include "net/net.h"
 #include "pipeline/generate.h"
 #include "pipeline/head_roles.h"
 #include "pipeline/head_roles_show.h"
@@ -133,29 +133,29 @@ static int head_roles_out(const HeadRoles *roles, const GenArgs *a, const char *
 
 /* --head-roles of a decoder: measured on the written text's maps (tr) and on
  * the probe (a pass of its own, after generation).  0, or -1 (printed). */
-static int add_head_roles(HeadRoles *roles, const Generation *g, HfFile *f, const GenArgs *a, const char *dir,
+static int add_head_roles(HeadRoles *roles, const Generation *g, Net *n, const GenArgs *a, const char *dir,
                           Trace *tr) {
     char err[1024];
-    if (head_roles_measure_hf(roles, f, tr, g->n, (uint64_t)a->probe_seed, (int)a->probe_length, err, sizeof err)) {
+    if (head_roles_measure(roles, n, tr, g->n, (uint64_t)a->probe_seed, (int)a->probe_length, err, sizeof err)) {
         cli_error("--head-roles: %s", err);
         return -1;
     }
     char what[1200];   /* the maps are of the prompt and what was written */
     snprintf(what, sizeof what, "%s … (+ the %d tokens written)", g->prompt, g->n_steps);
-    return head_roles_out(roles, a, dir, tr, f->dir, what);
+    return head_roles_out(roles, a, dir, tr, net_path(n), what);
 }
 
 /* The trace, pictures and page into dir.  0, or -1 (printed). */
-static int write_outputs(const Generation *g, HfFile *f, const GenArgs *a, const char *dir) {
+static int write_outputs(const Generation *g, Net *n, const GenArgs *a, const char *dir) {
     char err[1024], path[4096], mj[2048];
     Trace tr;
     trace_init(&tr);
     HeadRoles roles = {0};
     int rc = -1;
-    hf_file_json(f, mj, sizeof mj);
+    net_json(n, mj, sizeof mj);
     if (trace_set_model_json(&tr, mj) || generate_trace(g, &tr)) { cli_error("out of memory (trace)"); goto done; }
-    if (a->head_roles && add_head_roles(&roles, g, f, a, dir, &tr)) goto done;
-    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = f->dir, .head_roles = a->head_roles,
+    if (a->head_roles && add_head_roles(&roles, g, n, a, dir, &tr)) goto done;
+    GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = net_path(n), .head_roles = a->head_roles,
                           .trace = &tr};
     GenPictureReport rep = {0};
     if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); goto done; }
@@ -182,36 +182,20 @@ static void print_generation(const Generation *g) {
            g->kv_per_token, g->kv_per_token_mha, (size_t)g->n * g->kv_per_token);
 }
 
-/* --head for the translator: "L.H" (both maps of layer L, head H); default
- * the last layer, head 0.  0, or -1 (printed). */
-static int translator_head(const GenArgs *a, const ModelConfig *c, int *layer, int *head) {
-    *layer = c->n_dec_layers - 1;
-    *head = 0;
-    if (!a->head) return 0;
-    int end = 0;
-    if (sscanf(a->head, "%d.%d%n", layer, head, &end) != 2 || a->head[end] || *layer < 0 ||
-        *layer >= c->n_dec_layers || *head < 0 || *head >= c->n_heads) {
-        cli_error("--head '%s': the translator's decoder has layers 0..%d and heads 0..%d (give L.H)", a->head,
-                  c->n_dec_layers - 1, c->n_heads - 1);
-        return -1;
-    }
-    return 0;
-}
-
 /* The translator's pictures, page and trace into dir.  0, or -1 (printed). */
-static int write_translation(Look *L, ModelFile *mf, const GenArgs *a, const char *dir, int layer, int head) {
+static int write_translation(Look *L, Net *n, const GenArgs *a, const char *dir, int layer, int head) {
     char err[1024], text[2200], path[4096];
     snprintf(text, sizeof text, "%s\n→ %s", a->prompt, L->s.translation);
-    GenTranslationSpec ts = {.dir = dir, .model_name = mf->path, .text = text, .layer = layer, .self_head = head,
+    GenTranslationSpec ts = {.dir = dir, .model_name = net_path(n), .text = text, .layer = layer, .self_head = head,
                              .cross_head = head, .head_roles = a->head_roles,
                              .trace = &L->t};
     GenPictureReport rep;
     if (a->head_roles) {   /* after the translation: the probe is a pass of its own */
         HeadRoles roles = {0};
-        int bad = head_roles_measure_model(&roles, mf, &L->t, (uint64_t)a->probe_seed, (int)a->probe_length, err,
+        int bad = head_roles_measure(&roles, n, &L->t, 0, (uint64_t)a->probe_seed, (int)a->probe_length, err,
                                            sizeof err);
         if (bad) cli_error("--head-roles: %s", err);
-        else bad = head_roles_out(&roles, a, dir, &L->t, mf->path, a->prompt);
+        else bad = head_roles_out(&roles, a, dir, &L->t, net_path(n), a->prompt);
         head_roles_free(&roles);
         if (bad) return -1;
     }
@@ -228,24 +212,17 @@ static int write_translation(Look *L, ModelFile *mf, const GenArgs *a, const cha
     return 0;
 }
 
-/* `generate` with attnviz's own translator: its greedy translation, drawn as a timeline. */
-static int generate_translator(const GenArgs *a) {
-    static ModelFile mf;
+/* The translator writing its greedy translation, drawn as a timeline. */
+static int generate_translator(const GenArgs *a, Net *n) {
     Look L;
     char err[1024];
     int status = 1, layer, head;
     memset(&L, 0, sizeof L);
-    if (model_file_load(&mf, a->model, err, sizeof err)) { cli_error("%s", err); return 1; }
-    if (mf.m.config.arch != MODEL_ENC_DEC) {
-        cli_error("generate needs a decoder; %s is %s", mf.path, model_arch_name(mf.m.config.arch));
-        goto done;
-    }
-    if (translator_head(a, &mf.m.config, &layer, &head)) goto done;
-    LookSpec spec = {.want = LOOK_TRACE | LOOK_FINITE | LOOK_RECORD, .tag = strcmp(a->to, "vi") ? VOCAB_2FR : VOCAB_2VI};
-    if (look_sentence(&L, &mf, a->prompt, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
+    if (generate_translator_head(n, a->head, &layer, &head, err, sizeof err)) { cli_error("%s", err); goto done; }
+    if (generate_translation(&L, n, a->prompt, !strcmp(a->to, "vi"), err, sizeof err)) { cli_error("%s", err); goto done; }
     OutStage stage;
     if (cli_stage_open(&stage, a->out) != 0) goto done;
-    int ok = write_translation(&L, &mf, a, stage.dir, layer, head) == 0;
+    int ok = write_translation(&L, n, a, stage.dir, layer, head) == 0;
     if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
     if (!a->quiet) {
         printf("source: %s\nwritten (greedy, one word per step): %s\n", a->prompt, L.s.translation);
@@ -255,7 +232,33 @@ static int generate_translator(const GenArgs *a) {
     status = 0;
 done:
     look_free(&L);
-    model_file_free(&mf);
+    return status;
+}
+
+/* A decoder writing one token at a time with a KV cache. */
+static int generate_decoder(const GenArgs *a, Net *n) {
+    char err[1024];
+    GenSpec spec = {.prompt = a->prompt, .steps = (int)a->steps, .temperature = a->temperature, .top_k = (int)a->top_k,
+                    .seed = (unsigned long long)a->seed};
+    Generation g;
+    int status = 1;
+    if (generate_run(&g, n, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
+    int writes = !a->no_pictures || strcmp(a->trace, "none") || a->head_roles;
+    if (writes) {
+        OutStage stage;   /* a failure leaves --out as it was */
+        if (cli_stage_open(&stage, a->out) != 0) goto done;
+        int ok = write_outputs(&g, n, a, stage.dir) == 0;
+        if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
+    }
+    if (!a->quiet) {
+        print_generation(&g);
+        if (writes)
+            printf("%s%s in %s/\n", a->no_pictures ? "" : "pictures and index.html",
+                   strcmp(a->trace, "none") ? (a->no_pictures ? "trace.json" : ", trace.json") : "", a->out);
+    }
+    status = 0;
+done:
+    generation_free(&g);
     return status;
 }
 
@@ -264,32 +267,10 @@ int cli_generate(int argc, char **argv) {
     int p = parse_args(&a, argc, argv);
     if (p) return p > 0 ? 0 : 2;
     char err[1024];
-    int route = hf_file_route(a.model, a.tokenizer, err, sizeof err);
-    if (route < 0) { cli_error("%s", err); return 2; }
-    if (route == HF_ROUTE_OWN) return generate_translator(&a);
-    HfFile f;
-    if (hf_file_open(&f, a.model, a.tokenizer, err, sizeof err)) { cli_error("%s", err); return 1; }
-    GenSpec spec = {.prompt = a.prompt, .steps = (int)a.steps, .temperature = a.temperature, .top_k = (int)a.top_k,
-                    .seed = (unsigned long long)a.seed};
-    Generation g;
-    int status = 1;
-    if (generate_run(&g, &f, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
-    int writes = !a.no_pictures || strcmp(a.trace, "none") || a.head_roles;
-    if (writes) {
-        OutStage stage;   /* a failure leaves --out as it was */
-        if (cli_stage_open(&stage, a.out) != 0) goto done;
-        int ok = write_outputs(&g, &f, &a, stage.dir) == 0;
-        if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
-    }
-    if (!a.quiet) {
-        print_generation(&g);
-        if (writes)
-            printf("%s%s in %s/\n", a.no_pictures ? "" : "pictures and index.html",
-                   strcmp(a.trace, "none") ? (a.no_pictures ? "trace.json" : ", trace.json") : "", a.out);
-    }
-    status = 0;
-done:
-    generation_free(&g);
-    hf_file_free(&f);
+    Net n;
+    int rc = net_open(&n, a.model, a.tokenizer, NET_OPEN_MODEL, err, sizeof err);
+    if (rc) { cli_error("%s", err); return rc == -2 ? 2 : 1; }
+    int status = n.caps & NET_TRANSLATES ? generate_translator(&a, &n) : generate_decoder(&a, &n);
+    net_free(&n);
     return status;
 }

@@ -173,8 +173,12 @@ done:
     return rc;
 }
 
-int generate_run(Generation *g, HfFile *f, const GenSpec *spec, char *err, size_t errlen) {
+int generate_run(Generation *g, Net *n, const GenSpec *spec, char *err, size_t errlen) {
     memset(g, 0, sizeof *g);
+    if (n->own)
+        return errmsg_set(err, errlen, "generate needs a decoder; %s is %s", n->mf.path,
+                          model_arch_name(n->mf.m.config.arch));
+    HfFile *f = &n->fam;
     HfInput in;
     if (hf_file_encode(f, spec->prompt, &in, err, errlen)) return -1;
     KvCache kv = {0};
@@ -299,4 +303,22 @@ int generate_trace(const Generation *g, Trace *tr) {
 done:
     free(mask); free(w); free(sb.buf);
     return rc;
+}
+
+int generate_translator_head(const Net *n, const char *spec, int *layer, int *head, char *err, size_t errlen) {
+    const ModelConfig *c = &n->mf.m.config;
+    *layer = c->n_dec_layers - 1;
+    *head = 0;
+    if (!spec) return 0;
+    int end = 0;
+    if (sscanf(spec, "%d.%d%n", layer, head, &end) != 2 || spec[end] || *layer < 0 || *layer >= c->n_dec_layers ||
+        *head < 0 || *head >= c->n_heads)
+        return errmsg_set(err, errlen, "--head '%s': the translator's decoder has layers 0..%d and heads 0..%d (give L.H)",
+                          spec, c->n_dec_layers - 1, c->n_heads - 1);
+    return 0;
+}
+
+int generate_translation(Look *L, Net *n, const char *sentence, int vi, char *err, size_t errlen) {
+    LookSpec spec = {.want = LOOK_TRACE | LOOK_FINITE | LOOK_RECORD, .tag = vi ? VOCAB_2VI : VOCAB_2FR};
+    return look_sentence(L, &n->mf, sentence, &spec, err, errlen);
 }

@@ -25,7 +25,8 @@
 #define ATTNVIZ_GENERATE_H
 #include <stddef.h>
 #include "core/strbuf.h"
-#include "family/hf_file.h"
+#include "net/net.h"
+#include "pipeline/look.h"
 #include "trace/trace.h"
 
 typedef struct {
@@ -60,8 +61,17 @@ typedef struct {
     unsigned long long seed;
 } Generation;
 
-/* Runs spec on f's model.  0, or -1 with err. */
-int generate_run(Generation *g, HfFile *f, const GenSpec *spec, char *err, size_t errlen);
+/* Runs spec on a decoder (net.h's NET_GENERATES).  0, or -1 with err. */
+int generate_run(Generation *g, Net *n, const GenSpec *spec, char *err, size_t errlen);
+
+/* The translator (NET_TRANSLATES) writing its greedy translation of sentence
+ * into French (vi 0) or Vietnamese: the look of that sentence (look.h), its
+ * decoder's rows one per written word.  0, or -1 with err. */
+int generate_translation(Look *L, Net *n, const char *sentence, int vi, char *err, size_t errlen);
+
+/* The translator's timeline head from --head "L.H" (NULL: the last decoder
+ * layer, head 0).  0, or -1 with err naming the layers and heads it has. */
+int generate_translator_head(const Net *n, const char *spec, int *layer, int *head, char *err, size_t errlen);
 
 /* Tokens written per second (n_steps / seconds). */
 double generate_tokens_per_s(const Generation *g);

@@ -274,7 +274,7 @@ static int probe_names(HeadRoles *r, const char *const *shown) {
     return 0;
 }
 
-int head_roles_measure_hf(HeadRoles *r, HfFile *f, const Trace *text, int n_real, uint64_t seed, int n,
+static int measure_family(HeadRoles *r, HfFile *f, const Trace *text, int n_real, uint64_t seed, int n,
                           char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     r->seed = seed;
@@ -326,7 +326,7 @@ static void model_probe_input(const HeadRoles *r, const Vocab *v, int *src, int 
     tw[0] = vocab_word(v, VOCAB_2FR);
 }
 
-int head_roles_measure_model(HeadRoles *r, ModelFile *mf, const Trace *text, uint64_t seed, int n,
+static int measure_own(HeadRoles *r, ModelFile *mf, const Trace *text, uint64_t seed, int n,
                              char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     r->seed = seed;
@@ -483,4 +483,10 @@ void head_roles_free(HeadRoles *r) {
     free(r->probe_tokens);
     free(r->probe_ids);
     memset(r, 0, sizeof *r);
+}
+
+int head_roles_measure(HeadRoles *r, Net *n, const Trace *text, int n_real, uint64_t seed, int probe, char *err,
+                       size_t errlen) {
+    return n->own ? measure_own(r, &n->mf, text, seed, probe, err, errlen)
+                  : measure_family(r, &n->fam, text, n_real, seed, probe, err, errlen);
 }

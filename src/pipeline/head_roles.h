@@ -30,8 +30,8 @@
  * keys), else "focused" (most weight on a few keys away from the query and
  * the first token: a head that looks for particular words).
  *
- * A `generate` command measures with the model it already has loaded:
- * head_roles_measure_hf(r, f, &trace_of_the_text, n_real, seed, n).  The probe
+ * A command measures with the model it already has open (net/net.h):
+ * head_roles_measure(r, net, &trace_of_the_text, n_real, seed, n).  The probe
  * is a forward pass of its own: the model's activations (logits, caches) are
  * then the probe's, so read what you need from them first.
  *
@@ -41,8 +41,7 @@
 #define ATTNVIZ_HEAD_ROLES_H
 #include <stddef.h>
 #include <stdint.h>
-#include "family/hf_file.h"
-#include "net/model_file.h"
+#include "net/net.h"
 #include "trace/trace.h"
 
 #define HEAD_ROLES_MIN_PREVIOUS 0.4f   /* previous_token at or above: "previous token" */
@@ -102,16 +101,13 @@ void head_roles_probe_scores(const TraceMap *m, int h, int offset, int n, HeadRo
 /* The role of one head's scores. */
 HeadRole head_roles_classify(const HeadRoleScores *s);
 
-/* A GPT-2, BERT or Llama-family model (hf_file.h): the text's trace (n_real
- * real tokens), the probe's forward pass and the tables.  n = 0: the default
- * length, shrunk to fit the context; a given n that does not fit is an error.
- * 0, or -1 with err. */
-int head_roles_measure_hf(HeadRoles *r, HfFile *f, const Trace *text, int n_real, uint64_t seed, int n,
-                          char *err, size_t errlen);
-/* The bundled encoder–decoder: the same from its text trace (encoder self and
- * decoder masked self maps).  0, or -1 with err. */
-int head_roles_measure_model(HeadRoles *r, ModelFile *mf, const Trace *text, uint64_t seed, int n,
-                             char *err, size_t errlen);
+/* Any model: the text's trace (n_real real tokens; the bundled
+ * encoder–decoder's encoder self and decoder masked self maps), the probe's
+ * forward pass and the tables.  probe = 0: the default length, shrunk to fit
+ * the context; a given length that does not fit is an error.  0, or -1 with
+ * err. */
+int head_roles_measure(HeadRoles *r, Net *n, const Trace *text, int n_real, uint64_t seed, int probe, char *err,
+                       size_t errlen);
 
 /* The "head_roles" member of trace.json (docs/trace-format.md), malloc'd, or
  * NULL out of memory. */

@@ -74,7 +74,7 @@ static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
     if (L->failed) return look_error(rd, i, rd->why, err, errlen);
     if (!rd->spec->head_roles) return 0;
     double t0 = now_ms();
-    int rc = head_roles_measure_model(&rd->roles, &rd->net->mf, &L->t, rd->spec->probe_seed, rd->spec->probe_length,
+    int rc = head_roles_measure(&rd->roles, rd->net, &L->t, 0, rd->spec->probe_seed, rd->spec->probe_length,
                                       rd->why, sizeof rd->why);
     rd->ms_model += now_ms() - t0;
     if (rc) return errmsg_set(err, errlen, "--head-roles: %s", rd->why);
@@ -299,7 +299,7 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
     double t0 = now_ms();
     if (hf_run_forward(&rd->hf, f, &spec, err, errlen)) return -1;
     if (a->head_roles) {   /* after the predictions: the probe is a pass of its own */
-        if (head_roles_measure_hf(&rd->roles, f, &rd->hf.t, rd->hf.in.n_real, a->probe_seed, a->probe_length, rd->why,
+        if (head_roles_measure(&rd->roles, rd->net, &rd->hf.t, rd->hf.in.n_real, a->probe_seed, a->probe_length, rd->why,
                                   sizeof rd->why))
             return errmsg_set(err, errlen, "--head-roles: %s", rd->why);
         rd->has_roles = 1;
