@@ -1,16 +1,13 @@
 /* compare.c — `attnviz compare`: two sentences through one model, one
  * sentence through two models (--model2), or one model with and without
- * knocked-out heads (--ablate).  Each side runs through the sentence pipeline
- * (pipeline/look.h for attnviz's own models, pipeline/hf_run.h for a GPT-2,
- * BERT or Llama-family folder); pipeline/compare.h differences the traces and
- * draws them.  Everything is written through a staging folder. */
+ * knocked-out heads (--ablate).  Each side is a model opened by net/net.h and
+ * a sentence through it (pipeline/compare.h's compare_side), whatever the
+ * model; pipeline/compare.h differences the traces and draws them.
+ * Everything is written through a staging folder. */
 #include "cli/cli.h"
 #include "render/render.h"
-#include "family/hf_file.h"
+#include "net/net.h"
 #include "pipeline/compare.h"
-#include "pipeline/hf_run.h"
-#include "pipeline/look.h"
-#include "net/model_file.h"
 #include "trace/trace.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -25,13 +22,11 @@ typedef struct {
     int n_sentences, quiet;
 } CompareArgs;
 
-/* One side: its model (own or foreign), its look or foreign run, its label. */
+/* One side: its model, the sentence through it, its label. */
 typedef struct {
-    ModelFile mf;
-    HfFile hf;
-    int hf_open;
-    Look look;
-    HfRun run;
+    Net net;
+    Net *n;               /* &net, or the other side's when both read one model */
+    CompareSide side;
     const Trace *t;
     char label[1400];
 } Side;
@@ -105,46 +100,9 @@ static int parse_args(CompareArgs *a, int argc, char **argv) {
     return 0;
 }
 
-/* One side through attnviz's own model (loaded from `model`, `ablate` heads
- * knocked out).  0, or -1 (printed). */
-static int own_side(Side *sd, const char *model, const char *ablate, const CompareArgs *a, const char *text,
-                    CorefHead *coref) {
-    char err[1024];
-    if (model_file_load(&sd->mf, model, err, sizeof err)) { cli_error("%s", err); return -1; }
-    if (sd->mf.m.config.arch != MODEL_ENC_DEC) {
-        cli_error("compare needs an encoder–decoder model; %s is %s", sd->mf.path, model_arch_name(sd->mf.m.config.arch));
-        return -1;
-    }
-    if (ablate && model_ablate_parse(&sd->mf.m, ablate) != 0) { cli_error("--ablate %s", sd->mf.m.err); return -1; }
-    model_file_coref_head(&sd->mf, coref);
-    LookSpec spec = {.want = LOOK_WORLD | LOOK_TRACE | LOOK_FINITE | LOOK_RECORD,
-                     .tag = !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR, .coref = coref};
-    if (look_sentence(&sd->look, &sd->mf, text, &spec, err, sizeof err)) { cli_error("%s", err); return -1; }
-    if (sd->look.world.n_unknown > 0)
-        cli_warn("words the model was not trained on, read as <unk>: %s", sd->look.world.unknown);
-    sd->t = &sd->look.t;
-    return 0;
-}
-
-/* One side through a foreign model: its own folder, or the folder of side `from`. */
-static int hf_side(Side *sd, const char *model, Side *from, const char *text) {
-    char err[1024];
-    HfFile *f = from ? &from->hf : &sd->hf;
-    if (!from) {
-        if (hf_file_open(&sd->hf, model, NULL, err, sizeof err)) { cli_error("%s", err); return -1; }
-        sd->hf_open = 1;
-    }
-    HfRunSpec spec = {text, HF_TRACE_WEIGHTS, 1, 0};
-    if (hf_run_forward(&sd->run, f, &spec, err, sizeof err)) { cli_error("%s", err); return -1; }
-    sd->t = &sd->run.t;
-    return 0;
-}
-
 static void side_free(Side *sd) {
-    look_free(&sd->look);
-    model_file_free(&sd->mf);
-    hf_run_free(&sd->run);
-    if (sd->hf_open) hf_file_free(&sd->hf);
+    compare_side_free(&sd->side);
+    net_free(&sd->net);
 }
 
 /* What is compared, and each side's label. */
@@ -167,44 +125,44 @@ static void describe(const CompareArgs *a, Side *A, Side *B, char *what, size_t 
     }
 }
 
+/* A side's model: its own, or (B with no --model2 and no --ablate) A's.  0, or -1 (printed). */
+static int side_open(Side *sd, const char *model, Side *from) {
+    char err[1024];
+    if (from) { sd->n = from->n; return 0; }
+    if (net_open(&sd->net, model, NULL, NET_OPEN_MODEL, err, sizeof err)) { cli_error("%s", err); return -1; }
+    sd->n = &sd->net;
+    return 0;
+}
+
 /* Both sides through their models.  0, or -1 (printed). */
 static int run_sides(const CompareArgs *a, Side *A, Side *B, CorefHead *coref) {
     char err[1024];
-    int ra = hf_file_route(a->model, NULL, err, sizeof err), rb = ra;
-    if (ra >= 0 && a->model2) rb = hf_file_route(a->model2, NULL, err, sizeof err);
-    if (ra < 0 || rb < 0) { cli_error("%s", err); return -1; }
-    if ((ra > HF_ROUTE_OWN) != (rb > HF_ROUTE_OWN)) {
+    const char *sb = a->sentences[a->n_sentences - 1];
+    if (side_open(A, a->model, NULL) || side_open(B, a->model2 ? a->model2 : a->model, a->model2 || a->ablate ? NULL : A))
+        return -1;
+    if ((A->n->caps & NET_TRANSLATES) != (B->n->caps & NET_TRANSLATES)) {
         cli_error("--model and --model2 must both be attnviz models or both folders of one family");
         return -1;
     }
-    const char *sb = a->sentences[a->n_sentences - 1];
-    if (ra > HF_ROUTE_OWN) {
-        if (strcmp(a->to, "fr")) {
-            cli_error("--to is for attnviz's translation models, not a GPT-2, BERT or Llama-family model");
-            return -1;
-        }
-        if (a->ablate) {
-            cli_error("--ablate works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not yet "
-                      "on GPT-2, BERT or Llama-family models");
-            return -1;
-        }
-        *coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
-        return hf_side(A, a->model, NULL, a->sentences[0]) || hf_side(B, a->model2, a->model2 ? NULL : A, sb) ? -1 : 0;
+    if (a->ablate && net_ablate(B->n, a->ablate, err, sizeof err)) { cli_error("--ablate %s", err); return -1; }
+    if (compare_side(&A->side, A->n, a->sentences[0], a->to, cli_warn, err, sizeof err) ||
+        compare_side(&B->side, B->n, sb, a->to, cli_warn, err, sizeof err)) {
+        cli_error("%s", err);
+        return -1;
     }
-    CorefHead unused;
-    return own_side(A, a->model, NULL, a, a->sentences[0], coref) ||
-                   own_side(B, a->model2 ? a->model2 : a->model, a->ablate, a, sb, &unused)
-               ? -1
-               : 0;
+    A->t = A->side.t;
+    B->t = B->side.t;
+    *coref = A->side.coref;
+    return 0;
 }
 
 static void print_sides(const CompareArgs *a, const Side *A, const Side *B) {
     const Side *s[2] = {A, B};
     for (int i = 0; i < 2; i++) {
         printf("%s\n", s[i]->label);
-        if (s[i]->look.reached >= LOOK_TRANSLATED && a->n_sentences == 2) printf("   → %s: %s\n", a->to, s[i]->look.s.translation);
-        else if (s[i]->look.reached >= LOOK_TRANSLATED)
-            printf("   “%s” → %s: %s\n", a->sentences[0], a->to, s[i]->look.s.translation);
+        if (s[i]->side.translation && a->n_sentences == 2) printf("   → %s: %s\n", a->to, s[i]->side.translation);
+        else if (s[i]->side.translation)
+            printf("   “%s” → %s: %s\n", a->sentences[0], a->to, s[i]->side.translation);
     }
 }
 

@@ -491,3 +491,34 @@ int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, con
     *n_pictures = W.n_pictures;
     return rc;
 }
+
+int compare_side(CompareSide *sd, Net *n, const char *text, const char *to, void (*warn)(const char *, ...),
+                 char *err, size_t errlen) {
+    memset(sd, 0, sizeof *sd);
+    sd->coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
+    if (!n->own) {
+        if (strcmp(to, "fr"))
+            return errmsg_set(err, errlen, "--to is for attnviz's translation models, not a GPT-2, BERT or Llama-family "
+                              "model");
+        HfRunSpec spec = {text, HF_TRACE_WEIGHTS, 1, 0};
+        if (hf_run_forward(&sd->run, &n->fam, &spec, err, errlen)) return -1;
+        sd->t = &sd->run.t;
+        return 0;
+    }
+    if (!(n->caps & NET_TRANSLATES))
+        return errmsg_set(err, errlen, "compare needs an encoder–decoder model; %s is %s", n->mf.path,
+                          model_arch_name(n->mf.m.config.arch));
+    model_file_coref_head(&n->mf, &sd->coref);
+    LookSpec spec = {.want = LOOK_WORLD | LOOK_TRACE | LOOK_FINITE | LOOK_RECORD,
+                     .tag = !strcmp(to, "vi") ? VOCAB_2VI : VOCAB_2FR, .coref = &sd->coref};
+    if (look_sentence(&sd->look, &n->mf, text, &spec, err, errlen)) return -1;
+    if (sd->look.world.n_unknown > 0) warn("words the model was not trained on, read as <unk>: %s", sd->look.world.unknown);
+    sd->t = &sd->look.t;
+    sd->translation = sd->look.s.translation;
+    return 0;
+}
+
+void compare_side_free(CompareSide *sd) {
+    look_free(&sd->look);
+    hf_run_free(&sd->run);
+}

@@ -30,8 +30,27 @@
 #ifndef ATTNVIZ_COMPARE_H
 #define ATTNVIZ_COMPARE_H
 #include <stddef.h>
-#include "net/model_file.h"
+#include "net/net.h"
+#include "pipeline/hf_run.h"
+#include "pipeline/look.h"
 #include "trace/trace.h"
+
+/* One side of a comparison: a sentence through a model (any model, net.h). */
+typedef struct {
+    Look look;            /* the translator's look (translation in look.s)      */
+    HfRun run;            /* a foreign model's run                              */
+    const Trace *t;       /* the side's trace: &look.t or &run.t                */
+    const char *translation;  /* the translator's, or NULL                      */
+    CorefHead coref;      /* the translator's coreference head, or none         */
+} CompareSide;
+
+/* text through n (the translator into `to`, fr or vi) into sd: the maps only,
+ * no pictures.  Words outside training are said through warn.  0, or -1 with
+ * err (a model that neither translates nor reads text; --to on a model that
+ * does not translate). */
+int compare_side(CompareSide *sd, Net *n, const char *text, const char *to, void (*warn)(const char *, ...),
+                 char *err, size_t errlen);
+void compare_side_free(CompareSide *sd);
 
 typedef struct {
     int map_a, map_b, head;   /* map indices in A and B (same id), head            */
