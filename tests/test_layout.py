@@ -181,6 +181,44 @@ def test_layout_rooms_and_include_direction():
     assert not bad, "layout broken:\n  " + "\n  ".join(bad)
 
 
+# The commands that take any model (docs/architecture.md, "One path"): they open
+# it through net/net.h and never name its kind. forward.c is the developer
+# command whose two modes still write different files (the own model's batch
+# JSON, a folder's trace and logits); it is the one left.
+ANY_MODEL_COMMANDS = ("run.c", "generate.c", "compare.c", "info.c", "tokenize.c")
+KIND_HEADERS = ("family/", "model/", "net/model_file.h", "net/describe.h")
+KIND_NAMES = re.compile(r"\b(HfFile|HfModel|LlamaModel|LlamaFile|ModelFile|Model|hf_file_\w+|model_file_\w+|"
+                        r"llama_\w+|HF_FILE_\w+|HF_ROUTE_\w+|MODEL_ENC_DEC|checkpoint_\w+)\b")
+
+
+def kind_problems(src, commands=ANY_MODEL_COMMANDS):
+    """Each place a command that takes any model names a model's kind."""
+    out = []
+    for name in commands:
+        with open(os.path.join(src, "cli", name), encoding="utf-8") as f:
+            text = f.read()
+        for inc in INCLUDE.findall(text):
+            if inc.startswith(KIND_HEADERS):
+                out.append(f"src/cli/{name}: includes {inc}; open the model with net/net.h")
+        code = re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\])*\"", " ", text, flags=re.S)
+        for m in sorted(set(KIND_NAMES.findall(code))):
+            out.append(f"src/cli/{name}: names {m}; ask the model what it can do (net.h's NetCap)")
+    return out
+
+
+def test_layout_commands_never_name_a_model_kind():
+    bad = kind_problems(SRC)
+    assert not bad, "a command branches on the model's kind:\n  " + "\n  ".join(bad)
+
+
+def test_layout_kind_checker_catches_a_kind(tmp):
+    """The checker itself: a command that includes a family header and names HfFile fails it."""
+    write(tmp, "src/cli/run.c", '#include "cli/cli.h"\n#include "family/hf_file.h"\n/* HfFile in a comment is fine */\n'
+                                'static int f(HfFile *h) { return h != 0; }\n')
+    bad = kind_problems(os.path.join(tmp, "src"), ("run.c",))
+    assert len(bad) == 2 and "family/hf_file.h" in bad[0] and "HfFile" in bad[1], bad
+
+
 def test_layout_top_level_is_exact():
     names = sorted(n for n in os.listdir(ROOT) if not n.startswith(".") and n != "build")
     assert names == sorted(["src", "docs", "samples", "tests", "output", "Makefile", "README.md"]), names

@@ -269,3 +269,25 @@ def test_broken_tokenizer_json_is_one_line(tmp):
     r = run_err("run", "--model", d, "--out", os.path.join(tmp, "out2"), "The animal")
     assert "\"animal\" has id 5044" in r.stderr and "1000" in r.stderr and "vocab_size" in r.stderr, r.stderr
     assert not os.path.exists(os.path.join(tmp, "out2"))
+
+
+def test_tokenize_the_translator_gives_its_vocabulary_ids(tmp):
+    """tokenize --model taught: the translator's words and ids, checked against the
+    vocabulary stored in the checkpoint's own metadata, and against what run's trace
+    says the model read at each position (source_read)."""
+    import json, os
+    from helpers import read_safetensors
+    model = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples", "models",
+                         "attnviz-en-fr-vi.safetensors")
+    vocab = json.loads(read_safetensors(model)[0]["vocab"])
+    text = "The animal didn't cross the street because it was too zorblax ."
+    ids = [int(x) for x in run_ok("tokenize", "--model", model, input=text + "\n").stdout.split()]
+    toks = run_ok("tokenize", "--model", model, "--tokens", input=text + "\n").stdout.strip().split(" | ")
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", model, "--no-pictures", "--out", out, text)
+    read = json.load(open(os.path.join(out, "trace.json")))["source_read"]
+    assert len(ids) == len(toks) == len(read), (ids, toks, read)
+    assert [vocab[i] for i in ids] == read, ([vocab[i] for i in ids], read)
+    assert toks[-1] == "<eos>" and vocab[ids[toks.index("zorblax")]] == "<unk>"
+    no = run_ok("tokenize", "--model", model, "--no-special", input=text + "\n").stdout.split()
+    assert [int(x) for x in no] == ids[:-1]

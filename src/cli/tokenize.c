@@ -29,6 +29,8 @@ static void tokenize_usage(FILE *f) {
           "no weights or config.json needed), or with GPT-2's vocab.json + merges.txt or\n"
           "BERT's vocab.txt (see attnviz run --help).  Special tokens written in the text\n"
           "(<|endoftext|>, [MASK], <s>) are one token.\n"
+          "--model taught (or untaught, or an attnviz checkpoint) reads the translator's words:\n"
+          "lowercased, <eos> last, an unknown word as <unk>'s id.\n"
           "  --tokenizer TOK.bin  the tokenizer.bin of a llama2.c checkpoint (--model FILE.bin)\n"
           "  --json        each input line is a JSON string (\"a\\nb\"), for text with newlines\n"
           "  --tokens      print the tokens as the pictures show them, separated by ' | ',\n"
