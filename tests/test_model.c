@@ -141,7 +141,7 @@ TEST(model_masks_in_attention_weights) {
         Model m;
         REQUIRE(model_init_random(&m, &cfg, 3) == 0);
         perturb(&m, 3);
-        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
         int H = cfg.n_heads, B = 2, S = 5, T = 4, bad_causal = 0, bad_pad = 0, bad_sum = 0, positive = 0;
         for (int l = 0; l < 2; l++)
             for (int b = 0; b < B; b++)
@@ -197,18 +197,18 @@ TEST(model_padding_does_not_leak) {
             Model m;
             REQUIRE(model_init_random(&m, &cfg, 11) == 0);
             perturb(&m, 5);
-            REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+            REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
             int V = cfg.vocab_size, To = m.To, n = cfg.arch == MODEL_ENCODER_ONLY ? 3 : 2;
             float *batched = malloc(sizeof(float) * (size_t)n * V);
             memcpy(batched, m.acts.logits + (size_t)1 * To * V, sizeof(float) * (size_t)n * V);
             int one_src_len = 3, one_tgt_len = 2;
-            REQUIRE(model_forward(&m, SRC + 5, &one_src_len, 3, TGT + 4, &one_tgt_len, 2, 1) == 0);
+            REQUIRE(model_forward(&m, &(ModelBatch){SRC + 5, &one_src_len, 3, TGT + 4, &one_tgt_len, 2, 1}) == 0);
             CHECK_CLOSE("item 1 alone vs padded", m.acts.logits, batched, n * V, 1e-5, 1e-5);
             /* and a different pad id changes nothing either */
             int src2[10], tgt2[8];
             memcpy(src2, SRC, sizeof src2); memcpy(tgt2, TGT, sizeof tgt2);
             src2[8] = src2[9] = 3; tgt2[6] = tgt2[7] = 1;
-            REQUIRE(model_forward(&m, src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2) == 0);
+            REQUIRE(model_forward(&m, &(ModelBatch){src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2}) == 0);
             CHECK_CLOSE("other pad ids", m.acts.logits + (size_t)To * V, batched, n * V, 1e-6, 1e-6);
             free(batched);
             model_free(&m);
@@ -219,17 +219,17 @@ TEST(model_forward_rejects_bad_input) {
     Model m;
     REQUIRE(model_init_random(&m, &TINY, 1) == 0);
     int bad[5] = { 1, 2, 11, 0, 0 }, len[1] = { 3 }, tl[1] = { 2 }, too_long[1] = { 6 };
-    CHECK(model_forward(&m, bad, len, 5, TGT, tl, 4, 1) == -1 && strstr(m.err, "token id 11"));
-    CHECK(model_forward(&m, SRC, too_long, 5, TGT, tl, 4, 1) == -1 && strstr(m.err, "length"));
+    CHECK(model_forward(&m, &(ModelBatch){bad, len, 5, TGT, tl, 4, 1}) == -1 && strstr(m.err, "token id 11"));
+    CHECK(model_forward(&m, &(ModelBatch){SRC, too_long, 5, TGT, tl, 4, 1}) == -1 && strstr(m.err, "length"));
     int big[11] = { 0 }, bl[1] = { 11 };
-    CHECK(model_forward(&m, big, bl, 11, TGT, tl, 4, 1) == -1 && strstr(m.err, "max_len"));
-    CHECK(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 0) == -1);
+    CHECK(model_forward(&m, &(ModelBatch){big, bl, 11, TGT, tl, 4, 1}) == -1 && strstr(m.err, "max_len"));
+    CHECK(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 0}) == -1);
     Model empty;
     memset(&empty, 0, sizeof empty);
-    CHECK(model_forward(&empty, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == -1);
+    CHECK(model_forward(&empty, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == -1);
     /* a zero-length source: cross-attention rows fully masked -> zeros, no NaN */
     int zl[1] = { 0 };
-    REQUIRE(model_forward(&m, SRC, zl, 5, TGT, tl, 4, 1) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, zl, 5, TGT, tl, 4, 1}) == 0);
     int nan = 0;
     for (int i = 0; i < 4 * TINY.vocab_size; i++) nan += !isfinite(m.acts.logits[i]);
     CHECK_INT(nan, 0);
@@ -239,7 +239,7 @@ TEST(model_forward_rejects_bad_input) {
 TEST(model_trace_maps) {
     Model m;
     REQUIRE(model_init_random(&m, &TINY, 2) == 0);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     Trace t;
     trace_init(&t);
     const char *src_tok[] = { "the", "cat", "sat" }, *tgt_tok[] = { "<2fr>", "le" };
@@ -296,7 +296,7 @@ static uint64_t relu_pattern(const Model *m) {
 /* Loss at the current parameters (forward + model_loss). */
 static double loss_at(Model *m, const int *targets, float eps) {
     fix_dropout_masks(m);
-    if (model_forward(m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2)) return NAN;
+    if (model_forward(m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2})) return NAN;
     return model_loss(m, targets, eps);
 }
 
@@ -312,7 +312,7 @@ static void gradcheck_drop(const ModelConfig *cfg, float eps, float dropout, con
     int tg_dec[2 * 4] = { 5, 6, 7, 3, 9, 3, 0, 0 };
     int tg_enc[2 * 5] = { 1, 2, 3, 4, 5, 6, 7, 8, 0, 0 };
     const int *targets = cfg->arch == MODEL_ENCODER_ONLY ? tg_enc : tg_dec;
-    if (model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) || model_zero_grad(&m)) {
+    if (model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) || model_zero_grad(&m)) {
         check_fail(__FILE__, __LINE__, "%s: forward: %s", label, m.err);
         model_free(&m);
         return;
@@ -447,7 +447,7 @@ TEST(model_dropout_fraction_and_expectation) {
     Model m;
     REQUIRE(model_init_random(&m, &TINY, 21) == 0);
     perturb(&m, 4);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     size_t nx = (size_t)2 * 5 * TINY.d_model;
     float x0[2 * 5 * 8];
     memcpy(x0, m.acts.enc_x, sizeof x0);
@@ -459,7 +459,7 @@ TEST(model_dropout_fraction_and_expectation) {
     const int runs = 400;
     for (int r = 0; r < runs; r++) {
         model_dropout_seed(&m, 1, (uint64_t)r);
-        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
         mask_stats(&m, &zeros, &total, &odd, p);
         for (size_t i = 0; i < nx; i++) {
             mean[i] += m.acts.enc_x[i] / (double)runs;
@@ -480,16 +480,16 @@ TEST(model_dropout_fraction_and_expectation) {
     CHECK(dev / nx < 0.15 * sqrt(xx / nx));
     /* the same (seed, step) gives the same masks; another step other masks */
     model_dropout_seed(&m, 1, 3);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     size_t nl = (size_t)2 * 4 * TINY.vocab_size;
     float *l1 = malloc(nl * sizeof(float));
     REQUIRE(l1 != NULL);
     memcpy(l1, m.acts.logits, nl * sizeof(float));
     model_dropout_seed(&m, 1, 3);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     CHECK(memcmp(l1, m.acts.logits, nl * sizeof(float)) == 0);
     model_dropout_seed(&m, 1, 4);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     CHECK(memcmp(l1, m.acts.logits, nl * sizeof(float)) != 0);
     free(l1);
     free(mean);
@@ -519,7 +519,7 @@ TEST(model_dropout_off_is_identical) {
         size_t nl = (size_t)2 * 4 * cfg.vocab_size;
         float *l0 = malloc(nl * sizeof(float)), *g0 = malloc(m.num_params * sizeof(float));
         REQUIRE(l0 && g0);
-        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
         REQUIRE(model_zero_grad(&m) == 0);
         float loss0 = model_backward(&m, tg, 0.0f);
         memcpy(l0, m.acts.logits, nl * sizeof(float));
@@ -529,7 +529,7 @@ TEST(model_dropout_off_is_identical) {
             m.dropout = variant ? 0.0f : 0.3f;
             m.training = variant;
             model_dropout_seed(&m, 9, 1);
-            REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+            REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
             CHECK(m.acts.enc_x_drop == NULL && m.acts.dec_x_drop == NULL && m.acts.enc_self.drop == NULL &&
                   m.acts.dec_cross.drop == NULL && m.acts.dec_ffn.drop == NULL);
             REQUIRE(model_zero_grad(&m) == 0);
@@ -553,16 +553,16 @@ TEST(model_dropout_off_is_identical) {
         m.dropout = 0.3f;
         m.training = 1;
         model_dropout_seed(&m, 9, 1);
-        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
         CHECK(memcmp(l0, m.acts.logits, nl * sizeof(float)) != 0);
         /* back to inference after a dropped forward: the P = 0 logits again */
         m.training = 0;
-        REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+        REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
         CHECK(memcmp(l0, m.acts.logits, nl * sizeof(float)) == 0);
         /* a rate of 1 or more is refused */
         m.training = 1;
         m.dropout = 1.0f;
-        CHECK(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == -1);
+        CHECK(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == -1);
         CHECK(strstr(m.err, "dropout") != NULL);
         free(l0); free(g0);
         model_free(&m);
@@ -590,7 +590,7 @@ static void sup_targets(float *enc_t /* (2,5,5) */, float *cross_t /* (2,4,5) */
 /* CE + Σ λ·aux at the current parameters; aux_only: Σ λ·aux alone. */
 static double sup_loss_at(Model *m, const int *targets, float eps, ModelAttnSupervision *sup, int n,
                           int aux_only) {
-    if (model_forward(m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2)) return NAN;
+    if (model_forward(m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2})) return NAN;
     double l = aux_only ? 0.0 : model_loss(m, targets, eps);
     for (int i = 0; i < n; i++) l += sup[i].weight * model_attn_sup_loss(m, &sup[i]);
     return l;
@@ -612,7 +612,7 @@ static void gradcheck_sup(const ModelConfig *cfg, float eps, const char *label) 
     };
     float *g_ce = malloc(m.num_params * sizeof(float));
     REQUIRE(g_ce);
-    if (model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) || model_zero_grad(&m)) {
+    if (model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) || model_zero_grad(&m)) {
         check_fail(__FILE__, __LINE__, "%s: forward: %s", label, m.err);
         free(g_ce); model_free(&m);
         return;
@@ -698,7 +698,7 @@ TEST(model_attention_supervision_errors) {
     int targets[8] = { 5, 6, 7, 3, 9, 3, 0, 0 };
     float enc_t[50], cross_t[40];
     sup_targets(enc_t, cross_t);
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     REQUIRE(model_zero_grad(&m) == 0);
     ModelAttnSupervision s = { MODEL_ATTN_ENC_SELF, 2, 0, 1.0f, enc_t, 0, 0, 0 };   /* layer 2 of 2 */
     CHECK(isnan(model_backward_sup(&m, targets, 0, &s, 1)) && strstr(m.err, "out of range"));
@@ -719,7 +719,7 @@ TEST(model_backward_accumulates) {
     Model m;
     REQUIRE(model_init_random(&m, &TINY, 4) == 0);
     int targets[8] = { 5, 6, 7, 3, 9, 3, 0, 0 };
-    REQUIRE(model_forward(&m, SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){SRC, SRC_LEN, 5, TGT, TGT_LEN, 4, 2}) == 0);
     REQUIRE(model_zero_grad(&m) == 0);
     float l1 = model_backward(&m, targets, 0);
     float *once = malloc(m.num_params * sizeof(float));
@@ -732,7 +732,7 @@ TEST(model_backward_accumulates) {
     int src2[10], tgt2[8], targets2[8];
     memcpy(src2, SRC, sizeof src2); memcpy(tgt2, TGT, sizeof tgt2); memcpy(targets2, targets, sizeof targets2);
     src2[8] = 7; tgt2[7] = 8; targets2[6] = 1;
-    REQUIRE(model_forward(&m, src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){src2, SRC_LEN, 5, tgt2, TGT_LEN, 4, 2}) == 0);
     REQUIRE(model_zero_grad(&m) == 0);
     model_backward(&m, targets2, 0);
     /* everything but the pad tokens' own embedding rows is identical */
@@ -969,7 +969,7 @@ static void split_case(ModelArch arch, int prenorm) {
     REQUIRE(model_init_random(&m, &cfg, 31) == 0);
     perturb(&m, 8);
     m.training = 1;
-    REQUIRE(model_forward(&m, src, sl, S, tgt, tl, T, B) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){src, sl, S, tgt, tl, T, B}) == 0);
     REQUIRE(model_zero_grad(&m) == 0);
     float loss0 = model_backward_sup(&m, y, 0.1f, sup, n_sup);
     if (isnan(loss0)) fprintf(stderr, "arch %d pre %d: %s\n", (int)arch, prenorm, m.err);

@@ -359,12 +359,12 @@ TEST(train_short_run_lowers_loss) {
     int all[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     Batch b = {0};
     REQUIRE(batch_make(&b, &s, all, 8) == 0);
-    REQUIRE(model_forward(&m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B}) == 0);
     float before = model_loss(&m, b.targets, 0.0f);
     int rc = train_run(&m, &a, 0, &s, &o, &r, err, sizeof err);
     if (rc) fprintf(stderr, "%s\n", err);
     REQUIRE(rc == 0);
-    REQUIRE(model_forward(&m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B) == 0);
+    REQUIRE(model_forward(&m, &(ModelBatch){b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B}) == 0);
     float after = model_loss(&m, b.targets, 0.0f);
     /* from about ln(30) = 3.4 to a memorised corpus: at least 80% lower in 200 steps */
     CHECK(before > 2.5);
@@ -476,7 +476,7 @@ static double gold_mass(Model *m, const TrainSet *s, int kind_cross, int layer, 
     Batch b = {0};
     double sum = 0;
     int rows = 0;
-    if (batch_make(&b, s, idx, s->n) || model_forward(m, b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B)) {
+    if (batch_make(&b, s, idx, s->n) || model_forward(m, &(ModelBatch){b.src, b.src_len, b.S, b.dec_in, b.tgt_len, b.T, b.B})) {
         batch_free(&b);
         return -1;
     }

@@ -198,7 +198,7 @@ int decode_greedy_batch(Model *m, const int *src, const int *src_len, int S, con
             memcpy(in + (size_t)b * T, dec + (size_t)b * Tcap, (size_t)T * sizeof(int));
             tl[b] = T;
         }
-        int f = model_forward(m, src, src_len, S, in, tl, T, B);
+        int f = model_forward(m, &(ModelBatch){src, src_len, S, in, tl, T, B});
         free(in);
         if (f) { errmsg_set(err, errlen, "%s", m->err); rc = -1; break; }
         if (check_finite_forward(m, B, S, T, err, errlen)) { rc = -1; break; }
@@ -238,7 +238,7 @@ int decode_greedy(Model *m, const int *src, int S, int tag, int max_len, int *ou
     out[0] = tag;
     if (decode_greedy_batch(m, src, &S, S, &tag, 1, max_len - 1, out + 1, &n, stop, err, errlen) != 0) return -1;
     *T = n + 1;
-    if (model_forward(m, src, &S, S, out, T, *T, 1) != 0)
+    if (model_forward(m, &(ModelBatch){src, &S, S, out, T, *T, 1}) != 0)
         return errmsg_set(err, errlen, "model: %s", m->err);
     return 0;
 }

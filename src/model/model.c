@@ -699,8 +699,9 @@ static int check_tokens(Model *m, const char *what, const int *tok, const int *l
     return 0;
 }
 
-int model_forward(Model *m, const int *src, const int *src_len, int S,
-                  const int *tgt, const int *tgt_len, int T, int B) {
+int model_forward(Model *m, const ModelBatch *batch) {
+    const int *src = batch->src, *src_len = batch->src_len, *tgt = batch->tgt, *tgt_len = batch->tgt_len;
+    int S = batch->S, T = batch->T, B = batch->B;
     const ModelConfig *c = &m->config;
     if (!m->params_memory) return errmsg_set(m->err, sizeof m->err, "model_forward: model not initialised");
     int enc = c->arch != MODEL_DECODER_ONLY, dec = c->arch != MODEL_ENCODER_ONLY;

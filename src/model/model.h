@@ -235,14 +235,25 @@ void model_free(Model *m);   /* accepts NULL, zeroed, half-built; leaves m zeroe
 void model_positional_encoding(float *out, int T, int C);
 
 /* ---- forward ---- */
-/* Runs the model on a batch.  Encoder-decoder: src (B,S) + src_len (B) and
- * tgt (B,T) + tgt_len (B); encoder-only: src only (tgt NULL, T 0); decoder-only:
- * tgt only (src NULL, S 0).  Lengths 0..S / 0..T; positions beyond are padding
- * (any valid token id; masked as keys).  Afterwards m->acts holds every layer's
+/* One batch as model_forward takes it, caller-owned: a sentence's ids, a
+ * decoding step's, a training step's input.  Encoder-decoder: src (B,S) +
+ * src_len (B) and tgt (B,T) + tgt_len (B); encoder-only: src only (tgt NULL,
+ * T 0); decoder-only: tgt only (src NULL, S 0).  Lengths 0..S / 0..T;
+ * positions beyond are padding (any valid token id; masked as keys). */
+typedef struct {
+    const int *src;       /* (B, S) source tokens; NULL, S 0 for decoder-only    */
+    const int *src_len;   /* (B)                                                 */
+    int S;
+    const int *tgt;       /* (B, T) decoder input; NULL, T 0 for encoder-only    */
+    const int *tgt_len;   /* (B)                                                 */
+    int T;
+    int B;
+} ModelBatch;
+
+/* Runs the model on a batch.  Afterwards m->acts holds every layer's
  * activations and m->acts.logits (B, m->To, V).  0, or -1 with m->err (bad ids,
  * lengths, sizes > max_len, out of memory). */
-int  model_forward(Model *m, const int *src, const int *src_len, int S,
-                   const int *tgt, const int *tgt_len, int T, int B);
+int  model_forward(Model *m, const ModelBatch *batch);
 
 /* Sets the dropout generator from (seed, step): the masks of the next forward are a
  * function of them alone (train calls it before each step's forward; a gradient check
@@ -303,18 +314,6 @@ float model_attn_sup_loss(Model *m, ModelAttnSupervision *sup);
  * (each aux in sup[i].loss), or NAN with m->err. */
 float model_backward_sup(Model *m, const int *targets, float label_smoothing,
                          ModelAttnSupervision *sup, int n_sup);
-
-/* One batch as model_forward takes it (the same rules of lengths and padding),
- * caller-owned: a training step's input. */
-typedef struct {
-    const int *src;       /* (B, S) source tokens; NULL, S 0 for decoder-only    */
-    const int *src_len;   /* (B)                                                 */
-    int S;
-    const int *tgt;       /* (B, T) decoder input; NULL, T 0 for encoder-only    */
-    const int *tgt_len;   /* (B)                                                 */
-    int T;
-    int B;
-} ModelBatch;
 
 /* ---- a training step on two threads (model_twin.c) ----
  * model_twin_init makes `twin` share m's parameters (m keeps owning them) with

@@ -62,8 +62,7 @@ typedef struct {
 static void half_forward(Half *h, const ModelBatch *x) {
     int enc = h->m->config.arch != MODEL_DECODER_ONLY, dec = h->m->config.arch != MODEL_ENCODER_ONLY;
     size_t b0 = (size_t)h->b0;
-    h->rc = model_forward(h->m, enc ? x->src + b0 * x->S : NULL, enc ? x->src_len + b0 : NULL, x->S,
-                          dec ? x->tgt + b0 * x->T : NULL, dec ? x->tgt_len + b0 : NULL, x->T, h->nb);
+    h->rc = model_forward(h->m, &(ModelBatch){enc ? x->src + b0 * x->S : NULL, enc ? x->src_len + b0 : NULL, x->S, dec ? x->tgt + b0 * x->T : NULL, dec ? x->tgt_len + b0 : NULL, x->T, h->nb});
 }
 
 static void half_backward(Half *h, const int *targets, int To, float eps, int n_sup) {
@@ -159,7 +158,7 @@ float model_train_step(Model *m, Model *twin, const ModelBatch *x, const int *ta
                        float eps, ModelAttnSupervision *sup, int n_sup) {
     if (!twin || x->B < 2 || n_sup > TWIN_MAX_SUP || n_sup < 0 || (n_sup > 0 && !sup) ||
         m->n_ablated > 0 || !m->training) {
-        if (model_forward(m, x->src, x->src_len, x->S, x->tgt, x->tgt_len, x->T, x->B)) return NAN;
+        if (model_forward(m, x)) return NAN;
         return model_backward_sup(m, targets, eps, sup, n_sup);
     }
     if (twin->params_memory != m->params_memory || twin->num_params != m->num_params) {

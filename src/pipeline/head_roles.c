@@ -347,7 +347,7 @@ static int measure_own(HeadRoles *r, ModelFile *mf, const Trace *text, uint64_t 
     if (!src || !tgt || !sw || !tw) { errmsg_set(err, errlen, "out of memory"); goto done; }
     model_probe_input(r, &mf->v, src, tgt, sw, tw);
     if (probe_names(r, sw)) { errmsg_set(err, errlen, "out of memory"); goto done; }
-    if (model_forward(m, src, &L, L, tgt, &L, L, 1) || model_trace(m, 0, &probe, sw, tw, 0)) {
+    if (model_forward(m, &(ModelBatch){src, &L, L, tgt, &L, L, 1}) || model_trace(m, 0, &probe, sw, tw, 0)) {
         errmsg_set(err, errlen, "head roles: the probe's forward pass: %s", m->err);
         goto done;
     }

@@ -41,7 +41,7 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
     for (size_t i = 0; i < nd; i++) im->delta[i] = NAN;
     find_pronoun(im, s);
     int S = s->S, T = s->T;
-    if (model_forward(m, s->src, &S, S, s->tgt, &T, T, 1) != 0) goto fail;
+    if (model_forward(m, &(ModelBatch){s->src, &S, S, s->tgt, &T, T, 1}) != 0) goto fail;
     sentence_target_logp(m, 0, s, im->base);
     for (int k = 0; k < 3; k++)
         for (int l = 0; l < im->layers[k]; l++)
@@ -49,7 +49,7 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
                 ModelAttnKind kind = (ModelAttnKind)k;
                 if (model_ablated(m, kind, l, h) != MODEL_ABLATE_NONE) continue;
                 if (model_ablate_head(m, kind, l, h, MODEL_ABLATE_ZERO, NULL) != 0) goto fail;
-                int rc = model_forward(m, s->src, &S, S, s->tgt, &T, T, 1);
+                int rc = model_forward(m, &(ModelBatch){s->src, &S, S, s->tgt, &T, T, 1});
                 model_ablate_head(m, kind, l, h, MODEL_ABLATE_NONE, NULL);
                 if (rc != 0) goto fail;
                 sentence_target_logp(m, 0, s, lp);

@@ -315,7 +315,7 @@ static int look_item(Look *L, Model *m, int b, const LookIds *ids, const LookSpe
 int look_ids(Look *out, Model *m, const LookIds *ids, const LookSpec *spec, char *err, size_t errlen) {
     for (int b = 0; b < ids->B; b++) look_init(&out[b]);
     if (ids->B < 1) return errmsg_set(err, errlen, "no token ids to look at");
-    if (model_forward(m, ids->src, ids->src_len, ids->S, ids->tgt, ids->tgt_len, ids->T, ids->B) != 0) {
+    if (model_forward(m, &(ModelBatch){ids->src, ids->src_len, ids->S, ids->tgt, ids->tgt_len, ids->T, ids->B}) != 0) {
         out[0].failed = 1;
         return errmsg_set(err, errlen, "%s", m->err);
     }

@@ -221,7 +221,7 @@ int sentence_forward_batch(Sentence *const *s, int n, Model *m, char *err, size_
         sl[b] = s[b]->S;
         tl[b] = s[b]->T;
     }
-    if (model_forward(m, src, sl, S, tgt, tl, T, n) != 0) { errmsg_set(err, errlen, "model: %s", m->err); goto done; }
+    if (model_forward(m, &(ModelBatch){src, sl, S, tgt, tl, T, n}) != 0) { errmsg_set(err, errlen, "model: %s", m->err); goto done; }
     rc = 0;
 done:
     free(src); free(tgt); free(sl); free(tl);

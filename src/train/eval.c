@@ -306,7 +306,7 @@ int eval_run(Model *m, const Vocab *v, const char *path, const EvalOptions *o,
             for (int t = 1; t < T; t++) d[t] = t - 1 < it[b].nt ? it[b].tgt[t - 1] : VOCAB_PAD;
             tlen[b] = it[b].nt + 1;
         }
-        if (model_forward(m, src, slen, S, din, tlen, T, B)) { errmsg_set(err, errlen, "%s", m->err); goto done; }
+        if (model_forward(m, &(ModelBatch){src, slen, S, din, tlen, T, B})) { errmsg_set(err, errlen, "%s", m->err); goto done; }
         if (!o->translation_only) score_attention(m, &cp, first, B, it, S, r, skip);
         Greedy g = {max_dec, dout, dlen, dcs};
         if (greedy_outputs(m, it, B, src, slen, S, tags, &g, err, errlen)) goto done;

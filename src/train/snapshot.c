@@ -20,7 +20,7 @@ int snapshot_record(StrBuf *s, Model *m, const TrainSnapshots *sn, long step, do
     for (int k = 0; k < sn->n_sent; k++) {
         int S = sn->len[k];
         int tgt = VOCAB_2FR, one = 1;
-        if (model_forward(m, sn->src[k], &S, S, &tgt, &one, 1, 1)) {
+        if (model_forward(m, &(ModelBatch){sn->src[k], &S, S, &tgt, &one, 1, 1})) {
             errmsg_set(err, errlen, "snapshot: %s", m->err); return -1;
         }
         if (strbuf_printf(s, "%s\n    {\"maps\": [", k ? "," : "")) goto oom;
