@@ -68,21 +68,6 @@ size_t hf_run_trace_bytes(const HfRun *r) {
     return bytes;
 }
 
-/* The strip's head: the first query token's link (among the words that can
- * be antecedents with ps->link_heads), else map 0 head 0. */
-static void choose_focus(HfRun *r, const PictureSpec *ps, int *map, int *head) {
-    *map = 0;
-    *head = 0;
-    for (int q = 0; q < r->in.n; q++) {
-        const char *w = r->in.tokens[q];
-        if (ps->query ? strcmp(w, ps->query) != 0 : !links_is_pronoun(w)) continue;
-        HeadLink L = links_for_query(&r->t, q, &ps->coref);
-        HeadLink C = ps->link_heads ? links_content_strongest(&r->t, q) : L;   /* as the lines view draws it */
-        if (C.map >= 0) L = C;
-        if (L.map >= 0) { *map = L.map; *head = L.head; return; }
-    }
-}
-
 /* Runs the forward pass again up to the layer of (map, head), keeping that
  * head's steps, and swaps the head into the trace: its weights are the same
  * bits, and the model's states (the logits) stay the whole pass's. */
@@ -104,7 +89,7 @@ static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t
 }
 
 int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
-    if (ps->focus_map < 0) choose_focus(r, ps, &ps->focus_map, &ps->focus_head);
+    if (ps->focus_map < 0) links_focus(ps->links, ps->n_links, &ps->focus_map, &ps->focus_head);
     if (!ps->no_pictures && strip_steps(r, f, ps->focus_map, ps->focus_head, err, errlen)) return -1;
     return pictures_show_sentence(ps, &r->s, &r->t, rep, err, errlen);
 }

@@ -10,9 +10,8 @@
  *                    BERT's candidates for each [MASK]
  *   hf_run_pictures  the pictures the spec asks for, trace.json unless
  *                    --trace none, index.html
- * The step strip's head is --focus, else the head that links the first query
- * token (pronouns by default; with ps->link_heads, among the words that can be
- * antecedents: links_content_strongest), else layer 0 head 0; its steps (and,
+ * The step strip's head is --focus, else the head of ps->links' first link
+ * (links_focus), else layer 0 head 0; its steps (and,
  * for a RoPE model, its q and k before and after the rotation) come from a
  * second forward pass of that one head (skipped over HF_RUN_STRIP_MAX tokens).
  * Errors: -1 and one line in err.  hf_run_free accepts a zeroed HfRun. */

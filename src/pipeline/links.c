@@ -275,3 +275,23 @@ void links_prefer_content(LinksView *v, const Trace *t, int q) {
             v->top_weight = row[j];
         }
 }
+
+int links_find(const Trace *t, const char *const *words, int n, const LinksAsk *ask, LinksFound **out) {
+    *out = malloc(sizeof **out * (size_t)(n > 0 ? n : 1));
+    if (!*out) return -1;
+    int found = 0;
+    for (int q = 0; q < n; q++) {
+        const char *w = words[q];
+        if (ask->query ? strcmp(w, ask->query) != 0 : !links_is_pronoun(w)) continue;
+        LinksView v = links_view(t, q, links_is_pronoun(w), ask->coref, ask->focus_map, ask->focus_head);
+        if (ask->prefer_content) links_prefer_content(&v, t, q);
+        if (v.link.map < 0) continue;
+        (*out)[found++] = (LinksFound){q, v, links_strongest(t, q)};
+    }
+    return found;
+}
+
+void links_focus(const LinksFound *found, int n, int *map, int *head) {
+    *map = n > 0 ? found[0].view.link.map : 0;
+    *head = n > 0 ? found[0].view.link.head : 0;
+}

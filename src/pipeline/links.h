@@ -83,6 +83,33 @@ HeadLink links_content_strongest(const Trace *t, int q);
 int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max);
 void links_prefer_content(LinksView *v, const Trace *t, int q);
 
+/* A query token's link, decided once for the terminal, the pictures and the
+ * page (none of them decides again). */
+typedef struct {
+    int q;                 /* the query token's position                             */
+    LinksView view;        /* the head its lines view draws, its link and why        */
+    HeadLink strongest;    /* the strongest link from q of any head links_strongest
+                              looks at                                               */
+} LinksFound;
+
+/* What links_find looks for. */
+typedef struct {
+    const char *query;         /* links of this token; NULL: the pronouns             */
+    const CorefHead *coref;    /* the model's coreference head (layer -1: none)       */
+    int focus_map, focus_head; /* --focus (map index), or focus_map -1                */
+    int prefer_content;        /* 1: among the words that can be antecedents
+                                  (links_prefer_content), as causal models need       */
+} LinksAsk;
+
+/* Every query token of words[0..n) that has a link, in order: links_view, then
+ * links_prefer_content when asked, beside links_strongest.  *out is malloc'd
+ * (the caller frees it); returns how many, or -1 out of memory. */
+int links_find(const Trace *t, const char *const *words, int n, const LinksAsk *ask, LinksFound **out);
+
+/* The head a step strip shows when --focus names none: the first link's, else
+ * map 0 head 0. */
+void links_focus(const LinksFound *found, int n, int *map, int *head);
+
 /* --focus L.H (encoder layer L head H) or MAP.H (decoder.1.cross.2) → map
  * index and head.  0, or -1 with err naming what is wrong. */
 int links_parse_focus(const char *focus, const Trace *t, int *map, int *head, char *err, size_t errlen);

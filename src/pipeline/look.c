@@ -142,39 +142,18 @@ static int record_words(Trace *t, const Sentence *s, const WorldCheck *w, const 
 
 /* ---- links ---- */
 
-/* 1 for a token the links are about: spec->query, else a pronoun. */
-static int is_query(const LookSpec *spec, const char *w) {
-    return spec->query ? !strcmp(w, spec->query) : links_is_pronoun(w);
-}
-
 /* The step strip's head: spec->focus, else the first query token's drawn head,
- * else encoder.0.self head 0.  Then each query token's link. */
+ * else encoder.0.self head 0.  Then each query token's link (links_find). */
 static int find_links(Look *L, const LookSpec *spec, char *err, size_t errlen) {
     static const CorefHead none = {-1, -1, -1, 0, NULL, NULL, NULL};
-    const CorefHead *c = spec->coref ? spec->coref : &none;
-    const Sentence *s = &L->s;
+    LinksAsk ask = {.query = spec->query, .coref = spec->coref ? spec->coref : &none, .focus_map = -1};
     L->focus_map = -1;
     L->focus_head = 0;
-    if (spec->focus) {
-        if (links_parse_focus(spec->focus, &L->t, &L->focus_map, &L->focus_head, err, errlen) != 0) return -1;
-    } else {
-        for (int q = 0; q < s->words.n && L->focus_map < 0; q++)
-            if (is_query(spec, s->words.tok[q])) {
-                LinksView v = links_view(&L->t, q, links_is_pronoun(s->words.tok[q]), c, -1, 0);
-                L->focus_map = v.link.map;
-                L->focus_head = v.link.head;
-            }
-        if (L->focus_map < 0) L->focus_map = 0, L->focus_head = 0;
-    }
-    if (!(L->links = malloc(sizeof *L->links * (size_t)(s->words.n > 0 ? s->words.n : 1))))
-        return errmsg_set(err, errlen, "out of memory");
-    for (int q = 0; q < s->words.n; q++) {
-        const char *w = s->words.tok[q];
-        if (!is_query(spec, w)) continue;
-        LinksView v = links_view(&L->t, q, links_is_pronoun(w), c, spec->focus ? L->focus_map : -1, L->focus_head);
-        if (v.link.map < 0) continue;
-        L->links[L->n_links++] = (LookLink){q, v, links_strongest(&L->t, q)};
-    }
+    if (spec->focus && links_parse_focus(spec->focus, &L->t, &L->focus_map, &L->focus_head, err, errlen) != 0) return -1;
+    if (spec->focus) ask.focus_map = L->focus_map, ask.focus_head = L->focus_head;
+    L->n_links = links_find(&L->t, (const char *const *)L->s.words.tok, L->s.words.n, &ask, &L->links);
+    if (L->n_links < 0) { L->n_links = 0; return errmsg_set(err, errlen, "out of memory"); }
+    if (!spec->focus) links_focus(L->links, L->n_links, &L->focus_map, &L->focus_head);
     return 0;
 }
 

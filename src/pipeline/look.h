@@ -108,11 +108,7 @@ typedef enum {
     LOOK_DONE                 /* everything asked                                    */
 } LookStage;
 
-typedef struct {
-    int q;                    /* the query token's source position                      */
-    LinksView view;           /* the head its lines view draws, and its link             */
-    HeadLink strongest;       /* the strongest link from q of any encoder head           */
-} LookLink;
+typedef LinksFound LookLink;   /* a query token's link (links.h) */
 
 typedef struct {
     LookStage reached;        /* the last step done                                     */

@@ -303,19 +303,14 @@ static int query_views(Show *w, int q, const LinksView *v) {
     return 0;
 }
 
-/* The pronouns (or the --query token): a lines view and a heatmap each. */
+/* The pronouns (or the --query token): a lines view and a heatmap each, of
+ * the links the spec gives (links_find decided them). */
 static int all_query_views(Show *w) {
     coref_section(w);
     int any = 0;
-    for (int q = 0; q < w->s->words.n && any < MAX_QUERY_VIEWS; q++) {
-        const char *word = w->s->words.tok[q];
-        if (w->ps->query ? strcmp(word, w->ps->query) != 0 : !links_is_pronoun(word)) continue;
-        LinksView v = links_view(w->t, q, links_is_pronoun(word), &w->ps->coref,
-                                 w->ps->focus_given ? w->ps->focus_map : -1, w->ps->focus_head);
-        if (w->ps->link_heads) links_prefer_content(&v, w->t, q);
-        if (v.link.map < 0) continue;
-        any++;
-        if (!w->ps->no_pictures && (query_views(w, q, &v) || pictures_aggregate(w, q))) return -1;
+    for (int k = 0; k < w->ps->n_links && any < MAX_QUERY_VIEWS; k++, any++) {
+        int q = w->ps->links[k].q;
+        if (!w->ps->no_pictures && (query_views(w, q, &w->ps->links[k].view) || pictures_aggregate(w, q))) return -1;
     }
     if (!any) {
         html_raw(w->pg, "<p>");

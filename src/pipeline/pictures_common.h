@@ -8,6 +8,7 @@
 #define ATTNVIZ_PICTURES_COMMON_H
 #include <stddef.h>
 #include "pipeline/importance.h"
+#include "pipeline/links.h"
 #include "net/model_file.h"
 #include "pipeline/sentence.h"
 #include "render/html.h"
@@ -20,8 +21,10 @@ typedef struct {
     const char *command;      /* the command line that made it, shown on the page      */
     const char *query;        /* lines views for this source token; NULL: the pronouns */
     int focus_map, focus_head;/* the step strip's head (map index; -1: none)           */
-    int focus_given;          /* 1: the user chose it (--focus): the lines views draw it
-                                 too when it is a self-attention head (links_view)       */
+    int focus_given;          /* 1: the user chose it (--focus)                        */
+    const LinksFound *links;  /* each query token's link, as decided (links_find): one
+                                 lines view and heatmap each, nothing decided again      */
+    int n_links;
     int keep_steps;           /* 1: trace.json keeps every head's step matrices;
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */

@@ -199,6 +199,8 @@ static int own_pictures(Reading *rd, int i, PictureSpec *ps, PictureReport *rep,
     ps->focus_map = L->focus_map;
     ps->focus_head = L->focus_head;
     ps->focus_given = a->focus != NULL;
+    ps->links = L->links;
+    ps->n_links = L->n_links;
     ps->coref = rd->coref;
     ps->ablated = rd->net->ablated;
     ps->metadata = rd->net->mf.metadata;
@@ -236,38 +238,41 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f, void (*warn)(c
 }
 
 /* The Llama family: each pronoun's (or the --query token's) link as the
- * lines view draws it, every head that puts at least LINKS_HEADS_MIN of its
- * weight on the same word, and the strongest link of any head. */
-static void print_hf_links(const HfRun *h, const ReadSpec *a, FILE *out) {
+ * lines view draws it (rd->links), every head that puts at least
+ * LINKS_HEADS_MIN of its weight on the same word, and the strongest link of
+ * any head. */
+static void print_hf_links(const Reading *rd, FILE *out) {
+    const HfRun *h = &rd->hf;
     const Trace *t = &h->t;
     int total = 0;
     for (int i = 0; i < t->n_maps; i++) total += t->maps[i].n_heads;
-    for (int q = 0, shown = 0; q < h->in.n_real && shown < 6; q++) {
+    for (int k = 0, shown = 0; k < rd->n_links && shown < 6; k++) {
+        const LinksView v = rd->links[k].view;
+        int q = rd->links[k].q;
         const char *w = h->in.tokens[q];
-        if (a->query ? strcmp(w, a->query) != 0 : !links_is_pronoun(w)) continue;
-        CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
-        LinksView v = links_view(t, q, 1, &none, -1, 0);
-        links_prefer_content(&v, t, q);
-        if (v.link.map < 0) continue;
+        if (q >= h->in.n_real) break;
         shown++;
-        if (v.why != LINKS_BY_CONTENT) {
+        if (v.why == LINKS_BY_STRENGTH) {   /* no word that can be an antecedent drew a link */
             fprintf(out, "  %s (position %d): no earlier word that can be an antecedent\n", w, q);
             continue;
         }
         const TraceMap *m = &t->maps[v.link.map];
-        fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s\n", w, q, m->keys[v.link.key],
-               v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "");
+        fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s%s\n", w, q, m->keys[v.link.key],
+                v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "",
+                v.why == LINKS_BY_FOCUS ? " (the --focus head)" : "");
         HeadLink all[64];
-        int n = links_content_heads(t, q, v.link.key, LINKS_HEADS_MIN, all, 64);
-        fprintf(out, "      heads putting at least %.1f of its weight on “%s” (%d of %d):", (double)LINKS_HEADS_MIN,
-               m->keys[v.link.key], n, total);
-        for (int i = 0; i < n && i < 64; i++)
-            fprintf(out, "%s %s head %d %.2f", i ? "," : "", t->maps[all[i].map].id, all[i].head, (double)all[i].weight);
-        fprintf(out, "%s\n", n > 64 ? ", …" : "");
-        HeadLink B = links_strongest(t, q);
+        int n = v.why == LINKS_BY_FOCUS ? 0 : links_content_heads(t, q, v.link.key, LINKS_HEADS_MIN, all, 64);
+        if (v.why != LINKS_BY_FOCUS) {   /* the --focus head is the user's choice: no census of the others */
+            fprintf(out, "      heads putting at least %.1f of its weight on “%s” (%d of %d):", (double)LINKS_HEADS_MIN,
+                    m->keys[v.link.key], n, total);
+            for (int i = 0; i < n && i < 64; i++)
+                fprintf(out, "%s %s head %d %.2f", i ? "," : "", t->maps[all[i].map].id, all[i].head, (double)all[i].weight);
+            fprintf(out, "%s\n", n > 64 ? ", …" : "");
+        }
+        HeadLink B = rd->links[k].strongest;
         if (B.map >= 0 && B.key != v.link.key)
             fprintf(out, "      strongest link of any head: “%s” (position %d; %s head %d, weight %.2f)\n",
-                   t->maps[B.map].keys[B.key], B.key, t->maps[B.map].id, B.head, (double)B.weight);
+                    t->maps[B.map].keys[B.key], B.key, t->maps[B.map].id, B.head, (double)B.weight);
     }
 }
 
@@ -305,6 +310,15 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
         rd->has_roles = 1;
     }
     rd->ms_model += now_ms() - t0;
+    static const CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
+    LinksAsk ask = {.query = a->query, .coref = &none, .focus_map = -1, .prefer_content = f->family >= HF_FILE_LLAMA};
+    rd->focus_map = -1;
+    rd->focus_head = 0;
+    if (a->focus && links_parse_focus(a->focus, &rd->hf.t, &rd->focus_map, &rd->focus_head, err, errlen)) return -1;
+    if (a->focus) ask.focus_map = rd->focus_map, ask.focus_head = rd->focus_head;
+    free(rd->links);
+    rd->n_links = links_find(&rd->hf.t, (const char *const *)rd->hf.in.tokens, rd->hf.in.n, &ask, &rd->links);
+    if (rd->n_links < 0) { rd->n_links = 0; return errmsg_set(err, errlen, "out of memory"); }
     rd->hf_ready = 1;
     return 0;
 }
@@ -314,7 +328,7 @@ static void family_print(const Reading *rd, FILE *out) {
     const HfFile *f = &rd->net->fam;
     if (!rd->hf_ready) return;
     if (!a->quiet) print_hf_predictions(&rd->hf, f, a->warn, out);
-    if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(&rd->hf, a, out);
+    if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(rd, out);
     size_t bytes = hf_run_trace_bytes(&rd->hf);
     if (a->trace != HF_TRACE_NONE && bytes > (size_t)READING_TRACE_WARN_MB << 20)
         a->warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it",
@@ -326,11 +340,14 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     HfFile *f = &rd->net->fam;
     ps->model_path = f->dir;
     ps->query = a->query;
-    ps->focus_map = -1;
+    ps->focus_map = rd->focus_map;
+    ps->focus_head = rd->focus_head;
+    ps->focus_given = a->focus != NULL;
+    ps->links = rd->links;
+    ps->n_links = rd->n_links;
     ps->coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
     if (ps->lines_top < 0) ps->lines_top = 8;
     ps->sinks = ps->link_heads = f->family >= HF_FILE_LLAMA;   /* the Llama family's pages (GPT-2's kept as they were) */
-    if (a->focus && links_parse_focus(a->focus, &rd->hf.t, &ps->focus_map, &ps->focus_head, err, errlen)) return -1;
     return hf_run_pictures(&rd->hf, f, ps, rep, err, errlen);
 }
 
@@ -383,5 +400,6 @@ void reading_end(Reading *rd) {
     for (int i = 0; i < READING_MAX_SENTENCES; i++) look_free(&rd->look[i]);
     hf_run_free(&rd->hf);
     head_roles_free(&rd->roles);
+    free(rd->links);
     memset(rd, 0, sizeof *rd);
 }

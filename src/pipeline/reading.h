@@ -64,6 +64,9 @@ typedef struct {
     int pad_to;                /* a foreign --batch: its longest sentence's tokens    */
     HfRun hf;                  /* a foreign model: the current sentence               */
     int hf_ready;              /* 1: hf holds the current sentence, read whole        */
+    LinksFound *links;         /* a foreign model: the current sentence's links       */
+    int n_links;
+    int focus_map, focus_head; /* a foreign model: --focus on the current sentence    */
     HeadRoles roles;           /* --head-roles of the current sentence                */
     int has_roles;
     double ms_model;           /* time in the model (load aside): decode, forward, probe */
