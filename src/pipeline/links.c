@@ -295,3 +295,31 @@ void links_focus(const LinksFound *found, int n, int *map, int *head) {
     *map = n > 0 ? found[0].view.link.map : 0;
     *head = n > 0 ? found[0].view.link.head : 0;
 }
+
+void links_why(const LinksView *v, const CorefHead *c, char *en, size_t en_len, char *vi, size_t vi_len) {
+    switch (v->why) {
+    case LINKS_BY_FOCUS:
+        snprintf(en, en_len, "the --focus head");
+        snprintf(vi, vi_len, "head do --focus chọn");
+        break;
+    case LINKS_BY_COREF:
+        if (c->taught) {
+            snprintf(en, en_len, "the model's coreference head, TAUGHT with gold antecedents by train --supervise-coref");
+            snprintf(vi, vi_len, "head đồng tham chiếu của mô hình, được DẠY bằng tiền ngữ chuẩn qua train --supervise-coref");
+        } else {
+            snprintf(en, en_len, "the head attnviz eval found linking pronouns to antecedents most often (%.0f%% of "
+                     "held-out sentences), not taught", 100 * c->accuracy);
+            snprintf(vi, vi_len, "head mà attnviz eval thấy nối đại từ với tiền ngữ thường nhất (%.0f%% câu giữ lại), "
+                     "không được dạy", 100 * c->accuracy);
+        }
+        break;
+    case LINKS_BY_CONTENT:
+        snprintf(en, en_len, "the head whose link from it to a word that can be an antecedent is strongest: "
+                 "punctuation and function words left out");
+        snprintf(vi, vi_len, "head có liên kết mạnh nhất từ nó tới một từ có thể là tiền ngữ, không kể dấu câu và hư từ");
+        break;
+    default:
+        snprintf(en, en_len, "the head whose link from it is strongest");
+        snprintf(vi, vi_len, "head có liên kết mạnh nhất từ nó");
+    }
+}

@@ -83,6 +83,16 @@ HeadLink links_content_strongest(const Trace *t, int q);
 int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max);
 void links_prefer_content(LinksView *v, const Trace *t, int q);
 
+/* Why the view's head was chosen, in English (en) and Vietnamese (vi), the
+ * one wording the terminal and the page both give: "the --focus head", "the
+ * model's coreference head, TAUGHT with gold antecedents by train
+ * --supervise-coref", "the head attnviz eval found linking pronouns to
+ * antecedents most often (63% of held-out sentences), not taught", "the head
+ * whose link from it is strongest", and for a causal model's content link "the
+ * head whose link from it to a word that can be an antecedent is strongest:
+ * punctuation and function words left out". */
+void links_why(const LinksView *v, const CorefHead *c, char *en, size_t en_len, char *vi, size_t vi_len);
+
 /* A query token's link, decided once for the terminal, the pictures and the
  * page (none of them decides again). */
 typedef struct {

@@ -198,12 +198,8 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
     char note[300], only[96] = "";
     if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
         snprintf(only, sizeof only, " Only the %d strongest links are drawn.", w->ps->lines_top);
-    const char *why = v->why == LINKS_BY_FOCUS ? "the --focus head"
-                    : v->why == LINKS_BY_COREF ? (v->taught ? "the model's coreference head, trained with gold antecedents"
-                                                            : "the model's coreference head (attnviz eval)")
-                    : v->why == LINKS_BY_CONTENT ? "the head whose link from it to a word that can be an antecedent "
-                                                   "is strongest: punctuation and function words left out"
-                                               : "the head whose link from it is strongest";
+    char why[256], whyvi[256];
+    links_why(v, &w->ps->coref, why, sizeof why, whyvi, sizeof whyvi);
     if (v->no_antecedent) {
         snprintf(title, tn, "“%s”: no antecedent in the sentence (%s head %d%s: %.2f on “%s”)%s", word, m->id, L->head,
                  taught, (double)v->top_weight, m->keys[v->top_key], ablated_note(w, note, sizeof note));
@@ -237,8 +233,8 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
              (double)L->weight, v->weak ? ", weak link" : "", taught, ablated_note(w, note, sizeof note));
     snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” attends most to “%s” (weight %.2f%s).%s", m->id, L->head, why,
              word, m->keys[L->key], (double)L->weight, v->weak ? ", a weak link: below 0.5" : "", only);
-    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s).", word, m->keys[L->key], m->id,
-             L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "");
+    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s): %s.", word, m->keys[L->key], m->id,
+             L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "", whyvi);
 }
 
 /* Appends to the captions (ps->link_heads): every head that links q to the

@@ -82,15 +82,6 @@ static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
     return 0;
 }
 
-/* Why the drawn head was chosen, for the printed summary. */
-static void why_text(const LinksView *v, const CorefHead *c, char *buf, size_t n) {
-    if (v->why == LINKS_BY_FOCUS) snprintf(buf, n, "the --focus head");
-    else if (v->why == LINKS_BY_STRENGTH) snprintf(buf, n, "the encoder head whose link from it is strongest");
-    else if (c->taught) snprintf(buf, n, "the model's coreference head, TAUGHT with gold antecedents (train --supervise-coref)");
-    else snprintf(buf, n, "the head eval found linking pronouns to antecedents most often (%.0f%%), not taught",
-                  100 * c->accuracy);
-}
-
 /* The summary's lines on names copied through, on a sentence outside training
  * and on the words the model hesitated over. */
 static void print_world(const Look *L, int given, FILE *out) {
@@ -128,8 +119,8 @@ static void print_links(const Reading *rd, const Look *L, FILE *out) {
         int q = L->links[k].q;
         const char *w = L->s.words.tok[q];
         const TraceMap *m = &t->maps[v.link.map];
-        char why[256];
-        why_text(&v, c, why, sizeof why);
+        char why[256], whyvi[256];
+        links_why(&v, c, why, sizeof why, whyvi, sizeof whyvi);
         const char *ko = model_ablated(&rd->net->mf.m, MODEL_ATTN_ENC_SELF, m->layer, v.link.head) && !strcmp(m->stack, "encoder")
                               ? "; KNOCKED OUT: its output is not used" : "";
         if (v.none_fits)
