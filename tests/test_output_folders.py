@@ -20,12 +20,12 @@ def test_batch_after_single_leaves_only_its_own_files(tmp):
     out = os.path.join(tmp, "o")
     run_ok("run", "--out", out, TIRED)
     open(os.path.join(out, "notes.txt"), "w").write("mine")
-    r = run_ok("run", "--batch", "--out", out, "i am happy .", "the cat sat on the mat .")
+    r = run_ok("run", "--batch", "--force", "--out", out, "i am happy .", "the cat sat on the mat .")
     top = sorted(f for f in os.listdir(out) if not f.startswith("."))
     assert top == ["index.html", "notes.txt", "sentence-1", "sentence-2"], top
     assert "trace.json" not in r.stdout.splitlines()[-1].split(" in ")[0], r.stdout
     assert "one folder per sentence" in r.stdout
-    run_ok("run", "--out", out, "i am happy .")
+    run_ok("run", "--force", "--out", out, "i am happy .")
     assert not os.path.exists(os.path.join(out, "sentence-1")), files_under(out)
     assert open(os.path.join(out, "notes.txt")).read() == "mine"
 
@@ -48,3 +48,128 @@ def test_a_forged_list_cannot_remove_files_outside(tmp):
         f.write("../victim.txt\n/etc/hostname\n")
     run_ok("run", "--out", out, "the cat sat on the mat .")
     assert os.path.exists(victim)
+
+
+# ---- hostile and careless output folders (issue 38: 2, 4, 5, 9, 11) ----
+import signal, subprocess, time
+from helpers import ATTNVIZ, run, run_err
+
+
+def _tree(d):
+    """{relative path: bytes or 'link->target'} of everything under d, links not followed."""
+    out = {}
+    for root, dirs, files in os.walk(d):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            rel = os.path.relpath(p, d)
+            if os.path.islink(p):
+                out[rel] = "link->" + os.readlink(p)
+            elif os.path.isfile(p):
+                out[rel] = open(p, "rb").read()
+    return out
+
+
+def test_a_planted_list_and_link_cannot_delete_outside(tmp):
+    """A cloned folder holds output/run/.attnviz-files naming h/secret and a link
+    output/run/h -> a folder outside: the run writes, and the secret stays."""
+    outside = os.path.join(tmp, "ssh")
+    os.makedirs(outside)
+    open(os.path.join(outside, "secret"), "w").write("key")
+    clone = os.path.join(tmp, "clone")
+    out = os.path.join(clone, "output", "run")
+    os.makedirs(out)
+    os.symlink(outside, os.path.join(out, "h"))
+    for header in ("", "attnviz-files 2\n3 0000000000000000 h/secret\n"):
+        with open(os.path.join(out, ".attnviz-files"), "w") as f:
+            f.write(header + "h/secret\n")
+        r = run("run", "--force", "i am happy .", cwd=clone)
+        assert r.returncode == 0, r.stderr
+        assert open(os.path.join(outside, "secret")).read() == "key"
+        assert os.path.islink(os.path.join(out, "h"))
+
+
+def test_a_list_cannot_delete_a_file_attnviz_did_not_write(tmp):
+    """A forged list naming the user's own file in --out: it is not what attnviz
+    wrote (size and hash differ), so it stays."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--out", out, "i am happy .")
+    mine = os.path.join(out, "mine.txt")
+    open(mine, "w").write("my notes")
+    with open(os.path.join(out, ".attnviz-files"), "a") as f:
+        f.write("8 0123456789abcdef mine.txt\n")
+    run_ok("run", "--force", "--out", out, "the cat sat on the mat .")
+    assert open(mine).read() == "my notes"
+
+
+def test_a_folder_of_other_files_is_refused_without_force(tmp):
+    out = os.path.join(tmp, "docs")
+    os.makedirs(out)
+    open(os.path.join(out, "thesis.txt"), "w").write("x")
+    r = run_err("run", "--out", out, "i am happy .")
+    assert "holds files attnviz did not write (thesis.txt)" in r.stderr and "--force" in r.stderr, r.stderr
+    assert sorted(os.listdir(out)) == ["thesis.txt"]
+    run_ok("run", "--force", "--out", out, "i am happy .")
+    assert open(os.path.join(out, "thesis.txt")).read() == "x"
+    r = run_err("run", "--out", out, "the cat sat on the mat .")   # thesis.txt is still not attnviz's
+    assert "thesis.txt" in r.stderr, r.stderr
+
+
+def test_root_and_home_are_refused(tmp):
+    for d in ("/", "/."):
+        r = run_err("run", "--out", d, "i am happy .")
+        assert "root folder" in r.stderr, r.stderr
+    home = os.path.join(tmp, "home")
+    os.makedirs(home)
+    r = subprocess.run([ATTNVIZ, "run", "--out", home, "i am happy ."], capture_output=True, text=True,
+                       env={**os.environ, "HOME": home}, timeout=120)
+    assert r.returncode != 0 and "home folder" in r.stderr, r.stderr
+    assert os.listdir(home) == []
+
+
+def test_a_failed_commit_leaves_the_folder_as_it_was(tmp):
+    """trace.json is a non-empty folder in --out: the run fails, every earlier
+    file is exactly as it was (the pictures moved before the failure go back)."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--out", out, "i am happy .")
+    os.remove(os.path.join(out, "trace.json"))
+    os.makedirs(os.path.join(out, "trace.json", "x"))
+    manifest = os.path.join(out, ".attnviz-files")
+    lines = open(manifest).read().splitlines()
+    open(manifest, "w").write("\n".join(l for l in lines if not l.endswith(" trace.json")) + "\n")
+    before = _tree(out)
+    r = run_err("run", "--out", out, "the cat sat on the mat .")   # refused: trace.json is not attnviz's
+    assert "did not write (trace.json)" in r.stderr, r.stderr
+    assert _tree(out) == before
+    r = run_err("run", "--force", "--out", out, "the cat sat on the mat .")   # checked before any file moves
+    assert "trace.json is a folder where attnviz writes a file" in r.stderr, r.stderr
+    assert _tree(out) == before
+
+
+def test_a_dangling_link_out_is_refused_before_the_work(tmp):
+    out = os.path.join(tmp, "o")
+    os.symlink(os.path.join(tmp, "nowhere"), out)
+    r = run_err("run", "--out", out, "i am happy .")
+    assert "link that leads nowhere" in r.stderr, r.stderr
+
+
+def test_sigterm_removes_the_staging_folder_and_the_next_run_removes_stale_ones(tmp):
+    """A run killed while it writes leaves no staging folder; one left by a
+    process that is gone (kill -9) is removed by the next run into the folder."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--out", out, "i am happy .")
+    p = subprocess.Popen([ATTNVIZ, "run", "--out", out, "--max-pictures", "0",
+                          "the animal didn't cross the street because it was too tired ."],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):   # until its staging folder exists
+        if any(n.startswith(".attnviz-tmp-") for n in os.listdir(out)):
+            break
+        time.sleep(0.005)
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    assert not any(n.startswith(".attnviz-tmp-") for n in os.listdir(out)), os.listdir(out)
+    stale = os.path.join(out, ".attnviz-tmp-ABCDEF")
+    os.makedirs(stale)
+    dead = subprocess.Popen(["true"]); dead.wait()
+    open(os.path.join(stale, ".attnviz-stage"), "w").write(f"attnviz-stage {dead.pid}\n")
+    run_ok("run", "--out", out, "i am happy .")
+    assert not os.path.exists(stale)

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "core/outdir.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,9 @@ TEST(outstage_commit_into_existing_folder_keeps_other_files) {
     REQUIRE(path_join(path, sizeof path, dir, "old.txt", err, sizeof err) == 0);
     write_text(path, "old");
     OutStage st;
-    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    CHECK(outstage_open(&st, dir, 0, err, sizeof err) == -1);   /* old.txt is not attnviz's: refused */
+    CHECK(strstr(err, "did not write (old.txt)") && strstr(err, "--force"));
+    REQUIRE(outstage_open(&st, dir, 1, err, sizeof err) == 0);
     CHECK(!st.fresh);
     REQUIRE(path_join(path, sizeof path, st.dir, "sub", err, sizeof err) == 0);
     mkdir(path, 0777);
@@ -54,13 +57,13 @@ TEST(outstage_abort_leaves_nothing_new) {
     REQUIRE(path_join(top, sizeof top, check_tmpdir(), "stage-fresh", err, sizeof err) == 0);
     REQUIRE(path_join(dir, sizeof dir, top, "a/b", err, sizeof err) == 0);
     OutStage st;
-    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    REQUIRE(outstage_open(&st, dir, 0, err, sizeof err) == 0);
     CHECK(st.fresh);
     REQUIRE(path_join(path, sizeof path, st.dir, "x.png", err, sizeof err) == 0);
     write_text(path, "x");
     outstage_abort(&st);
     CHECK(!exists(top));   /* the parents open created are gone too */
-    REQUIRE(outstage_open(&st, dir, err, sizeof err) == 0);
+    REQUIRE(outstage_open(&st, dir, 0, err, sizeof err) == 0);
     REQUIRE(path_join(path, sizeof path, st.dir, "x.png", err, sizeof err) == 0);
     write_text(path, "x");
     REQUIRE(outstage_commit(&st, err, sizeof err) == 0);
@@ -73,7 +76,7 @@ TEST(outstage_refuses_a_file) {
     REQUIRE(path_join(path, sizeof path, check_tmpdir(), "stage-file", err, sizeof err) == 0);
     write_text(path, "x");
     OutStage st;
-    CHECK(outstage_open(&st, path, err, sizeof err) == -1);
+    CHECK(outstage_open(&st, path, 0, err, sizeof err) == -1);
     CHECK(strstr(err, "not a folder") != NULL);
 }
 

@@ -13,6 +13,7 @@
 #ifndef ATTNVIZ_CLI_H
 #define ATTNVIZ_CLI_H
 #include "core/fileio.h"
+#include "core/outdir.h"
 #include <stddef.h>
 
 #define ATTNVIZ_VERSION "0.1.0"
@@ -42,9 +43,15 @@ int cli_prepare_outdir(const char *dir);
  * like cli_prepare_outdir and opens the stage; write under st->dir.  While it
  * is open, messages name DIR instead of the staging folder.  0 or -1 (printed). */
 int cli_stage_open(OutStage *st, const char *dir);
-/* --out DIR checked before any work: a name, not an existing file.  0, or -1
- * (printed); cli_stage_open checks it again. */
+/* --out DIR checked before any work (core/outdir.h's outdir_check: not a
+ * file, not "/", not the home folder or a folder holding files attnviz did
+ * not write unless --force, not a link to nowhere).  0, or -1 (printed);
+ * cli_stage_open checks it again.  While a stage is open, SIGINT, SIGTERM and
+ * SIGHUP remove it before the process ends. */
 int cli_check_out(const char *dir);
+/* --force: write into a folder that holds other files (never removing them)
+ * or into the home folder. */
+void cli_set_force(int force);
 /* ok: moves the staged files into DIR; else removes them (nothing new is
  * left).  0 when committed, -1 otherwise (an error while committing is printed). */
 int cli_stage_close(OutStage *st, int ok);

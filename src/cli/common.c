@@ -3,6 +3,7 @@
 #include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,22 +92,44 @@ int cli_prepare_outdir(const char *dir) {
     return 0;
 }
 
+static int force_out;
+void cli_set_force(int force) { force_out = force; }
+
 int cli_check_out(const char *dir) {
-    if (!dir || !*dir) { cli_error("--out needs a folder name"); return -1; }
-    struct stat sb;
-    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-        cli_error("--out %s is a file, not a folder (choose another --out)", dir);
-        return -1;
-    }
+    char err[1024];
+    if (outdir_check(dir, force_out, err, sizeof err) != 0) { cli_error("%s", err); return -1; }
     return 0;
+}
+
+/* The staging folder open now: a SIGINT, SIGTERM or SIGHUP removes it (and the
+ * parents it made), then ends the process as the signal would have. */
+static OutStage *volatile live_stage;
+
+static void on_signal(int sig) {
+    outstage_abort_now(live_stage);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void watch_signals(OutStage *st) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    live_stage = st;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = st ? on_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
 
 int cli_stage_open(OutStage *st, const char *dir) {
     char err[1024];
-    if (cli_check_out(dir) != 0) return -1;
-    if (outstage_open(st, dir, err, sizeof err) != 0) { cli_error("%s (choose another --out)", err); return -1; }
+    if (outstage_open(st, dir, force_out, err, sizeof err) != 0) {
+        cli_error("%s%s", err, strstr(err, "--out") ? "" : " (choose another --out)");
+        return -1;
+    }
     snprintf(stage_dir, sizeof stage_dir, "%s", st->dir);
     snprintf(stage_target, sizeof stage_target, "%s", st->target);
+    watch_signals(st);
     return 0;
 }
 
@@ -115,6 +138,7 @@ int cli_stage_close(OutStage *st, int ok) {
     int rc = 0;
     if (ok) rc = outstage_commit(st, err, sizeof err);
     else outstage_abort(st);
+    watch_signals(NULL);
     if (rc != 0) cli_error("%s", err);
     stage_dir[0] = stage_target[0] = '\0';
     return ok && rc == 0 ? 0 : -1;

@@ -52,6 +52,8 @@ static void compare_usage(FILE *f) {
         "  --to fr|vi        target language of attnviz's models (default fr)\n"
         "  --query TOKEN     draw the lines views for this token (default: the pronouns)\n"
         "  --out DIR         output folder (default output/compare/)\n"
+        "  --force           write into a folder that holds other files (kept, never\n"
+        "                    removed), or into your home folder\n"
         "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide)\n"
         "  --quiet           print only errors\n\n"
         "Examples:\n"
@@ -76,6 +78,7 @@ static int parse_args(CompareArgs *a, int argc, char **argv) {
         if (cli_is_help(argv[i])) { compare_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--slide")) { render_set_slide(1); continue; }
         if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; cli_set_quiet(1); continue; }
+        if (!strcmp(argv[i], "--force")) { cli_set_force(1); continue; }
         if (argv[i][0] == '-' && argv[i][1] == '-') { cli_unknown_option("compare", argv[i]); return -1; }
         if (a->n_sentences == 2) {
             cli_error("compare takes at most two sentences (A and B)");

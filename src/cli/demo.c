@@ -13,7 +13,7 @@
 #endif
 
 static void demo_usage(FILE *f) {
-    fputs("usage: attnviz demo [--out DIR] [--model PATH] [--slide] [--quiet]\n\n"
+    fputs("usage: attnviz demo [--out DIR] [--force] [--model PATH] [--slide] [--quiet]\n\n"
           "Renders the whole lesson into DIR (default output/), in order, with an\n"
           "index.html that shows every picture with its caption (English and\n"
           "Vietnamese) and the attnviz command that reproduces it:\n"
@@ -23,6 +23,8 @@ static void demo_usage(FILE *f) {
           "  8 the Vietnamese example   9 a head learning (training snapshots)\n\n"
           "  --model PATH   checkpoint (default: the shipped model, see attnviz info)\n"
           "  --out DIR      output folder (default output/)\n"
+          "  --force        write into a folder that holds other files (kept, never\n"
+          "                 removed), or into your home folder\n"
           "  --slide        every picture exactly 1920 x 1080 (a 16:9 slide), scaled to fit\n"
           "  --quiet        print only warnings and errors\n",
           f);
@@ -39,6 +41,7 @@ static int parse_args(Demo *d, int *quiet, int argc, char **argv) {
         if (taken) continue;
         if (cli_is_help(a)) { demo_usage(stdout); return 1; }
         if (!strcmp(a, "--quiet")) { *quiet = 1; continue; }
+        if (!strcmp(a, "--force")) { cli_set_force(1); continue; }
         if (!strcmp(a, "--slide")) { render_set_slide(1); continue; }
         cli_error("unknown %s '%s' for demo (see attnviz demo --help)", a[0] == '-' ? "option" : "argument", a);
         return -1;

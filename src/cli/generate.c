@@ -41,6 +41,8 @@ static void generate_usage(FILE *f) {
           "  --no-pictures      no pictures and no index.html (with --trace none nothing is written:\n"
           "                     the text and the speed only, as make bench runs it)\n"
           "  --out DIR          output folder (default output/generate)\n"
+          "  --force           write into a folder that holds other files (kept, never\n"
+          "                    removed), or into your home folder\n"
           "  --head-roles       name what each head does (head_roles.png, trace.json's head_roles):\n"
           "                     previous token and sink on the text written, duplicate token and\n"
           "                     induction on a probe of random tokens repeated twice (docs/guide.md)\n"
@@ -79,6 +81,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         if (taken) continue;
         if (cli_is_help(argv[i])) { generate_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--quiet")) a->quiet = 1;
+        else if (!strcmp(argv[i], "--force")) cli_set_force(1);
         else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(argv[i], "--slide")) render_set_slide(1);
         else if (!strcmp(argv[i], "--head-roles")) a->head_roles = 1;

@@ -92,6 +92,8 @@ static void run_usage(FILE *f) {
         "                    padding mask)\n"
         "  --out DIR         output folder (default output/run/); files an earlier run wrote\n"
         "                    there and this one does not are removed, yours are kept\n"
+        "  --force           write into a folder that holds other files (kept, never\n"
+        "                    removed), or into your home folder\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
         "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide), scaled to\n"
         "                    fit with large labels (default: each picture its own size, at\n"
@@ -173,6 +175,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
         else if (!strcmp(arg, "--quiet")) { a->quiet = 1; cli_set_quiet(1); }
+        else if (!strcmp(arg, "--force")) cli_set_force(1);
         else if (!strcmp(arg, "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(arg, "--slide")) { a->slide = 1; render_set_slide(1); }
         else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;

@@ -49,6 +49,8 @@ static void steps_usage(FILE *f) {
         "  --tokens a,b,c    key labels (also query labels when Tq = Tk)\n"
         "  --query-tokens .. query labels when Tq ≠ Tk\n"
         "  --out DIR         where pictures and trace.json go (default output/steps/)\n"
+        "  --force           write into a folder that holds other files (kept, never\n"
+        "                    removed), or into your home folder\n"
         "  --quiet           do not print the tables (warnings and errors are still printed)\n\n"
         "Limits: at most 2048 queries, keys and value columns (the pictures' size), checked\n"
         "before computing; a trace.json over 100 MB (from about 1400 × 1400) is announced first.\n\n"
@@ -177,6 +179,7 @@ static int parse_args(StepsArgs *a, int argc, char **argv) {
         if (taken) continue;
         if (!strcmp(arg, "--no-scale")) a->no_scale = 1;
         else if (!strcmp(arg, "--quiet")) a->quiet = 1;
+        else if (!strcmp(arg, "--force")) cli_set_force(1);
         else if (cli_is_help(arg)) { steps_usage(stdout); return 1; }
         else {
             cli_error("unknown option '%s' for steps (see attnviz steps --help)", arg);

@@ -24,6 +24,8 @@ static void worksheet_usage(FILE *f) {
         "  --mask M          none (default) or causal (a query sees itself and earlier tokens)\n"
         "  --lang L          en (default) or vi\n"
         "  --out DIR         output folder (default output/worksheet/)\n"
+        "  --force           write into a folder that holds other files (kept, never\n"
+        "                    removed), or into your home folder\n"
         "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide)\n"
         "  --quiet           print only errors\n\n"
         "Writes worksheet.png, key.png, worksheet.html (A4, the key on its own page; print\n"
@@ -46,6 +48,7 @@ static int parse_args(WorksheetArgs *a, int argc, char **argv) {
         if (cli_is_help(argv[i])) { worksheet_usage(stdout); return 1; }
         if (!strcmp(argv[i], "--slide")) { render_set_slide(1); continue; }
         if (!strcmp(argv[i], "--quiet")) { a->quiet = 1; continue; }
+        if (!strcmp(argv[i], "--force")) { cli_set_force(1); continue; }
         cli_unknown_option("worksheet", argv[i]);
         return -1;
     }

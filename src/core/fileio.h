@@ -51,36 +51,4 @@ char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, 
  * long: DIR/NAME" (err may be NULL) and out set to "" when it does not fit. */
 int path_join(char *out, size_t n, const char *dir, const char *name, char *err, size_t errlen);
 
-/* Staged output folder: a command that writes several files into a folder
- * writes them into a hidden staging folder first and moves them in only when
- * all are written, so a failure leaves nothing new and an earlier run's files
- * untouched.
- *
- *     OutStage st;
- *     if (outstage_open(&st, "output", err, errlen)) return -1;
- *     ... write every file under st.dir ...
- *     ok ? outstage_commit(&st, err, errlen) : outstage_abort(&st);
- *
- * When the target folder exists, the staging folder is TARGET/.attnviz-tmp-XXXXXX
- * and commit renames each staged file (and subfolder's files) onto TARGET/...;
- * when it does not, the staging folder is TARGET.tmp-XXXXXX beside it (its
- * missing parents created) and commit renames it to TARGET; abort removes it
- * and any parent folder that open created.
- *
- * Commit also records what this output wrote in TARGET/.attnviz-files and
- * removes the files the previous list named that this output did not write
- * again, so an earlier run's pictures never stay beside a new index; files
- * attnviz did not write are left alone. */
-#define OUTSTAGE_MANIFEST ".attnviz-files"
-typedef struct {
-    char target[4096];   /* the folder the user named                   */
-    char dir[4096];      /* where to write now (the staging folder)      */
-    char made[4096];     /* the outermost parent open created, or ""    */
-    int fresh;           /* 1: target did not exist (commit = one rename) */
-} OutStage;
-
-int outstage_open(OutStage *st, const char *target, char *err, size_t errlen);
-int outstage_commit(OutStage *st, char *err, size_t errlen);
-void outstage_abort(OutStage *st);
-
 #endif
