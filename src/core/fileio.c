@@ -101,12 +101,29 @@ int file_write_atomic(const char *path, const void *data, size_t n, char *err, s
     return atomic_commit(&af, err, errlen);
 }
 
-char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) { errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)); return NULL; }
+int file_open_regular(const char *path, char *err, size_t errlen) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);   /* a FIFO must not block the open */
+    if (fd < 0) return errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        errmsg_set(err, errlen, "cannot read %s: not a regular file", path);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return errmsg_set(err, errlen, "cannot read %s: not a regular file", path);
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
+}
+
+char *file_read_all(const char *path, size_t max_bytes, size_t *len, char *err, size_t errlen) {
+    int fd = file_open_regular(path, err, errlen);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) { errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)); close(fd); }
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0) {
+        errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
         fclose(f);
         return NULL;
     }

@@ -41,6 +41,12 @@ void atomic_abort(AtomicFile *af);
 /* n bytes of data to path, atomically.  0, or -1 with err. */
 int file_write_atomic(const char *path, const void *data, size_t n, char *err, size_t errlen);
 
+/* A file to read, opened without blocking (a FIFO or a device where a file
+ * should be never hangs the open) and checked to be a regular file; the fd is
+ * then blocking again.  The fd, or -1 with err ("cannot read PATH: not a
+ * regular file"). */
+int file_open_regular(const char *path, char *err, size_t errlen);
+
 /* The whole file as a NUL-terminated buffer (caller frees); *len (may be NULL)
  * gets its size.  Files over max_bytes are refused before reading.  NULL with
  * err ("cannot read PATH: …", "PATH is N bytes; the limit is M"). */

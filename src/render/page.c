@@ -143,6 +143,20 @@ static void put_map(HtmlPage *p, const TraceMap *m, int steps) {
     html_raw(p, "]}");
 }
 
+/* JSON text inside a <script> block: "</" can stand only inside a string there,
+ * where "<\/" means the same, so the text can never end the block early (a
+ * prompt or a written token holding "</script>"). */
+static void put_json_script_safe(HtmlPage *p, const char *json) {
+    for (const char *at; (at = strstr(json, "</")); json = at + 2) {
+        char *part = strndup(json, (size_t)(at - json));
+        if (!part) { p->oom = 1; return; }
+        html_raw(p, part);
+        html_raw(p, "<\\/");
+        free(part);
+    }
+    html_raw(p, json);
+}
+
 /* Which maps fit the budget: weights first, in order; the step matrices only
  * when every map's fit too.  Returns the number of maps kept (a prefix). */
 static int plan_budget(const Trace *t, size_t room, int *steps, size_t *used) {
@@ -190,7 +204,7 @@ static void put_data(HtmlPage *p, const Trace *t, const char *name, const char *
     const char *gen = trace_section(t, "generation");
     if (gen) {
         html_raw(p, ",\n\"generation\":");
-        html_raw(p, gen);   /* JSON text; only </script> could break out of the block */
+        put_json_script_safe(p, gen);
     }
     html_raw(p, "}");
 }
@@ -210,12 +224,10 @@ int page_data_add(PageData *pd, const Trace *t, const char *name, const char *tr
     HtmlPage p;
     memset(&p, 0, sizeof p);
     put_data(&p, t, name, trace_file, focus, kept, steps);
-    const char *gen = trace_section(t, "generation");
     int oom = p.oom;
-    if (oom || (gen && strstr(gen, "</"))) {
+    if (oom) {
         html_page_free(&p);
-        return errmsg_set(err, errlen, oom ? "out of memory building the page's data"
-                                           : "the trace's generation section holds \"</\", which the page cannot embed");
+        return errmsg_set(err, errlen, "out of memory building the page's data");
     }
     pd->json[pd->n++] = p.buf;
     pd->cells += used;

@@ -1,0 +1,41 @@
+"""Hostile and careless inputs (issue 38): each gives one clear line on stderr and a
+non-zero exit in bounded time, or succeeds where it should; nothing outside --out is
+touched.  The output-folder cases live in test_output_folders.py."""
+import json, os, re, shutil, subprocess
+from helpers import ATTNVIZ, run, run_ok, run_err, skip
+
+STORIES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared",
+                       "models", "stories260K")
+
+
+def _page_data(path):
+    """Every JSON data block of an index.html, parsed (fails if a block was cut short)."""
+    html = open(path, encoding="utf-8").read()
+    return [json.loads(m.group(1)) for m in
+            re.finditer(r'<script type="application/json" class="attnviz-data" id="[^"]*">(.*?)</script>', html, re.S)]
+
+
+def test_generate_escapes_a_closing_tag_in_the_page(tmp):
+    """Case 10: a prompt holding </script> is written into the page escaped, as run does."""
+    if not os.path.exists(os.path.join(STORIES, "stories260K.bin")):
+        skip(f"{STORIES} is absent (the real weights live in ../shared/models)")
+    prompt = "Lily said </script><script>alert(1)</script>"
+    out = os.path.join(tmp, "g")
+    run_ok("generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
+           os.path.join(STORIES, "tok512.bin"), "--steps", "3", "--out", out, prompt)
+    blocks = _page_data(os.path.join(out, "index.html"))
+    assert blocks and blocks[0]["generation"]["prompt"] == prompt
+
+
+def test_a_fifo_where_a_file_should_be_does_not_hang(tmp):
+    """Case 8: config.json or a --q file that is a FIFO: one line, at once."""
+    d = os.path.join(tmp, "m")
+    os.makedirs(d)
+    os.mkfifo(os.path.join(d, "config.json"))
+    r = subprocess.run([ATTNVIZ, "info", "--model", d], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1 and "not a regular file" in r.stderr, r.stderr
+    q = os.path.join(tmp, "q.json")
+    os.mkfifo(q)
+    r = subprocess.run([ATTNVIZ, "steps", "--q", q, "--k", "[[1]]", "--out", os.path.join(tmp, "o")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0 and "not a regular file" in r.stderr, r.stderr
