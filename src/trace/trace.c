@@ -67,20 +67,21 @@ void trace_free(Trace *t) {
     memset(t, 0, sizeof *t);
 }
 
-int trace_set_source(Trace *t, const char *const *tokens, int n) {
+/* Replaces the n_old strings *old by copies of the n given.  0, or -1 (memory; *old kept). */
+static int replace_strings(char ***old, int *n_old, const char *const *tokens, int n) {
     char **c = copy_strings(tokens, n);
     if (!c) return -1;
-    free_strings(t->source_tokens, t->n_source);
-    t->source_tokens = c; t->n_source = n;
+    free_strings(*old, *n_old);
+    *old = c; *n_old = n;
     return 0;
 }
 
+int trace_set_source(Trace *t, const char *const *tokens, int n) {
+    return replace_strings(&t->source_tokens, &t->n_source, tokens, n);
+}
+
 int trace_set_target(Trace *t, const char *const *tokens, int n) {
-    char **c = copy_strings(tokens, n);
-    if (!c) return -1;
-    free_strings(t->target_tokens, t->n_target);
-    t->target_tokens = c; t->n_target = n;
-    return 0;
+    return replace_strings(&t->target_tokens, &t->n_target, tokens, n);
 }
 
 int trace_set_model_json(Trace *t, const char *json_object) {
