@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "model/model.h"
 #include "train/eval.h"
+#include "train/meta.h"
 #include "model/checkpoint.h"
 #include "model/decode.h"
 #include "net/model_file.h"
@@ -382,39 +383,23 @@ static int set_language_mask(const EvalArgs *a, ModelFile *mf, const EvalSplits 
     return -1;
 }
 
-/* --write-metadata: the first split's best head and figures, and every split's. */
+/* --write-metadata: the first split's best head and figures, every split's,
+ * the real sentences' and the token sets (train/meta.h). */
 static int write_metadata(const EvalArgs *a, const EvalSplits *sp) {
-    char coref[256], summary[1536], err[1024];
-    eval_metadata_json(&sp->r[0], a->split, coref, sizeof coref, summary, sizeof summary);
-    char *all = splits_json(sp, 0, 0);
-    if (!all) { cli_error("out of memory"); return -1; }
-    char *hex[3] = {NULL, NULL, NULL};
-    if (sp->lang_tokens) {
-        hex[0] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_FR);
-        hex[1] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_IN_VI);
-        hex[2] = eval_language_hex(sp->lang_tokens, sp->n_vocab, EVAL_ANTECEDENT);
-        if (!hex[0] || !hex[1] || !hex[2]) {
-            free(all); free(hex[0]); free(hex[1]); free(hex[2]);
-            cli_error("out of memory");
-            return -1;
-        }
-    }
-    StrBuf real = {0};
-    if (sp->has_real && eval_real_json(&real, &sp->real)) {
-        free(all); free(hex[0]); free(hex[1]); free(hex[2]); free(real.buf);
+    char err[1024], *all = splits_json(sp, 0, 0);
+    TrainEvalMeta em = {0};
+    const char *kv[2 * TRAIN_META_MAX_PAIRS + 1];
+    if (!all || train_meta_eval_build(&em, &sp->r[0], a->split, all, sp->has_real ? &sp->real : NULL, sp->lang_tokens,
+                                      sp->n_vocab)) {
+        free(all);
+        train_meta_eval_free(&em);
         cli_error("out of memory");
         return -1;
     }
-    const char *kv[16] = {"coreference_head", coref, "eval_heldout", summary, "eval_splits", all};
-    int k = 6;
-    if (real.buf) kv[k++] = "eval_real_test", kv[k++] = real.buf;
-    if (hex[0])
-        kv[k++] = "train_target_tokens_fr", kv[k++] = hex[0], kv[k++] = "train_target_tokens_vi", kv[k++] = hex[1],
-        kv[k++] = "train_antecedent_tokens", kv[k++] = hex[2];
-    kv[k] = NULL;
+    train_meta_eval_pairs(&em, kv);
     int rc = checkpoint_rewrite_metadata(a->model, kv, err, sizeof err);
-    free(real.buf);
-    free(all); free(hex[0]); free(hex[1]); free(hex[2]);
+    free(all);
+    train_meta_eval_free(&em);
     if (rc) cli_error("--write-metadata: %s", err);
     return rc;
 }

@@ -117,20 +117,6 @@ static int parse_ids(const char *s, int **ids, int **lens, int *B, int *T) {
     return 0;
 }
 
-static cJSON *matrix_json(const float *x, int rows, int cols) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; a && i < rows; i++) {
-        cJSON *r = cJSON_CreateArray();
-        if (!r) { cJSON_Delete(a); return NULL; }
-        for (int j = 0; j < cols; j++) {
-            float v = x[(size_t)i * cols + j];
-            cJSON_AddItemToArray(r, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-        }
-        cJSON_AddItemToArray(a, r);
-    }
-    return a;
-}
-
 /* CPU time of the process (all threads): steadier than wall time on a shared machine. */
 static double cpu_seconds(void) {
     struct timespec ts;
@@ -235,43 +221,15 @@ done:
     return rc;
 }
 
-/* One map of a trace as JSON: id, d_k, tokens, mask, every head's matrices. */
-static cJSON *map_json(const TraceMap *mp) {
-    cJSON *mo = cJSON_CreateObject();
-    cJSON_AddStringToObject(mo, "id", mp->id);
-    cJSON_AddNumberToObject(mo, "d_k", mp->d_k);
-    cJSON *q = cJSON_AddArrayToObject(mo, "queries"), *kk = cJSON_AddArrayToObject(mo, "keys");
-    for (int i = 0; i < mp->Tq; i++) cJSON_AddItemToArray(q, cJSON_CreateString(mp->queries[i]));
-    for (int j = 0; j < mp->Tk; j++) cJSON_AddItemToArray(kk, cJSON_CreateString(mp->keys[j]));
-    cJSON *mk = cJSON_AddArrayToObject(mo, "mask");
-    for (int i = 0; i < mp->Tq; i++) {
-        cJSON *r = cJSON_CreateArray();
-        for (int j = 0; j < mp->Tk; j++) cJSON_AddItemToArray(r, cJSON_CreateNumber(mp->mask[(size_t)i * mp->Tk + j]));
-        cJSON_AddItemToArray(mk, r);
-    }
-    cJSON *hs = cJSON_AddArrayToObject(mo, "heads");
-    for (int h = 0; h < mp->n_heads; h++) {
-        const TraceHead *th = &mp->heads[h];
-        cJSON *ho = cJSON_CreateObject();
-        cJSON_AddItemToArray(hs, ho);
-        cJSON_AddItemToObject(ho, "weights", matrix_json(th->weights, mp->Tq, mp->Tk));
-        if (th->scores) cJSON_AddItemToObject(ho, "scores", matrix_json(th->scores, mp->Tq, mp->Tk));
-        if (th->scaled) cJSON_AddItemToObject(ho, "scaled", matrix_json(th->scaled, mp->Tq, mp->Tk));
-        if (th->masked) cJSON_AddItemToObject(ho, "masked", matrix_json(th->masked, mp->Tq, mp->Tk));
-        if (th->output) cJSON_AddItemToObject(ho, "output", matrix_json(th->output, mp->Tq, mp->Dv));
-        if (th->norm_weighted) cJSON_AddItemToObject(ho, "norm_weighted", matrix_json(th->norm_weighted, mp->Tq, mp->Tk));
-    }
-    return mo;
-}
-
 /* One item's maps ({"maps": [...]}) and, with an encoder, its rollout. */
 static cJSON *item_json(const Model *m, const Look *L) {
     cJSON *item = cJSON_CreateObject(), *maps = cJSON_AddArrayToObject(item, "maps");
-    for (int k = 0; k < L->t.n_maps; k++) cJSON_AddItemToArray(maps, map_json(&L->t.maps[k]));
+    for (int k = 0; k < L->t.n_maps; k++) cJSON_AddItemToArray(maps, trace_map_cjson(&L->t.maps[k]));
     if (L->rollout) {
         cJSON *ro = cJSON_AddArrayToObject(item, "rollout");
         int E = model_attn_layers(&m->config, MODEL_ATTN_ENC_SELF);
-        for (int l = 0; l < E; l++) cJSON_AddItemToArray(ro, matrix_json(L->rollout + (size_t)l * m->S * m->S, m->S, m->S));
+        for (int l = 0; l < E; l++)
+            cJSON_AddItemToArray(ro, trace_matrix_cjson(L->rollout + (size_t)l * m->S * m->S, m->S, m->S));
     }
     return item;
 }
@@ -284,8 +242,8 @@ static cJSON *forward_json(const Model *m, const Look *looks, int B) {
     cJSON_AddNumberToObject(root, "T", m->T);
     cJSON *lg = cJSON_AddArrayToObject(root, "logits");
     for (int b = 0; b < B; b++)
-        cJSON_AddItemToArray(lg, matrix_json(m->acts.logits + (size_t)b * m->To * m->config.vocab_size, m->To,
-                                             m->config.vocab_size));
+        cJSON_AddItemToArray(lg, trace_matrix_cjson(m->acts.logits + (size_t)b * m->To * m->config.vocab_size, m->To,
+                                                    m->config.vocab_size));
     cJSON *items = cJSON_AddArrayToObject(root, "items");
     for (int b = 0; b < B; b++) cJSON_AddItemToArray(items, item_json(m, &looks[b]));
     return root;

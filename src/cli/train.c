@@ -2,13 +2,15 @@
  * (train/train.h) and writes the checkpoint, its .state and, with
  * --snapshots, the coreference sentences' attention at a few points.  Reads
  * like its steps: parse, load the corpus, start or resume the model, describe
- * the run for the checkpoint's metadata, train, a quick held-out eval, save.
+ * the run for the checkpoint's metadata (train/meta.h), train, a quick
+ * held-out eval, save.
  *
  *   attnviz train [--corpus DIR] [--out PATH] [--seed N] [--steps N | --epochs N] … */
 #include "cli/cli.h"
 #include "core/fileio.h"
 #include "corpus/tsv.h"
 #include "train/eval.h"
+#include "train/meta.h"
 #include "train/state.h"
 #include "train/train.h"
 #include "model/checkpoint.h"
@@ -56,11 +58,7 @@ typedef struct {
     const char *const *snap_words[N_SNAP_SENTENCES];
     int snap_len[N_SNAP_SENTENCES];
     long snap_steps[N_SNAP_STEPS];
-    /* metadata text */
-    char opts[1024], seed[32], steps[32], data[64], supervised[512];
-    char *src_hex, max_src[32];                  /* what the sources held (checkpoint.h) */
-    char *tgt_hex[2];                            /* what the fr / vi targets held (language mask) */
-    char seconds[32], tokens_per_sec[32], loss[32], aux[128], coref[256], eval[1024];
+    TrainMeta meta;                              /* the checkpoint's metadata (train/meta.h) */
     char err[1024];
 } Training;
 
@@ -358,45 +356,11 @@ static int check_plan(Training *tr, TrainArgs *a) {
     return 0;
 }
 
-/* The run as the checkpoint's metadata records it: options, seed, data, supervised heads. */
-static void describe_run(Training *tr, const TrainArgs *a) {
-    const ModelConfig *c = &tr->m.config;
-    snprintf(tr->opts, sizeof tr->opts,
-             "--seed %ld --steps %ld --batch %ld --lr %g --min-lr-frac %g --warmup %ld --clip %g "
-             "--label-smoothing %g --dropout %g --d-model %d --heads %d --enc-layers %d --dec-layers %d --d-ff %d "
-             "--max-len %d%s --supervise-coref %g --coref-head encoder.%ld.self.%ld "
-             "--supervise-align %g --align-head decoder.%ld.cross.%ld", a->seed, a->steps, a->batch, a->lr,
-             a->min_lr_frac, a->warmup, a->clip, a->label_smoothing, a->dropout, c->d_model, c->n_heads,
-             c->n_enc_layers, c->n_dec_layers, c->d_ff, c->max_len, c->prenorm ? " --prenorm" : "", a->coref_weight,
-             a->coref_layer, a->coref_head, a->align_weight, a->align_layer, a->align_head);
-    /* supervised_heads: JSON text, [] when nothing was supervised */
-    size_t n = sizeof tr->supervised;
-    int k = snprintf(tr->supervised, n, "[");
-    if (a->coref_weight > 0)
-        k += snprintf(tr->supervised + k, n - k,
-                      "{\"map\":\"encoder.%ld.self\",\"head\":%ld,\"target\":\"coreference\",\"weight\":%g}",
-                      a->coref_layer, a->coref_head, a->coref_weight);
-    if (a->align_weight > 0)
-        k += snprintf(tr->supervised + k, n - k,
-                      "%s{\"map\":\"decoder.%ld.cross\",\"head\":%ld,\"target\":\"alignment\",\"weight\":%g}",
-                      a->coref_weight > 0 ? "," : "", a->align_layer, a->align_head, a->align_weight);
-    snprintf(tr->supervised + k, n - k, "]");
-    snprintf(tr->seed, sizeof tr->seed, "%ld", a->seed);
-    snprintf(tr->steps, sizeof tr->steps, "%ld", a->steps);
-    snprintf(tr->data, sizeof tr->data, "%d pairs", tr->set.n);
-    /* what `run` needs to say when a sentence lies outside training */
-    tr->src_hex = malloc((size_t)tr->v.size / 4 + 2);
-    if (tr->src_hex) checkpoint_meta_source_hex(tr->set.src_seen, tr->set.n_vocab_seen, tr->src_hex, (size_t)tr->v.size / 4 + 2);
-    snprintf(tr->max_src, sizeof tr->max_src, "%d", tr->set.max_src - 1);
-}
-
-/* The token sets of the French and Vietnamese training targets (load_corpus),
- * which the decoder keeps to (decode.h's language mask).  0, or -1 (printed). */
-static int target_token_sets(Training *tr) {
-    tr->tgt_hex[0] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_FR);
-    tr->tgt_hex[1] = eval_language_hex(tr->lang_flags, tr->v.size, EVAL_IN_VI);
-    /* the model decodes under the mask it is saved with (snapshots, quick eval) */
-    if (!tr->tgt_hex[0] || !tr->tgt_hex[1] || eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0 ||
+/* The model decodes under the language mask it is saved with (the token sets
+ * of the training targets, load_corpus; decode.h) in the snapshots and the
+ * quick eval.  0, or -1 (printed). */
+static int language_masks(Training *tr) {
+    if (eval_set_language_masks(&tr->m, tr->lang_flags, tr->v.size) != 0 ||
         decode_set_sentence_ends(&tr->m, &tr->v) != 0) {
         cli_error("out of memory");
         return -1;
@@ -404,17 +368,17 @@ static int target_token_sets(Training *tr) {
     return 0;
 }
 
-static TrainOptions train_options(Training *tr, const TrainArgs *a, const char *const *extra, Progress *pr) {
+static TrainOptions train_options(Training *tr, const TrainArgs *a, Progress *pr) {
     TrainOptions o = {0};
     o.steps = a->steps; o.batch = (int)a->batch; o.lr = a->lr; o.min_lr_frac = a->min_lr_frac; o.warmup = a->warmup;
-    o.clip = a->clip; o.label_smoothing = (float)a->label_smoothing; o.dropout = (float)a->dropout;
+    o.clip = a->clip; o.label_smoothing = a->label_smoothing; o.dropout = a->dropout;
     o.seed = (uint64_t)a->seed; o.checkpoint_every = a->ckpt_every;
-    o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.extra = extra;
+    o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.meta = &tr->meta;
     pr->mode = a->quiet ? -1 : isatty(2) ? 1 : 0;
     o.on_progress = show_progress;
     o.progress_ctx = pr;
-    o.coref_weight = (float)a->coref_weight; o.coref_layer = (int)a->coref_layer; o.coref_head = (int)a->coref_head;
-    o.align_weight = (float)a->align_weight; o.align_layer = (int)a->align_layer; o.align_head = (int)a->align_head;
+    o.coref_weight = a->coref_weight; o.coref_layer = (int)a->coref_layer; o.coref_head = (int)a->coref_head;
+    o.align_weight = a->align_weight; o.align_layer = (int)a->align_layer; o.align_head = (int)a->align_head;
     return o;
 }
 
@@ -465,34 +429,9 @@ static int quick_eval(Training *tr, const TrainArgs *a) {
         cli_error("eval after training: %s", tr->err);
         return -1;
     }
-    eval_metadata_json(&er, "heldout", tr->coref, sizeof tr->coref, tr->eval, sizeof tr->eval);
+    train_meta_quick_eval(&tr->meta, &er);
     if (!a->quiet)
-        fprintf(stderr, "train: quick eval (%s, %ld pairs, %.1f s): %s\n", path, er.n_pairs, er.seconds, tr->eval);
-    return 0;
-}
-
-static void record_result(Training *tr, const TrainResult *res) {
-    snprintf(tr->seconds, sizeof tr->seconds, "%.1f", res->seconds);
-    snprintf(tr->tokens_per_sec, sizeof tr->tokens_per_sec, "%.0f", res->tokens_per_sec);
-    snprintf(tr->loss, sizeof tr->loss, "%.4f", res->last_loss);
-    snprintf(tr->aux, sizeof tr->aux, "{\"coreference\":%.4f,\"alignment\":%.4f}",
-             isnan(res->coref_aux) ? -1.0 : res->coref_aux, isnan(res->align_aux) ? -1.0 : res->align_aux);
-}
-
-/* The checkpoint with everything the run measured (the eval's head once there is one).  0, or -1 (printed). */
-static int save_final(Training *tr, const TrainOptions *o, long step) {
-    const char *extra_final[] = {"train_command", tr->cmd ? tr->cmd : "", "train_options", tr->opts,
-                                 "train_seed", tr->seed, "train_steps", tr->steps, "train_data", tr->data,
-                                 "train_seconds", tr->seconds, "train_tokens_per_second", tr->tokens_per_sec,
-                                 "train_final_loss", tr->loss, "supervised_heads", tr->supervised,
-                                 "train_final_aux_loss", tr->aux, "train_max_source_len", tr->max_src,
-                                 "train_source_tokens", tr->src_hex ? tr->src_hex : "",
-                                 "train_target_tokens_fr", tr->tgt_hex[0], "train_target_tokens_vi", tr->tgt_hex[1],
-                                 tr->coref[0] ? "coreference_head" : NULL, tr->coref, "eval_quick", tr->eval, NULL};
-    if (train_save_checkpoint(&tr->m, &tr->adam, step, o, extra_final, tr->err, sizeof tr->err)) {
-        cli_error("%s", tr->err);
-        return -1;
-    }
+        fprintf(stderr, "train: quick eval (%s, %ld pairs, %.1f s): %s\n", path, er.n_pairs, er.seconds, tr->meta.eval);
     return 0;
 }
 
@@ -500,8 +439,7 @@ static void training_free(Training *tr) {
     for (int k = 0; k < N_SNAP_SENTENCES; k++) sentence_free(&tr->snap[k]);
     free(tr->snap_path);
     free(tr->cmd);
-    free(tr->src_hex);
-    free(tr->tgt_hex[0]); free(tr->tgt_hex[1]);
+    train_meta_free(&tr->meta);
     free(tr->lang_flags);
     adam_free(&tr->adam);
     model_free(&tr->m);
@@ -520,16 +458,14 @@ int cli_train(int argc, char **argv) {
     if (check_out_path(a.out) || load_corpus(&tr, &a)) goto cleanup;
     if (a.resume ? resume_model(&tr, &a) : new_model(&tr, &a)) goto cleanup;
     if (check_plan(&tr, &a)) goto cleanup;
-    tr.cmd = join_args("attnviz train", argc, argv);
-    describe_run(&tr, &a);
-    if (target_token_sets(&tr)) goto cleanup;
-    const char *extra_run[] = {"train_command", tr.cmd ? tr.cmd : "", "train_options", tr.opts,
-                               "train_seed", tr.seed, "train_steps", tr.steps, "train_data", tr.data,
-                               "supervised_heads", tr.supervised, "train_max_source_len", tr.max_src,
-                               "train_source_tokens", tr.src_hex ? tr.src_hex : "",
-                               "train_target_tokens_fr", tr.tgt_hex[0], "train_target_tokens_vi", tr.tgt_hex[1], NULL};
     Progress progress = {0};
-    TrainOptions o = train_options(&tr, &a, extra_run, &progress);
+    TrainOptions o = train_options(&tr, &a, &progress);
+    tr.cmd = join_args("attnviz train", argc, argv);
+    if (!tr.cmd || train_meta_describe(&tr.meta, tr.cmd, &o, &tr.m.config, &tr.set, tr.lang_flags)) {
+        cli_error("out of memory");
+        goto cleanup;
+    }
+    if (language_masks(&tr)) goto cleanup;
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;
     const ModelConfig *c = &tr.m.config;
     if (!a.quiet)
@@ -541,11 +477,15 @@ int cli_train(int argc, char **argv) {
     int trained = train_run(&tr.m, &tr.adam, tr.start, &tr.set, &o, &res, tr.err, sizeof tr.err);
     if (progress.mode == 1) fputc('\n', stderr);   /* below the bar */
     if (trained != 0) { cli_error("%s", tr.err); goto cleanup; }
-    record_result(&tr, &res);
-    /* the checkpoint is saved before the eval, so a failing eval loses no training */
-    if (save_final(&tr, &o, res.step_end)) goto cleanup;
-    if (quick_eval(&tr, &a)) goto cleanup;
-    if (tr.coref[0] && save_final(&tr, &o, res.step_end)) goto cleanup;
+    train_meta_result(&tr.meta, &res);
+    /* saved once, after the quick eval, whose head it records; saved as well
+     * when that eval fails, so a failing eval loses no training */
+    int evaluated = quick_eval(&tr, &a);
+    if (train_save_checkpoint(&tr.m, &tr.adam, res.step_end, &o, tr.err, sizeof tr.err)) {
+        cli_error("%s", tr.err);
+        goto cleanup;
+    }
+    if (evaluated != 0) goto cleanup;
     if (!a.quiet)
         fprintf(stderr, "train: done in %.1f s, %.0f tokens/s, loss %.4f -> %.4f; wrote %s (+ .state)%s%s\n",
                 res.seconds, res.tokens_per_sec, res.first_loss, res.last_loss, a.out,

@@ -826,19 +826,16 @@ static void fr_orthography(GrSide *s) {
         if (!strcmp(s->t[i].s, "si") && (!strcmp(s->t[i + 1].s, "il") || !strcmp(s->t[i + 1].s, "ils")))
             snprintf(s->t[i].s, sizeof s->t[i].s, "s'");
     }
-    static const char *const co[][3] = { { "à", "le", "au" }, { "à", "les", "aux" },
-                                         { "de", "le", "du" }, { "de", "les", "des" } };
-    for (int i = 0; i + 1 < s->n; i++)
-        for (size_t k = 0; k < sizeof co / sizeof *co; k++)
-            if (!strcmp(s->t[i].s, co[k][0]) && !strcmp(s->t[i + 1].s, co[k][1])) {
-                snprintf(s->t[i].s, sizeof s->t[i].s, "%s", co[k][2]);
-                GrTok *a = &s->t[i];
-                const GrTok *b = &s->t[i + 1];
-                for (int q = 0; q < b->n_keys && a->n_keys < GR_MAX_KEYS; q++) a->key[a->n_keys++] = b->key[q];
-                memmove(&s->t[i + 1], &s->t[i + 2], (size_t)(s->n - i - 2) * sizeof *s->t);
-                s->n--;
-                break;
-            }
+    for (int i = 0; i + 1 < s->n; i++) {
+        const char *c = lexicon_fr_contraction(s->t[i].s, s->t[i + 1].s);
+        if (!c) continue;
+        snprintf(s->t[i].s, sizeof s->t[i].s, "%s", c);
+        GrTok *a = &s->t[i];
+        const GrTok *b = &s->t[i + 1];
+        for (int q = 0; q < b->n_keys && a->n_keys < GR_MAX_KEYS; q++) a->key[a->n_keys++] = b->key[q];
+        memmove(&s->t[i + 1], &s->t[i + 2], (size_t)(s->n - i - 2) * sizeof *s->t);
+        s->n--;
+    }
 }
 
 /* ------------------------------------------------------------ discourse -- */

@@ -259,6 +259,14 @@ int lexicon_find_name(const Lexicon *lx, const char *w) {
     return -1;
 }
 
+const char *lexicon_fr_contraction(const char *a, const char *b) {
+    static const char *const co[][3] = { { "à", "le", "au" }, { "à", "les", "aux" },
+                                         { "de", "le", "du" }, { "de", "les", "des" } };
+    for (size_t k = 0; k < sizeof co / sizeof *co; k++)
+        if (!strcmp(a, co[k][0]) && !strcmp(b, co[k][1])) return co[k][2];
+    return NULL;
+}
+
 int lexicon_read_words(Lexicon *lx, const char *dir, char *err, size_t errlen) {
     if (lex_read_lines(lx, dir, "nouns.txt", noun_line, err, errlen) ||
         lex_read_lines(lx, dir, "adjectives.txt", adj_line, err, errlen) ||

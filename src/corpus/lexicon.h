@@ -8,7 +8,8 @@
  * lexicon.  Errors: -1 and "FILE:LINE: message" in err; nothing exits.
  * Ownership: the Lexicon owns every string; lexicon_free_words releases the
  * word lists (tpl_free, templates.h, frees the templates first, then calls it).
- * The line reader and class parser are shared with templates.c. */
+ * The line reader, class parser and French contractions are shared with
+ * templates.c. */
 #ifndef ATTNVIZ_LEXICON_H
 #define ATTNVIZ_LEXICON_H
 #include <stddef.h>
@@ -87,5 +88,10 @@ void lexicon_free_words(Lexicon *lx);
 
 /* Is w a name of names.txt?  Index or -1. */
 int lexicon_find_name(const Lexicon *lx, const char *w);
+
+/* The French contraction of tokens a b (à le → au, à les → aux, de le → du,
+ * de les → des), or NULL when they do not contract: the one table the
+ * grammar's and the templates' French orthography share. */
+const char *lexicon_fr_contraction(const char *a, const char *b);
 
 #endif

@@ -582,17 +582,14 @@ void tpl_fr_orthography(Rendered *r) {
                 snprintf(r->tok[i].s, sizeof r->tok[i].s, "%s", el[k][1]);
                 break;
             }
-    static const char *const co[][3] = { { "à", "le", "au" }, { "à", "les", "aux" },
-                                         { "de", "le", "du" }, { "de", "les", "des" } };
-    for (int i = 0; i + 1 < r->n; i++)
-        for (size_t k = 0; k < sizeof co / sizeof *co; k++)
-            if (!strcmp(r->tok[i].s, co[k][0]) && !strcmp(r->tok[i + 1].s, co[k][1])) {
-                snprintf(r->tok[i].s, sizeof r->tok[i].s, "%s", co[k][2]);
-                merge_keys(&r->tok[i], &r->tok[i + 1]);
-                memmove(&r->tok[i + 1], &r->tok[i + 2], (size_t)(r->n - i - 2) * sizeof *r->tok);
-                r->n--;
-                break;
-            }
+    for (int i = 0; i + 1 < r->n; i++) {
+        const char *c = lexicon_fr_contraction(r->tok[i].s, r->tok[i + 1].s);
+        if (!c) continue;
+        snprintf(r->tok[i].s, sizeof r->tok[i].s, "%s", c);
+        merge_keys(&r->tok[i], &r->tok[i + 1]);
+        memmove(&r->tok[i + 1], &r->tok[i + 2], (size_t)(r->n - i - 2) * sizeof *r->tok);
+        r->n--;
+    }
 }
 
 /* --------------------------------------------------------------- lessons -- */

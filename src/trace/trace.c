@@ -67,20 +67,21 @@ void trace_free(Trace *t) {
     memset(t, 0, sizeof *t);
 }
 
-int trace_set_source(Trace *t, const char *const *tokens, int n) {
+/* Replaces the n_old strings *old by copies of the n given.  0, or -1 (memory; *old kept). */
+static int replace_strings(char ***old, int *n_old, const char *const *tokens, int n) {
     char **c = copy_strings(tokens, n);
     if (!c) return -1;
-    free_strings(t->source_tokens, t->n_source);
-    t->source_tokens = c; t->n_source = n;
+    free_strings(*old, *n_old);
+    *old = c; *n_old = n;
     return 0;
 }
 
+int trace_set_source(Trace *t, const char *const *tokens, int n) {
+    return replace_strings(&t->source_tokens, &t->n_source, tokens, n);
+}
+
 int trace_set_target(Trace *t, const char *const *tokens, int n) {
-    char **c = copy_strings(tokens, n);
-    if (!c) return -1;
-    free_strings(t->target_tokens, t->n_target);
-    t->target_tokens = c; t->n_target = n;
-    return 0;
+    return replace_strings(&t->target_tokens, &t->n_target, tokens, n);
 }
 
 int trace_set_model_json(Trace *t, const char *json_object) {
@@ -220,6 +221,16 @@ int trace_set_norm_weighted(TraceMap *m, int head, const float *values) {
     return 0;
 }
 
+void trace_head_parts(const TraceMap *m, const TraceHead *hd, TracePart parts[TRACE_HEAD_PARTS]) {
+    const TracePart all[TRACE_HEAD_PARTS] = {
+        {"weights", hd->weights, m->Tq, m->Tk}, {"scores", hd->scores, m->Tq, m->Tk},
+        {"scaled", hd->scaled, m->Tq, m->Tk}, {"masked", hd->masked, m->Tq, m->Tk},
+        {"output", hd->output, m->Tq, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tq, m->Tk},
+        {"q", hd->q, m->Tq, m->d_k}, {"q_rotated", hd->q_rot, m->Tq, m->d_k},
+        {"k", hd->k, m->Tk, m->d_k}, {"k_rotated", hd->k_rot, m->Tk, m->d_k}};
+    memcpy(parts, all, sizeof all);
+}
+
 TraceMap *trace_find_map(Trace *t, const char *id) {
     for (int i = 0; i < t->n_maps; i++)
         if (strcmp(t->maps[i].id, id) == 0) return &t->maps[i];
@@ -304,21 +315,12 @@ static void put_map(FILE *f, const TraceMap *m) {
     for (int h = 0; h < m->n_heads; h++) {
         const TraceHead *hd = &m->heads[h];
         fprintf(f, "%s\n      {\"head\": %d", h ? "," : "", hd->head);
-        struct { const char *name; const float *x; int cols; } parts[] = {
-            {"weights", hd->weights, m->Tk}, {"scores", hd->scores, m->Tk},
-            {"scaled", hd->scaled, m->Tk}, {"masked", hd->masked, m->Tk},
-            {"output", hd->output, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tk}};
-        for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
+        TracePart parts[TRACE_HEAD_PARTS];
+        trace_head_parts(m, hd, parts);
+        for (int p = 0; p < TRACE_HEAD_PARTS; p++) {
             if (!parts[p].x) continue;
             fprintf(f, ",\n       \"%s\": ", parts[p].name);
-            put_matrix(f, parts[p].x, m->Tq, parts[p].cols, "       ");
-        }
-        struct { const char *name; const float *x; int rows; } rope[] = {
-            {"q", hd->q, m->Tq}, {"q_rotated", hd->q_rot, m->Tq}, {"k", hd->k, m->Tk}, {"k_rotated", hd->k_rot, m->Tk}};
-        for (size_t p = 0; p < sizeof rope / sizeof rope[0]; p++) {
-            if (!rope[p].x) continue;
-            fprintf(f, ",\n       \"%s\": ", rope[p].name);
-            put_matrix(f, rope[p].x, rope[p].rows, m->d_k, "       ");
+            put_matrix(f, parts[p].x, parts[p].rows, parts[p].cols, "       ");
         }
         fputc('}', f);
     }
@@ -392,19 +394,21 @@ static long first_nonfinite(const float *x, int rows, int cols, const TraceMap *
  * lower (or NULL): the triangle flags of its weights and its norm_weighted. */
 static long head_nonfinite(const TraceMap *m, const TraceHead *hd, const char **name, const float **x, int *cols,
                            unsigned char *lower) {
-    struct { const char *name; const float *x; int rows, cols; } parts[] = {
-        {"scores", hd->scores, m->Tq, m->Tk}, {"scaled scores", hd->scaled, m->Tq, m->Tk},
-        {"masked scores", hd->masked, m->Tq, m->Tk}, {"weights", hd->weights, m->Tq, m->Tk},
-        {"output", hd->output, m->Tq, m->Dv}, {"norm-weighted attention", hd->norm_weighted, m->Tq, m->Tk},
-        {"queries before RoPE", hd->q, m->Tq, m->d_k}, {"rotated queries", hd->q_rot, m->Tq, m->d_k},
-        {"keys before RoPE", hd->k, m->Tk, m->d_k}, {"rotated keys", hd->k_rot, m->Tk, m->d_k}};
+    /* the steps in the order they are computed (trace_head_parts' indices), so
+     * the message names the first that overflowed, in words */
+    static const int order[TRACE_HEAD_PARTS] = {1, 2, 3, 0, 4, 5, 6, 7, 8, 9};
+    static const char *const said[TRACE_HEAD_PARTS] = {
+        "weights", "scores", "scaled scores", "masked scores", "output", "norm-weighted attention",
+        "queries before RoPE", "rotated queries", "keys before RoPE", "rotated keys"};
+    TracePart parts[TRACE_HEAD_PARTS];
+    trace_head_parts(m, hd, parts);
     if (lower) lower[0] = lower[1] = 0;
-    for (size_t p = 0; p < sizeof parts / sizeof parts[0]; p++) {
-        unsigned char *flag = !lower ? NULL : parts[p].x == hd->weights ? lower
-                            : parts[p].x == hd->norm_weighted ? lower + 1 : NULL;
-        long at = first_nonfinite(parts[p].x, parts[p].rows, parts[p].cols, m, parts[p].x == hd->masked, flag);
+    for (int k = 0; k < TRACE_HEAD_PARTS; k++) {
+        int p = order[k];
+        unsigned char *flag = !lower ? NULL : p == 0 ? lower : p == 5 ? lower + 1 : NULL;   /* weights, norm_weighted */
+        long at = first_nonfinite(parts[p].x, parts[p].rows, parts[p].cols, m, p == 3, flag);
         if (at < 0) continue;
-        *name = parts[p].name, *x = parts[p].x, *cols = parts[p].cols;
+        *name = said[p], *x = parts[p].x, *cols = parts[p].cols;
         return at;
     }
     return -1;

@@ -128,6 +128,19 @@ const char *trace_section(const Trace *t, const char *name);
 /* Copies a head's norm-weighted matrix (Tq, Tk).  0, or -1 out of memory. */
 int trace_set_norm_weighted(TraceMap *m, int head, const float *values);
 
+/* One matrix of a head as the writers list it: its JSON name, the numbers
+ * (NULL when the head has none) and their shape. */
+typedef struct {
+    const char *name;
+    const float *x;
+    int rows, cols;
+} TracePart;
+
+#define TRACE_HEAD_PARTS 10
+/* The matrices of head hd of m in the order every writer puts them: weights,
+ * scores, scaled, masked, output, norm_weighted, q, q_rotated, k, k_rotated. */
+void trace_head_parts(const TraceMap *m, const TraceHead *hd, TracePart parts[TRACE_HEAD_PARTS]);
+
 /* Finds a map by id, or NULL. */
 TraceMap *trace_find_map(Trace *t, const char *id);
 

@@ -70,18 +70,13 @@ static cJSON *head_json(Plan *pl, const TraceMap *m, const TraceHead *hd) {
     cJSON *o = cJSON_CreateObject();
     if (!o) { pl->oom = 1; return NULL; }
     cJSON_AddNumberToObject(o, "head", hd->head);
-    struct { const char *name; const float *x; int rows, cols; } parts[] = {
-        {"weights", hd->weights, m->Tq, m->Tk}, {"scores", hd->scores, m->Tq, m->Tk},
-        {"scaled", hd->scaled, m->Tq, m->Tk}, {"masked", hd->masked, m->Tq, m->Tk},
-        {"output", hd->output, m->Tq, m->Dv}, {"norm_weighted", hd->norm_weighted, m->Tq, m->Tk},
-        {"q", hd->q, m->Tq, m->d_k}, {"q_rotated", hd->q_rot, m->Tq, m->d_k},
-        {"k", hd->k, m->Tk, m->d_k}, {"k_rotated", hd->k_rot, m->Tk, m->d_k}};
+    TracePart parts[TRACE_HEAD_PARTS];
+    trace_head_parts(m, hd, parts);
     const unsigned char *tri = pl->tri + 2 * (size_t)pl->head_no++;   /* weights, norm_weighted: 0 where masked */
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+    for (int i = 0; i < TRACE_HEAD_PARTS; i++)
         if (parts[i].x)
             cJSON_AddItemToObject(o, parts[i].name, slot_as(pl, parts[i].x, parts[i].rows, parts[i].cols, 4,
-                                                            parts[i].x == hd->weights ? tri[0] :
-                                                            parts[i].x == hd->norm_weighted ? tri[1] : 0));
+                                                            i == 0 ? tri[0] : i == 5 ? tri[1] : 0));
     return o;
 }
 
@@ -103,6 +98,46 @@ static cJSON *map_json(Plan *pl, const TraceMap *m) {
     else cJSON_AddNumberToObject(o, "mask_fill", m->mask_fill);
     for (int h = 0; h < m->n_heads; h++) cJSON_AddItemToArray(heads, head_json(pl, m, &m->heads[h]));
     cJSON_AddItemToObject(o, "heads", heads);
+    return o;
+}
+
+cJSON *trace_matrix_cjson(const float *x, int rows, int cols) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < rows; i++) {
+        cJSON *r = cJSON_CreateArray();
+        if (!r) { cJSON_Delete(a); return NULL; }
+        for (int j = 0; j < cols; j++) {
+            float v = x[(size_t)i * cols + j];
+            cJSON_AddItemToArray(r, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        }
+        cJSON_AddItemToArray(a, r);
+    }
+    return a;
+}
+
+cJSON *trace_map_cjson(const TraceMap *m) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", m->id);
+    cJSON_AddNumberToObject(o, "d_k", m->d_k);
+    cJSON_AddItemToObject(o, "queries", strings(m->queries, m->Tq));
+    cJSON_AddItemToObject(o, "keys", strings(m->keys, m->Tk));
+    cJSON *mask = m->mask ? cJSON_AddArrayToObject(o, "mask") : NULL;
+    if (!m->mask) cJSON_AddNullToObject(o, "mask");
+    for (int i = 0; mask && i < m->Tq; i++) {
+        cJSON *r = cJSON_CreateArray();
+        for (int j = 0; j < m->Tk; j++) cJSON_AddItemToArray(r, cJSON_CreateNumber(m->mask[(size_t)i * m->Tk + j]));
+        cJSON_AddItemToArray(mask, r);
+    }
+    cJSON *heads = cJSON_AddArrayToObject(o, "heads");
+    for (int h = 0; h < m->n_heads; h++) {
+        TracePart parts[TRACE_HEAD_PARTS];
+        trace_head_parts(m, &m->heads[h], parts);
+        cJSON *ho = cJSON_CreateObject();
+        cJSON_AddItemToArray(heads, ho);
+        for (int i = 0; i < TRACE_HEAD_PARTS; i++)
+            if (parts[i].x)
+                cJSON_AddItemToObject(ho, parts[i].name, trace_matrix_cjson(parts[i].x, parts[i].rows, parts[i].cols));
+    }
     return o;
 }
 

@@ -22,7 +22,8 @@
  * np.zeros((n, n))[np.tril_indices(n)].  GPT-2 on 512 tokens: 154 MB in
  * version 1, 77 MB as triangles, written in half the time.
  *
- * Ownership: nothing is kept; the file is written atomically (core/fileio.h). */
+ * Ownership: nothing is kept; the file is written atomically (core/fileio.h).
+ * The header is built with cJSON; so are the cJSON forms of a map below. */
 #ifndef ATTNVIZ_TRACE_BIN_H
 #define ATTNVIZ_TRACE_BIN_H
 #include <stddef.h>
@@ -39,5 +40,14 @@ int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen);
 
 /* 1 when path names a binary trace (it ends in ".bin"), else 0. */
 int trace_path_is_bin(const char *path);
+
+/* The same maps as cJSON values with every matrix inline (the form `attnviz
+ * forward` writes for the bundled model): trace_map_cjson gives {"id", "d_k",
+ * "queries", "keys", "mask" (rows of 0/1, or null), "heads": [{one member per
+ * matrix the head holds, named and ordered as trace_head_parts}]};
+ * trace_matrix_cjson one rows × cols matrix as rows of numbers (non-finite
+ * cells null).  The caller cJSON_Deletes them; NULL out of memory. */
+struct cJSON *trace_map_cjson(const TraceMap *m);
+struct cJSON *trace_matrix_cjson(const float *x, int rows, int cols);
 
 #endif

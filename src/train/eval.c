@@ -42,6 +42,28 @@ typedef struct {
     int *src, *tgt;   /* point into the batch buffers */
 } Item;
 
+/* One coreference link to score in every head of one attention kind: query
+ * row q of batch item b, whose strongest key (the pronoun pr and special
+ * tokens excluded) should be the antecedent an. */
+typedef struct {
+    const Model *m;
+    int b, q, pr, an, ns, S;   /* S: keys per row */
+    const unsigned char *skip;
+} CorefLink;
+
+/* Counts the link in t for the heads of `layers` layers of att (layers, B,
+ * H, rows, S). */
+static void count_coref(EvalCount t[EVAL_MAX_LAYERS][EVAL_MAX_HEADS], const float *att, int layers, int rows,
+                        const CorefLink *k) {
+    int B = k->m->B, H = k->m->config.n_heads;
+    for (int l = 0; l < layers; l++)
+        for (int h = 0; h < H; h++) {
+            const float *row = att + ((((size_t)l * B + k->b) * H + h) * rows + k->q) * k->S;
+            t[l][h].total++;
+            t[l][h].hit += maps_argmax_link(row, k->ns, k->pr, k->skip) == k->an;
+        }
+}
+
 /* The attention metrics of a batch after its teacher-forced forward:
  * coreference heads (encoder and cross) and alignment heads. */
 static void score_attention(Model *m, const Corpus *cp, int first, int B, const Item *it, int S, EvalReport *r,
@@ -54,27 +76,14 @@ static void score_attention(Model *m, const Corpus *cp, int first, int B, const 
         for (int j = 0; j < x->ns; j++) skip[j] = x->src[j] < VOCAB_N_SPECIAL;
         /* coreference */
         for (int k = 0; k < p->n_coref; k++) {
-            int pr = p->coref[2 * k], an = p->coref[2 * k + 1];
-            for (int q = 0; q < p->n_align; q++) {
-                int t = p->align[2 * q], s = p->align[2 * q + 1];
-                if (s != pr || t >= x->nt) continue;
-                for (int l = 0; l < L; l++)
-                    for (int h = 0; h < H; h++) {
-                        const float *row = m->acts.dec_cross.att +
-                            ((((size_t)l * m->B + b) * H + h) * T + t) * S;
-                        int j = maps_argmax_link(row, x->ns, pr, skip);
-                        r->coref_cross[l][h].total++;
-                        r->coref_cross[l][h].hit += j == an;
-                    }
+            CorefLink link = {m, b, 0, p->coref[2 * k], p->coref[2 * k + 1], x->ns, S, skip};
+            for (int q = 0; q < p->n_align; q++) {   /* cross: the target rows aligned to the pronoun */
+                link.q = p->align[2 * q];
+                if (p->align[2 * q + 1] == link.pr && link.q < x->nt)
+                    count_coref(r->coref_cross, m->acts.dec_cross.att, L, T, &link);
             }
-            for (int l = 0; l < E; l++)
-                for (int h = 0; h < H; h++) {
-                    const float *row = m->acts.enc_self.att +
-                        ((((size_t)l * m->B + b) * H + h) * S + pr) * S;
-                    int j = maps_argmax_link(row, x->ns, pr, skip);
-                    r->coref_enc[l][h].total++;
-                    r->coref_enc[l][h].hit += j == an;
-                }
+            link.q = link.pr;                        /* encoder: the pronoun's row */
+            count_coref(r->coref_enc, m->acts.enc_self.att, E, S, &link);
         }
         /* alignment: every target token with at least one gold source */
         for (int t = 0; t < x->nt; t++) {

@@ -2,6 +2,7 @@
  * with the attention supervisions, clip, Adam), progress, checkpoints with
  * their state file, snapshots (see train.h). */
 #include "train/train.h"
+#include "train/meta.h"
 #include "train/state.h"
 #include "core/errmsg.h"
 #include "core/threads.h"
@@ -21,11 +22,12 @@ static double now_sec(void) {
 
 /* ------------------------------------------------------------------ loop */
 
-int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
-                          const char *const *extra, char *err, size_t errlen) {
+int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o, char *err, size_t errlen) {
     char state[4096];
+    const char *kv[2 * TRAIN_META_MAX_PAIRS + 1] = {NULL};
     if (!o->out_path) return 0;
-    if (checkpoint_save(o->out_path, m, o->vocab, o->n_vocab, extra, err, errlen)) return -1;
+    if (o->meta) train_meta_pairs(o->meta, kv);
+    if (checkpoint_save(o->out_path, m, o->vocab, o->n_vocab, kv, err, errlen)) return -1;
     snprintf(state, sizeof state, "%s.state", o->out_path);
     return train_state_save(state, a, step, o->seed, o->steps, err, errlen);
 }
@@ -92,8 +94,9 @@ static void loop_free(TrainLoop *L) {
 /* The options train_run cannot work with.  0, or -1 with err. */
 static int check_run_options(const Model *m, const TrainSet *s, const TrainOptions *o, char *err, size_t errlen) {
     if (o->batch < 1 || o->steps < 0) return errmsg_set(err, errlen, "batch and steps must be positive");
-    if (!(o->dropout >= 0.0f && o->dropout < 1.0f))
-        return errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", o->dropout);
+    float dropout = (float)o->dropout;   /* as the model computes with it */
+    if (!(dropout >= 0.0f && dropout < 1.0f))
+        return errmsg_set(err, errlen, "dropout %g must be in 0..1 (excluded)", dropout);
     if (s->max_src > m->config.max_len || s->max_tgt + 1 > m->config.max_len)
         return errmsg_set(err, errlen, "a sentence is longer than the model's max_len %d", m->config.max_len);
     return 0;
@@ -153,21 +156,22 @@ static int batch_supervisions(TrainLoop *L, const TrainSet *s, const TrainOption
                               ModelAttnSupervision sup[2], int *coref_i, int *align_i) {
     const Batch *b = &L->batch;
     int n = 0;
+    float cw = (float)o->coref_weight, aw = (float)o->align_weight;   /* the weights the model computes with */
     *coref_i = *align_i = -1;
-    if (!(o->coref_weight > 0 || o->align_weight > 0)) return 0;
-    if (o->coref_weight > 0 && reserve_floats(&L->coref_target, &L->coref_cap, (size_t)b->B * b->S * b->S)) return -1;
-    if (o->align_weight > 0 && reserve_floats(&L->align_target, &L->align_cap, (size_t)b->B * b->T * b->S)) return -1;
-    train_attn_targets(s, idx, b, o->coref_weight > 0 ? L->coref_target : NULL,
-                       o->align_weight > 0 ? L->align_target : NULL, NULL, NULL);
-    if (o->coref_weight > 0) {
+    if (!(cw > 0 || aw > 0)) return 0;
+    if (cw > 0 && reserve_floats(&L->coref_target, &L->coref_cap, (size_t)b->B * b->S * b->S)) return -1;
+    if (aw > 0 && reserve_floats(&L->align_target, &L->align_cap, (size_t)b->B * b->T * b->S)) return -1;
+    train_attn_targets(s, idx, b, cw > 0 ? L->coref_target : NULL,
+                       aw > 0 ? L->align_target : NULL, NULL, NULL);
+    if (cw > 0) {
         *coref_i = n;
         sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_ENC_SELF, o->coref_layer, o->coref_head,
-                                           o->coref_weight, L->coref_target, 0, 0, 0 };
+                                           cw, L->coref_target, 0, 0, 0 };
     }
-    if (o->align_weight > 0) {
+    if (aw > 0) {
         *align_i = n;
         sup[n++] = (ModelAttnSupervision){ MODEL_ATTN_CROSS, o->align_layer, o->align_head,
-                                           o->align_weight, L->align_target, 0, 0, 0 };
+                                           aw, L->align_target, 0, 0, 0 };
     }
     return n;
 }
@@ -190,12 +194,13 @@ static int train_step(TrainLoop *L, Model *m, Adam *adam, const TrainSet *s, con
      * thread_tune_halves); the step cuts the batch in two even when the thread
      * tuner picks one, so the result does not depend on that timing-based choice. */
     m->training = 1;
-    m->dropout = o->dropout > 0.0f ? o->dropout : 0.0f;
-    if (o->dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
+    float dropout = (float)o->dropout;
+    m->dropout = dropout > 0.0f ? dropout : 0.0f;
+    if (dropout > 0.0f) model_dropout_seed(m, o->seed, (uint64_t)step);
     float loss = model_train_step(m, thread_tune_halves(&L->tune) ? &L->twin : NULL,
                                   &(ModelBatch){.src = b->src, .src_len = b->src_len, .S = b->S, .tgt = b->dec_in,
                                                 .tgt_len = b->tgt_len, .T = b->T, .B = b->B},
-                                  b->targets, o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
+                                  b->targets, (float)o->label_smoothing, n_sup ? supervisions : NULL, n_sup);
     m->training = 0;
     if (isnan(loss))
         return errmsg_set(err, errlen, "step %ld: %s", step, m->err[0] ? m->err : "loss is NaN (lower --lr?)");
@@ -253,7 +258,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         thread_tune_after(&L.tune, now_sec() - t_step);
         report_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
-            if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
+            if (train_save_checkpoint(m, adam, step + 1, o, err, errlen)) goto done;
         }
         res->step_end = step + 1;
     }

@@ -1,6 +1,7 @@
 /* train.h — the training loop: trains the model on a TrainSet (data.h) with
- * Adam and the schedule (optim.h), writes checkpoints with their state file
- * for --resume (state.h) and attention snapshots (snapshot.h).
+ * Adam and the schedule (optim.h), writes checkpoints with their metadata
+ * (meta.h) and their state file for --resume (state.h), and attention
+ * snapshots (snapshot.h).
  *
  * A step: the batch of the step in the epoch's order, a training forward
  * (dropout seeded from (seed, step), pad rows skipped), the loss with label
@@ -35,14 +36,15 @@ typedef struct {
     double lr, min_lr_frac;  /* peak learning rate; floor as a fraction of it  */
     long warmup;
     double clip;             /* global gradient-norm clip (0: none)            */
-    float label_smoothing;
-    float dropout;           /* P, 0 <= P < 1 (0: none): the model drops during each
+    double label_smoothing;  /* the options as given (train_meta_describe records
+                                them); the model computes with them as float  */
+    double dropout;          /* P, 0 <= P < 1 (0: none): the model drops during each
                                 step's forward only, masks seeded from (seed, step) */
     uint64_t seed;           /* data order (the model is initialised by the caller) */
     long checkpoint_every;   /* 0: only at the end                              */
     const char *out_path;    /* checkpoint written there (+ .state)             */
     const char *const *vocab; int n_vocab;   /* saved into the checkpoint        */
-    const char *const *extra;                /* more metadata pairs (NULL-terminated) */
+    const struct TrainMeta *meta;            /* its metadata (meta.h), or NULL   */
     /* snapshots: at the given steps (sorted, may include 0 and `steps`), the
      * encoder self-attention of each snapshot sentence is recorded (path NULL: none) */
     TrainSnapshots snapshots;
@@ -58,8 +60,8 @@ typedef struct {
      *   cross-entropy between decoder.align_layer.cross head align_head's row t
      *   (the row that predicts y_t) and the uniform distribution over the gold
      *   source words of y_t (Garg et al. 2019); unaligned tokens add nothing. */
-    float coref_weight; int coref_layer, coref_head;
-    float align_weight; int align_layer, align_head;
+    double coref_weight; int coref_layer, coref_head;
+    double align_weight; int align_layer, align_head;
 } TrainOptions;
 
 typedef struct {
@@ -77,9 +79,9 @@ typedef struct {
 int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const TrainOptions *o,
               TrainResult *res, char *err, size_t errlen);
 
-/* Writes the checkpoint o->out_path (with the metadata pairs extra) and its
- * training state o->out_path.state at `step`.  0, or -1 with err. */
-int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
-                          const char *const *extra, char *err, size_t errlen);
+/* Writes the checkpoint o->out_path with the metadata o->meta has recorded
+ * so far (train_meta_pairs) and its training state o->out_path.state at
+ * `step`: the one place a training writes them.  0, or -1 with err. */
+int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o, char *err, size_t errlen);
 
 #endif
