@@ -3,6 +3,8 @@
 #include "core/errmsg.h"
 #include "core/rng.h"
 #include "family/kvcache.h"
+#include "core/memory.h"
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +111,13 @@ static int check_spec(const HfFile *f, const GenSpec *spec, int n_prompt, char *
         return errmsg_set(err, errlen, "the prompt is %d tokens and --steps %d asks for %d more; this model's context "
                           "is %d (use --steps %d or fewer)", n_prompt, spec->steps, spec->steps, s.n_pos,
                           s.n_pos - n_prompt);
-    return 0;
+    double N = (double)n_prompt + spec->steps, bytes = 4.0 * s.n_layer * s.n_head * N * N   /* the maps' rows */
+                                                     + 8.0 * s.n_layer * s.n_kv_head * s.head_dim * N;   /* the cache */
+    char what[160];
+    snprintf(what, sizeof what, "%.0f tokens of generation with every head's rows (%d layers × %d heads)", N, s.n_layer,
+             s.n_head);
+    return memory_check(bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes, what, "fewer --steps, or a shorter prompt",
+                        err, errlen);
 }
 
 /* g's buffers for a prompt of in->n tokens and spec->steps more. */

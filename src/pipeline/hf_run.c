@@ -1,6 +1,8 @@
 /* hf_run.c — see hf_run.h. */
 #include "pipeline/hf_run.h"
 #include "core/errmsg.h"
+#include "core/memory.h"
+#include <stdint.h>
 #include "pipeline/links.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,11 +42,25 @@ static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
     return 0;
 }
 
+int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, char *err, size_t errlen) {
+    HfShape sh = hf_file_shape(f);
+    char what[160];
+    if (!spec->no_pictures && T > HF_RUN_PICTURE_MAX)
+        return errmsg_set(err, errlen, "%d tokens: pictures are drawn for at most %d tokens (add --no-pictures, or "
+                          "give a shorter text)", T, HF_RUN_PICTURE_MAX);
+    double cells = (double)sh.n_layer * sh.n_head * T * T, bytes = cells * 4.0 * (spec->trace == HF_TRACE_STEPS ? 5 : 1);
+    snprintf(what, sizeof what, "the maps of %d layers × %d heads over %d tokens%s", sh.n_layer, sh.n_head, T,
+             spec->trace == HF_TRACE_STEPS ? " with every step" : "");
+    return memory_check(bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes, what,
+                        "a shorter text, or --trace weights instead of steps", err, errlen);
+}
+
 int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     trace_init(&r->t);
     if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
         return -1;
+    if (hf_run_check_size(f, r->in.n, spec, err, errlen)) return -1;
     HfSteps all = {1, -1, -1, 0};
     if (hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen)) return -1;
     r->s.text = spec->text;

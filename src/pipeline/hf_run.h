@@ -26,6 +26,7 @@
 #define HF_RUN_TOP 5            /* candidates printed per prediction */
 #define HF_RUN_MAX_MASKS 16
 #define HF_RUN_STRIP_MAX 128    /* tokens at most for a step strip   */
+#define HF_RUN_PICTURE_MAX 4096 /* tokens at most for pictures (render/heatmap.h) */
 
 typedef enum { HF_TRACE_NONE = 0, HF_TRACE_WEIGHTS = 1, HF_TRACE_STEPS = 2 } HfTraceMode;
 
@@ -47,7 +48,13 @@ typedef struct {
     int has_predictions;         /* 0: BERT without its masked-LM head        */
 } HfRun;
 
-/* Encodes spec->text and runs the forward pass.  0, or -1 with err. */
+/* Before a forward pass of T tokens: pictures are asked and T is over
+ * HF_RUN_PICTURE_MAX, or the maps would not fit in the memory free now
+ * (core/memory.h): -1 with err saying what helps; else 0. */
+int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, char *err, size_t errlen);
+
+/* Encodes spec->text, checks its size (hf_run_check_size) and runs the
+ * forward pass.  0, or -1 with err. */
 int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen);
 
 /* Bytes trace.json will take, roughly (for the warning before a large write). */
