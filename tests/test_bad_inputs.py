@@ -37,13 +37,26 @@ def attnviz(args, fsize=None, timeout=300):
 
 # ------------------------------------------------------------------ fixtures
 
+def fnv1a64(data):
+    """FNV-1a 64 (Fowler, Noll, Vo), written from its definition: the hash the list keeps."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
 def earlier_run(out):
-    """An output folder holding an earlier run's files (which no failure may touch)."""
+    """An output folder holding an earlier run's files (which no failure may touch),
+    listed in .attnviz-files as attnviz lists what it wrote."""
     os.makedirs(out, exist_ok=True)
+    listed = ["attnviz-files 2"]
     for name, data in (("trace.json", b'{"earlier": true}\n'), ("steps-strip.png", b"earlier picture"),
                        ("index.html", b"<p>earlier</p>"), ("encoder.0.self.h0.png", b"earlier heatmap")):
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
+        listed.append(f"{len(data)} {fnv1a64(data):016x} {name}")
+    with open(os.path.join(out, ".attnviz-files"), "w") as f:
+        f.write("\n".join(listed) + "\n")
 
 
 def small_corpus(tmp):
@@ -309,9 +322,12 @@ def test_success_keeps_other_files_and_leaves_no_staging(tmp):
     with open(os.path.join(out, "notes.txt"), "w") as f:
         f.write("mine")
     r = attnviz(["steps", "--scores", "[[1,2],[3,4]]", "--out", out, "--quiet"])
+    assert r.returncode == 1 and b"did not write (notes.txt)" in r.stderr, r.stderr   # not attnviz's: refused
+    r = attnviz(["steps", "--scores", "[[1,2],[3,4]]", "--out", out, "--quiet", "--force"])
     assert r.returncode == 0, r.stderr
     names = os.listdir(out)
-    assert "notes.txt" in names and "encoder.0.self.h0.png" in names
+    assert "notes.txt" in names   # the user's file stays; the earlier run's heatmap, listed and unchanged, goes
+    assert "encoder.0.self.h0.png" not in names, names
     assert not [n for n in names if "tmp" in n], names
     assert not [n for n in os.listdir(tmp) if "tmp" in n]
     with open(os.path.join(out, "trace.json")) as f:

@@ -122,7 +122,7 @@ def test_compare_bad_inputs(tmp):
              (("--model2", "untaught", "--ablate", "encoder.2.self.0", TIRED), "not both"),
              (("--ablate", "encoder.9.self.0", TIRED), "--ablate"), (("--to", "de", TIRED, WIDE), "fr or vi"),
              (("--model", "nosuchmodel", TIRED, WIDE), "nosuchmodel"), (("--frob", TIRED, WIDE), "unknown option"),
-             (("--model2", os.path.join(tmp), TIRED), "both")]
+             (("--model2", os.path.join(tmp), TIRED), "no config.json")]
     for args, words in cases:
         r = run_err("compare", "--out", out, *args)
         lines = [l for l in r.stderr.splitlines() if l.strip()]
