@@ -367,17 +367,18 @@ int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char 
 
 /* ---- loading ---- */
 
-static int parse_vocab(TjModel *m, const TjJson *v, const TjCtx *c) {
-    if (!tj_is(v, TJ_JSON_OBJECT)) {
-        if (tj_is(v, TJ_JSON_ARRAY)) return tj_fail(c, "model.vocab", "a list of [piece, score] is a Unigram model, which is not supported");
+static int parse_vocab(TjModel *m, const cJSON *v, const TjCtx *c) {
+    if (!cJSON_IsObject(v)) {
+        if (cJSON_IsArray(v)) return tj_fail(c, "model.vocab", "a list of [piece, score] is a Unigram model, which is not supported");
         return tj_fail(c, "model.vocab", "must be an object {token: id}");
     }
     size_t text = 0;
-    for (const TjJson *e = v->child; e; e = e->next) {
-        double d = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
+    int count = 0;
+    for (const cJSON *e = v->child; e; e = e->next, count++) {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
         if (d < 0 || d >= MAX_ID || d != (int)d)
             return tj_fail(c, "model.vocab", "token \"%.40s\" has id %.40s (ids are whole numbers 0..%d)", e->string,
-                           tj_is(e, TJ_JSON_NUMBER) ? "out of range" : "that is not a number", MAX_ID - 1);
+                           cJSON_IsNumber(e) ? "out of range" : "that is not a number", MAX_ID - 1);
         if ((int)d >= m->n_ids) m->n_ids = (int)d + 1;
         text += strlen(e->string) + 1;
     }
@@ -385,9 +386,9 @@ static int parse_vocab(TjModel *m, const TjJson *v, const TjCtx *c) {
     m->vocab.text = malloc(text + 1);   /* room for every token: no move */
     m->vocab.room = text + 1;
     if (!m->tok || !m->vocab.text) return tj_fail(c, "model.vocab", "out of memory");
-    while (m->vocab.cap < 2 * v->size + 2)
+    while (m->vocab.cap < 2 * count + 2)
         if (vocab_grow(&m->vocab)) return tj_fail(c, "model.vocab", "out of memory");
-    for (const TjJson *e = v->child; e; e = e->next) {
+    for (const cJSON *e = v->child; e; e = e->next) {
         size_t len = strlen(e->string), at = m->vocab.used;
         if (tjvocab_put(&m->vocab, e->string, len, (int)e->valuedouble))
             return tj_fail(c, "model.vocab", "out of memory");
@@ -398,8 +399,8 @@ static int parse_vocab(TjModel *m, const TjJson *v, const TjCtx *c) {
 
 /* One merge: "a b" or ["a", "b"] → its two tokens (pointing into j, or
  * into buf for the string form). */
-static int merge_pair(const TjJson *e, char *buf, size_t bufn, const char **a, const char **b) {
-    if (tj_is(e, TJ_JSON_STRING)) {
+static int merge_pair(const cJSON *e, char *buf, size_t bufn, const char **a, const char **b) {
+    if (cJSON_IsString(e)) {
         const char *s = e->valuestring, *sp = strchr(s, ' ');
         if (!sp || strchr(sp + 1, ' ') || strlen(s) >= bufn) return -1;
         memcpy(buf, s, strlen(s) + 1);
@@ -408,7 +409,7 @@ static int merge_pair(const TjJson *e, char *buf, size_t bufn, const char **a, c
         *b = buf + (sp - s) + 1;
         return 0;
     }
-    if (!tj_is(e, TJ_JSON_ARRAY) || tj_size(e) != 2 || !tj_is(e->child, TJ_JSON_STRING) || !tj_is(e->child->next, TJ_JSON_STRING)) return -1;
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(e->child) || !cJSON_IsString(e->child->next)) return -1;
     *a = e->child->valuestring;
     *b = e->child->next->valuestring;
     return 0;
@@ -424,17 +425,17 @@ static int room(char **buf, size_t *cap, size_t n) {
     return 0;
 }
 
-static int parse_merges(TjModel *m, const TjJson *list, const TjCtx *c) {
+static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, "model.merges", "must be a list");
+    if (!cJSON_IsArray(list)) return tj_fail(c, "model.merges", "must be a list");
     size_t plen = m->prefix ? strlen(m->prefix) : 0, bcap = 0, jcap = 0;
     char *buf = NULL, *joined = NULL;
     int rank = 0, rc = 0;
-    for (const TjJson *e = list->child; e && rc == 0; e = e->next, rank++) {
+    for (const cJSON *e = list->child; e && rc == 0; e = e->next, rank++) {
         char where[64];   /* written only for a message */
 #define WHERE (snprintf(where, sizeof where, "model.merges[%d]", rank), where)
         const char *a = NULL, *b = NULL;
-        if (room(&buf, &bcap, tj_is(e, TJ_JSON_STRING) ? strlen(e->valuestring) + 1 : 1)) {
+        if (room(&buf, &bcap, cJSON_IsString(e) ? strlen(e->valuestring) + 1 : 1)) {
             rc = tj_fail(c, WHERE, "out of memory");
             break;
         }
@@ -455,7 +456,7 @@ static int parse_merges(TjModel *m, const TjJson *list, const TjCtx *c) {
 }
 
 /* The model's type: "type", or inferred as the library does when absent. */
-static int model_kind(const TjJson *j, const TjCtx *c) {
+static int model_kind(const cJSON *j, const TjCtx *c) {
     const char *type = tj_str(j, "type");
     if (type) {
         if (!strcmp(type, "BPE")) return TJ_MODEL_BPE;
@@ -465,12 +466,12 @@ static int model_kind(const TjJson *j, const TjCtx *c) {
         return tj_fail(c, "model.type", "the model \"%.40s\" is not supported", type);
     }
     if (tj_get(j, "merges")) return TJ_MODEL_BPE;
-    if (tj_is(tj_get(j, "vocab"), TJ_JSON_ARRAY)) return tj_fail(c, "model", "Unigram models are not supported");
+    if (cJSON_IsArray(tj_get(j, "vocab"))) return tj_fail(c, "model", "Unigram models are not supported");
     if (tj_get(j, "max_input_chars_per_word") || tj_str(j, "continuing_subword_prefix")) return TJ_MODEL_WORDPIECE;
     return TJ_MODEL_WORDLEVEL;
 }
 
-static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
+static int parse_options(TjModel *m, const cJSON *j, const TjCtx *c) {
     int bad = 0;
     m->unk_token = tj_dup(tj_str(j, "unk_token"), &bad);
     m->prefix = tj_dup(tj_str(j, "continuing_subword_prefix"), &bad);
@@ -479,8 +480,8 @@ static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
     if (m->kind == TJ_MODEL_WORDPIECE) {
         if (!m->prefix && !(m->prefix = tj_dup("##", &bad))) return tj_fail(c, "model", "out of memory");
         if (!m->unk_token && !(m->unk_token = tj_dup("[UNK]", &bad))) return tj_fail(c, "model", "out of memory");
-        const TjJson *mx = tj_get(j, "max_input_chars_per_word");
-        if (mx && (!tj_is(mx, TJ_JSON_NUMBER) || mx->valuedouble < 0))
+        const cJSON *mx = tj_get(j, "max_input_chars_per_word");
+        if (mx && (!cJSON_IsNumber(mx) || mx->valuedouble < 0))
             return tj_fail(c, "model.max_input_chars_per_word", "must be a number >= 0");
         m->max_chars = mx ? (mx->valuedouble > 1e9 ? 1000000000 : (int)mx->valuedouble) : 100;
     }
@@ -491,14 +492,14 @@ static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
     m->ignore_merges = tj_bool(j, "ignore_merges", 0);
     if (m->fuse_unk < 0 || m->byte_fallback < 0 || m->ignore_merges < 0)
         return tj_fail(c, "model", "fuse_unk, byte_fallback and ignore_merges must be true or false");
-    const TjJson *drop = tj_get(j, "dropout");
-    if (drop && (!tj_is(drop, TJ_JSON_NUMBER) || drop->valuedouble < 0 || drop->valuedouble > 1))
+    const cJSON *drop = tj_get(j, "dropout");
+    if (drop && (!cJSON_IsNumber(drop) || drop->valuedouble < 0 || drop->valuedouble > 1))
         return tj_fail(c, "model.dropout", "must be a number in [0, 1] or null");
     return 0;
 }
 
-int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c) {
-    if (!tj_is(j, TJ_JSON_OBJECT)) return tj_fail(c, "model", "is missing or not an object");
+int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c) {
+    if (!cJSON_IsObject(j)) return tj_fail(c, "model", "is missing or not an object");
     int kind = model_kind(j, c);
     if (kind < 0) return -1;
     m->kind = kind;

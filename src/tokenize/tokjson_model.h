@@ -7,7 +7,7 @@
  * out or a pattern gave up (the caller writes the message). */
 #ifndef ATTNVIZ_TOKJSON_MODEL_H
 #define ATTNVIZ_TOKJSON_MODEL_H
-#include "tokenize/tokjson_json.h"
+#include "tokenize/tokjson_text.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,7 +54,7 @@ typedef struct {
 typedef struct { int id, start, end; } TjTok;   /* bytes of the pre-token */
 typedef struct { TjTok *v; int n, cap; } TjToks;
 
-int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c);
+int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c);
 /* The tokens of one pre-token s[0, n), appended to out.  0, or -1 with err. */
 int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen);
 void tj_model_free(TjModel *m);

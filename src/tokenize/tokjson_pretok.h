@@ -7,7 +7,6 @@
  * out or a pattern gave up (the caller writes the message). */
 #ifndef ATTNVIZ_TOKJSON_PRETOK_H
 #define ATTNVIZ_TOKJSON_PRETOK_H
-#include "tokenize/tokjson_json.h"
 #include "tokenize/tokjson_text.h"
 
 enum { TJ_SPLIT_REMOVED, TJ_SPLIT_ISOLATED, TJ_SPLIT_MERGED_PREV, TJ_SPLIT_MERGED_NEXT, TJ_SPLIT_CONTIGUOUS };
@@ -30,7 +29,7 @@ typedef struct TjPre {
     int n_sub;
 } TjPre;
 
-int tj_pre_parse(TjPre *p, const TjJson *j, const char *where, const TjCtx *c);
+int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c);
 /* Replaces the pieces by their pre-tokens. */
 int tj_pre_apply(const TjPre *p, TjList *pieces);
 void tj_pre_free(TjPre *p);

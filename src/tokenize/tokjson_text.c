@@ -7,10 +7,45 @@
  * character inserted (a prepended "▁", the spaces around a CJK ideograph)
  * spans the character it was inserted at. */
 #include "tokenize/tokjson_text.h"
+#include "core/errmsg.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
+
+/* ---- the file's JSON ---- */
+
+const cJSON *tj_get(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return cJSON_IsNull(v) ? NULL : v;
+}
+
+int tj_fail(const TjCtx *c, const char *where, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return errmsg_set(c->err, c->errlen, "%s: %s: %s", c->file, where, msg);
+}
+
+int tj_bool(const cJSON *o, const char *key, int dflt) {
+    const cJSON *v = tj_get(o, key);
+    return !v ? dflt : cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+}
+
+const char *tj_str(const cJSON *o, const char *key) {
+    const cJSON *v = tj_get(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+char *tj_dup(const char *s, int *bad) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *bad = 1;
+    return d;
+}
 
 /* ---- TjStr and TjList ---- */
 
@@ -324,7 +359,7 @@ int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const Tj
     return 0;
 }
 
-int tj_pattern_parse(TjPattern *p, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_pattern_parse(TjPattern *p, const cJSON *j, const char *where, const TjCtx *c) {
     const char *lit = tj_str(j, "String"), *re = tj_str(j, "Regex");
     if (lit) {
         int bad = 0;
@@ -693,13 +728,13 @@ static const struct { const char *name; int kind; } NORM_KINDS[] = {
     {"ByteLevel", TJ_NORM_BYTE_LEVEL}, {"Sequence", TJ_NORM_SEQUENCE},
 };
 
-static int norm_parse_sequence(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *list = tj_get(j, "normalizers");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"normalizers\" list");
-    int n = tj_size(list), i = 0;
+static int norm_parse_sequence(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *list = tj_get(j, "normalizers");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "a Sequence needs a \"normalizers\" list");
+    int n = cJSON_GetArraySize(list), i = 0;
     nm->sub = calloc((size_t)(n ? n : 1), sizeof *nm->sub);
     if (!nm->sub) return tj_fail(c, where, "out of memory");
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char w[256];
         snprintf(w, sizeof w, "%s.normalizers[%d]", where, i);
         nm->n_sub = i + 1;
@@ -708,9 +743,9 @@ static int norm_parse_sequence(TjNorm *nm, const TjJson *j, const char *where, c
     return 0;
 }
 
-int tj_norm_parse(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_norm_parse(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
-    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a normalizer must be an object with a \"type\"");
+    if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a normalizer must be an object with a \"type\"");
     nm->kind = -1;
     for (size_t i = 0; i < sizeof NORM_KINDS / sizeof NORM_KINDS[0]; i++)
         if (!strcmp(type, NORM_KINDS[i].name)) nm->kind = NORM_KINDS[i].kind;
