@@ -9,7 +9,7 @@
  * The tokenizer of a folder: its tokenizer.json when it has one, for every
  * family (tokenize/tokjson.h: special tokens typed in the text are one token,
  * "<|endoftext|>" is 50256; a Llama-family folder must have one); else GPT-2's
- * vocab.json + merges.txt (tokenize/bpe.h) or BERT's vocab.txt
+ * vocab.json + merges.txt (read into the same engine: tokjson_load_gpt2) or BERT's vocab.txt
  * (tokenize/wordpiece.h, cased or not as tokenizer_config.json's
  * do_lower_case says; uncased when it says nothing).  A llama2.c checkpoint's:
  * its tokenizer.bin (tokenize/llama2c_tok.h), BOS <s> first.
@@ -49,14 +49,16 @@
 #ifndef ATTNVIZ_HF_FILE_H
 #define ATTNVIZ_HF_FILE_H
 #include <stddef.h>
-#include "tokenize/bpe.h"
 #include "family/hf_model.h"
 #include "family/llama_file.h"
 #include "tokenize/tokjson.h"
-#include "tokenize/wordpiece.h"
 
 /* Which model of an HfFile is in use (GPT-2 and BERT: m; the others: llama). */
 typedef enum { HF_FILE_GPT2 = 1, HF_FILE_BERT = 2, HF_FILE_LLAMA = 3, HF_FILE_LLAMA2C = 4 } HfFileFamily;
+
+/* Where a folder's tokenizer came from: its tokenizer.json, or the
+ * vocabulary files read into the same engine (tokenize/tokjson.h). */
+typedef enum { HF_TOK_JSON = 0, HF_TOK_GPT2_FILES = 1, HF_TOK_BERT_FILES = 2 } HfTokFrom;
 
 /* Where --model and --tokenizer lead. */
 typedef enum { HF_ROUTE_OWN = 0, HF_ROUTE_FOLDER = 1, HF_ROUTE_LLAMA2C = 2 } HfRoute;
@@ -65,10 +67,9 @@ typedef struct {
     HfFileFamily family;  /* 0 for a tokenizer alone that says no family      */
     HfModel m;            /* GPT-2, BERT                                      */
     LlamaFile llama;      /* the Llama family: the model; llama2.c's tokenizer */
-    Bpe *bpe;             /* GPT-2 without tokenizer.json  */
-    Wordpiece *wp;        /* BERT without tokenizer.json   */
-    int lower;            /* BERT: uncased                 */
-    TokJson *tj;          /* tokenizer.json (then bpe and wp are NULL) */
+    int lower;            /* BERT's vocab.txt: uncased     */
+    TokJson *tj;          /* a folder's tokenizer (NULL for llama2.c's)  */
+    HfTokFrom tok_from;   /* the file tj was read from                   */
     int tj_config;        /* 1: tokenizer_config.json's tj_bos, tj_eos replace the
                              post-processor's tokens (Llama, Gemma classes) */
     int tj_bos, tj_eos;   /* ids tokenizer_config.json puts before and after a

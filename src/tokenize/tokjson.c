@@ -359,6 +359,77 @@ TokJson *tokjson_load(const char *path, char *err, size_t errlen) {
     return t;
 }
 
+/* ---- the vocabulary files GPT-2 and BERT shipped before tokenizer.json ---- */
+
+/* The combined vocabulary of a tokenizer built from files; t is freed on failure. */
+static TokJson *files_done(TokJson *t, char *err, size_t errlen) {
+    if (prepare_added(t) || build_vocab(t)) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+TokJson *tokjson_load_gpt2(const char *vocab_json, const char *merges_txt, char *err, size_t errlen) {
+    TokJson *t = calloc(1, sizeof *t);
+    TjCtx c = {merges_txt, err, errlen};
+    if (!t || !(t->pre = calloc(1, sizeof *t->pre)) || !(t->dec = calloc(1, sizeof *t->dec))) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    t->dec->kind = TJ_DEC_BYTE_LEVEL;
+    if (tj_model_vocab_json(&t->model, vocab_json, err, errlen) || tj_model_merges_txt(&t->model, merges_txt, err, errlen) ||
+        tj_pre_gpt2(t->pre, &c)) {
+        tokjson_free(t);
+        return NULL;
+    }
+    return files_done(t, err, errlen);
+}
+
+/* BERT's special tokens, those in the vocabulary: whole wherever they are
+ * typed, before anything else reads the text. */
+static int bert_specials(TokJson *t) {
+    static const char *const name[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    if (!(t->added = calloc(5, sizeof *t->added))) return -1;
+    for (int i = 0; i < 5; i++) {
+        int id = tjvocab_get(&t->model.vocab, name[i], strlen(name[i]));
+        if (id < 0) continue;
+        Added *a = &t->added[t->n_added++];
+        *a = (Added){.id = id, .special = 1};
+        if (!(a->content = strdup(name[i])) || tjvocab_put(&t->added_ids, name[i], strlen(name[i]), id)) return -1;
+    }
+    int cls = tokjson_id(t, "[CLS]"), sep = tokjson_id(t, "[SEP]");
+    return cls >= 0 && sep >= 0 ? post_wrap(t, &cls, 1, &sep, 1) : 0;
+}
+
+TokJson *tokjson_load_bert(const char *vocab_txt, int lower, int strip_accents, char *err, size_t errlen) {
+    TokJson *t = calloc(1, sizeof *t);
+    if (!t || !(t->norm = calloc(1, sizeof *t->norm)) || !(t->pre = calloc(1, sizeof *t->pre)) ||
+        !(t->dec = calloc(1, sizeof *t->dec)) || !(t->dec->text = strdup("##"))) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    *t->norm = (TjNorm){.kind = TJ_NORM_BERT, .python = 1, .clean = 1, .chinese = 1, .lowercase = lower != 0,
+                        .strip_accents = lower ? strip_accents != 0 : strip_accents > 0};
+    t->pre->kind = TJ_PRE_BERT;
+    t->pre->python = 1;
+    t->dec->kind = TJ_DEC_WORDPIECE;
+    t->dec->cleanup = 1;
+    if (tj_model_vocab_txt(&t->model, vocab_txt, err, errlen)) {
+        tokjson_free(t);
+        return NULL;
+    }
+    if (bert_specials(t)) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    return files_done(t, err, errlen);
+}
+
 void tokjson_free(TokJson *t) {
     if (!t) return;
     if (t->norm) tj_norm_free(t->norm);
@@ -649,6 +720,22 @@ int tokjson_id(const TokJson *t, const char *token) {
 const char *tokjson_token(const TokJson *t, int id) {
     return id >= 0 && id < t->n_ids ? t->tok[id] : NULL;
 }
+int tokjson_token_bytes(const TokJson *t, int id, char *out, size_t n) {
+    const char *s = tokjson_token(t, id);
+    if (!s || n == 0) return -1;
+    int len = (int)strlen(s);
+    size_t k = 0;
+    for (int i = 0; i < len;) {
+        int32_t c;
+        i += tj_utf8_next(s, len, i, &c);
+        int b = tj_char_byte(c);
+        if (b < 0 || k + 1 >= n) return -1;
+        out[k++] = (char)b;
+    }
+    out[k] = '\0';
+    return (int)k;
+}
+
 int tokjson_is_special(const TokJson *t, int id) {
     return id >= 0 && id < t->n_ids && t->special[id];
 }

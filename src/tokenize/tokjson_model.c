@@ -7,6 +7,7 @@
 #include "tokenize/tokjson_model.h"
 #include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,25 @@ void tjvocab_free(TjVocab *v) {
     free(v->text);
     free(v->slot);
     memset(v, 0, sizeof *v);
+}
+
+/* m->tok for ids 0..n_ids-1, and room for count tokens of text bytes in all
+ * (NULs included): the tokens never move, so m->tok may point at them. */
+static int vocab_reserve(TjModel *m, int count, size_t text) {
+    m->tok = calloc((size_t)(m->n_ids ? m->n_ids : 1), sizeof *m->tok);
+    m->vocab.text = malloc(text + 1);
+    m->vocab.room = text + 1;
+    if (!m->tok || !m->vocab.text) return -1;
+    while (m->vocab.cap < 2 * count + 2)
+        if (vocab_grow(&m->vocab)) return -1;
+    return 0;
+}
+
+/* Token s[0, n) → id, and id → the stored token. */
+static int vocab_set(TjModel *m, const char *s, size_t n, int id) {
+    if (tjvocab_put(&m->vocab, s, n, id)) return -1;
+    m->tok[id] = tjvocab_key(&m->vocab, s, n);
+    return 0;
 }
 
 static int vocab_get(const TjModel *m, const char *s, size_t n) {
@@ -382,18 +402,9 @@ static int parse_vocab(TjModel *m, const cJSON *v, const TjCtx *c) {
         if ((int)d >= m->n_ids) m->n_ids = (int)d + 1;
         text += strlen(e->string) + 1;
     }
-    m->tok = calloc((size_t)(m->n_ids ? m->n_ids : 1), sizeof *m->tok);
-    m->vocab.text = malloc(text + 1);   /* room for every token: no move */
-    m->vocab.room = text + 1;
-    if (!m->tok || !m->vocab.text) return tj_fail(c, "model.vocab", "out of memory");
-    while (m->vocab.cap < 2 * count + 2)
-        if (vocab_grow(&m->vocab)) return tj_fail(c, "model.vocab", "out of memory");
-    for (const cJSON *e = v->child; e; e = e->next) {
-        size_t len = strlen(e->string), at = m->vocab.used;
-        if (tjvocab_put(&m->vocab, e->string, len, (int)e->valuedouble))
-            return tj_fail(c, "model.vocab", "out of memory");
-        m->tok[(int)e->valuedouble] = m->vocab.used > at ? m->vocab.text + at : tjvocab_key(&m->vocab, e->string, len);
-    }
+    if (vocab_reserve(m, count, text)) return tj_fail(c, "model.vocab", "out of memory");
+    for (const cJSON *e = v->child; e; e = e->next)
+        if (vocab_set(m, e->string, strlen(e->string), (int)e->valuedouble)) return tj_fail(c, "model.vocab", "out of memory");
     return 0;
 }
 
@@ -425,10 +436,27 @@ static int room(char **buf, size_t *cap, size_t n) {
     return 0;
 }
 
+/* The merge of a and b (b's subword prefix dropped) at rank; *joined is a
+ * buffer of *jcap bytes it may grow.  0, or -1: *missing names the token
+ * not in the vocabulary, or stays NULL when memory ran out. */
+static int merge_add(TjModel *m, const char *a, const char *b, int rank, char **joined, size_t *jcap,
+                     const char **missing) {
+    size_t plen = m->prefix ? strlen(m->prefix) : 0, la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
+    if (room(joined, jcap, la + lb + 1)) return -1;
+    memcpy(*joined, a, la);
+    memcpy(*joined + la, b + skip, lb - skip + 1);
+    int ia = vocab_get(m, a, la), ib = vocab_get(m, b, lb), ij = vocab_get(m, *joined, strlen(*joined));
+    if (ia < 0 || ib < 0 || ij < 0) {
+        *missing = ia < 0 ? a : ib < 0 ? b : *joined;
+        return -1;
+    }
+    return merges_put(&m->merges, ia, ib, rank, ij);
+}
+
 static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
     if (!cJSON_IsArray(list)) return tj_fail(c, "model.merges", "must be a list");
-    size_t plen = m->prefix ? strlen(m->prefix) : 0, bcap = 0, jcap = 0;
+    size_t bcap = 0, jcap = 0;
     char *buf = NULL, *joined = NULL;
     int rank = 0, rc = 0;
     for (const cJSON *e = list->child; e && rc == 0; e = e->next, rank++) {
@@ -440,14 +468,10 @@ static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
             break;
         }
         if (merge_pair(e, buf, bcap, &a, &b)) { rc = tj_fail(c, WHERE, "a merge is \"A B\" or [\"A\", \"B\"]"); break; }
-        size_t la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
-        if (room(&joined, &jcap, la + lb + 1)) { rc = tj_fail(c, WHERE, "out of memory"); break; }
-        memcpy(joined, a, la);
-        memcpy(joined + la, b + skip, lb - skip + 1);
-        int ia = vocab_get(m, a, la), ib = vocab_get(m, b, lb), ij = vocab_get(m, joined, strlen(joined));
-        if (ia < 0 || ib < 0 || ij < 0)
-            rc = tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", ia < 0 ? a : ib < 0 ? b : joined);
-        else if (merges_put(&m->merges, ia, ib, rank, ij)) rc = tj_fail(c, WHERE, "out of memory");
+        const char *missing = NULL;
+        if (merge_add(m, a, b, rank, &joined, &jcap, &missing))
+            rc = missing ? tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", missing)
+                         : tj_fail(c, WHERE, "out of memory");
     }
     free(buf);
     free(joined);
@@ -498,6 +522,15 @@ static int parse_options(TjModel *m, const cJSON *j, const TjCtx *c) {
     return 0;
 }
 
+/* byte_fallback's ids: "<0x00>" … "<0xFF>", -1 each when absent. */
+static void byte_ids(TjModel *m) {
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        m->byte_id[b] = vocab_get(m, name, strlen(name));
+    }
+}
+
 int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c) {
     if (!cJSON_IsObject(j)) return tj_fail(c, "model", "is missing or not an object");
     int kind = model_kind(j, c);
@@ -505,12 +538,106 @@ int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c) {
     m->kind = kind;
     if (parse_options(m, j, c) || parse_vocab(m, tj_get(j, "vocab"), c)) return -1;
     m->unk = m->unk_token ? vocab_get(m, m->unk_token, strlen(m->unk_token)) : -1;
-    for (int b = 0; b < 256; b++) {
-        char name[8];
-        snprintf(name, sizeof name, "<0x%02X>", b);
-        m->byte_id[b] = vocab_get(m, name, strlen(name));
-    }
+    byte_ids(m);
     return m->kind == TJ_MODEL_BPE ? parse_merges(m, tj_get(j, "merges"), c) : 0;
+}
+
+/* ---- GPT-2's vocab.json + merges.txt ---- */
+
+int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) {
+    size_t len = 0, bytes = 0;
+    char *text = file_read_all(path, 64u << 20, &len, err, errlen);
+    if (!text) return -1;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cJSON_IsObject(j)) { cJSON_Delete(j); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
+    int n = 0, rc = 0;
+    for (const cJSON *e = j->child; e; e = e->next, n++) bytes += strlen(e->string) + 1;
+    m->kind = TJ_MODEL_BPE;
+    m->n_ids = n;
+    unsigned char *seen = calloc((size_t)(n ? n : 1), 1);
+    if (!seen || vocab_reserve(m, n, bytes)) rc = errmsg_set(err, errlen, "out of memory");
+    for (const cJSON *e = rc ? NULL : j->child; e && rc == 0; e = e->next) {
+        double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
+        if (id < 0 || seen[id])   /* a token given twice keeps its last id, as Python's json does */
+            rc = errmsg_set(err, errlen, "%s: token %s has id %.15g (ids must be 0..%d, each once)", path, e->string,
+                            id < 0 ? v : (double)id, n - 1);
+        else if (vocab_set(m, e->string, strlen(e->string), id)) rc = errmsg_set(err, errlen, "out of memory");
+        else seen[id] = 1;
+    }
+    free(seen);
+    cJSON_Delete(j);
+    m->unk = -1;
+    byte_ids(m);
+    return rc;
+}
+
+int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
+    char *text = file_read_all(path, 64u << 20, NULL, err, errlen), *joined = NULL;
+    if (!text) return -1;
+    size_t jcap = 0;
+    int rank = 0, rc = 0;
+    for (char *line = text, *next; line && *line && rc == 0; line = next) {   /* an empty line ends the list */
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r') line[--len] = '\0';
+        if (len == 0 || !strncmp(line, "#version", 8)) continue;
+        char *sp = strchr(line, ' ');
+        if (!sp || sp == line || !sp[1] || strchr(sp + 1, ' ')) {
+            rc = errmsg_set(err, errlen, "%s: line \"%.40s\" is not a merge \"A B\"", path, line);
+            break;
+        }
+        *sp = '\0';
+        const char *missing = NULL;
+        if (merge_add(m, line, sp + 1, rank, &joined, &jcap, &missing))
+            rc = missing ? errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in "
+                                      "vocab.json", path, rank, line, sp + 1, missing)
+                         : errmsg_set(err, errlen, "out of memory");
+        rank++;
+    }
+    free(joined);
+    free(text);
+    return rc;
+}
+
+/* ---- BERT's vocab.txt ---- */
+
+int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen) {
+    size_t len = 0;
+    char *text = file_read_all(path, 64u << 20, &len, err, errlen);
+    if (!text) return -1;
+    char **line = NULL;
+    int n = 0, cap = 0, rc = 0;
+    for (char *l = text, *next; l && *l && rc == 0; l = next) {   /* an empty line ends the list */
+        next = strchr(l, '\n');
+        if (next) *next++ = '\0';
+        size_t k = strlen(l);
+        if (k && l[k - 1] == '\r') l[k - 1] = '\0';
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32768;
+            char **nl = realloc(line, (size_t)cap * sizeof *nl);
+            if (!nl) { rc = -1; break; }
+            line = nl;
+        }
+        line[n++] = l;
+    }
+    m->kind = TJ_MODEL_WORDPIECE;
+    m->n_ids = n;
+    m->max_chars = 100;
+    int bad = 0;
+    m->prefix = tj_dup("##", &bad);
+    m->unk_token = tj_dup("[UNK]", &bad);
+    if (rc || bad || vocab_reserve(m, n, len + 1)) rc = -1;
+    for (int i = 0; i < n && rc == 0; i++) rc = vocab_set(m, line[i], strlen(line[i]), i);   /* id = line number */
+    free(line);
+    free(text);
+    if (rc) return errmsg_set(err, errlen, "out of memory reading %s", path);
+    m->unk = vocab_get(m, "[UNK]", 5);
+    byte_ids(m);
+    if (m->unk < 0) return errmsg_set(err, errlen, "%s has no [UNK] token (is it a BERT vocab.txt?)", path);
+    return 0;
 }
 
 void tj_model_free(TjModel *m) {

@@ -1,6 +1,8 @@
 /* tokjson_model.h — the models of tokenizer.json (part of
  * tokenize/tokjson.h): its vocabulary table, BPE with its merge table,
- * WordPiece, WordLevel; each turns one pre-token into ids.
+ * WordPiece, WordLevel; each turns one pre-token into ids.  They are read
+ * from tokenizer.json's "model", or from the vocabulary files GPT-2 and BERT
+ * shipped before it (vocab.json + merges.txt, vocab.txt).
  * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
  * message naming the file and the field); every *_free accepts a zeroed or
  * half-built one.  Functions that run on text return 0, or -1 when memory ran
@@ -57,6 +59,16 @@ typedef struct { TjTok *v; int n, cap; } TjToks;
 int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c);
 /* The tokens of one pre-token s[0, n), appended to out.  0, or -1 with err. */
 int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen);
+/* GPT-2's vocab.json ({token: id}, ids 0..n-1 each once) into a zeroed
+ * model, which becomes byte-level BPE without an unknown token; then its
+ * merges.txt ("A B" a line, rank by rank; "#version" lines skipped; an empty
+ * line ends the list).  0, or -1 with err naming the file. */
+int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen);
+int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen);
+/* BERT's vocab.txt (a token a line, id = line number; an empty line ends
+ * it) into a zeroed model, which becomes WordPiece ("##", [UNK], words of at
+ * most 100 characters).  0, or -1 with err naming the file. */
+int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen);
 void tj_model_free(TjModel *m);
 int tjtoks_add(TjToks *l, int id, int start, int end);
 

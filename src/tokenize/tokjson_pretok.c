@@ -81,7 +81,7 @@ static int split_by(const TjStr *s, const TjSpans *m, int invert, int behavior, 
     return rc;
 }
 
-enum { CHARS_SPACE, CHARS_PUNCT, CHARS_DIGIT, CHARS_ONE };
+enum { CHARS_SPACE, CHARS_PUNCT, CHARS_DIGIT, CHARS_ONE, CHARS_PY_SPACE, CHARS_PY_PUNCT };
 
 /* Every character of a class as its own match. */
 static int char_matches(const TjStr *s, int cls, int32_t one, TjSpans *m) {
@@ -89,7 +89,8 @@ static int char_matches(const TjStr *s, int cls, int32_t one, TjSpans *m) {
         int32_t c;
         int k = tj_utf8_next(s->s, s->n, i, &c);
         int hit = cls == CHARS_SPACE ? tj_is_space(c) : cls == CHARS_PUNCT ? tj_is_punct(c)
-                : cls == CHARS_DIGIT ? tj_is_digit(c) : c == one;
+                : cls == CHARS_DIGIT ? tj_is_digit(c) : cls == CHARS_PY_SPACE ? tj_py_is_space(c)
+                : cls == CHARS_PY_PUNCT ? tj_py_is_punct(c) : c == one;
         if (hit && tjspans_add(m, i, i + k)) return -1;
         i += k;
     }
@@ -166,6 +167,15 @@ static int pre_metaspace(const TjPre *p, TjStr *s, TjList *out) {
     return split_chars(s, CHARS_ONE, p->repl, TJ_SPLIT_MERGED_NEXT, out);
 }
 
+int tj_pre_gpt2(TjPre *p, const TjCtx *c) {
+    int code;
+    PCRE2_SIZE at;
+    p->kind = TJ_PRE_BYTE_LEVEL;
+    p->use_regex = 1;
+    p->pat.re = pcre2_compile((PCRE2_SPTR)BYTE_LEVEL_REGEX, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
+    return p->pat.re ? 0 : tj_fail(c, "pre_tokenizer", "PCRE2 cannot compile GPT-2's pattern (error %d)", code);
+}
+
 /* The pre-tokens of one piece, appended to out. */
 static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
     switch (p->kind) {
@@ -175,9 +185,9 @@ static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
     case TJ_PRE_WHITESPACE_SPLIT: return split_chars(s, CHARS_SPACE, 0, TJ_SPLIT_REMOVED, out);
     case TJ_PRE_BERT: {
         TjList words = {0};
-        int rc = split_chars(s, CHARS_SPACE, 0, TJ_SPLIT_REMOVED, &words);
+        int rc = split_chars(s, p->python ? CHARS_PY_SPACE : CHARS_SPACE, 0, TJ_SPLIT_REMOVED, &words);
         for (int i = 0; i < words.n && rc == 0; i++)
-            rc = split_chars(&words.v[i], CHARS_PUNCT, 0, TJ_SPLIT_ISOLATED, out);
+            rc = split_chars(&words.v[i], p->python ? CHARS_PY_PUNCT : CHARS_PUNCT, 0, TJ_SPLIT_ISOLATED, out);
         tjlist_free(&words);
         return rc;
     }

@@ -72,6 +72,9 @@ int tj_is_space(int32_t c);      /* char::is_whitespace (White_Space)         */
 int tj_is_punct(int32_t c);      /* ASCII punctuation or categories P*        */
 int tj_is_digit(int32_t c);      /* char::is_numeric: categories N*           */
 int tj_is_word(int32_t c);       /* regex \w: letters, marks, digits, Pc      */
+/* ---- and as transformers' BertTokenizer (Python) says, Unicode of today ---- */
+int tj_py_is_space(int32_t c);   /* str.isspace()                             */
+int tj_py_is_punct(int32_t c);   /* ASCII punctuation or categories P*        */
 
 /* ---- GPT-2's byte-to-character map ---- */
 int32_t tj_byte_char(int b);     /* byte → its printable code point          */
@@ -105,6 +108,9 @@ enum {
 typedef struct TjNorm {
     int kind;
     int clean, chinese, strip_accents, lowercase;   /* BertNormalizer        */
+    int python;          /* BertNormalizer as transformers' BertTokenizer */
+                         /* (Python) runs it, for a vocab.txt: NFC first, */
+                         /* str.lower before the accents, today's tables  */
     int left, right;                                /* Strip                 */
     TjPattern pat;                                  /* Replace               */
     char *content;                                  /* Replace, Prepend      */
