@@ -55,7 +55,7 @@ static int merges_find(const TjMerges *m, int a, int b) {
 
 /* Sets (a, b) → (rank, id); a later merge of the same pair replaces an
  * earlier one, as the library's map does. */
-static int merges_put(TjMerges *m, int a, int b, int rank, int id) {
+int tj_merges_put(TjMerges *m, int a, int b, int rank, int id) {
     if ((m->n + 1) * 2 > m->cap && merges_grow(m)) return -1;
     uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
     uint32_t s = mix(k) & (uint32_t)(m->cap - 1);
@@ -65,6 +65,14 @@ static int merges_put(TjMerges *m, int a, int b, int rank, int id) {
     m->rank[s] = rank;
     m->id[s] = id;
     return 0;
+}
+
+void tj_merges_free(TjMerges *m) {
+    if (!m) return;
+    free(m->key);
+    free(m->rank);
+    free(m->id);
+    memset(m, 0, sizeof *m);
 }
 
 int tjtoks_add(TjToks *l, int id, int start, int end) {
@@ -250,13 +258,13 @@ static int word_add(Word *w, int id, int len) {
 }
 
 /* Pushes the merge of the symbol at pos with its next one, if any. */
-static int push_pair(const TjModel *m, const Word *w, Heap *h, int pos) {
+static int push_pair(const TjMerges *m, const Word *w, Heap *h, int pos) {
     if (pos < 0 || w->next[pos] < 0) return 0;
-    int s = merges_find(&m->merges, w->c[pos], w->c[w->next[pos]]);
-    return s < 0 ? 0 : heap_push(h, (Merge){m->merges.rank[s], pos, m->merges.id[s]});
+    int s = merges_find(m, w->c[pos], w->c[w->next[pos]]);
+    return s < 0 ? 0 : heap_push(h, (Merge){m->rank[s], pos, m->id[s]});
 }
 
-static int merge_all(const TjModel *m, Word *w) {
+static int merge_all(const TjMerges *m, Word *w) {
     Heap h = {0};
     int rc = 0;
     for (int i = 0; i + 1 < w->n && rc == 0; i++) rc = push_pair(m, w, &h, i);
@@ -264,8 +272,8 @@ static int merge_all(const TjModel *m, Word *w) {
         Merge top = heap_pop(&h);
         int pos = top.pos, nx = w->next[pos];
         if (w->len[pos] == 0 || nx < 0) continue;
-        int s = merges_find(&m->merges, w->c[pos], w->c[nx]);
-        if (s < 0 || m->merges.id[s] != top.id) continue;   /* a stale entry */
+        int s = merges_find(m, w->c[pos], w->c[nx]);
+        if (s < 0 || m->id[s] != top.id) continue;   /* a stale entry */
         w->c[pos] = top.id;
         w->len[pos] += w->len[nx];
         w->next[pos] = w->next[nx];
@@ -274,6 +282,18 @@ static int merge_all(const TjModel *m, Word *w) {
         rc = push_pair(m, w, &h, w->prev[pos]) || push_pair(m, w, &h, pos);
     }
     free(h.v);
+    return rc;
+}
+
+int tj_merges_apply(const TjMerges *m, int *ids, int *n) {
+    Word w = {0};
+    int rc = 0, k = 0;
+    for (int i = 0; i < *n && rc == 0; i++) rc = word_add(&w, ids[i], 1);
+    if (rc == 0) rc = merge_all(m, &w);
+    for (int i = 0; i < w.n && rc == 0; i++)
+        if (w.len[i]) ids[k++] = w.c[i];
+    if (rc == 0) *n = k;
+    free(w.c); free(w.len); free(w.prev); free(w.next);
     return rc;
 }
 
@@ -325,7 +345,7 @@ static int bpe_tokenize(const TjModel *m, const char *s, int n, TjToks *out, cha
         i += k;
     }
     if (rc == 0 && unk_len) rc = word_add(&w, unk, unk_len);
-    if (rc == 0) rc = merge_all(m, &w);
+    if (rc == 0) rc = merge_all(&m->merges, &w);
     for (int i = 0, at = 0; i < w.n && rc == 0; i++) {
         if (w.len[i] == 0) continue;
         int end = at + w.len[i] > n ? n : at + w.len[i];
@@ -450,7 +470,7 @@ static int merge_add(TjModel *m, const char *a, const char *b, int rank, char **
         *missing = ia < 0 ? a : ib < 0 ? b : *joined;
         return -1;
     }
-    return merges_put(&m->merges, ia, ib, rank, ij);
+    return tj_merges_put(&m->merges, ia, ib, rank, ij);
 }
 
 static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
@@ -647,8 +667,6 @@ void tj_model_free(TjModel *m) {
     free(m->unk_token);
     free(m->prefix);
     free(m->suffix);
-    free(m->merges.key);
-    free(m->merges.rank);
-    free(m->merges.id);
+    tj_merges_free(&m->merges);
     memset(m, 0, sizeof *m);
 }

@@ -31,6 +31,17 @@ typedef struct {
     int cap, n;
 } TjVocab;
 
+/* Sets (a, b) → (rank, id); a later merge of the same pair replaces an
+ * earlier one.  0, or -1 out of memory. */
+int tj_merges_put(TjMerges *m, int a, int b, int rank, int id);
+/* BPE's merge loop on the symbols ids[0, *n): the pair of lowest rank
+ * first, the leftmost of equal ranks, until no pair has a merge (a priority
+ * queue: n log n, the library's Word::merge_all); *n shrinks.  0, or -1 out
+ * of memory (ids then unchanged).  The tokenizer.json models and llama2.c's
+ * scored pieces (tokenize/llama2c_tok.h) merge with it. */
+int tj_merges_apply(const TjMerges *m, int *ids, int *n);
+void tj_merges_free(TjMerges *m);
+
 /* Sets token s[0, n) → id (replacing an earlier id).  0, or -1 out of memory. */
 int tjvocab_put(TjVocab *v, const char *s, size_t n, int id);
 /* The id of s[0, n), or -1. */
