@@ -1,7 +1,13 @@
 /* tokjson.h — Hugging Face's tokenizer.json, read and run in C: the one file
  * every modern model folder ships (GPT-2, BERT, Llama, Mistral, Qwen, …), with
  * the ids Hugging Face's own `tokenizers` library gives (the tests compare
- * with it on thousands of strings).
+ * with it on thousands of strings).  It is the one tokenizer engine of
+ * attnviz: the files older folders ship instead, GPT-2's vocab.json +
+ * merges.txt and BERT's vocab.txt, load into the same structures
+ * (tokjson_load_gpt2, tokjson_load_bert: their models, and the rules of the
+ * tokenizers that first read them where those differ from the library's),
+ * as the library itself does; llama2.c's scored pieces merge with its BPE
+ * loop (tokenize/llama2c_tok.h).  The file's JSON is read by cJSON.
  *
  * A text goes through, in order:
  *   1. added tokens: those with "normalized": false are cut out of the raw
@@ -57,6 +63,8 @@
  *
  *     char err[512];
  *     TokJson *tj = tokjson_load("folder/tokenizer.json", err, sizeof err);
+ *        (or tokjson_load_gpt2("vocab.json", "merges.txt", …),
+ *            tokjson_load_bert("vocab.txt", lower, -1, …))
  *     if (!tj) { fprintf(stderr, "error: %s\n", err); ... }
  *     TokJsonEnc e = {0};
  *     if (tokjson_encode(tj, text, 1, &e, err, sizeof err)) ...
