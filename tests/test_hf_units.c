@@ -4,8 +4,8 @@
 #include "check.h"
 #include "core/fileio.h"
 #include "core/safetensors.h"
-#include "tokenize/bpe.h"
 #include "tokenize/strmap.h"
+#include "tokenize/tokjson.h"
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
@@ -66,36 +66,37 @@ static void write_text(const char *path, const char *text) {
     fclose(f);
 }
 
-typedef struct { const Bpe *b; int rc, n, ids[4]; } EncodeJob;
+typedef struct { const TokJson *t; int rc, n, ids[4]; } EncodeJob;
 
 static void *encode_job(void *arg) {
     EncodeJob *j = arg;
-    int *ids = NULL;
-    j->rc = bpe_encode(j->b, "aab ab", &ids, &j->n, NULL, 0);
-    for (int i = 0; i < j->n && i < 4; i++) j->ids[i] = ids[i];
-    free(ids);
+    TokJsonEnc e;
+    j->rc = tokjson_encode(j->t, "aab ab", 1, &e, NULL, 0);
+    j->n = e.n;
+    for (int i = 0; i < e.n && i < 4; i++) j->ids[i] = e.ids[i];
+    tokjson_enc_free(&e);
     return NULL;
 }
 
-/* GPT-2's BPE on a vocabulary small enough to merge by hand.  "aab ab" cuts
- * into "aab" and " ab" (byte-level "Ġab"); a b (rank 0) merges first, then
- * a ab (rank 2) and Ġ ab (rank 1): ids aab 5, Ġab 4.  The lookup tables are
- * built at the first lookup: four threads making it at once all get them.
- * "a" given twice keeps its last id, as Python's json (and the tokenizers
- * that read it) do. */
-TEST(hf_bpe_by_hand) {
+/* GPT-2's vocab.json + merges.txt read into the tokenizer engine, on a
+ * vocabulary small enough to merge by hand.  "aab ab" cuts into "aab" and
+ * " ab" (byte-level "Ġab"); a b (rank 0) merges first, then a ab (rank 2)
+ * and Ġ ab (rank 1): ids aab 5, Ġab 4; no special tokens around them.  Four
+ * threads encode with it at once.  "a" given twice keeps its last id, as
+ * Python's json (and the tokenizers that read it) do. */
+TEST(hf_gpt2_vocab_files_by_hand) {
     char vocab[512], merges[512], err[256] = "";
     snprintf(vocab, sizeof vocab, "%s/bpe-vocab.json", check_tmpdir());
     snprintf(merges, sizeof merges, "%s/bpe-merges.txt", check_tmpdir());
     write_text(vocab, "{\"a\": 6, \"b\": 1, \"\\u0120\": 2, \"ab\": 3, \"\\u0120ab\": 4, \"aab\": 5, \"a\": 0}");
     write_text(merges, "#version: 0.2\na b\n\u0120 ab\r\na ab\n");
-    Bpe *b = bpe_load(vocab, merges, err, sizeof err);
-    REQUIRE(b != NULL);
-    CHECK_INT(bpe_vocab_size(b), 7);
+    TokJson *t = tokjson_load_gpt2(vocab, merges, err, sizeof err);
+    REQUIRE(t != NULL);
+    CHECK_INT(tokjson_vocab_size(t), 7);
     pthread_t th[4];
     EncodeJob job[4];
     for (int i = 0; i < 4; i++) {
-        job[i] = (EncodeJob){.b = b};
+        job[i] = (EncodeJob){.t = t};
         REQUIRE(pthread_create(&th[i], NULL, encode_job, &job[i]) == 0);
     }
     for (int i = 0; i < 4; i++) {
@@ -105,19 +106,23 @@ TEST(hf_bpe_by_hand) {
         CHECK_INT(job[i].ids[0], 5);
         CHECK_INT(job[i].ids[1], 4);
     }
-    CHECK_INT(bpe_id(b, "a"), 0);
-    CHECK_INT(bpe_id(b, "\xC4\xA0" "ab"), 4);
-    CHECK_INT(bpe_id(b, "ba"), -1);
+    CHECK_INT(tokjson_id(t, "a"), 0);
+    CHECK_INT(tokjson_id(t, "\xC4\xA0" "ab"), 4);
+    CHECK_INT(tokjson_id(t, "ba"), -1);
     char text[16];
-    bpe_token_text(b, 4, text, sizeof text);
+    CHECK_INT(tokjson_token_bytes(t, 4, text, sizeof text), 3);
     CHECK(!strcmp(text, " ab"));
-    bpe_token_text(b, 6, text, sizeof text);
+    CHECK_INT(tokjson_token_bytes(t, 6, text, sizeof text), 1);
     CHECK(!strcmp(text, "a"));
-    bpe_free(b);
-    /* A bad merge line is refused at load, not at the first lookup. */
+    CHECK_INT(tokjson_token_bytes(t, 4, text, 3), -1);   /* no room for the NUL */
+    tokjson_free(t);
+    /* A bad merge line is refused at load; so is a merge of tokens vocab.json lacks. */
     write_text(merges, "a b\nab\n");
-    CHECK(bpe_load(vocab, merges, err, sizeof err) == NULL);
+    CHECK(tokjson_load_gpt2(vocab, merges, err, sizeof err) == NULL);
     CHECK(strstr(err, "is not a merge") != NULL);
+    write_text(merges, "a b\nb b\n");
+    CHECK(tokjson_load_gpt2(vocab, merges, err, sizeof err) == NULL);
+    CHECK(strstr(err, "\"bb\" is not in vocab.json") != NULL);
 }
 
 /* A file: header text then n data bytes. */
@@ -350,4 +355,40 @@ TEST(hf_safetensors_bulk_halves_rows_and_map) {
     CHECK(safetensors_map_f32(&st, b) == NULL);   /* not float32: never mapped as floats */
     safetensors_close(&st);
     free(all); free(f); free(x);
+}
+
+/* BERT's vocab.txt read into the tokenizer engine: uncased, "Héllo, [MASK]
+ * world!" is hello , [MASK] world ! between [CLS] and [SEP] (the accent
+ * stripped, [MASK] whole as typed, offsets into the typed text); cased, the
+ * capital is no token of the vocabulary and the word is [UNK]. */
+TEST(hf_bert_vocab_txt_by_hand) {
+    char vocab[512], err[256] = "";
+    snprintf(vocab, sizeof vocab, "%s/bert-vocab.txt", check_tmpdir());
+    write_text(vocab, "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\n,\nworld\n!\r\n##s\n");
+    TokJson *t = tokjson_load_bert(vocab, 1, -1, err, sizeof err);
+    REQUIRE(t != NULL);
+    CHECK_INT(tokjson_vocab_size(t), 10);
+    const char *text = "H\xC3\xA9llo, [MASK] worlds!";
+    TokJsonEnc e;
+    REQUIRE(tokjson_encode(t, text, 1, &e, err, sizeof err) == 0);
+    int want[] = {2, 5, 6, 4, 7, 9, 8, 3}, start[] = {0, 0, 6, 8, 15, 20, 21, 22}, end[] = {0, 6, 7, 14, 20, 21, 22, 22};
+    REQUIRE(e.n == 8);
+    for (int i = 0; i < 8; i++) {
+        CHECK_INT(e.ids[i], want[i]);
+        CHECK_INT(e.start[i], start[i]);
+        CHECK_INT(e.end[i], end[i]);
+    }
+    CHECK_INT(e.special[3], 1);
+    tokjson_enc_free(&e);
+    tokjson_free(t);
+    REQUIRE((t = tokjson_load_bert(vocab, 0, -1, err, sizeof err)) != NULL);
+    REQUIRE(tokjson_encode(t, "Hello world", 0, &e, err, sizeof err) == 0);
+    REQUIRE(e.n == 2);
+    CHECK_INT(e.ids[0], 1);
+    CHECK_INT(e.ids[1], 7);
+    tokjson_enc_free(&e);
+    tokjson_free(t);
+    write_text(vocab, "hello\nworld\n");
+    CHECK(tokjson_load_bert(vocab, 1, -1, err, sizeof err) == NULL);
+    CHECK(strstr(err, "has no [UNK] token") != NULL);
 }

@@ -4,7 +4,9 @@
 #include "core/fileio.h"
 #include "family/llama_config.h"
 #include "tokenize/tokenizer.h"
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <cJSON.h>
+#include <pcre2.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,11 +50,13 @@ static int load_vocab_files(HfFile *f, char *err, size_t errlen) {
         if (access(a, R_OK) != 0 || access(b, R_OK) != 0)
             return errmsg_set(err, errlen, "%s: a GPT-2 folder needs tokenizer.json, or vocab.json and merges.txt "
                               "(save the tokenizer with tokenizer.save_pretrained(DIR))", f->dir);
-        f->bpe = bpe_load(a, b, err, errlen);
-        if (!f->bpe) return -1;
-        if (V > 0 && bpe_vocab_size(f->bpe) > V)
+        f->tj = tokjson_load_gpt2(a, b, err, errlen);
+        if (!f->tj) return -1;
+        f->tok_from = HF_TOK_GPT2_FILES;
+        f->tj_bos = f->tj_eos = -1;
+        if (V > 0 && tokjson_vocab_size(f->tj) > V)
             return errmsg_set(err, errlen, "%s: vocab.json has %d tokens but the model only %d", f->dir,
-                              bpe_vocab_size(f->bpe), V);
+                              tokjson_vocab_size(f->tj), V);
         return 0;
     }
     snprintf(a, sizeof a, "%s/vocab.txt", f->dir);
@@ -61,12 +65,14 @@ static int load_vocab_files(HfFile *f, char *err, size_t errlen) {
                           "tokenizer.save_pretrained(DIR))", f->dir);
     int strip;
     if (bert_case(f->dir, &f->lower, &strip, err, errlen)) return -1;
-    f->wp = wordpiece_load(a, f->lower, strip, err, errlen);
-    if (!f->wp) return -1;
-    if (V > 0 && wordpiece_vocab_size(f->wp) > V)
+    f->tj = tokjson_load_bert(a, f->lower, strip, err, errlen);
+    if (!f->tj) return -1;
+    f->tok_from = HF_TOK_BERT_FILES;
+    f->tj_bos = f->tj_eos = -1;
+    if (V > 0 && tokjson_vocab_size(f->tj) > V)
         return errmsg_set(err, errlen, "%s: vocab.txt has %d tokens but the model only %d", f->dir,
-                          wordpiece_vocab_size(f->wp), V);
-    if (wordpiece_id(f->wp, "[CLS]") < 0 || wordpiece_id(f->wp, "[SEP]") < 0)
+                          tokjson_vocab_size(f->tj), V);
+    if (tokjson_id(f->tj, "[CLS]") < 0 || tokjson_id(f->tj, "[SEP]") < 0)
         return errmsg_set(err, errlen, "%s: vocab.txt has no [CLS] or [SEP]", f->dir);
     return 0;
 }
@@ -278,27 +284,50 @@ int hf_file_id(const HfFile *f, const char *token) {
     if (f->tj) return tokjson_id(f->tj, token);
     for (int i = 0; f->family == HF_FILE_LLAMA2C && i < f->llama.tok.n; i++)
         if (!strcmp(f->llama.tok.piece[i], token)) return i;
-    if (f->bpe) return bpe_id(f->bpe, token);
-    return f->wp ? wordpiece_id(f->wp, token) : -1;
+    return -1;
 }
 
 const char *hf_file_tokenizer_name(const HfFile *f) {
+    if (f->tok_from == HF_TOK_GPT2_FILES) return "byte-level BPE: vocab.json + merges.txt";
+    if (f->tok_from == HF_TOK_BERT_FILES) return f->lower ? "WordPiece, uncased: vocab.txt" : "WordPiece, cased: vocab.txt";
     if (f->tj) {
         const char *m = tokjson_model_type(f->tj);
         return !strcmp(m, "BPE") ? "tokenizer.json: BPE" : !strcmp(m, "WordPiece") ? "tokenizer.json: WordPiece"
                                                                                     : "tokenizer.json: WordLevel";
     }
-    if (f->family == HF_FILE_LLAMA2C) return "SentencePiece BPE: llama2.c tokenizer.bin";
-    if (f->bpe) return "byte-level BPE: vocab.json + merges.txt";
-    return f->lower ? "WordPiece, uncased: vocab.txt" : "WordPiece, cased: vocab.txt";
+    return f->family == HF_FILE_LLAMA2C ? "SentencePiece BPE: llama2.c tokenizer.bin" : "";
+}
+
+/* The line invalid UTF-8 has always given with GPT-2's vocabulary files:
+ * PCRE2's reason, as the pattern's first match found it. */
+static int pcre2_utf8_error(const char *text, char *err, size_t errlen) {
+    int code;
+    PCRE2_SIZE at;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR) "", 0, PCRE2_UTF, &code, &at, NULL);
+    pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
+    int r = md ? pcre2_match(re, (PCRE2_SPTR)text, strlen(text), 0, 0, md, NULL) : PCRE2_ERROR_NOMEMORY;
+    PCRE2_UCHAR msg[120];
+    pcre2_get_error_message(r, msg, sizeof msg);
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+    return errmsg_set(err, errlen, "cannot tokenize the text: %s", (char *)msg);
+}
+
+/* tokjson_encode, with the message each source has always given for text
+ * that is not UTF-8 (BERT's vocab.txt: none of the reason). */
+static int tj_encode(const HfFile *f, const char *text, int add_special, TokJsonEnc *e, char *err, size_t errlen) {
+    if (f->tok_from != HF_TOK_JSON && tokenizer_check_utf8(text, strlen(text), NULL, 0)) {
+        memset(e, 0, sizeof *e);
+        return f->tok_from == HF_TOK_GPT2_FILES ? pcre2_utf8_error(text, err, errlen)
+             : errmsg_set(err, errlen, "cannot tokenize the text (invalid UTF-8, or out of memory)");
+    }
+    return tokjson_encode(f->tj, text, add_special, e, err, errlen);
 }
 
 int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen) {
     if (f->family == HF_FILE_LLAMA2C) return llama_file_token_ids(&f->llama, text, 0, ids, n, err, errlen);
-    if (!f->tj)
-        return f->bpe ? bpe_encode(f->bpe, text, ids, n, err, errlen) : wordpiece_encode(f->wp, text, ids, n, err, errlen);
     TokJsonEnc e;
-    if (tokjson_encode(f->tj, text, 0, &e, err, errlen)) return -1;
+    if (tj_encode(f, text, 0, &e, err, errlen)) return -1;
     *ids = e.ids;
     *n = e.n;
     e.ids = NULL;
@@ -321,19 +350,40 @@ static void tj_token_text(const TokJson *tj, int id, char *out, size_t n) {
     free(s);
 }
 
+/* 1 if s[0..n) is whole UTF-8 characters (by their lead and continuation
+ * bytes only). */
+static int whole_utf8(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n;) {
+        int k = s[i] < 0x80 ? 1 : (s[i] & 0xE0) == 0xC0 ? 2 : (s[i] & 0xF0) == 0xE0 ? 3 : (s[i] & 0xF8) == 0xF0 ? 4 : 0;
+        if (!k || i + (size_t)k > n) return 0;
+        for (int j = 1; j < k; j++) if ((s[i + j] & 0xC0) != 0x80) return 0;
+        i += (size_t)k;
+    }
+    return 1;
+}
+
+/* GPT-2's vocabulary files' display text of id (hf_file.h): its bytes when
+ * they are whole characters, else its spelling; one leading space dropped. */
+static void gpt2_token_text(const TokJson *tj, int id, char *out, size_t n) {
+    char buf[256];
+    const char *spell = tokjson_token(tj, id);
+    if (!spell) { snprintf(out, n, "<%d>", id); return; }
+    int k = tokjson_token_bytes(tj, id, buf, sizeof buf);
+    if (k < 0 || !whole_utf8((const unsigned char *)buf, (size_t)k)) snprintf(buf, sizeof buf, "%s", spell);
+    snprintf(out, n, "%s", buf[0] == ' ' && buf[1] ? buf + 1 : buf);
+}
+
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
-    if (f->tj) {
-        tj_token_text(f->tj, id, out, n);
-    } else if (f->family == HF_FILE_LLAMA2C) {
-        llama_file_token_text(&f->llama, id, out, n);
-    } else if (f->bpe) {
-        char buf[256];
-        bpe_token_text(f->bpe, id, buf, sizeof buf);
-        snprintf(out, n, "%s", buf[0] == ' ' && buf[1] ? buf + 1 : buf);
-    } else {
-        const char *t = wordpiece_token(f->wp, id);
+    if (f->tok_from == HF_TOK_GPT2_FILES) {
+        gpt2_token_text(f->tj, id, out, n);
+    } else if (f->tok_from == HF_TOK_BERT_FILES) {   /* the vocabulary's spelling ("##ing") */
+        const char *t = tokjson_token(f->tj, id);
         if (t) snprintf(out, n, "%s", t);
         else snprintf(out, n, "<%d>", id);
+    } else if (f->tj) {
+        tj_token_text(f->tj, id, out, n);
+    } else {
+        llama_file_token_text(&f->llama, id, out, n);
     }
 }
 
@@ -354,7 +404,7 @@ static int input_alloc(HfInput *in, int n, int offsets, char *err, size_t errlen
 static int tj_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
                        size_t errlen) {
     TokJsonEnc e;
-    if (tokjson_encode(f->tj, text, add_special && !f->tj_config, &e, err, errlen)) return -1;
+    if (tj_encode(f, text, add_special && !f->tj_config, &e, err, errlen)) return -1;
     int bos = add_special ? f->tj_bos : -1, eos = add_special ? f->tj_eos : -1;
     int len = (int)strlen(text), k = 0;
     if (input_alloc(in, e.n + (bos >= 0) + (eos >= 0), 1, err, errlen)) { tokjson_enc_free(&e); return -1; }
@@ -371,19 +421,15 @@ static int tj_tokenize(const HfFile *f, const char *text, int add_special, HfInp
     return 0;
 }
 
-/* The vocabulary files or llama2.c's tokenizer.bin: ids; with add_special,
- * BERT's [CLS] … [SEP], llama2.c's BOS. */
-static int vocab_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
-                          size_t errlen) {
-    int *raw = NULL, n = 0;
+/* llama2.c's tokenizer.bin: ids; with add_special, its BOS. */
+static int llama2c_tokenize(const HfFile *f, const char *text, int add_special, HfInput *in, int *n_text, char *err,
+                            size_t errlen) {
+    int *raw = NULL, n = 0, k = 0;
     if (hf_file_token_ids(f, text, &raw, &n, err, errlen) != 0) return -1;
-    int bert = add_special && f->wp != NULL, k = 0;
-    int bos = add_special && f->family == HF_FILE_LLAMA2C && f->llama.add_bos ? f->llama.bos_id : -1;
-    if (input_alloc(in, n + (bert ? 2 : 0) + (bos >= 0), 0, err, errlen)) { free(raw); return -1; }
+    int bos = add_special && f->llama.add_bos ? f->llama.bos_id : -1;
+    if (input_alloc(in, n + (bos >= 0), 0, err, errlen)) { free(raw); return -1; }
     if (bos >= 0) in->ids[k++] = bos;
-    if (bert) in->ids[k++] = wordpiece_id(f->wp, "[CLS]");
     for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
-    if (bert) in->ids[k++] = wordpiece_id(f->wp, "[SEP]");
     free(raw);
     *n_text = n;
     return 0;
@@ -394,7 +440,7 @@ static int tokenize_counted(const HfFile *f, const char *text, int add_special, 
                             size_t errlen) {
     memset(in, 0, sizeof *in);
     int rc = f->tj ? tj_tokenize(f, text, add_special, in, n_text, err, errlen)
-                   : vocab_tokenize(f, text, add_special, in, n_text, err, errlen);
+                   : llama2c_tokenize(f, text, add_special, in, n_text, err, errlen);
     int mask = f->m.c.family == HF_BERT ? hf_file_id(f, "[MASK]") : -2;
     for (int i = 0; rc == 0 && i < in->n; i++) {
         char buf[256];
@@ -538,10 +584,6 @@ void hf_file_free(HfFile *f) {
     if (!f) return;
     hf_model_free(&f->m);
     llama_file_free(&f->llama);
-    bpe_free(f->bpe);
-    wordpiece_free(f->wp);
     tokjson_free(f->tj);
-    f->bpe = NULL;
-    f->wp = NULL;
     f->tj = NULL;
 }

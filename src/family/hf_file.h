@@ -6,13 +6,15 @@
  *                 Qwen3 or Gemma 3, or a llama2.c .bin with its tokenizer.bin
  *                 (family/llama_file.h)
  *
- * The tokenizer of a folder: its tokenizer.json when it has one, for every
- * family (tokenize/tokjson.h: special tokens typed in the text are one token,
- * "<|endoftext|>" is 50256; a Llama-family folder must have one); else GPT-2's
- * vocab.json + merges.txt (tokenize/bpe.h) or BERT's vocab.txt
- * (tokenize/wordpiece.h, cased or not as tokenizer_config.json's
- * do_lower_case says; uncased when it says nothing).  A llama2.c checkpoint's:
- * its tokenizer.bin (tokenize/llama2c_tok.h), BOS <s> first.
+ * The tokenizer of a folder, one engine for all (tokenize/tokjson.h, f->tj):
+ * its tokenizer.json when it has one, for every family (special tokens typed
+ * in the text are one token, "<|endoftext|>" is 50256; a Llama-family folder
+ * must have one); else GPT-2's vocab.json + merges.txt (tokjson_load_gpt2:
+ * "<|endoftext|>" in the text is text) or BERT's vocab.txt
+ * (tokjson_load_bert, cased or not as tokenizer_config.json's do_lower_case
+ * says, uncased when it says nothing; its strip_accents), read into the same
+ * structures; f->tok_from says which file.  A llama2.c checkpoint's: its
+ * tokenizer.bin (tokenize/llama2c_tok.h), BOS <s> first.
  * What the model is given around a text, as transformers gives it: with
  * tokenizer.json, its post-processor (BERT's [CLS] … [SEP], TinyLlama's and
  * Llama 3's BOS), and tokenizer_config.json where transformers reads it: a
@@ -22,6 +24,10 @@
  * keeps them and adds bos_token first when add_bos_token is true and the
  * post-processor puts nothing before the text (eos_token likewise after it).
  * Without tokenizer.json: BERT's [CLS] … [SEP], nothing for GPT-2.
+ * Invalid UTF-8 gives the line each source has always given: "the text is
+ * not valid UTF-8" (tokenizer.json), "cannot tokenize the text: UTF-8 error:
+ * …" with PCRE2's reason (vocab.json + merges.txt), "cannot tokenize the text
+ * (invalid UTF-8, or out of memory)" (vocab.txt).
  *
  *   hf_file_route           what --model (and --tokenizer) name: attnviz's own
  *                           model, a folder, or a llama2.c file (one line when
@@ -41,22 +47,24 @@
  * "<0x41>" → "A"), one leading space dropped; the spelling itself when that
  * gives nothing, a control character ("<0x0A>", GPT-2's "Ċ" for a newline) or
  * bytes that are no whole character ("<0xF0>", a byte-level piece of an
- * emoji).  Without tokenizer.json: GPT-2's bytes as UTF-8 without the leading
- * space, BERT's pieces as the vocabulary spells them ("##ing"), llama2.c's as
+ * emoji).  Without tokenizer.json: GPT-2's bytes as UTF-8 (control characters
+ * too: a newline shows as one) without the leading space, BERT's pieces as the vocabulary spells them ("##ing"), llama2.c's as
  * family/llama_file.h says.
  * Ownership: HfFile and HfInput own everything; their _free functions accept
  * zeroed or half-built ones.  Errors: -1 and one line in err. */
 #ifndef ATTNVIZ_HF_FILE_H
 #define ATTNVIZ_HF_FILE_H
 #include <stddef.h>
-#include "tokenize/bpe.h"
 #include "family/hf_model.h"
 #include "family/llama_file.h"
 #include "tokenize/tokjson.h"
-#include "tokenize/wordpiece.h"
 
 /* Which model of an HfFile is in use (GPT-2 and BERT: m; the others: llama). */
 typedef enum { HF_FILE_GPT2 = 1, HF_FILE_BERT = 2, HF_FILE_LLAMA = 3, HF_FILE_LLAMA2C = 4 } HfFileFamily;
+
+/* Where a folder's tokenizer came from: its tokenizer.json, or the
+ * vocabulary files read into the same engine (tokenize/tokjson.h). */
+typedef enum { HF_TOK_JSON = 0, HF_TOK_GPT2_FILES = 1, HF_TOK_BERT_FILES = 2 } HfTokFrom;
 
 /* Where --model and --tokenizer lead. */
 typedef enum { HF_ROUTE_OWN = 0, HF_ROUTE_FOLDER = 1, HF_ROUTE_LLAMA2C = 2 } HfRoute;
@@ -65,10 +73,9 @@ typedef struct {
     HfFileFamily family;  /* 0 for a tokenizer alone that says no family      */
     HfModel m;            /* GPT-2, BERT                                      */
     LlamaFile llama;      /* the Llama family: the model; llama2.c's tokenizer */
-    Bpe *bpe;             /* GPT-2 without tokenizer.json  */
-    Wordpiece *wp;        /* BERT without tokenizer.json   */
-    int lower;            /* BERT: uncased                 */
-    TokJson *tj;          /* tokenizer.json (then bpe and wp are NULL) */
+    int lower;            /* BERT's vocab.txt: uncased     */
+    TokJson *tj;          /* a folder's tokenizer (NULL for llama2.c's)  */
+    HfTokFrom tok_from;   /* the file tj was read from                   */
     int tj_config;        /* 1: tokenizer_config.json's tj_bos, tj_eos replace the
                              post-processor's tokens (Llama, Gemma classes) */
     int tj_bos, tj_eos;   /* ids tokenizer_config.json puts before and after a
@@ -88,7 +95,7 @@ typedef struct {
     char **tokens;        /* (n) display text              */
     int *start, *end;     /* (n) bytes of the text a token came from,
                              text[start, end); empty for a token put around
-                             the text or a pad; NULL without tokenizer.json */
+                             the text or a pad; NULL for llama2.c's tokenizer.bin */
     int n_masks;          /* BERT: [MASK] tokens in ids    */
 } HfInput;
 

@@ -23,7 +23,7 @@ static int stop_ids(const HfFile *f, int *stop) {
     if (f->family == HF_FILE_LLAMA2C) {
         if (f->llama.eos_id >= 0) stop[n++] = f->llama.eos_id;
         if (f->llama.bos_id >= 0) stop[n++] = f->llama.bos_id;   /* llama2.c's run.c stops at BOS */
-    } else if (f->tj) {
+    } else if (f->tj && f->tok_from != HF_TOK_GPT2_FILES) {
         int id = tokjson_eos_id(f->tj) >= 0 ? tokjson_eos_id(f->tj) : f->tj_eos;
         if (id >= 0) stop[n++] = id;
     } else {
@@ -81,16 +81,10 @@ static int decode_text(const HfFile *f, const int *ids, int from, int n, char **
     if (f->tj) return tokjson_decode(f->tj, ids + from, n - from, 1, out, err, errlen);
     StrBuf sb = {0};
     int rc = strbuf_printf(&sb, "%s", "");
-    for (int i = from; i < n; i++) {
-        char buf[256];
-        if (f->family == HF_FILE_LLAMA2C) {
-            size_t len;
-            const char *s = llama2c_tok_decode(&f->llama.tok, ids[i - 1], ids[i], &len);
-            rc |= strbuf_printf(&sb, "%.*s", (int)len, s);
-        } else {
-            bpe_token_text(f->bpe, ids[i], buf, sizeof buf);
-            rc |= strbuf_printf(&sb, "%s", buf);
-        }
+    for (int i = from; i < n; i++) {   /* llama2.c's tokenizer.bin */
+        size_t len;
+        const char *s = llama2c_tok_decode(&f->llama.tok, ids[i - 1], ids[i], &len);
+        rc |= strbuf_printf(&sb, "%.*s", (int)len, s);
     }
     if (rc) { free(sb.buf); return errmsg_set(err, errlen, "out of memory"); }
     *out = sb.buf;

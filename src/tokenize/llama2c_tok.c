@@ -2,6 +2,7 @@
 #include "tokenize/llama2c_tok.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,52 @@ static int count_entries(const unsigned char *data, size_t size, int want, const
     return 0;
 }
 
+#define SCORE_FLOOR -1e10f   /* run.c's: a piece scored at or below it never merges */
+
+static int cmp_score_desc(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return (a < b) - (a > b);
+}
+
+/* The merge table of step 3 (llama2c_tok.h): every pair of ids whose pieces
+ * join into a piece p, merged into p (its lowest id) at p's rank, the rank
+ * of its score among the distinct scores, highest first, so equal scores
+ * tie and the leftmost pair merges first, as run.c's loop does. */
+static int build_merges(Llama2cTok *t) {
+    float *rank = malloc((size_t)t->n * sizeof *rank);
+    int *next = malloc((size_t)t->n * sizeof *next), *last = malloc((size_t)t->n * sizeof *last);
+    int n_rank = 0, rc = rank && next && last ? 0 : -1;
+    for (int i = 0; i < t->n && rc == 0; i++) {   /* ids of one piece: a chain from its lowest id */
+        int first = strmap_get(&t->map, t->piece[i], (size_t)t->len[i]);
+        next[i] = -1;
+        last[i] = i;
+        if (first != i) { next[last[first]] = i; last[first] = i; }
+        if (t->score[i] > SCORE_FLOOR) rank[n_rank++] = t->score[i];   /* NaN is not */
+    }
+    if (rc == 0) qsort(rank, (size_t)n_rank, sizeof *rank, cmp_score_desc);
+    int distinct = 0;
+    for (int i = 0; i < n_rank; i++)
+        if (distinct == 0 || rank[i] != rank[distinct - 1]) rank[distinct++] = rank[i];
+    for (int k = 0; k < t->n && rc == 0; k++) {
+        const char *p = t->piece[k];
+        if (!(t->score[k] > SCORE_FLOOR) || strmap_get(&t->map, p, (size_t)t->len[k]) != k) continue;
+        int lo = 0, hi = distinct - 1;
+        while (rank[(lo + hi) / 2] != t->score[k]) {
+            if (rank[(lo + hi) / 2] > t->score[k]) lo = (lo + hi) / 2 + 1;
+            else hi = (lo + hi) / 2 - 1;
+        }
+        for (int j = 0; j <= t->len[k] && rc == 0; j++) {
+            int a = strmap_get(&t->map, p, (size_t)j), b = a < 0 ? -1 : strmap_get(&t->map, p + j, (size_t)(t->len[k] - j));
+            for (int x = b < 0 ? -1 : a; x >= 0 && rc == 0; x = next[x])
+                for (int y = b; y >= 0 && rc == 0; y = next[y]) rc = tj_merges_put(&t->merges, x, y, (lo + hi) / 2, k);
+        }
+    }
+    free(rank);
+    free(next);
+    free(last);
+    return rc;
+}
+
 int llama2c_tok_parse(Llama2cTok *t, const unsigned char *data, size_t size, int n_vocab, const char *path, char *err,
                       size_t errlen) {
     memset(t, 0, sizeof *t);
@@ -75,6 +122,7 @@ int llama2c_tok_parse(Llama2cTok *t, const unsigned char *data, size_t size, int
         off += 8 + (size_t)len;
     }
     for (int b = 0; b < 256; b++) { t->bytes[2 * b] = (char)b; t->bytes[2 * b + 1] = '\0'; }
+    if (build_merges(t)) goto oom;
     return 0;
 oom:
     llama2c_tok_free(t);
@@ -89,14 +137,6 @@ int llama2c_tok_load(Llama2cTok *t, const char *path, int n_vocab, char *err, si
     int rc = llama2c_tok_parse(t, (const unsigned char *)data, size, n_vocab, path, err, errlen);
     free(data);
     return rc;
-}
-
-/* The id of the piece a·b (a's and b's C strings joined), or -1.  buf has
- * room for both. */
-static int pair_id(const Llama2cTok *t, int a, int b, char *buf) {
-    memcpy(buf, t->piece[a], (size_t)t->len[a]);
-    memcpy(buf + t->len[a], t->piece[b], (size_t)t->len[b]);
-    return strmap_get(&t->map, buf, (size_t)t->len[a] + (size_t)t->len[b]);
 }
 
 /* The id of a byte's fallback piece, or -1 with err. */
@@ -133,44 +173,22 @@ static int encode_chars(const Llama2cTok *t, const char *text, int bos, int *ids
     return 0;
 }
 
-/* Step 3: best[i] is the piece of pair (i, i+1) or -1; only the pairs beside
- * a merge change, so each round is one scan. */
-static void merge_pairs(const Llama2cTok *t, int *ids, int *n, int *best, char *buf) {
-    for (int i = 0; i + 1 < *n; i++) best[i] = pair_id(t, ids[i], ids[i + 1], buf);
-    for (;;) {
-        float best_score = -1e10f;   /* run.c's floor: lower scores never merge */
-        int at = -1;
-        for (int i = 0; i + 1 < *n; i++)
-            if (best[i] >= 0 && t->score[best[i]] > best_score) { best_score = t->score[best[i]]; at = i; }
-        if (at < 0) return;
-        ids[at] = best[at];
-        memmove(ids + at + 1, ids + at + 2, (size_t)(*n - at - 2) * sizeof *ids);
-        memmove(best + at + 1, best + at + 2, (size_t)(*n - at - 3 > 0 ? *n - at - 3 : 0) * sizeof *best);
-        (*n)--;
-        if (at > 0) best[at - 1] = pair_id(t, ids[at - 1], ids[at], buf);
-        if (at + 1 < *n) best[at] = pair_id(t, ids[at], ids[at + 1], buf);
-    }
-}
-
 int llama2c_tok_encode(const Llama2cTok *t, const char *text, int bos, int eos, int **ids, int *n, char *err,
                        size_t errlen) {
     *ids = NULL;
     *n = 0;
-    size_t cap = strlen(text) + 3, longest = 1;
-    for (int i = 0; i < t->n; i++)
-        if ((size_t)t->len[i] > longest) longest = (size_t)t->len[i];
-    int *out = malloc(cap * sizeof *out), *best = malloc(cap * sizeof *best);
-    char *buf = malloc(2 * longest + 1);
+    size_t cap = strlen(text) + 3;
+    int *out = malloc(cap * sizeof *out);
     int rc = -1;
-    if (!out || !best || !buf) { errmsg_set(err, errlen, "out of memory encoding %zu bytes", cap - 3); goto done; }
+    if (!out) { errmsg_set(err, errlen, "out of memory encoding %zu bytes", cap - 3); goto done; }
     if (encode_chars(t, text, bos, out, n, err, errlen)) goto done;
-    merge_pairs(t, out, n, best, buf);
+    if (tj_merges_apply(&t->merges, out, n)) { errmsg_set(err, errlen, "out of memory encoding %zu bytes", cap - 3); goto done; }
     if (eos) out[(*n)++] = LLAMA2C_EOS;
     *ids = out;
     out = NULL;
     rc = 0;
 done:
-    free(out); free(best); free(buf);
+    free(out);
     if (rc) *n = 0;
     return rc;
 }
@@ -198,5 +216,6 @@ void llama2c_tok_free(Llama2cTok *t) {
     if (!t) return;
     free(t->piece); free(t->len); free(t->score); free(t->text);
     strmap_free(&t->map);
+    tj_merges_free(&t->merges);
     memset(t, 0, sizeof *t);
 }

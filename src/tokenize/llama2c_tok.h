@@ -16,7 +16,11 @@
  *      its piece, or else each of its bytes as id byte + 3;
  *   3. repeatedly, the adjacent pair whose concatenation is a piece with the
  *      highest score (the leftmost of equal scores) is merged into that piece,
- *      until no pair is a piece; BOS takes part like any token;
+ *      until no pair is a piece; BOS takes part like any token.  This is
+ *      BPE's merge loop (tj_merges_apply, tokenize/tokjson_model.h) on a
+ *      table built at load: every pair of ids whose pieces join into a piece,
+ *      ranked by that piece's score among the distinct scores, highest
+ *      first (scores at or below run.c's floor, -1e10, never merge);
  *   4. EOS (2) when asked.
  * When a piece is in the file twice, the lower id is the one encoding finds.
  * Decoding (llama2c_tok_decode): the piece, without its leading space right
@@ -29,6 +33,7 @@
 #define ATTNVIZ_LLAMA2C_TOK_H
 #include <stddef.h>
 #include "tokenize/strmap.h"
+#include "tokenize/tokjson_model.h"
 
 #define LLAMA2C_BOS 1
 #define LLAMA2C_EOS 2
@@ -41,6 +46,8 @@ typedef struct {
     float *score;        /* (n)                                        */
     char *text;          /* the pieces' storage                        */
     StrMap map;          /* piece (to its first NUL) → lowest id       */
+    TjMerges merges;     /* (id, id) whose pieces join into a piece →  */
+                         /* that piece, ranked by its score (step 3)   */
     char bytes[512];     /* "b\0" for each byte b: decoded byte pieces */
 } Llama2cTok;
 

@@ -1,5 +1,7 @@
-/* strmap.h — string → int hash table (open addressing, FNV-1a), for the
- * vocabularies and merge ranks of the GPT-2 and BERT tokenizers.
+/* strmap.h — string → int hash table (open addressing, FNV-1a), for
+ * llama2.c's pieces (tokenize/llama2c_tok.h) and the real corpus's words and
+ * names (corpus/real.h); tokenizer.json's vocabulary has its own compact
+ * table (TjVocab, tokenize/tokjson_model.h).
  *
  * Keys are copied into chunks of storage that never move (strmap_key gives
  * the stored copy, valid until strmap_free); lookups take a pointer and a

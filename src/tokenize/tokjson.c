@@ -1,12 +1,11 @@
 /* tokjson.c — see tokjson.h: loading tokenizer.json, the added tokens, the
  * encode driver and the post-processor.  Its parts, each with its header:
- * tokjson_json (the file's JSON, messages), tokjson_text (aligned text,
+ * tokjson_text (look-ups in the file's JSON and messages, aligned text,
  * Unicode classes, patterns, normalizers), tokjson_pretok (pre-tokenizers),
  * tokjson_model (BPE, WordPiece, WordLevel), tokjson_decode (decoders); they
  * call down that list only, never back into this file. */
 #include "tokenize/tokjson.h"
 #include "tokenize/tokjson_decode.h"
-#include "tokenize/tokjson_json.h"
 #include "tokenize/tokjson_model.h"
 #include "tokenize/tokjson_pretok.h"
 #include "tokenize/tokjson_text.h"
@@ -69,10 +68,10 @@ static void one_line(char *err, size_t errlen) {
 
 /* ---- loading ---- */
 
-static int parse_added_one(Added *a, const TjJson *e, const char *where, const TjCtx *c) {
-    const TjJson *id = tj_get(e, "id");
+static int parse_added_one(Added *a, const cJSON *e, const char *where, const TjCtx *c) {
+    const cJSON *id = tj_get(e, "id");
     const char *content = tj_str(e, "content");
-    if (!tj_is(e, TJ_JSON_OBJECT) || !content || !tj_is(id, TJ_JSON_NUMBER))
+    if (!cJSON_IsObject(e) || !content || !cJSON_IsNumber(id))
         return tj_fail(c, where, "an added token needs \"id\" and \"content\"");
     if (id->valuedouble < 0 || id->valuedouble >= MAX_ADDED_ID || id->valuedouble != (int)id->valuedouble)
         return tj_fail(c, where, "the id of \"%.40s\" is not a whole number 0..%d", content, MAX_ADDED_ID - 1);
@@ -103,13 +102,13 @@ static int added_id(const TokJson *t, const char *content, int *max_added) {
     return id;
 }
 
-static int parse_added(TokJson *t, const TjJson *list, const TjCtx *c) {
+static int parse_added(TokJson *t, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, "added_tokens", "must be a list");
-    int n = tj_size(list), i = 0, max_added = -1;
+    if (!cJSON_IsArray(list)) return tj_fail(c, "added_tokens", "must be a list");
+    int n = cJSON_GetArraySize(list), i = 0, max_added = -1;
     t->added = calloc((size_t)(n ? n : 1), sizeof *t->added);
     if (!t->added) return tj_fail(c, "added_tokens", "out of memory");
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char where[64];
         snprintf(where, sizeof where, "added_tokens[%d]", i);
         Added a = {0};
@@ -224,11 +223,11 @@ static int post_wrap(TokJson *t, const int *pre, int n_pre, const int *post, int
 }
 
 /* The ids of a template's special token name ("special_tokens": {name: {"ids": […]}}). */
-static int template_ids(const TjJson *specials, const char *name, int **ids, int *n, const char *where, const TjCtx *c) {
-    const TjJson *sp = tj_get(specials, name), *list = tj_get(sp, "ids");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "the special token \"%.40s\" is not in \"special_tokens\"", name);
-    for (const TjJson *e = list->child; e; e = e->next) {
-        if (!tj_is(e, TJ_JSON_NUMBER) || e->valuedouble < 0 || e->valuedouble >= MAX_ADDED_ID)
+static int template_ids(const cJSON *specials, const char *name, int **ids, int *n, const char *where, const TjCtx *c) {
+    const cJSON *sp = tj_get(specials, name), *list = tj_get(sp, "ids");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "the special token \"%.40s\" is not in \"special_tokens\"", name);
+    for (const cJSON *e = list->child; e; e = e->next) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= MAX_ADDED_ID)
             return tj_fail(c, where, "the ids of \"%.40s\" must be whole numbers >= 0", name);
         int id = (int)e->valuedouble;
         if (ids_append(ids, n, &id, 1)) return tj_fail(c, where, "out of memory");
@@ -236,12 +235,12 @@ static int template_ids(const TjJson *specials, const char *name, int **ids, int
     return 0;
 }
 
-static int parse_template(TokJson *t, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *single = tj_get(j, "single"), *specials = tj_get(j, "special_tokens");
-    if (!tj_is(single, TJ_JSON_ARRAY)) return tj_fail(c, where, "TemplateProcessing needs a \"single\" list");
+static int parse_template(TokJson *t, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *single = tj_get(j, "single"), *specials = tj_get(j, "special_tokens");
+    if (!cJSON_IsArray(single)) return tj_fail(c, where, "TemplateProcessing needs a \"single\" list");
     int *ids[2] = {NULL, NULL}, n[2] = {0, 0}, side = 0, rc = 0, seen = 0;
-    for (const TjJson *e = single->child; e && rc == 0; e = e->next) {
-        const TjJson *sp = tj_get(e, "SpecialToken"), *seq = tj_get(e, "Sequence");
+    for (const cJSON *e = single->child; e && rc == 0; e = e->next) {
+        const cJSON *sp = tj_get(e, "SpecialToken"), *seq = tj_get(e, "Sequence");
         const char *name = sp ? tj_str(sp, "id") : seq ? tj_str(seq, "id") : NULL;
         if (!name) rc = tj_fail(c, where, "a \"single\" item is {\"SpecialToken\": …} or {\"Sequence\": …}");
         else if (seq && strcmp(name, "A")) rc = tj_fail(c, where, "\"single\" may hold only the sequence A");
@@ -257,19 +256,19 @@ static int parse_template(TokJson *t, const TjJson *j, const char *where, const 
 }
 
 /* BertProcessing and RobertaProcessing: "cls": [token, id], "sep": [token, id]. */
-static int parse_cls_sep(TokJson *t, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *cls = tj_get(j, "cls"), *sep = tj_get(j, "sep");
-    if (!tj_is(cls, TJ_JSON_ARRAY) || !tj_is(sep, TJ_JSON_ARRAY) || tj_size(cls) != 2 || tj_size(sep) != 2 || !tj_is(cls->child->next, TJ_JSON_NUMBER) ||
-        !tj_is(sep->child->next, TJ_JSON_NUMBER) || cls->child->next->valuedouble < 0 || sep->child->next->valuedouble < 0 ||
+static int parse_cls_sep(TokJson *t, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *cls = tj_get(j, "cls"), *sep = tj_get(j, "sep");
+    if (!cJSON_IsArray(cls) || !cJSON_IsArray(sep) || cJSON_GetArraySize(cls) != 2 || cJSON_GetArraySize(sep) != 2 || !cJSON_IsNumber(cls->child->next) ||
+        !cJSON_IsNumber(sep->child->next) || cls->child->next->valuedouble < 0 || sep->child->next->valuedouble < 0 ||
         cls->child->next->valuedouble >= MAX_ADDED_ID || sep->child->next->valuedouble >= MAX_ADDED_ID)
         return tj_fail(c, where, "\"cls\" and \"sep\" must be [token, id]");
     int a = (int)cls->child->next->valuedouble, b = (int)sep->child->next->valuedouble;
     return post_wrap(t, &a, 1, &b, 1) ? tj_fail(c, where, "out of memory") : 0;
 }
 
-static int parse_post(TokJson *t, const TjJson *j, const char *where, const TjCtx *c) {
+static int parse_post(TokJson *t, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
-    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a post-processor must be an object with a \"type\"");
+    if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a post-processor must be an object with a \"type\"");
     if (!strcmp(type, "TemplateProcessing")) return parse_template(t, j, where, c);
     int roberta = !strcmp(type, "RobertaProcessing");
     if (roberta || !strcmp(type, "ByteLevel")) {   /* offsets trimmed of spaces */
@@ -281,10 +280,10 @@ static int parse_post(TokJson *t, const TjJson *j, const char *where, const TjCt
     }
     if (roberta || !strcmp(type, "BertProcessing")) return parse_cls_sep(t, j, where, c);
     if (strcmp(type, "Sequence")) return tj_fail(c, where, "the post-processor \"%.40s\" is not supported", type);
-    const TjJson *list = tj_get(j, "processors");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"processors\" list");
+    const cJSON *list = tj_get(j, "processors");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "a Sequence needs a \"processors\" list");
     int i = 0;
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char w[256];
         snprintf(w, sizeof w, "%s.processors[%d]", where, i);
         if (parse_post(t, e, w, c)) return -1;
@@ -293,17 +292,17 @@ static int parse_post(TokJson *t, const TjJson *j, const char *where, const TjCt
 }
 
 /* The optional parts: normalizer, pre_tokenizer, decoder, post_processor. */
-static int parse_parts(TokJson *t, const TjJson *root, const TjCtx *c) {
-    const TjJson *n = tj_get(root, "normalizer"), *p = tj_get(root, "pre_tokenizer"), *d = tj_get(root, "decoder");
+static int parse_parts(TokJson *t, const cJSON *root, const TjCtx *c) {
+    const cJSON *n = tj_get(root, "normalizer"), *p = tj_get(root, "pre_tokenizer"), *d = tj_get(root, "decoder");
     if (n && (!(t->norm = calloc(1, sizeof *t->norm)) || tj_norm_parse(t->norm, n, "normalizer", c))) return -1;
     if (p && (!(t->pre = calloc(1, sizeof *t->pre)) || tj_pre_parse(t->pre, p, "pre_tokenizer", c))) return -1;
     if (d && (!(t->dec = calloc(1, sizeof *t->dec)) || tj_dec_parse(t->dec, d, "decoder", c))) return -1;
-    const TjJson *post = tj_get(root, "post_processor");
+    const cJSON *post = tj_get(root, "post_processor");
     return post ? parse_post(t, post, "post_processor", c) : 0;
 }
 
-static int parse_root(TokJson *t, const TjJson *root, const TjCtx *c) {
-    if (!tj_is(root, TJ_JSON_OBJECT)) return errmsg_set(c->err, c->errlen, "%s: not a JSON object", c->file);
+static int parse_root(TokJson *t, const cJSON *root, const TjCtx *c) {
+    if (!cJSON_IsObject(root)) return errmsg_set(c->err, c->errlen, "%s: not a JSON object", c->file);
     const char *version = tj_str(root, "version");
     if (tj_get(root, "version") && (!version || strcmp(version, "1.0")))
         return tj_fail(c, "version", "is \"%.20s\"; only \"1.0\" is known", version ? version : "?");
@@ -326,21 +325,22 @@ static TokJson *parse_text(const char *json, size_t len, const char *name, char 
         errmsg_set(err, errlen, "%s: not valid UTF-8", c.file);
         return NULL;
     }
-    size_t at = 0;
-    TjJsonDoc *doc = tj_json_parse(json, len, &at);
-    if (!doc) {
-        if (at == (size_t)-1) errmsg_set(err, errlen, "%s: out of memory", c.file);
-        else errmsg_set(err, errlen, "%s: not valid JSON (at byte %zu)", c.file, at);
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    while (doc && end < json + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) end++;
+    if (!doc || end != json + len) {   /* cJSON says where it stopped, not whether memory ran out */
+        errmsg_set(err, errlen, "%s: not valid JSON (at byte %zu)", c.file, end ? (size_t)(end - json) : (size_t)0);
+        cJSON_Delete(doc);
         return NULL;
     }
     TokJson *t = calloc(1, sizeof *t);
     if (!t) errmsg_set(err, errlen, "out of memory");
-    if (t && parse_root(t, tj_json_root(doc), &c)) {
+    if (t && parse_root(t, doc, &c)) {
         if (err && errlen && !err[0]) errmsg_set(err, errlen, "%s: out of memory", c.file);
         tokjson_free(t);
         t = NULL;
     }
-    tj_json_free(doc);
+    cJSON_Delete(doc);
     return t;
 }
 
@@ -357,6 +357,77 @@ TokJson *tokjson_load(const char *path, char *err, size_t errlen) {
     TokJson *t = tokjson_parse(text, len, path, err, errlen);
     free(text);
     return t;
+}
+
+/* ---- the vocabulary files GPT-2 and BERT shipped before tokenizer.json ---- */
+
+/* The combined vocabulary of a tokenizer built from files; t is freed on failure. */
+static TokJson *files_done(TokJson *t, char *err, size_t errlen) {
+    if (prepare_added(t) || build_vocab(t)) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+TokJson *tokjson_load_gpt2(const char *vocab_json, const char *merges_txt, char *err, size_t errlen) {
+    TokJson *t = calloc(1, sizeof *t);
+    TjCtx c = {merges_txt, err, errlen};
+    if (!t || !(t->pre = calloc(1, sizeof *t->pre)) || !(t->dec = calloc(1, sizeof *t->dec))) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    t->dec->kind = TJ_DEC_BYTE_LEVEL;
+    if (tj_model_vocab_json(&t->model, vocab_json, err, errlen) || tj_model_merges_txt(&t->model, merges_txt, err, errlen) ||
+        tj_pre_gpt2(t->pre, &c)) {
+        tokjson_free(t);
+        return NULL;
+    }
+    return files_done(t, err, errlen);
+}
+
+/* BERT's special tokens, those in the vocabulary: whole wherever they are
+ * typed, before anything else reads the text. */
+static int bert_specials(TokJson *t) {
+    static const char *const name[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    if (!(t->added = calloc(5, sizeof *t->added))) return -1;
+    for (int i = 0; i < 5; i++) {
+        int id = tjvocab_get(&t->model.vocab, name[i], strlen(name[i]));
+        if (id < 0) continue;
+        Added *a = &t->added[t->n_added++];
+        *a = (Added){.id = id, .special = 1};
+        if (!(a->content = strdup(name[i])) || tjvocab_put(&t->added_ids, name[i], strlen(name[i]), id)) return -1;
+    }
+    int cls = tokjson_id(t, "[CLS]"), sep = tokjson_id(t, "[SEP]");
+    return cls >= 0 && sep >= 0 ? post_wrap(t, &cls, 1, &sep, 1) : 0;
+}
+
+TokJson *tokjson_load_bert(const char *vocab_txt, int lower, int strip_accents, char *err, size_t errlen) {
+    TokJson *t = calloc(1, sizeof *t);
+    if (!t || !(t->norm = calloc(1, sizeof *t->norm)) || !(t->pre = calloc(1, sizeof *t->pre)) ||
+        !(t->dec = calloc(1, sizeof *t->dec)) || !(t->dec->text = strdup("##"))) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    *t->norm = (TjNorm){.kind = TJ_NORM_BERT, .python = 1, .clean = 1, .chinese = 1, .lowercase = lower != 0,
+                        .strip_accents = lower ? strip_accents != 0 : strip_accents > 0};
+    t->pre->kind = TJ_PRE_BERT;
+    t->pre->python = 1;
+    t->dec->kind = TJ_DEC_WORDPIECE;
+    t->dec->cleanup = 1;
+    if (tj_model_vocab_txt(&t->model, vocab_txt, err, errlen)) {
+        tokjson_free(t);
+        return NULL;
+    }
+    if (bert_specials(t)) {
+        errmsg_set(err, errlen, "out of memory");
+        tokjson_free(t);
+        return NULL;
+    }
+    return files_done(t, err, errlen);
 }
 
 void tokjson_free(TokJson *t) {
@@ -649,6 +720,22 @@ int tokjson_id(const TokJson *t, const char *token) {
 const char *tokjson_token(const TokJson *t, int id) {
     return id >= 0 && id < t->n_ids ? t->tok[id] : NULL;
 }
+int tokjson_token_bytes(const TokJson *t, int id, char *out, size_t n) {
+    const char *s = tokjson_token(t, id);
+    if (!s || n == 0) return -1;
+    int len = (int)strlen(s);
+    size_t k = 0;
+    for (int i = 0; i < len;) {
+        int32_t c;
+        i += tj_utf8_next(s, len, i, &c);
+        int b = tj_char_byte(c);
+        if (b < 0 || k + 1 >= n) return -1;
+        out[k++] = (char)b;
+    }
+    out[k] = '\0';
+    return (int)k;
+}
+
 int tokjson_is_special(const TokJson *t, int id) {
     return id >= 0 && id < t->n_ids && t->special[id];
 }

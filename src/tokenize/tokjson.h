@@ -1,7 +1,13 @@
 /* tokjson.h — Hugging Face's tokenizer.json, read and run in C: the one file
  * every modern model folder ships (GPT-2, BERT, Llama, Mistral, Qwen, …), with
  * the ids Hugging Face's own `tokenizers` library gives (the tests compare
- * with it on thousands of strings).
+ * with it on thousands of strings).  It is the one tokenizer engine of
+ * attnviz: the files older folders ship instead, GPT-2's vocab.json +
+ * merges.txt and BERT's vocab.txt, load into the same structures
+ * (tokjson_load_gpt2, tokjson_load_bert: their models, and the rules of the
+ * tokenizers that first read them where those differ from the library's),
+ * as the library itself does; llama2.c's scored pieces merge with its BPE
+ * loop (tokenize/llama2c_tok.h).  The file's JSON is read by cJSON.
  *
  * A text goes through, in order:
  *   1. added tokens: those with "normalized": false are cut out of the raw
@@ -57,6 +63,8 @@
  *
  *     char err[512];
  *     TokJson *tj = tokjson_load("folder/tokenizer.json", err, sizeof err);
+ *        (or tokjson_load_gpt2("vocab.json", "merges.txt", …),
+ *            tokjson_load_bert("vocab.txt", lower, -1, …))
  *     if (!tj) { fprintf(stderr, "error: %s\n", err); ... }
  *     TokJsonEnc e = {0};
  *     if (tokjson_encode(tj, text, 1, &e, err, sizeof err)) ...
@@ -101,6 +109,26 @@ TokJson *tokjson_load(const char *path, char *err, size_t errlen);
 /* The same from len bytes of JSON in memory; name is used in messages. */
 TokJson *tokjson_parse(const char *json, size_t len, const char *name, char *err, size_t errlen);
 
+/* GPT-2's vocab.json + merges.txt, as transformers' GPT2Tokenizer reads
+ * them: byte-level BPE with GPT-2's own pre-tokenizer (its pattern run by
+ * PCRE2, as OpenAI's encoder.py ran it), no normalizer, no added tokens
+ * ("<|endoftext|>" in the text is text) and no post-processor, the ByteLevel
+ * decoder.  NULL with err naming the file. */
+TokJson *tokjson_load_gpt2(const char *vocab_json, const char *merges_txt, char *err, size_t errlen);
+
+/* BERT's vocab.txt, as transformers' BertTokenizer (Python) reads it:
+ * WordPiece ("##", [UNK], words over 100 characters are [UNK]) after
+ * BertNormalizer and BertPreTokenizer with that tokenizer's rules (control
+ * characters dropped, CJK ideographs spaced, NFC, split on str.isspace();
+ * lower: str.lower(), then accents stripped; strip_accents 1 strips them
+ * for a cased model too, 0 keeps them, -1 follows lower; punctuation, ASCII
+ * symbols or P*, splits off; Unicode tables of today, from utf8proc), where
+ * tokenizer.json's BertNormalizer follows the Rust library's; [PAD], [UNK],
+ * [CLS], [SEP], [MASK] special added tokens, whole wherever typed; the
+ * post-processor [CLS] … [SEP] when both are in the vocabulary; the
+ * WordPiece decoder.  NULL with err naming the file. */
+TokJson *tokjson_load_bert(const char *vocab_txt, int lower, int strip_accents, char *err, size_t errlen);
+
 /* text (valid UTF-8, NUL-terminated) → out (zeroed or freed before; freed
  * again on failure).  add_special: 1 runs the post-processor (BERT's [CLS] …
  * [SEP], Llama's <s>), 0 gives the model's tokens only.  0, or -1 with err. */
@@ -119,6 +147,11 @@ int tokjson_vocab_size(const TokJson *t);
 int tokjson_id(const TokJson *t, const char *token);
 /* The spelling of an id, or NULL when no token has it. */
 const char *tokjson_token(const TokJson *t, int id);
+/* The bytes a byte-level token stands for ("Ġit" → " it": each character
+ * of its spelling through GPT-2's byte-to-character map) into out, n bytes
+ * with the NUL.  Their number, or -1 when id has no token, a character is
+ * not one of the 256, or out is too small. */
+int tokjson_token_bytes(const TokJson *t, int id, char *out, size_t n);
 /* 1 if id is an added token marked "special". */
 int tokjson_is_special(const TokJson *t, int id);
 /* The token the post-processor puts before the text (<s>, [CLS]), after it

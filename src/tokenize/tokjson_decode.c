@@ -266,13 +266,13 @@ static const struct { const char *name; int kind; } DEC_KINDS[] = {
     {"Replace", TJ_DEC_REPLACE}, {"BPEDecoder", TJ_DEC_BPE}, {"Sequence", TJ_DEC_SEQUENCE},
 };
 
-static int parse_sequence(TjDec *d, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *list = tj_get(j, "decoders");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"decoders\" list");
-    int n = tj_size(list), i = 0;
+static int parse_sequence(TjDec *d, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *list = tj_get(j, "decoders");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "a Sequence needs a \"decoders\" list");
+    int n = cJSON_GetArraySize(list), i = 0;
     d->sub = calloc((size_t)(n ? n : 1), sizeof *d->sub);
     if (!d->sub) return tj_fail(c, where, "out of memory");
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char w[256];
         snprintf(w, sizeof w, "%s.decoders[%d]", where, i);
         d->n_sub = i + 1;
@@ -282,7 +282,7 @@ static int parse_sequence(TjDec *d, const TjJson *j, const char *where, const Tj
 }
 
 /* A string member copied into d->text (dflt when absent). */
-static int text_of(TjDec *d, const TjJson *j, const char *key, const char *dflt, const char *where, const TjCtx *c) {
+static int text_of(TjDec *d, const cJSON *j, const char *key, const char *dflt, const char *where, const TjCtx *c) {
     const char *s = tj_str(j, key);
     if (!s && tj_get(j, key)) return tj_fail(c, where, "\"%s\" must be a string", key);
     int bad = 0;
@@ -290,7 +290,7 @@ static int text_of(TjDec *d, const TjJson *j, const char *key, const char *dflt,
     return bad ? tj_fail(c, where, "out of memory") : 0;
 }
 
-static int parse_metaspace(TjDec *d, const TjJson *j, const char *where, const TjCtx *c) {
+static int parse_metaspace(TjDec *d, const cJSON *j, const char *where, const TjCtx *c) {
     d->ch = tj_one_char(tj_str(j, "replacement"));
     if (d->ch < 0) return tj_fail(c, where, "Metaspace needs a one-character \"replacement\"");
     const char *scheme = tj_str(j, "prepend_scheme");
@@ -303,20 +303,20 @@ static int parse_metaspace(TjDec *d, const TjJson *j, const char *where, const T
     return 0;
 }
 
-static int parse_strip(TjDec *d, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *a = tj_get(j, "start"), *b = tj_get(j, "stop");
+static int parse_strip(TjDec *d, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *a = tj_get(j, "start"), *b = tj_get(j, "stop");
     d->ch = tj_one_char(tj_str(j, "content"));
     if (d->ch < 0) return tj_fail(c, where, "Strip needs a one-character \"content\"");
-    if ((a && !tj_is(a, TJ_JSON_NUMBER)) || (b && !tj_is(b, TJ_JSON_NUMBER)))
+    if ((a && !cJSON_IsNumber(a)) || (b && !cJSON_IsNumber(b)))
         return tj_fail(c, where, "Strip's \"start\" and \"stop\" must be numbers");
     d->start = a ? (a->valuedouble < 0 ? 0 : a->valuedouble > 1e6 ? 1000000 : (int)a->valuedouble) : 0;
     d->stop = b ? (b->valuedouble < 0 ? 0 : b->valuedouble > 1e6 ? 1000000 : (int)b->valuedouble) : 0;
     return 0;
 }
 
-int tj_dec_parse(TjDec *d, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_dec_parse(TjDec *d, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
-    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a decoder must be an object with a \"type\"");
+    if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a decoder must be an object with a \"type\"");
     d->kind = -1;
     for (size_t i = 0; i < sizeof DEC_KINDS / sizeof DEC_KINDS[0]; i++)
         if (!strcmp(type, DEC_KINDS[i].name)) d->kind = DEC_KINDS[i].kind;

@@ -6,7 +6,6 @@
  * out or a pattern gave up (the caller writes the message). */
 #ifndef ATTNVIZ_TOKJSON_DECODE_H
 #define ATTNVIZ_TOKJSON_DECODE_H
-#include "tokenize/tokjson_json.h"
 #include "tokenize/tokjson_text.h"
 
 enum {
@@ -29,7 +28,7 @@ typedef struct TjDec {
 /* A list of token strings being decoded (each malloc'd). */
 typedef struct { char **v; int n, cap; } TjWords;
 
-int tj_dec_parse(TjDec *d, const TjJson *j, const char *where, const TjCtx *c);
+int tj_dec_parse(TjDec *d, const cJSON *j, const char *where, const TjCtx *c);
 /* Replaces the strings by the decoder's output. */
 int tj_dec_apply(const TjDec *d, TjWords *w);
 void tj_dec_free(TjDec *d);

@@ -7,6 +7,7 @@
 #include "tokenize/tokjson_model.h"
 #include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static int merges_find(const TjMerges *m, int a, int b) {
 
 /* Sets (a, b) → (rank, id); a later merge of the same pair replaces an
  * earlier one, as the library's map does. */
-static int merges_put(TjMerges *m, int a, int b, int rank, int id) {
+int tj_merges_put(TjMerges *m, int a, int b, int rank, int id) {
     if ((m->n + 1) * 2 > m->cap && merges_grow(m)) return -1;
     uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
     uint32_t s = mix(k) & (uint32_t)(m->cap - 1);
@@ -64,6 +65,14 @@ static int merges_put(TjMerges *m, int a, int b, int rank, int id) {
     m->rank[s] = rank;
     m->id[s] = id;
     return 0;
+}
+
+void tj_merges_free(TjMerges *m) {
+    if (!m) return;
+    free(m->key);
+    free(m->rank);
+    free(m->id);
+    memset(m, 0, sizeof *m);
 }
 
 int tjtoks_add(TjToks *l, int id, int start, int end) {
@@ -157,6 +166,25 @@ void tjvocab_free(TjVocab *v) {
     memset(v, 0, sizeof *v);
 }
 
+/* m->tok for ids 0..n_ids-1, and room for count tokens of text bytes in all
+ * (NULs included): the tokens never move, so m->tok may point at them. */
+static int vocab_reserve(TjModel *m, int count, size_t text) {
+    m->tok = calloc((size_t)(m->n_ids ? m->n_ids : 1), sizeof *m->tok);
+    m->vocab.text = malloc(text + 1);
+    m->vocab.room = text + 1;
+    if (!m->tok || !m->vocab.text) return -1;
+    while (m->vocab.cap < 2 * count + 2)
+        if (vocab_grow(&m->vocab)) return -1;
+    return 0;
+}
+
+/* Token s[0, n) → id, and id → the stored token. */
+static int vocab_set(TjModel *m, const char *s, size_t n, int id) {
+    if (tjvocab_put(&m->vocab, s, n, id)) return -1;
+    m->tok[id] = tjvocab_key(&m->vocab, s, n);
+    return 0;
+}
+
 static int vocab_get(const TjModel *m, const char *s, size_t n) {
     return tjvocab_get(&m->vocab, s, n);
 }
@@ -230,13 +258,13 @@ static int word_add(Word *w, int id, int len) {
 }
 
 /* Pushes the merge of the symbol at pos with its next one, if any. */
-static int push_pair(const TjModel *m, const Word *w, Heap *h, int pos) {
+static int push_pair(const TjMerges *m, const Word *w, Heap *h, int pos) {
     if (pos < 0 || w->next[pos] < 0) return 0;
-    int s = merges_find(&m->merges, w->c[pos], w->c[w->next[pos]]);
-    return s < 0 ? 0 : heap_push(h, (Merge){m->merges.rank[s], pos, m->merges.id[s]});
+    int s = merges_find(m, w->c[pos], w->c[w->next[pos]]);
+    return s < 0 ? 0 : heap_push(h, (Merge){m->rank[s], pos, m->id[s]});
 }
 
-static int merge_all(const TjModel *m, Word *w) {
+static int merge_all(const TjMerges *m, Word *w) {
     Heap h = {0};
     int rc = 0;
     for (int i = 0; i + 1 < w->n && rc == 0; i++) rc = push_pair(m, w, &h, i);
@@ -244,8 +272,8 @@ static int merge_all(const TjModel *m, Word *w) {
         Merge top = heap_pop(&h);
         int pos = top.pos, nx = w->next[pos];
         if (w->len[pos] == 0 || nx < 0) continue;
-        int s = merges_find(&m->merges, w->c[pos], w->c[nx]);
-        if (s < 0 || m->merges.id[s] != top.id) continue;   /* a stale entry */
+        int s = merges_find(m, w->c[pos], w->c[nx]);
+        if (s < 0 || m->id[s] != top.id) continue;   /* a stale entry */
         w->c[pos] = top.id;
         w->len[pos] += w->len[nx];
         w->next[pos] = w->next[nx];
@@ -254,6 +282,18 @@ static int merge_all(const TjModel *m, Word *w) {
         rc = push_pair(m, w, &h, w->prev[pos]) || push_pair(m, w, &h, pos);
     }
     free(h.v);
+    return rc;
+}
+
+int tj_merges_apply(const TjMerges *m, int *ids, int *n) {
+    Word w = {0};
+    int rc = 0, k = 0;
+    for (int i = 0; i < *n && rc == 0; i++) rc = word_add(&w, ids[i], 1);
+    if (rc == 0) rc = merge_all(m, &w);
+    for (int i = 0; i < w.n && rc == 0; i++)
+        if (w.len[i]) ids[k++] = w.c[i];
+    if (rc == 0) *n = k;
+    free(w.c); free(w.len); free(w.prev); free(w.next);
     return rc;
 }
 
@@ -305,7 +345,7 @@ static int bpe_tokenize(const TjModel *m, const char *s, int n, TjToks *out, cha
         i += k;
     }
     if (rc == 0 && unk_len) rc = word_add(&w, unk, unk_len);
-    if (rc == 0) rc = merge_all(m, &w);
+    if (rc == 0) rc = merge_all(&m->merges, &w);
     for (int i = 0, at = 0; i < w.n && rc == 0; i++) {
         if (w.len[i] == 0) continue;
         int end = at + w.len[i] > n ? n : at + w.len[i];
@@ -367,39 +407,31 @@ int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char 
 
 /* ---- loading ---- */
 
-static int parse_vocab(TjModel *m, const TjJson *v, const TjCtx *c) {
-    if (!tj_is(v, TJ_JSON_OBJECT)) {
-        if (tj_is(v, TJ_JSON_ARRAY)) return tj_fail(c, "model.vocab", "a list of [piece, score] is a Unigram model, which is not supported");
+static int parse_vocab(TjModel *m, const cJSON *v, const TjCtx *c) {
+    if (!cJSON_IsObject(v)) {
+        if (cJSON_IsArray(v)) return tj_fail(c, "model.vocab", "a list of [piece, score] is a Unigram model, which is not supported");
         return tj_fail(c, "model.vocab", "must be an object {token: id}");
     }
     size_t text = 0;
-    for (const TjJson *e = v->child; e; e = e->next) {
-        double d = tj_is(e, TJ_JSON_NUMBER) ? e->valuedouble : -1;
+    int count = 0;
+    for (const cJSON *e = v->child; e; e = e->next, count++) {
+        double d = cJSON_IsNumber(e) ? e->valuedouble : -1;
         if (d < 0 || d >= MAX_ID || d != (int)d)
             return tj_fail(c, "model.vocab", "token \"%.40s\" has id %.40s (ids are whole numbers 0..%d)", e->string,
-                           tj_is(e, TJ_JSON_NUMBER) ? "out of range" : "that is not a number", MAX_ID - 1);
+                           cJSON_IsNumber(e) ? "out of range" : "that is not a number", MAX_ID - 1);
         if ((int)d >= m->n_ids) m->n_ids = (int)d + 1;
         text += strlen(e->string) + 1;
     }
-    m->tok = calloc((size_t)(m->n_ids ? m->n_ids : 1), sizeof *m->tok);
-    m->vocab.text = malloc(text + 1);   /* room for every token: no move */
-    m->vocab.room = text + 1;
-    if (!m->tok || !m->vocab.text) return tj_fail(c, "model.vocab", "out of memory");
-    while (m->vocab.cap < 2 * v->size + 2)
-        if (vocab_grow(&m->vocab)) return tj_fail(c, "model.vocab", "out of memory");
-    for (const TjJson *e = v->child; e; e = e->next) {
-        size_t len = strlen(e->string), at = m->vocab.used;
-        if (tjvocab_put(&m->vocab, e->string, len, (int)e->valuedouble))
-            return tj_fail(c, "model.vocab", "out of memory");
-        m->tok[(int)e->valuedouble] = m->vocab.used > at ? m->vocab.text + at : tjvocab_key(&m->vocab, e->string, len);
-    }
+    if (vocab_reserve(m, count, text)) return tj_fail(c, "model.vocab", "out of memory");
+    for (const cJSON *e = v->child; e; e = e->next)
+        if (vocab_set(m, e->string, strlen(e->string), (int)e->valuedouble)) return tj_fail(c, "model.vocab", "out of memory");
     return 0;
 }
 
 /* One merge: "a b" or ["a", "b"] → its two tokens (pointing into j, or
  * into buf for the string form). */
-static int merge_pair(const TjJson *e, char *buf, size_t bufn, const char **a, const char **b) {
-    if (tj_is(e, TJ_JSON_STRING)) {
+static int merge_pair(const cJSON *e, char *buf, size_t bufn, const char **a, const char **b) {
+    if (cJSON_IsString(e)) {
         const char *s = e->valuestring, *sp = strchr(s, ' ');
         if (!sp || strchr(sp + 1, ' ') || strlen(s) >= bufn) return -1;
         memcpy(buf, s, strlen(s) + 1);
@@ -408,7 +440,7 @@ static int merge_pair(const TjJson *e, char *buf, size_t bufn, const char **a, c
         *b = buf + (sp - s) + 1;
         return 0;
     }
-    if (!tj_is(e, TJ_JSON_ARRAY) || tj_size(e) != 2 || !tj_is(e->child, TJ_JSON_STRING) || !tj_is(e->child->next, TJ_JSON_STRING)) return -1;
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(e->child) || !cJSON_IsString(e->child->next)) return -1;
     *a = e->child->valuestring;
     *b = e->child->next->valuestring;
     return 0;
@@ -424,29 +456,42 @@ static int room(char **buf, size_t *cap, size_t n) {
     return 0;
 }
 
-static int parse_merges(TjModel *m, const TjJson *list, const TjCtx *c) {
+/* The merge of a and b (b's subword prefix dropped) at rank; *joined is a
+ * buffer of *jcap bytes it may grow.  0, or -1: *missing names the token
+ * not in the vocabulary, or stays NULL when memory ran out. */
+static int merge_add(TjModel *m, const char *a, const char *b, int rank, char **joined, size_t *jcap,
+                     const char **missing) {
+    size_t plen = m->prefix ? strlen(m->prefix) : 0, la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
+    if (room(joined, jcap, la + lb + 1)) return -1;
+    memcpy(*joined, a, la);
+    memcpy(*joined + la, b + skip, lb - skip + 1);
+    int ia = vocab_get(m, a, la), ib = vocab_get(m, b, lb), ij = vocab_get(m, *joined, strlen(*joined));
+    if (ia < 0 || ib < 0 || ij < 0) {
+        *missing = ia < 0 ? a : ib < 0 ? b : *joined;
+        return -1;
+    }
+    return tj_merges_put(&m->merges, ia, ib, rank, ij);
+}
+
+static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, "model.merges", "must be a list");
-    size_t plen = m->prefix ? strlen(m->prefix) : 0, bcap = 0, jcap = 0;
+    if (!cJSON_IsArray(list)) return tj_fail(c, "model.merges", "must be a list");
+    size_t bcap = 0, jcap = 0;
     char *buf = NULL, *joined = NULL;
     int rank = 0, rc = 0;
-    for (const TjJson *e = list->child; e && rc == 0; e = e->next, rank++) {
+    for (const cJSON *e = list->child; e && rc == 0; e = e->next, rank++) {
         char where[64];   /* written only for a message */
 #define WHERE (snprintf(where, sizeof where, "model.merges[%d]", rank), where)
         const char *a = NULL, *b = NULL;
-        if (room(&buf, &bcap, tj_is(e, TJ_JSON_STRING) ? strlen(e->valuestring) + 1 : 1)) {
+        if (room(&buf, &bcap, cJSON_IsString(e) ? strlen(e->valuestring) + 1 : 1)) {
             rc = tj_fail(c, WHERE, "out of memory");
             break;
         }
         if (merge_pair(e, buf, bcap, &a, &b)) { rc = tj_fail(c, WHERE, "a merge is \"A B\" or [\"A\", \"B\"]"); break; }
-        size_t la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
-        if (room(&joined, &jcap, la + lb + 1)) { rc = tj_fail(c, WHERE, "out of memory"); break; }
-        memcpy(joined, a, la);
-        memcpy(joined + la, b + skip, lb - skip + 1);
-        int ia = vocab_get(m, a, la), ib = vocab_get(m, b, lb), ij = vocab_get(m, joined, strlen(joined));
-        if (ia < 0 || ib < 0 || ij < 0)
-            rc = tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", ia < 0 ? a : ib < 0 ? b : joined);
-        else if (merges_put(&m->merges, ia, ib, rank, ij)) rc = tj_fail(c, WHERE, "out of memory");
+        const char *missing = NULL;
+        if (merge_add(m, a, b, rank, &joined, &jcap, &missing))
+            rc = missing ? tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", missing)
+                         : tj_fail(c, WHERE, "out of memory");
     }
     free(buf);
     free(joined);
@@ -455,7 +500,7 @@ static int parse_merges(TjModel *m, const TjJson *list, const TjCtx *c) {
 }
 
 /* The model's type: "type", or inferred as the library does when absent. */
-static int model_kind(const TjJson *j, const TjCtx *c) {
+static int model_kind(const cJSON *j, const TjCtx *c) {
     const char *type = tj_str(j, "type");
     if (type) {
         if (!strcmp(type, "BPE")) return TJ_MODEL_BPE;
@@ -465,12 +510,12 @@ static int model_kind(const TjJson *j, const TjCtx *c) {
         return tj_fail(c, "model.type", "the model \"%.40s\" is not supported", type);
     }
     if (tj_get(j, "merges")) return TJ_MODEL_BPE;
-    if (tj_is(tj_get(j, "vocab"), TJ_JSON_ARRAY)) return tj_fail(c, "model", "Unigram models are not supported");
+    if (cJSON_IsArray(tj_get(j, "vocab"))) return tj_fail(c, "model", "Unigram models are not supported");
     if (tj_get(j, "max_input_chars_per_word") || tj_str(j, "continuing_subword_prefix")) return TJ_MODEL_WORDPIECE;
     return TJ_MODEL_WORDLEVEL;
 }
 
-static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
+static int parse_options(TjModel *m, const cJSON *j, const TjCtx *c) {
     int bad = 0;
     m->unk_token = tj_dup(tj_str(j, "unk_token"), &bad);
     m->prefix = tj_dup(tj_str(j, "continuing_subword_prefix"), &bad);
@@ -479,8 +524,8 @@ static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
     if (m->kind == TJ_MODEL_WORDPIECE) {
         if (!m->prefix && !(m->prefix = tj_dup("##", &bad))) return tj_fail(c, "model", "out of memory");
         if (!m->unk_token && !(m->unk_token = tj_dup("[UNK]", &bad))) return tj_fail(c, "model", "out of memory");
-        const TjJson *mx = tj_get(j, "max_input_chars_per_word");
-        if (mx && (!tj_is(mx, TJ_JSON_NUMBER) || mx->valuedouble < 0))
+        const cJSON *mx = tj_get(j, "max_input_chars_per_word");
+        if (mx && (!cJSON_IsNumber(mx) || mx->valuedouble < 0))
             return tj_fail(c, "model.max_input_chars_per_word", "must be a number >= 0");
         m->max_chars = mx ? (mx->valuedouble > 1e9 ? 1000000000 : (int)mx->valuedouble) : 100;
     }
@@ -491,25 +536,128 @@ static int parse_options(TjModel *m, const TjJson *j, const TjCtx *c) {
     m->ignore_merges = tj_bool(j, "ignore_merges", 0);
     if (m->fuse_unk < 0 || m->byte_fallback < 0 || m->ignore_merges < 0)
         return tj_fail(c, "model", "fuse_unk, byte_fallback and ignore_merges must be true or false");
-    const TjJson *drop = tj_get(j, "dropout");
-    if (drop && (!tj_is(drop, TJ_JSON_NUMBER) || drop->valuedouble < 0 || drop->valuedouble > 1))
+    const cJSON *drop = tj_get(j, "dropout");
+    if (drop && (!cJSON_IsNumber(drop) || drop->valuedouble < 0 || drop->valuedouble > 1))
         return tj_fail(c, "model.dropout", "must be a number in [0, 1] or null");
     return 0;
 }
 
-int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c) {
-    if (!tj_is(j, TJ_JSON_OBJECT)) return tj_fail(c, "model", "is missing or not an object");
-    int kind = model_kind(j, c);
-    if (kind < 0) return -1;
-    m->kind = kind;
-    if (parse_options(m, j, c) || parse_vocab(m, tj_get(j, "vocab"), c)) return -1;
-    m->unk = m->unk_token ? vocab_get(m, m->unk_token, strlen(m->unk_token)) : -1;
+/* byte_fallback's ids: "<0x00>" … "<0xFF>", -1 each when absent. */
+static void byte_ids(TjModel *m) {
     for (int b = 0; b < 256; b++) {
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", b);
         m->byte_id[b] = vocab_get(m, name, strlen(name));
     }
+}
+
+int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c) {
+    if (!cJSON_IsObject(j)) return tj_fail(c, "model", "is missing or not an object");
+    int kind = model_kind(j, c);
+    if (kind < 0) return -1;
+    m->kind = kind;
+    if (parse_options(m, j, c) || parse_vocab(m, tj_get(j, "vocab"), c)) return -1;
+    m->unk = m->unk_token ? vocab_get(m, m->unk_token, strlen(m->unk_token)) : -1;
+    byte_ids(m);
     return m->kind == TJ_MODEL_BPE ? parse_merges(m, tj_get(j, "merges"), c) : 0;
+}
+
+/* ---- GPT-2's vocab.json + merges.txt ---- */
+
+int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) {
+    size_t len = 0, bytes = 0;
+    char *text = file_read_all(path, 64u << 20, &len, err, errlen);
+    if (!text) return -1;
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!cJSON_IsObject(j)) { cJSON_Delete(j); return errmsg_set(err, errlen, "%s is not a JSON object", path); }
+    int n = 0, rc = 0;
+    for (const cJSON *e = j->child; e; e = e->next, n++) bytes += strlen(e->string) + 1;
+    m->kind = TJ_MODEL_BPE;
+    m->n_ids = n;
+    unsigned char *seen = calloc((size_t)(n ? n : 1), 1);
+    if (!seen || vocab_reserve(m, n, bytes)) rc = errmsg_set(err, errlen, "out of memory");
+    for (const cJSON *e = rc ? NULL : j->child; e && rc == 0; e = e->next) {
+        double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
+        int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
+        if (id < 0 || seen[id])   /* a token given twice keeps its last id, as Python's json does */
+            rc = errmsg_set(err, errlen, "%s: token %s has id %.15g (ids must be 0..%d, each once)", path, e->string,
+                            id < 0 ? v : (double)id, n - 1);
+        else if (vocab_set(m, e->string, strlen(e->string), id)) rc = errmsg_set(err, errlen, "out of memory");
+        else seen[id] = 1;
+    }
+    free(seen);
+    cJSON_Delete(j);
+    m->unk = -1;
+    byte_ids(m);
+    return rc;
+}
+
+int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
+    char *text = file_read_all(path, 64u << 20, NULL, err, errlen), *joined = NULL;
+    if (!text) return -1;
+    size_t jcap = 0;
+    int rank = 0, rc = 0;
+    for (char *line = text, *next; line && *line && rc == 0; line = next) {   /* an empty line ends the list */
+        next = strchr(line, '\n');
+        if (next) *next++ = '\0';
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r') line[--len] = '\0';
+        if (len == 0 || !strncmp(line, "#version", 8)) continue;
+        char *sp = strchr(line, ' ');
+        if (!sp || sp == line || !sp[1] || strchr(sp + 1, ' ')) {
+            rc = errmsg_set(err, errlen, "%s: line \"%.40s\" is not a merge \"A B\"", path, line);
+            break;
+        }
+        *sp = '\0';
+        const char *missing = NULL;
+        if (merge_add(m, line, sp + 1, rank, &joined, &jcap, &missing))
+            rc = missing ? errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in "
+                                      "vocab.json", path, rank, line, sp + 1, missing)
+                         : errmsg_set(err, errlen, "out of memory");
+        rank++;
+    }
+    free(joined);
+    free(text);
+    return rc;
+}
+
+/* ---- BERT's vocab.txt ---- */
+
+int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen) {
+    size_t len = 0;
+    char *text = file_read_all(path, 64u << 20, &len, err, errlen);
+    if (!text) return -1;
+    char **line = NULL;
+    int n = 0, cap = 0, rc = 0;
+    for (char *l = text, *next; l && *l && rc == 0; l = next) {   /* an empty line ends the list */
+        next = strchr(l, '\n');
+        if (next) *next++ = '\0';
+        size_t k = strlen(l);
+        if (k && l[k - 1] == '\r') l[k - 1] = '\0';
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32768;
+            char **nl = realloc(line, (size_t)cap * sizeof *nl);
+            if (!nl) { rc = -1; break; }
+            line = nl;
+        }
+        line[n++] = l;
+    }
+    m->kind = TJ_MODEL_WORDPIECE;
+    m->n_ids = n;
+    m->max_chars = 100;
+    int bad = 0;
+    m->prefix = tj_dup("##", &bad);
+    m->unk_token = tj_dup("[UNK]", &bad);
+    if (rc || bad || vocab_reserve(m, n, len + 1)) rc = -1;
+    for (int i = 0; i < n && rc == 0; i++) rc = vocab_set(m, line[i], strlen(line[i]), i);   /* id = line number */
+    free(line);
+    free(text);
+    if (rc) return errmsg_set(err, errlen, "out of memory reading %s", path);
+    m->unk = vocab_get(m, "[UNK]", 5);
+    byte_ids(m);
+    if (m->unk < 0) return errmsg_set(err, errlen, "%s has no [UNK] token (is it a BERT vocab.txt?)", path);
+    return 0;
 }
 
 void tj_model_free(TjModel *m) {
@@ -519,8 +667,6 @@ void tj_model_free(TjModel *m) {
     free(m->unk_token);
     free(m->prefix);
     free(m->suffix);
-    free(m->merges.key);
-    free(m->merges.rank);
-    free(m->merges.id);
+    tj_merges_free(&m->merges);
     memset(m, 0, sizeof *m);
 }

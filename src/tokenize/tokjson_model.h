@@ -1,13 +1,15 @@
 /* tokjson_model.h — the models of tokenizer.json (part of
  * tokenize/tokjson.h): its vocabulary table, BPE with its merge table,
- * WordPiece, WordLevel; each turns one pre-token into ids.
+ * WordPiece, WordLevel; each turns one pre-token into ids.  They are read
+ * from tokenizer.json's "model", or from the vocabulary files GPT-2 and BERT
+ * shipped before it (vocab.json + merges.txt, vocab.txt).
  * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
  * message naming the file and the field); every *_free accepts a zeroed or
  * half-built one.  Functions that run on text return 0, or -1 when memory ran
  * out or a pattern gave up (the caller writes the message). */
 #ifndef ATTNVIZ_TOKJSON_MODEL_H
 #define ATTNVIZ_TOKJSON_MODEL_H
-#include "tokenize/tokjson_json.h"
+#include "tokenize/tokjson_text.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +30,17 @@ typedef struct {
     struct TjSlot { uint32_t hash, len, off; int id; } *slot;   /* (cap); id -1 empty */
     int cap, n;
 } TjVocab;
+
+/* Sets (a, b) → (rank, id); a later merge of the same pair replaces an
+ * earlier one.  0, or -1 out of memory. */
+int tj_merges_put(TjMerges *m, int a, int b, int rank, int id);
+/* BPE's merge loop on the symbols ids[0, *n): the pair of lowest rank
+ * first, the leftmost of equal ranks, until no pair has a merge (a priority
+ * queue: n log n, the library's Word::merge_all); *n shrinks.  0, or -1 out
+ * of memory (ids then unchanged).  The tokenizer.json models and llama2.c's
+ * scored pieces (tokenize/llama2c_tok.h) merge with it. */
+int tj_merges_apply(const TjMerges *m, int *ids, int *n);
+void tj_merges_free(TjMerges *m);
 
 /* Sets token s[0, n) → id (replacing an earlier id).  0, or -1 out of memory. */
 int tjvocab_put(TjVocab *v, const char *s, size_t n, int id);
@@ -54,9 +67,19 @@ typedef struct {
 typedef struct { int id, start, end; } TjTok;   /* bytes of the pre-token */
 typedef struct { TjTok *v; int n, cap; } TjToks;
 
-int tj_model_parse(TjModel *m, const TjJson *j, const TjCtx *c);
+int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c);
 /* The tokens of one pre-token s[0, n), appended to out.  0, or -1 with err. */
 int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen);
+/* GPT-2's vocab.json ({token: id}, ids 0..n-1 each once) into a zeroed
+ * model, which becomes byte-level BPE without an unknown token; then its
+ * merges.txt ("A B" a line, rank by rank; "#version" lines skipped; an empty
+ * line ends the list).  0, or -1 with err naming the file. */
+int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen);
+int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen);
+/* BERT's vocab.txt (a token a line, id = line number; an empty line ends
+ * it) into a zeroed model, which becomes WordPiece ("##", [UNK], words of at
+ * most 100 characters).  0, or -1 with err naming the file. */
+int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen);
 void tj_model_free(TjModel *m);
 int tjtoks_add(TjToks *l, int id, int start, int end);
 

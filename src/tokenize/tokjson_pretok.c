@@ -81,7 +81,7 @@ static int split_by(const TjStr *s, const TjSpans *m, int invert, int behavior, 
     return rc;
 }
 
-enum { CHARS_SPACE, CHARS_PUNCT, CHARS_DIGIT, CHARS_ONE };
+enum { CHARS_SPACE, CHARS_PUNCT, CHARS_DIGIT, CHARS_ONE, CHARS_PY_SPACE, CHARS_PY_PUNCT };
 
 /* Every character of a class as its own match. */
 static int char_matches(const TjStr *s, int cls, int32_t one, TjSpans *m) {
@@ -89,7 +89,8 @@ static int char_matches(const TjStr *s, int cls, int32_t one, TjSpans *m) {
         int32_t c;
         int k = tj_utf8_next(s->s, s->n, i, &c);
         int hit = cls == CHARS_SPACE ? tj_is_space(c) : cls == CHARS_PUNCT ? tj_is_punct(c)
-                : cls == CHARS_DIGIT ? tj_is_digit(c) : c == one;
+                : cls == CHARS_DIGIT ? tj_is_digit(c) : cls == CHARS_PY_SPACE ? tj_py_is_space(c)
+                : cls == CHARS_PY_PUNCT ? tj_py_is_punct(c) : c == one;
         if (hit && tjspans_add(m, i, i + k)) return -1;
         i += k;
     }
@@ -166,6 +167,15 @@ static int pre_metaspace(const TjPre *p, TjStr *s, TjList *out) {
     return split_chars(s, CHARS_ONE, p->repl, TJ_SPLIT_MERGED_NEXT, out);
 }
 
+int tj_pre_gpt2(TjPre *p, const TjCtx *c) {
+    int code;
+    PCRE2_SIZE at;
+    p->kind = TJ_PRE_BYTE_LEVEL;
+    p->use_regex = 1;
+    p->pat.re = pcre2_compile((PCRE2_SPTR)BYTE_LEVEL_REGEX, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &at, NULL);
+    return p->pat.re ? 0 : tj_fail(c, "pre_tokenizer", "PCRE2 cannot compile GPT-2's pattern (error %d)", code);
+}
+
 /* The pre-tokens of one piece, appended to out. */
 static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
     switch (p->kind) {
@@ -175,9 +185,9 @@ static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
     case TJ_PRE_WHITESPACE_SPLIT: return split_chars(s, CHARS_SPACE, 0, TJ_SPLIT_REMOVED, out);
     case TJ_PRE_BERT: {
         TjList words = {0};
-        int rc = split_chars(s, CHARS_SPACE, 0, TJ_SPLIT_REMOVED, &words);
+        int rc = split_chars(s, p->python ? CHARS_PY_SPACE : CHARS_SPACE, 0, TJ_SPLIT_REMOVED, &words);
         for (int i = 0; i < words.n && rc == 0; i++)
-            rc = split_chars(&words.v[i], CHARS_PUNCT, 0, TJ_SPLIT_ISOLATED, out);
+            rc = split_chars(&words.v[i], p->python ? CHARS_PY_PUNCT : CHARS_PUNCT, 0, TJ_SPLIT_ISOLATED, out);
         tjlist_free(&words);
         return rc;
     }
@@ -215,7 +225,7 @@ static const struct { const char *name; int kind; } PRE_KINDS[] = {
 
 static const char *const BEHAVIORS[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
 
-static int parse_behavior(const TjJson *j, int dflt, const char *where, const TjCtx *c) {
+static int parse_behavior(const cJSON *j, int dflt, const char *where, const TjCtx *c) {
     const char *b = tj_str(j, "behavior");
     if (!b) return tj_get(j, "behavior") ? tj_fail(c, where, "\"behavior\" must be a string") : dflt;
     for (int i = 0; i < 5; i++)
@@ -224,7 +234,7 @@ static int parse_behavior(const TjJson *j, int dflt, const char *where, const Tj
                              "MergedWithNext, Contiguous", b);
 }
 
-static int parse_metaspace(TjPre *p, const TjJson *j, const char *where, const TjCtx *c) {
+static int parse_metaspace(TjPre *p, const cJSON *j, const char *where, const TjCtx *c) {
     p->repl = tj_one_char(tj_str(j, "replacement"));
     if (p->repl < 0) return tj_fail(c, where, "Metaspace needs a one-character \"replacement\"");
     const char *scheme = tj_str(j, "prepend_scheme");
@@ -241,13 +251,13 @@ static int parse_metaspace(TjPre *p, const TjJson *j, const char *where, const T
     return 0;
 }
 
-static int parse_sequence(TjPre *p, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *list = tj_get(j, "pretokenizers");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"pretokenizers\" list");
-    int n = tj_size(list), i = 0;
+static int parse_sequence(TjPre *p, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *list = tj_get(j, "pretokenizers");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "a Sequence needs a \"pretokenizers\" list");
+    int n = cJSON_GetArraySize(list), i = 0;
     p->sub = calloc((size_t)(n ? n : 1), sizeof *p->sub);
     if (!p->sub) return tj_fail(c, where, "out of memory");
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char w[256];
         snprintf(w, sizeof w, "%s.pretokenizers[%d]", where, i);
         p->n_sub = i + 1;
@@ -256,16 +266,16 @@ static int parse_sequence(TjPre *p, const TjJson *j, const char *where, const Tj
     return 0;
 }
 
-static int parse_byte_level(TjPre *p, const TjJson *j, const char *where, const TjCtx *c) {
+static int parse_byte_level(TjPre *p, const cJSON *j, const char *where, const TjCtx *c) {
     p->add_prefix_space = tj_bool(j, "add_prefix_space", 1);
     p->use_regex = tj_bool(j, "use_regex", 1);
     if (p->add_prefix_space < 0 || p->use_regex < 0) return tj_fail(c, where, "ByteLevel's options must be true or false");
     return p->use_regex ? tj_pattern_regex(&p->pat, BYTE_LEVEL_REGEX, where, c) : 0;
 }
 
-int tj_pre_parse(TjPre *p, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
-    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a pre-tokenizer must be an object with a \"type\"");
+    if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a pre-tokenizer must be an object with a \"type\"");
     p->kind = -1;
     for (size_t i = 0; i < sizeof PRE_KINDS / sizeof PRE_KINDS[0]; i++)
         if (!strcmp(type, PRE_KINDS[i].name)) p->kind = PRE_KINDS[i].kind;

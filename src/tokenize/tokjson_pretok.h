@@ -7,7 +7,6 @@
  * out or a pattern gave up (the caller writes the message). */
 #ifndef ATTNVIZ_TOKJSON_PRETOK_H
 #define ATTNVIZ_TOKJSON_PRETOK_H
-#include "tokenize/tokjson_json.h"
 #include "tokenize/tokjson_text.h"
 
 enum { TJ_SPLIT_REMOVED, TJ_SPLIT_ISOLATED, TJ_SPLIT_MERGED_PREV, TJ_SPLIT_MERGED_NEXT, TJ_SPLIT_CONTIGUOUS };
@@ -25,12 +24,18 @@ typedef struct TjPre {
     int32_t repl;                        /* Metaspace's replacement            */
     int prepend, split;                  /* Metaspace: TJ_PREPEND_*, split      */
     int individual;                      /* Digits                             */
+    int python;                          /* BertPreTokenizer with transformers' */
+                                         /* BertTokenizer's classes (vocab.txt) */
     int32_t delim;                       /* CharDelimiterSplit                 */
     struct TjPre *sub;                   /* (n_sub) Sequence                   */
     int n_sub;
 } TjPre;
 
-int tj_pre_parse(TjPre *p, const TjJson *j, const char *where, const TjCtx *c);
+int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c);
+/* GPT-2's own pre-tokenizer (vocab.json + merges.txt): ByteLevel without a
+ * prefix space, its pattern compiled as PCRE2 reads it (UTF, UCP), as
+ * OpenAI's encoder.py ran it, not rewritten to Oniguruma's classes. */
+int tj_pre_gpt2(TjPre *p, const TjCtx *c);
 /* Replaces the pieces by their pre-tokens. */
 int tj_pre_apply(const TjPre *p, TjList *pieces);
 void tj_pre_free(TjPre *p);

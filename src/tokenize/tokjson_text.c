@@ -7,10 +7,45 @@
  * character inserted (a prepended "▁", the spaces around a CJK ideograph)
  * spans the character it was inserted at. */
 #include "tokenize/tokjson_text.h"
+#include "core/errmsg.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
+
+/* ---- the file's JSON ---- */
+
+const cJSON *tj_get(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    return cJSON_IsNull(v) ? NULL : v;
+}
+
+int tj_fail(const TjCtx *c, const char *where, const char *fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return errmsg_set(c->err, c->errlen, "%s: %s: %s", c->file, where, msg);
+}
+
+int tj_bool(const cJSON *o, const char *key, int dflt) {
+    const cJSON *v = tj_get(o, key);
+    return !v ? dflt : cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+}
+
+const char *tj_str(const cJSON *o, const char *key) {
+    const cJSON *v = tj_get(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+char *tj_dup(const char *s, int *bad) {
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *bad = 1;
+    return d;
+}
 
 /* ---- TjStr and TjList ---- */
 
@@ -227,6 +262,56 @@ static int is_bert_mark(int32_t c) {
     return c == OLD_MN || (utf8proc_category(c) == UTF8PROC_CATEGORY_MN && !unknown_to_library(c) && !OLD_PUNCT(c));
 }
 
+/* ---- transformers' BertTokenizer (Python) classes, Unicode of today ---- */
+
+int tj_py_is_space(int32_t c) {
+    return (c >= 9 && c <= 13) || (c >= 28 && c <= 32) || c == 0x85 || c == 0x2028 || c == 0x2029 ||
+           utf8proc_category(c) == UTF8PROC_CATEGORY_ZS;
+}
+
+int tj_py_is_punct(int32_t c) {
+    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return 1;
+    utf8proc_category_t k = utf8proc_category(c);
+    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
+}
+
+/* Control characters: categories C* except tab, LF, CR. */
+static int py_is_control(int32_t c) {
+    if (c == '\t' || c == '\n' || c == '\r') return 0;
+    utf8proc_category_t k = utf8proc_category(c);
+    return k == UTF8PROC_CATEGORY_CC || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_CN ||
+           k == UTF8PROC_CATEGORY_CO || k == UTF8PROC_CATEGORY_CS;
+}
+
+static int py_is_cjk(int32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B820 && c <= 0x2CEAF) ||
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+static int py_is_cased(int32_t c) {
+    utf8proc_category_t k = utf8proc_category(c);
+    return k == UTF8PROC_CATEGORY_LU || k == UTF8PROC_CATEGORY_LL || k == UTF8PROC_CATEGORY_LT;
+}
+
+static int py_is_case_ignorable(int32_t c) {
+    utf8proc_category_t k = utf8proc_category(c);
+    return c == '\'' || c == '.' || c == ':' || c == 0x2019 || c == 0xB7 || k == UTF8PROC_CATEGORY_MN ||
+           k == UTF8PROC_CATEGORY_ME || k == UTF8PROC_CATEGORY_CF || k == UTF8PROC_CATEGORY_LM ||
+           k == UTF8PROC_CATEGORY_SK;
+}
+
+/* Σ at i is final: a cased letter before it and none after (case-ignorables
+ * skipped); white space is neither, so the word's edges stop the search. */
+static int py_final_sigma(const int32_t *cp, int n, int i) {
+    int j = i - 1;
+    while (j >= 0 && py_is_case_ignorable(cp[j])) j--;
+    if (j < 0 || !py_is_cased(cp[j])) return 0;
+    j = i + 1;
+    while (j < n && py_is_case_ignorable(cp[j])) j++;
+    return j >= n || !py_is_cased(cp[j]);
+}
+
 static int is_chinese(int32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
            (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
@@ -324,7 +409,7 @@ int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const Tj
     return 0;
 }
 
-int tj_pattern_parse(TjPattern *p, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_pattern_parse(TjPattern *p, const cJSON *j, const char *where, const TjCtx *c) {
     const char *lit = tj_str(j, "String"), *re = tj_str(j, "Regex");
     if (lit) {
         int bad = 0;
@@ -554,16 +639,19 @@ static int norm_lowercase(TjStr *s) {
     return rc;
 }
 
-/* Drops BertNormalizer's marks (mn_only) or every character of category M*
- * (StripAccents). */
-static int norm_drop_marks(TjStr *s, int mn_only) {
+enum { MARKS_ALL, MARKS_BERT, MARKS_MN };
+
+/* Drops every character of category M* (StripAccents), BertNormalizer's
+ * marks (Mn in the library's tables) or Mn in today's. */
+static int norm_drop_marks(TjStr *s, int which) {
     TjStr out = {0};
     int rc = 0;
     for (int i = 0; i < s->n && rc == 0;) {
         int32_t c;
         int k = tj_utf8_next(s->s, s->n, i, &c);
         utf8proc_category_t cat = utf8proc_category(c);
-        int mark = mn_only ? is_bert_mark(c) : cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
+        int mark = which == MARKS_BERT ? is_bert_mark(c) : which == MARKS_MN ? cat == UTF8PROC_CATEGORY_MN
+                 : cat >= UTF8PROC_CATEGORY_MN && cat <= UTF8PROC_CATEGORY_ME;
         if (!mark) rc = tjstr_put(&out, s->s + i, k, tjstr_span(s, i, k));
         i += k;
     }
@@ -594,8 +682,57 @@ static int norm_bert(const TjNorm *nm, TjStr *s) {
     if (rc == 0) take(s, &out);
     tjstr_free(&out);
     if (rc == 0 && nm->strip_accents)
-        rc = norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) || norm_drop_marks(s, 1);
+        rc = norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) || norm_drop_marks(s, MARKS_BERT);
     if (rc == 0 && nm->lowercase) rc = norm_lowercase(s);
+    return rc;
+}
+
+/* Python's str.lower() of the whole text: İ → i̇, a final Σ → ς. */
+static int norm_lower_python(TjStr *s) {
+    int32_t *cp = malloc(((size_t)s->n + 1) * sizeof *cp);
+    TjSpan *sp = malloc(((size_t)s->n + 1) * sizeof *sp);
+    TjStr out = {0};
+    int n = 0, rc = cp && sp ? 0 : -1;
+    for (int i = 0; i < s->n && rc == 0; n++) {
+        int k = tj_utf8_next(s->s, s->n, i, &cp[n]);
+        sp[n] = tjstr_span(s, i, k);
+        i += k;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        int32_t c = cp[i];
+        if (c == 0x130) rc = tjstr_put_cp(&out, 'i', sp[i]) || tjstr_put_cp(&out, 0x307, sp[i]);
+        else rc = tjstr_put_cp(&out, c == 0x3A3 && py_final_sigma(cp, n, i) ? 0x3C2 : utf8proc_tolower(c), sp[i]);
+    }
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    free(cp);
+    free(sp);
+    return rc;
+}
+
+/* BertNormalizer as transformers' BertTokenizer (Python) runs it: control
+ * characters (C*, unassigned included) dropped, white space to spaces, CJK
+ * ideographs spaced, NFC, then lowercase (str.lower) before the accents are
+ * stripped (NFD, Mn dropped), with today's Unicode tables (utf8proc). */
+static int norm_bert_python(const TjNorm *nm, TjStr *s) {
+    TjStr out = {0};
+    int rc = 0;
+    for (int i = 0; i < s->n && rc == 0;) {
+        int32_t c;
+        int k = tj_utf8_next(s->s, s->n, i, &c);
+        TjSpan sp = tjstr_span(s, i, k);
+        i += k;
+        if (c == 0 || c == 0xFFFD || py_is_control(c)) continue;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || utf8proc_category(c) == UTF8PROC_CATEGORY_ZS) c = ' ';
+        if (py_is_cjk(c)) rc = tjstr_put_cp(&out, ' ', sp) || tjstr_put_cp(&out, c, sp) || tjstr_put_cp(&out, ' ', sp);
+        else rc = tjstr_put_cp(&out, c, sp);
+    }
+    if (rc == 0) take(s, &out);
+    tjstr_free(&out);
+    if (rc == 0) rc = norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    if (rc == 0 && nm->lowercase) rc = norm_lower_python(s);
+    if (rc == 0 && nm->strip_accents)
+        rc = norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE) || norm_drop_marks(s, MARKS_MN);
     return rc;
 }
 
@@ -672,8 +809,8 @@ int tj_norm_apply(const TjNorm *nm, TjStr *s) {
     case TJ_NORM_NFKC: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT);
     case TJ_NORM_NFKD: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT);
     case TJ_NORM_LOWERCASE: return norm_lowercase(s);
-    case TJ_NORM_STRIP_ACCENTS: return norm_drop_marks(s, 0);
-    case TJ_NORM_BERT: return norm_bert(nm, s);
+    case TJ_NORM_STRIP_ACCENTS: return norm_drop_marks(s, MARKS_ALL);
+    case TJ_NORM_BERT: return nm->python ? norm_bert_python(nm, s) : norm_bert(nm, s);
     case TJ_NORM_REPLACE: return norm_replace(nm, s);
     case TJ_NORM_PREPEND: return norm_prepend(nm, s);
     case TJ_NORM_STRIP: return norm_strip(nm, s);
@@ -693,13 +830,13 @@ static const struct { const char *name; int kind; } NORM_KINDS[] = {
     {"ByteLevel", TJ_NORM_BYTE_LEVEL}, {"Sequence", TJ_NORM_SEQUENCE},
 };
 
-static int norm_parse_sequence(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
-    const TjJson *list = tj_get(j, "normalizers");
-    if (!tj_is(list, TJ_JSON_ARRAY)) return tj_fail(c, where, "a Sequence needs a \"normalizers\" list");
-    int n = tj_size(list), i = 0;
+static int norm_parse_sequence(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c) {
+    const cJSON *list = tj_get(j, "normalizers");
+    if (!cJSON_IsArray(list)) return tj_fail(c, where, "a Sequence needs a \"normalizers\" list");
+    int n = cJSON_GetArraySize(list), i = 0;
     nm->sub = calloc((size_t)(n ? n : 1), sizeof *nm->sub);
     if (!nm->sub) return tj_fail(c, where, "out of memory");
-    for (const TjJson *e = list->child; e; e = e->next, i++) {
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
         char w[256];
         snprintf(w, sizeof w, "%s.normalizers[%d]", where, i);
         nm->n_sub = i + 1;
@@ -708,9 +845,9 @@ static int norm_parse_sequence(TjNorm *nm, const TjJson *j, const char *where, c
     return 0;
 }
 
-int tj_norm_parse(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c) {
+int tj_norm_parse(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
-    if (!tj_is(j, TJ_JSON_OBJECT) || !type) return tj_fail(c, where, "a normalizer must be an object with a \"type\"");
+    if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a normalizer must be an object with a \"type\"");
     nm->kind = -1;
     for (size_t i = 0; i < sizeof NORM_KINDS / sizeof NORM_KINDS[0]; i++)
         if (!strcmp(type, NORM_KINDS[i].name)) nm->kind = NORM_KINDS[i].kind;

@@ -1,8 +1,9 @@
 /* tokjson_text.h — text for the tokenizer.json reader (part of
- * tokenize/tokjson.h): UTF-8 text whose every byte remembers the input bytes
- * it came from (TjStr), the Unicode classes of the tokenizers library,
- * GPT-2's byte-to-character map, patterns (a string or an Oniguruma regex run
- * by PCRE2) and the normalizers.
+ * tokenize/tokjson.h): the look-ups its readers make in the file's JSON tree
+ * (cJSON's) and their one-line messages "FILE: WHERE: what is wrong"; UTF-8
+ * text whose every byte remembers the input bytes it came from (TjStr), the
+ * Unicode classes of the tokenizers library, GPT-2's byte-to-character map,
+ * patterns (a string or an Oniguruma regex run by PCRE2) and the normalizers.
  * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
  * message naming the file and the field); every *_free accepts a zeroed or
  * half-built one.  Functions that run on text return 0, or -1 when memory ran
@@ -10,10 +11,29 @@
 #ifndef ATTNVIZ_TOKJSON_TEXT_H
 #define ATTNVIZ_TOKJSON_TEXT_H
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "tokenize/tokjson_json.h"
+#include <cJSON.h>
 #include <pcre2.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* ---- the file's JSON ---- */
+
+typedef struct {
+    const char *file;    /* the file's name, for messages */
+    char *err;
+    size_t errlen;
+} TjCtx;
+
+/* Member key of object o (NULL when absent, JSON null, or o no object). */
+const cJSON *tj_get(const cJSON *o, const char *key);
+/* "FILE: WHERE: message" into the context's buffer; returns -1. */
+int tj_fail(const TjCtx *c, const char *where, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A boolean member: dflt when absent or null, -1 when not a boolean. */
+int tj_bool(const cJSON *o, const char *key, int dflt);
+/* The string of member key, or NULL (absent, null or not a string). */
+const char *tj_str(const cJSON *o, const char *key);
+/* A copy of s (NULL stays NULL); *bad = 1 when memory ran out. */
+char *tj_dup(const char *s, int *bad);
 
 typedef struct { int start, end; } TjSpan;   /* bytes [start, end) of the input */
 
@@ -52,6 +72,9 @@ int tj_is_space(int32_t c);      /* char::is_whitespace (White_Space)         */
 int tj_is_punct(int32_t c);      /* ASCII punctuation or categories P*        */
 int tj_is_digit(int32_t c);      /* char::is_numeric: categories N*           */
 int tj_is_word(int32_t c);       /* regex \w: letters, marks, digits, Pc      */
+/* ---- and as transformers' BertTokenizer (Python) says, Unicode of today ---- */
+int tj_py_is_space(int32_t c);   /* str.isspace()                             */
+int tj_py_is_punct(int32_t c);   /* ASCII punctuation or categories P*        */
 
 /* ---- GPT-2's byte-to-character map ---- */
 int32_t tj_byte_char(int b);     /* byte → its printable code point          */
@@ -66,7 +89,7 @@ typedef struct {
 
 typedef struct { TjSpan *v; int n, cap; } TjSpans;
 
-int tj_pattern_parse(TjPattern *p, const TjJson *j, const char *where, const TjCtx *c);
+int tj_pattern_parse(TjPattern *p, const cJSON *j, const char *where, const TjCtx *c);
 /* Compiles an Oniguruma pattern (\w, \W, \s rewritten to its classes). */
 int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const TjCtx *c);
 /* Every match in s[0, n), left to right, as Oniguruma's find_iter gives
@@ -85,6 +108,9 @@ enum {
 typedef struct TjNorm {
     int kind;
     int clean, chinese, strip_accents, lowercase;   /* BertNormalizer        */
+    int python;          /* BertNormalizer as transformers' BertTokenizer */
+                         /* (Python) runs it, for a vocab.txt: NFC first, */
+                         /* str.lower before the accents, today's tables  */
     int left, right;                                /* Strip                 */
     TjPattern pat;                                  /* Replace               */
     char *content;                                  /* Replace, Prepend      */
@@ -92,7 +118,7 @@ typedef struct TjNorm {
     int n_sub;
 } TjNorm;
 
-int tj_norm_parse(TjNorm *nm, const TjJson *j, const char *where, const TjCtx *c);
+int tj_norm_parse(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c);
 /* Replaces *s by its normalized form. */
 int tj_norm_apply(const TjNorm *nm, TjStr *s);
 void tj_norm_free(TjNorm *nm);
