@@ -14,7 +14,7 @@
  *       every stdin line a JSON string; prints a JSON list of ids (with BOS)
  *       per line, or {"error": "…"}.
  * Errors: "error: …" on stderr and exit status 1. */
-#include "family/llama.h"
+#include "family/stack.h"
 #include "family/llama2c.h"
 #include "tokenize/llama2c_tok.h"
 #include "trace/trace.h"
@@ -31,9 +31,9 @@ static int fail(const char *msg) {
     return 1;
 }
 
-static int load_model(LlamaModel *m, const char *path, char *err, size_t n) {
+static int load_model(StackModel *m, const char *path, char *err, size_t n) {
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return llama_model_load(m, path, err, n);
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return stack_model_load(m, path, err, n);
     return llama2c_load(m, path, err, n);
 }
 
@@ -47,20 +47,20 @@ static int write_floats(const char *dir, const char *name, const float *const *p
 }
 
 /* DIR/logits.f32 and DIR/qk.f32 of the last pass. */
-static int write_arrays(LlamaModel *m, const char *dir, char *err, size_t errlen) {
-    const LlamaConfig *c = &m->c;
+static int write_arrays(StackModel *m, const char *dir, char *err, size_t errlen) {
+    const StackConfig *c = &m->c;
     int T = m->a.T, V = c->n_vocab;
     float *lg = malloc((size_t)T * V * sizeof *lg);
     if (!lg) return -1;
     for (int t = 0; t < T; t++)
-        if (llama_model_logits(m, t, lg + (size_t)t * V, err, errlen)) { free(lg); return -1; }
+        if (stack_model_logits(m, t, lg + (size_t)t * V, err, errlen)) { free(lg); return -1; }
     const float *p1[1] = {lg};
     size_t n1[1] = {(size_t)T * V};
     int rc = write_floats(dir, "logits.f32", p1, n1, 1);
     free(lg);
     size_t QD = (size_t)T * c->n_head * c->head_dim, KD = (size_t)T * c->n_kv_head * c->head_dim;
-    const float *parts[4 * LLAMA_MAX_LAYERS];
-    size_t counts[4 * LLAMA_MAX_LAYERS];
+    const float *parts[4 * STACK_MAX_LAYERS];
+    size_t counts[4 * STACK_MAX_LAYERS];
     for (int l = 0; l < c->n_layer; l++) {
         parts[4 * l] = m->a.q_pre + l * QD; parts[4 * l + 1] = m->a.q_rot + l * QD;
         parts[4 * l + 2] = m->a.k_pre + l * KD; parts[4 * l + 3] = m->a.k_rot + l * KD;
@@ -85,14 +85,14 @@ static int parse_ids(const char *s, int **ids, int *n) {
     return *n > 0 ? 0 : -1;
 }
 
-static void print_result(const LlamaModel *m, const int *ids, char **tokens, int T) {
+static void print_result(const StackModel *m, const int *ids, char **tokens, int T) {
     cJSON *o = cJSON_CreateObject(), *ji = cJSON_AddArrayToObject(o, "ids"), *jt = cJSON_AddArrayToObject(o, "tokens");
     for (int t = 0; t < T; t++) {
         cJSON_AddItemToArray(ji, cJSON_CreateNumber(ids[t]));
         cJSON_AddItemToArray(jt, cJSON_CreateString(tokens[t]));
     }
     char mj[1024];
-    llama_model_json(m, mj, sizeof mj);
+    stack_model_json(m, mj, sizeof mj);
     cJSON_AddItemToObject(o, "model", cJSON_Parse(mj));
     char *s = cJSON_PrintUnformatted(o);
     printf("%s\n", s);
@@ -104,7 +104,7 @@ typedef struct { const char *model, *tok, *ids, *text, *out; int steps; } DumpAr
 
 static int dump(const DumpArgs *d) {
     char err[1024];
-    LlamaModel m;
+    StackModel m;
     Llama2cTok tok = {0};
     Trace tr;
     trace_init(&tr);
@@ -126,9 +126,9 @@ static int dump(const DumpArgs *d) {
         if (p) tokens[t] = strndup(p, len);
         else { snprintf(buf, sizeof buf, "%d", ids[t]); tokens[t] = strdup(buf); }
     }
-    LlamaSteps steps = {.all = 1};
+    StackSteps steps = {.all = 1};
     m.keep_qk = 1;   /* qk.f32 holds every layer's */
-    if (!tokens || llama_model_forward(&m, ids, T, d->out ? &tr : NULL, (const char *const *)tokens,
+    if (!tokens || stack_model_forward(&m, ids, T, T, d->out ? &tr : NULL, (const char *const *)tokens,
                                        d->steps ? &steps : NULL, err, sizeof err)) {
         fail(tokens ? err : "out of memory");
         goto done;
@@ -148,7 +148,7 @@ done:
     free(tokens); free(ids);
     trace_free(&tr);
     llama2c_tok_free(&tok);
-    llama_model_free(&m);
+    stack_model_free(&m);
     return rc;
 }
 

@@ -1,5 +1,5 @@
 /* test_generate.c — generation with a KV cache (family/kvcache.h,
- * llama_model_step, hf_model_step) against the full forward pass: for every
+ * stack_model_step) against the full forward pass: for every
  * prefix 0..t of a token sequence, the step that reads token t gives, in every
  * layer and head, the same attention row as row t of a full forward pass over
  * ids[0..t], and the same logits (rows within 1e-5, logits within 1e-4).

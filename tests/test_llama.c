@@ -5,7 +5,7 @@
  * /work/shared/models, skipped with a reason when the folder is absent).
  * The forward pass against independent references: tests/test_llama.py. */
 #include "check.h"
-#include "family/llama.h"
+#include "family/stack.h"
 #include "family/llama2c.h"
 #include "family/llama_config.h"
 #include "core/tensor.h"
@@ -22,7 +22,7 @@
 #define STORIES "/work/shared/models/stories260K"
 
 /* Greedy decoding over the growing prefix (no cache): n tokens after the prompt. */
-static char *greedy(LlamaModel *m, const Llama2cTok *tok, const char *prompt, int n) {
+static char *greedy(StackModel *m, const Llama2cTok *tok, const char *prompt, int n) {
     char err[512];
     int *ids = NULL, T = 0;
     if (llama2c_tok_encode(tok, prompt, 1, 0, &ids, &T, err, sizeof err)) return NULL;
@@ -31,8 +31,8 @@ static char *greedy(LlamaModel *m, const Llama2cTok *tok, const char *prompt, in
     char *text = calloc(1, 64 * (size_t)(T + n) + 1);
     if (!all || !lg || !text) { free(all); free(lg); free(text); return NULL; }
     for (int i = 0; i < n; i++) {
-        if (llama_model_forward(m, all, T, NULL, NULL, NULL, err, sizeof err) ||
-            llama_model_logits(m, T - 1, lg, err, sizeof err))
+        if (stack_model_forward(m, all, T, T, NULL, NULL, NULL, err, sizeof err) ||
+            stack_model_logits(m, T - 1, lg, err, sizeof err))
             break;
         int best = 0;
         for (int v = 1; v < m->c.n_vocab; v++)
@@ -55,7 +55,7 @@ TEST(llama2c_stories260k_greedy) {
         return;
     }
     char err[512];
-    LlamaModel m;
+    StackModel m;
     Llama2cTok tok;
     REQUIRE(llama2c_load(&m, STORIES "/stories260K.bin", err, sizeof err) == 0);
     REQUIRE(llama2c_tok_load(&tok, STORIES "/tok512.bin", m.c.n_vocab, err, sizeof err) == 0);
@@ -67,7 +67,7 @@ TEST(llama2c_stories260k_greedy) {
     if (strncmp(text, known, strlen(known)) != 0) check_fail(__FILE__, __LINE__, "greedy text:\n  %s\nexpected:\n  %s", text, known);
     free(text);
     llama2c_tok_free(&tok);
-    llama_model_free(&m);
+    stack_model_free(&m);
 }
 
 #define HF_REAL "/work/shared/hf"
@@ -79,49 +79,49 @@ TEST(llama_config_real_files) {
         return;
     }
     char err[512];
-    LlamaConfig c;
+    StackConfig c;
     REQUIRE(llama_config_load(&c, HF_REAL "/tinyllama-1.1b-chat-v1.0", err, sizeof err) == 0);
-    CHECK_INT(c.arch, LLAMA_ARCH_LLAMA);
+    CHECK_INT(c.family, STACK_LLAMA);
     CHECK(c.n_head == 32 && c.n_kv_head == 4 && c.head_dim == 64 && c.n_layer == 22 && !c.tie_embeddings);
-    CHECK(c.rope[0].type == LLAMA_ROPE_DEFAULT && c.rope[0].theta == 10000 && c.window == 0 && c.rms_eps == 1e-5f);
+    CHECK(c.rope[0].type == STACK_ROPE_DEFAULT && c.rope[0].theta == 10000 && c.window == 0 && c.rms_eps == 1e-5f);
     CHECK_INT(c.bos_id, 1);
     REQUIRE(llama_config_load(&c, HF_REAL "/llama-3.2-1b", err, sizeof err) == 0);
-    CHECK(c.rope[0].type == LLAMA_ROPE_LLAMA3 && c.rope[0].factor == 32 && c.rope[0].orig_max_pos == 8192);
+    CHECK(c.rope[0].type == STACK_ROPE_LLAMA3 && c.rope[0].factor == 32 && c.rope[0].orig_max_pos == 8192);
     CHECK(c.rope[0].theta == 500000 && c.tie_embeddings && c.head_dim == 64 && c.n_kv_head == 8);
     REQUIRE(llama_config_load(&c, HF_REAL "/qwen2.5-0.5b", err, sizeof err) == 0);
-    CHECK(c.arch == LLAMA_ARCH_QWEN2 && c.qkv_bias && !c.o_bias && c.tie_embeddings && c.window == 0);
+    CHECK(c.family == STACK_QWEN2 && c.qkv_bias && !c.o_bias && c.tie_embeddings && c.window == 0);
     CHECK(c.n_head == 14 && c.n_kv_head == 2 && c.head_dim == 64 && c.rope[0].theta == 1e6);
     REQUIRE(llama_config_load(&c, HF_REAL "/gemma-3-270m-it", err, sizeof err) == 0);
-    CHECK(c.arch == LLAMA_ARCH_GEMMA3 && c.qk_norm && c.sandwich && c.norm_plus_one && c.tie_embeddings);
-    CHECK(c.act == LLAMA_ACT_GELU_TANH && c.head_dim == 256 && c.n_kv_head == 1 && c.window == 512);
+    CHECK(c.family == STACK_GEMMA3 && c.qk_norm && c.sandwich && c.norm_plus_one && c.tie_embeddings);
+    CHECK(c.act == STACK_ACT_GELU_TANH && c.head_dim == 256 && c.n_kv_head == 1 && c.window == 512);
     CHECK_NEAR(c.attn_scale, 1.0 / 16, 1e-9);
     CHECK_NEAR(c.embed_scale, sqrt(640.0), 1e-5);
-    CHECK(c.rope[LLAMA_LAYER_FULL].theta == 1e6 && c.rope[LLAMA_LAYER_SLIDING].theta == 1e4);
+    CHECK(c.rope[STACK_LAYER_FULL].theta == 1e6 && c.rope[STACK_LAYER_SLIDING].theta == 1e4);
     for (int l = 0; l < c.n_layer; l++) CHECK_INT(c.layer_kind[l], (l + 1) % 6 != 0);
 }
 
-static int parse(LlamaConfig *c, const char *json, char *err) {
+static int parse(StackConfig *c, const char *json, char *err) {
     return llama_config_parse(c, json, "x/config.json", err, 512);
 }
 
 /* Defaults of the config classes, and errors naming the file and the key. */
 TEST(llama_config_defaults_and_errors) {
     char err[512];
-    LlamaConfig c;
+    StackConfig c;
 #define SIZES "\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_hidden_layers\": 3, " \
               "\"intermediate_size\": 96, \"vocab_size\": 100"
     REQUIRE(parse(&c, "{\"architectures\": [\"MistralForCausalLM\"], " SIZES "}", err) == 0);
-    CHECK(c.window == 4096 && c.layer_kind[0] == LLAMA_LAYER_SLIDING && c.layer_kind[2] == LLAMA_LAYER_SLIDING);
+    CHECK(c.window == 4096 && c.layer_kind[0] == STACK_LAYER_SLIDING && c.layer_kind[2] == STACK_LAYER_SLIDING);
     REQUIRE(parse(&c, "{\"architectures\": [\"MistralForCausalLM\"], \"sliding_window\": null, " SIZES "}", err) == 0);
-    CHECK(c.window == 0 && c.layer_kind[0] == LLAMA_LAYER_FULL);
+    CHECK(c.window == 0 && c.layer_kind[0] == STACK_LAYER_FULL);
     REQUIRE(parse(&c, "{\"model_type\": \"qwen3\", " SIZES "}", err) == 0);
-    CHECK(c.arch == LLAMA_ARCH_QWEN3 && c.head_dim == 128 && c.qk_norm && !c.qkv_bias && c.n_kv_head == 4);
+    CHECK(c.family == STACK_QWEN3 && c.head_dim == 128 && c.qk_norm && !c.qkv_bias && c.n_kv_head == 4);
     REQUIRE(parse(&c, "{\"model_type\": \"qwen2\", \"use_sliding_window\": true, \"sliding_window\": 8, "
                       "\"max_window_layers\": 2, " SIZES "}", err) == 0);
-    CHECK(c.layer_kind[1] == LLAMA_LAYER_FULL && c.layer_kind[2] == LLAMA_LAYER_SLIDING && c.window == 8);
+    CHECK(c.layer_kind[1] == STACK_LAYER_FULL && c.layer_kind[2] == STACK_LAYER_SLIDING && c.window == 8);
     REQUIRE(parse(&c, "{\"model_type\": \"llama\", \"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2, "
                       "\"rope_theta\": 5e5}, " SIZES "}", err) == 0);
-    CHECK(c.rope[0].type == LLAMA_ROPE_LINEAR && c.rope[0].factor == 2 && c.rope[0].theta == 5e5 && c.rope[1].theta == 5e5);
+    CHECK(c.rope[0].type == STACK_ROPE_LINEAR && c.rope[0].factor == 2 && c.rope[0].theta == 5e5 && c.rope[1].theta == 5e5);
     struct { const char *json, *want; } bad[] = {
         {"[1]", "x/config.json is not a JSON object"},
         {"{\"architectures\": [\"GPT2LMHeadModel\"], " SIZES "}", "x/config.json: \"architectures\" names GPT2LMHeadModel"},

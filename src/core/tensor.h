@@ -69,7 +69,7 @@ void matmul_forward(float *out, const float *inp, const float *w, const float *b
 
 /* out (N,M) = inp (N,K) · wᵀ + bias (M) with w (M,K) stored as PyTorch's
  * nn.Linear stores it (out, in), so foreign checkpoints are used as mapped
- * (family/llama.c); bias may be NULL.  _ref: the plain loops (one dot product
+ * (family/stack.c); bias may be NULL.  _ref: the plain loops (one dot product
  * per output, in order of k), the reference of the cblas_sgemm path. */
 void matmul_forward_t(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M);
 void matmul_forward_t_ref(float *out, const float *inp, const float *w, const float *bias, int N, int K, int M);

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *hf_family_name(HfFamily f) { return f == HF_GPT2 ? "gpt2" : f == HF_BERT ? "bert" : "unknown"; }
-
 /* An integer member, or `dflt` when absent/null (dflt < 0: required). */
 static int get_int(const cJSON *j, const char *key, int dflt, int *out, const char *path, char *err, size_t errlen) {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
@@ -33,32 +31,32 @@ static int get_eps(const cJSON *j, const char *key, float dflt, float *out, cons
     return 0;
 }
 
-static int get_act(HfConfig *c, const cJSON *j, const char *key, const char *dflt, const char *path, char *err,
+static int get_act(StackConfig *c, const cJSON *j, const char *key, const char *dflt, const char *path, char *err,
                    size_t errlen) {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, key);
     const char *a = cJSON_IsString(it) ? it->valuestring : dflt;
     snprintf(c->act_name, sizeof c->act_name, "%s", a);
-    if (!strcmp(a, "gelu_new") || !strcmp(a, "gelu_pytorch_tanh") || !strcmp(a, "gelu_fast")) c->act = HF_ACT_GELU_TANH;
-    else if (!strcmp(a, "gelu")) c->act = HF_ACT_GELU_ERF;
-    else if (!strcmp(a, "relu")) c->act = HF_ACT_RELU;
+    if (!strcmp(a, "gelu_new") || !strcmp(a, "gelu_pytorch_tanh") || !strcmp(a, "gelu_fast")) c->act = STACK_ACT_GELU_TANH;
+    else if (!strcmp(a, "gelu")) c->act = STACK_ACT_GELU_ERF;
+    else if (!strcmp(a, "relu")) c->act = STACK_ACT_RELU;
     else return errmsg_set(err, errlen, "%s: %s \"%s\" is not one attnviz computes (gelu_new, gelu, relu)", path, key, a);
     return 0;
 }
 
 /* The family from model_type, else from the architectures' names. */
-static int family_of(const cJSON *j, HfFamily *f, const char *path, char *err, size_t errlen) {
+static int family_of(const cJSON *j, StackFamily *f, const char *path, char *err, size_t errlen) {
     const cJSON *mt = cJSON_GetObjectItemCaseSensitive(j, "model_type");
     if (cJSON_IsString(mt)) {
-        if (!strcmp(mt->valuestring, "gpt2")) { *f = HF_GPT2; return 0; }
-        if (!strcmp(mt->valuestring, "bert")) { *f = HF_BERT; return 0; }
+        if (!strcmp(mt->valuestring, "gpt2")) { *f = STACK_GPT2; return 0; }
+        if (!strcmp(mt->valuestring, "bert")) { *f = STACK_BERT; return 0; }
         return errmsg_set(err, errlen, "%s: model_type \"%s\" is not a family attnviz reads (gpt2, bert)", path,
                           mt->valuestring);
     }
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(j, "architectures");
     for (const cJSON *a = cJSON_IsArray(arch) ? arch->child : NULL; a; a = a->next) {
         if (!cJSON_IsString(a)) continue;
-        if (!strncmp(a->valuestring, "GPT2", 4)) { *f = HF_GPT2; return 0; }
-        if (!strncmp(a->valuestring, "Bert", 4)) { *f = HF_BERT; return 0; }
+        if (!strncmp(a->valuestring, "GPT2", 4)) { *f = STACK_GPT2; return 0; }
+        if (!strncmp(a->valuestring, "Bert", 4)) { *f = STACK_BERT; return 0; }
     }
     return errmsg_set(err, errlen, "%s: no model_type or architectures naming GPT-2 or BERT", path);
 }
@@ -75,7 +73,7 @@ static int refuse(const cJSON *j, const char *key, const char *usual, const char
     return rc;
 }
 
-static int read_gpt2(HfConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
+static int read_gpt2(StackConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
     int ctx = 0;
     if (refuse(j, "scale_attn_weights", "true", path, err, errlen) ||
         refuse(j, "scale_attn_by_inverse_layer_idx", "false", path, err, errlen) ||
@@ -92,7 +90,7 @@ static int read_gpt2(HfConfig *c, const cJSON *j, const char *path, char *err, s
     return 0;
 }
 
-static int read_bert(HfConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
+static int read_bert(StackConfig *c, const cJSON *j, const char *path, char *err, size_t errlen) {
     if (refuse(j, "position_embedding_type", "\"absolute\"", path, err, errlen) ||
         refuse(j, "is_decoder", "false", path, err, errlen))
         return -1;
@@ -109,20 +107,53 @@ static int read_bert(HfConfig *c, const cJSON *j, const char *path, char *err, s
     return 0;
 }
 
-int hf_config_load(HfConfig *c, const char *dir, char *err, size_t errlen) {
+/* What GPT-2 and BERT share, as the stack's flags. */
+static void stack_flags(StackConfig *c) {
+    int gpt = c->family == STACK_GPT2;
+    c->n_kv_head = c->n_head;
+    c->head_dim = c->d_model / c->n_head;
+    c->norm = STACK_NORM_LAYER;
+    c->post_norm = !gpt;
+    c->fused_qkv = c->qkv_bias = c->o_bias = c->mlp_bias = c->norm_bias = 1;
+    c->tie_embeddings = 1;
+    c->causal = gpt;
+    c->mask_padding = 1;
+    c->embed_scale = 1.0f;
+    c->attn_scale = 1.0f / sqrtf((float)c->head_dim);
+    c->bos_id = -1;
+}
+
+int hf_config_claims(const char *text) {
+    cJSON *j = cJSON_Parse(text);
+    StackFamily f;
+    char quiet[8];
+    int mine = !cJSON_IsObject(j) || family_of(j, &f, "", quiet, sizeof quiet) == 0;
+    cJSON_Delete(j);
+    return mine;
+}
+
+int hf_config_parse(StackConfig *c, const char *text, const char *path, char *err, size_t errlen) {
+    memset(c, 0, sizeof *c);
+    cJSON *j = cJSON_Parse(text);
+    int rc = -1;
+    if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
+    else if (family_of(j, &c->family, path, err, errlen) == 0)
+        rc = c->family == STACK_GPT2 ? read_gpt2(c, j, path, err, errlen) : read_bert(c, j, path, err, errlen);
+    cJSON_Delete(j);
+    if (rc == 0 && c->d_model % c->n_head != 0)
+        return errmsg_set(err, errlen, "%s: the width %d is not a multiple of the %d heads", path, c->d_model, c->n_head);
+    if (rc != 0) return -1;
+    stack_flags(c);
+    return stack_config_check(c, path, err, errlen);
+}
+
+int hf_config_load(StackConfig *c, const char *dir, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     char *text = file_read_all(path, 4u << 20, NULL, err, errlen);
     if (!text) return -1;
-    cJSON *j = cJSON_Parse(text);
+    int rc = hf_config_parse(c, text, path, err, errlen);
     free(text);
-    int rc = -1;
-    if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
-    else if (family_of(j, &c->family, path, err, errlen) == 0)
-        rc = c->family == HF_GPT2 ? read_gpt2(c, j, path, err, errlen) : read_bert(c, j, path, err, errlen);
-    cJSON_Delete(j);
-    if (rc == 0 && c->d_model % c->n_head != 0)
-        rc = errmsg_set(err, errlen, "%s: the width %d is not a multiple of the %d heads", path, c->d_model, c->n_head);
     return rc;
 }

@@ -1,5 +1,8 @@
 /* hf_config.h — the config.json of a Hugging Face model folder (GPT-2 or BERT,
- * as save_pretrained writes it), read into the few numbers attnviz needs.
+ * as save_pretrained writes it), read into the stack's config (family/stack_config.h):
+ * learned positions, LayerNorm with biases, one fused q | k | v product, the
+ * output tied to the word embedding; GPT-2 pre-norm and causal, BERT post-norm
+ * with token types and padding hidden.
  *
  * The family comes from "model_type" ("gpt2", "bert"), else from
  * "architectures" (GPT2LMHeadModel, GPT2Model, BertForMaskedLM, BertModel, …).
@@ -17,25 +20,25 @@
 #ifndef ATTNVIZ_HF_CONFIG_H
 #define ATTNVIZ_HF_CONFIG_H
 #include <stddef.h>
-
-typedef enum { HF_GPT2 = 1, HF_BERT = 2 } HfFamily;
-
-/* Activation of the feed-forward layer. */
-typedef enum { HF_ACT_GELU_TANH = 0, HF_ACT_GELU_ERF = 1, HF_ACT_RELU = 2 } HfAct;
-
-typedef struct {
-    HfFamily family;
-    int n_layer, n_head, d_model, d_ff;   /* C = d_model, D = d_model / n_head */
-    int n_vocab, n_pos, n_type;            /* n_type: BERT's token types       */
-    float ln_eps;
-    HfAct act;
-    char act_name[32];                      /* as config.json says it          */
-} HfConfig;
+#include "family/stack_config.h"
 
 /* Reads DIR/config.json.  0, or -1 with err. */
-int hf_config_load(HfConfig *c, const char *dir, char *err, size_t errlen);
+int hf_config_load(StackConfig *c, const char *dir, char *err, size_t errlen);
 
-/* "gpt2" or "bert". */
-const char *hf_family_name(HfFamily f);
+/* The same from config.json's text; path is only for messages. */
+int hf_config_parse(StackConfig *c, const char *text, const char *path, char *err, size_t errlen);
+
+/* 1 when config.json's text is for this reader: it names GPT-2 or BERT (by
+ * model_type, else architectures), or is no JSON object (then the reader
+ * says what is wrong with it). */
+int hf_config_claims(const char *text);
+
+/* Older names, kept for the callers written before the stack (cli/info.c,
+ * the tokenizer's family of hf_file.c). */
+typedef StackConfig HfConfig;
+typedef StackFamily HfFamily;
+#define HF_GPT2 STACK_GPT2
+#define HF_BERT STACK_BERT
+#define hf_family_name stack_family_name
 
 #endif

@@ -14,8 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int is_llama(const HfFile *f) { return f->family == HF_FILE_LLAMA || f->family == HF_FILE_LLAMA2C; }
-
 int hf_file_is_dir(const char *path) {
     struct stat sb;
     return path && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -228,8 +226,7 @@ int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen) {
     int family = folder_family(path, err, errlen);
     if (family < 0) return -1;
     f->family = family == HF_FILE_LLAMA ? HF_FILE_LLAMA : 0;
-    if ((f->family ? llama_file_load_dir(&f->llama, dir, err, errlen) : hf_model_load(&f->m, dir, err, errlen)) != 0 ||
-        load_tokenizer(f, err, errlen) != 0) {
+    if (stack_model_load(&f->m, dir, err, errlen) != 0 || load_tokenizer(f, err, errlen) != 0) {
         hf_file_free(f);
         return -1;
     }
@@ -519,33 +516,25 @@ int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
 int hf_file_causal(const HfFile *f) { return f->family != HF_FILE_BERT; }
 
 HfShape hf_file_shape(const HfFile *f) {
-    if (is_llama(f)) {
-        const LlamaConfig *c = &f->llama.m.c;
-        return (HfShape){c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->n_vocab, c->n_pos};
-    }
-    const HfConfig *c = &f->m.c;
-    return (HfShape){c->n_layer, c->n_head, c->n_head, c->n_head ? c->d_model / c->n_head : 0, c->n_vocab, c->n_pos};
+    const StackConfig *c = &f->m.c;
+    return (HfShape){c->n_layer, c->n_head, c->n_kv_head, c->head_dim, c->n_vocab, c->n_pos};
 }
 
-const char *hf_file_family_name(const HfFile *f) {
-    return is_llama(f) ? llama_arch_name(f->llama.m.c.arch) : hf_family_name(f->m.c.family);
-}
+const char *hf_file_family_name(const HfFile *f) { return stack_family_name(f->m.c.family); }
 
-int hf_file_json(const HfFile *f, char *buf, size_t n) {
-    return is_llama(f) ? llama_model_json(&f->llama.m, buf, n) : hf_model_json(&f->m, buf, n);
-}
+int hf_file_json(const HfFile *f, char *buf, size_t n) { return stack_model_json(&f->m, buf, n); }
 
 int hf_file_forward(HfFile *f, const HfInput *in, Trace *tr, const HfSteps *steps, char *err, size_t errlen) {
-    const char *const *tokens = (const char *const *)in->tokens;
-    if (!is_llama(f)) return hf_model_forward(&f->m, in->ids, in->n, in->n_real, tr, tokens, steps, err, errlen);
-    LlamaSteps ls = steps ? (LlamaSteps){steps->all, steps->layer, steps->head, steps->upto} : (LlamaSteps){0, -1, -1, 0};
-    /* causal: the padding after the sentence changes none of its tokens */
-    return llama_model_forward(&f->llama.m, in->ids, in->n, tr, tokens, steps ? &ls : NULL, err, errlen);
+    return stack_model_forward(&f->m, in->ids, in->n, in->n_real, tr, (const char *const *)in->tokens, steps, err,
+                               errlen);
 }
 
 int hf_file_logits(HfFile *f, int pos, float *logits, char *err, size_t errlen) {
-    return is_llama(f) ? llama_model_logits(&f->llama.m, pos, logits, err, errlen)
-                       : hf_model_logits(&f->m, pos, logits, err, errlen);
+    return stack_model_logits(&f->m, pos, logits, err, errlen);
+}
+
+int hf_file_set_ablation(HfFile *f, const unsigned char *mask, char *err, size_t errlen) {
+    return stack_model_set_ablation(&f->m, mask, err, errlen);
 }
 
 int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen) {
@@ -582,8 +571,7 @@ void hf_input_free(HfInput *in) {
 
 void hf_file_free(HfFile *f) {
     if (!f) return;
-    hf_model_free(&f->m);
-    llama_file_free(&f->llama);
+    llama_file_free(&f->llama);   /* the model (llama.m is f->m) and llama2.c's tokenizer */
     tokjson_free(f->tj);
     f->tj = NULL;
 }

@@ -1,10 +1,9 @@
 /* hf_file.h — a model of another project ready to read sentences: a Hugging
  * Face folder (as save_pretrained writes it) or a llama2.c checkpoint, with
  * its tokenizer; and the tokenizer alone for a folder with no weights.
- *   GPT-2, BERT   the model of family/hf_model.h
- *   Llama family  a folder whose config.json names Llama, Mistral, Qwen2,
- *                 Qwen3 or Gemma 3, or a llama2.c .bin with its tokenizer.bin
- *                 (family/llama_file.h)
+ * Every family is one model, the stack of family/stack.h: GPT-2, BERT, a
+ * folder whose config.json names Llama, Mistral, Qwen2, Qwen3 or Gemma 3, or
+ * a llama2.c .bin with its tokenizer.bin (family/llama_file.h).
  *
  * The tokenizer of a folder, one engine for all (tokenize/tokjson.h, f->tj):
  * its tokenizer.json when it has one, for every family (special tokens typed
@@ -41,6 +40,8 @@
  *   hf_file_encode          the same as the model sees it, checked against the model
  *   hf_file_forward         the forward pass with every head recorded
  *   hf_file_top             the k most likely tokens at a position (softmax of logits)
+ *   hf_file_set_ablation    knock heads out: their outputs zeroed before W_O in
+ *                           every later forward pass and KV-cache step
  *
  * Display tokens are the tokens' text, as the pictures show them: the
  * tokenizer's decoder on the one token ("Ġit" → "it", "▁Lily" → "Lily",
@@ -55,11 +56,13 @@
 #ifndef ATTNVIZ_HF_FILE_H
 #define ATTNVIZ_HF_FILE_H
 #include <stddef.h>
-#include "family/hf_model.h"
+#include "family/hf_config.h"
+#include "family/llama_config.h"
 #include "family/llama_file.h"
+#include "family/stack.h"
 #include "tokenize/tokjson.h"
 
-/* Which model of an HfFile is in use (GPT-2 and BERT: m; the others: llama). */
+/* What an HfFile was read from (the tokenizer's kind follows from it). */
 typedef enum { HF_FILE_GPT2 = 1, HF_FILE_BERT = 2, HF_FILE_LLAMA = 3, HF_FILE_LLAMA2C = 4 } HfFileFamily;
 
 /* Where a folder's tokenizer came from: its tokenizer.json, or the
@@ -71,8 +74,10 @@ typedef enum { HF_ROUTE_OWN = 0, HF_ROUTE_FOLDER = 1, HF_ROUTE_LLAMA2C = 2 } HfR
 
 typedef struct {
     HfFileFamily family;  /* 0 for a tokenizer alone that says no family      */
-    HfModel m;            /* GPT-2, BERT                                      */
-    LlamaFile llama;      /* the Llama family: the model; llama2.c's tokenizer */
+    union {
+        StackModel m;     /* the model, every family                          */
+        LlamaFile llama;  /* the same model as llama.m, then llama2.c's tokenizer */
+    };
     int lower;            /* BERT's vocab.txt: uncased     */
     TokJson *tj;          /* a folder's tokenizer (NULL for llama2.c's)  */
     HfTokFrom tok_from;   /* the file tj was read from                   */
@@ -82,6 +87,9 @@ typedef struct {
                              text, or -1                                     */
     char dir[4096];       /* the folder, or the llama2.c file             */
 } HfFile;
+
+/* Which heads keep their step matrices in the trace (family/stack.h). */
+typedef StackSteps HfSteps;
 
 /* The sizes the pipeline and the commands need, whatever the family. */
 typedef struct {
@@ -172,6 +180,11 @@ int hf_file_logits(HfFile *f, int pos, float *logits, char *err, size_t errlen);
 
 /* The k most likely tokens at position pos after a forward pass (k <= 32). */
 int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t errlen);
+
+/* Knocks heads out: mask (L, H), 1 = that head's output is zeroed before
+ * W_O, in every later hf_file_forward and kv_cache_step; NULL: none.  The
+ * maps still show the head's weights.  0, or -1 with err. */
+int hf_file_set_ablation(HfFile *f, const unsigned char *mask, char *err, size_t errlen);
 
 /* The display text of token id. */
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n);

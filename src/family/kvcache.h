@@ -9,9 +9,9 @@
  *                   model's key/value heads and as if every query head had
  *                   its own (what grouped-query attention saves)
  *
- * The step is family/llama.h's llama_model_step or family/hf_model.h's
- * hf_model_step: the same arithmetic as the full forward pass's row of that
- * position (tests/test_generate.c checks it within 1e-5).
+ * The step is family/stack.h's stack_model_step, one for every decoder: the
+ * same arithmetic as the full forward pass's row of that position
+ * (tests/test_generate.c checks it within 1e-5), knocked-out heads included.
  * Ownership: KvCache owns its buffers; kv_cache_free accepts a zeroed one.
  * The HfFile is borrowed and must outlive the cache.  Errors: -1 and one line
  * in err. */
@@ -21,15 +21,13 @@
 #include "family/hf_file.h"
 
 typedef struct {
-    HfFileFamily family;
-    HfCache gpt2;        /* GPT-2                       */
-    LlamaCache llama;    /* the Llama family, llama2.c  */
+    StackCache c;
 } KvCache;
 
 /* 0, or -1 with err (BERT, or n_ctx outside 1..n_pos). */
 int kv_cache_init(KvCache *kv, const HfFile *f, int n_ctx, char *err, size_t errlen);
 
-/* Token id at the next position.  rows (L, H, n_ctx) as llama_model_step;
+/* Token id at the next position.  rows (L, H, n_ctx) as stack_model_step;
  * logits (V) or NULL.  0, or -1 with err. */
 int kv_cache_step(KvCache *kv, HfFile *f, int id, float *rows, float *logits, char *err, size_t errlen);
 

@@ -1,6 +1,6 @@
 /* llama2c.h — checkpoints of Karpathy's llama2.c (run.c), the legacy
  * "version 0" export: stories15M/42M/110M, stories260K and the models people
- * train with llama2.c.  They load into the Llama model of family/llama.h.
+ * train with llama2.c.  They load into the stack of family/stack.h.
  *
  * Format (little-endian):
  *   7 int32   dim C, hidden_dim F, n_layers L, n_heads H, n_kv_heads Hkv,
@@ -14,16 +14,17 @@
  * RoPE base 10000 on consecutive pairs (2i, 2i+1) of each head (not Hugging
  * Face's rotate-half), query head h with key/value head h / (H/Hkv), SwiGLU
  * w2(silu(w1 x) · w3 x), no biases.
- * The file is mapped read-only and the weights used in place.  Newer exports
+ * The file is mapped read-only and the weights used in place.  Every count
+ * made of the header is checked (core/sizes.h) before the length is compared.  Newer exports
  * (version 1 and 2, magic "ak42") are named and refused; the file must be
  * exactly as long as its header says.
  * Errors: -1 and one line naming the file and what is wrong. */
 #ifndef ATTNVIZ_LLAMA2C_H
 #define ATTNVIZ_LLAMA2C_H
 #include <stddef.h>
-#include "family/llama.h"
+#include "family/stack.h"
 
 /* Reads the checkpoint at path into m.  0, or -1 with err (m is then freed). */
-int llama2c_load(LlamaModel *m, const char *path, char *err, size_t errlen);
+int llama2c_load(StackModel *m, const char *path, char *err, size_t errlen);
 
 #endif

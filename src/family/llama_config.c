@@ -8,18 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *llama_arch_name(LlamaArch a) {
-    switch (a) {
-    case LLAMA_ARCH_LLAMA: return "llama";
-    case LLAMA_ARCH_MISTRAL: return "mistral";
-    case LLAMA_ARCH_QWEN2: return "qwen2";
-    case LLAMA_ARCH_QWEN3: return "qwen3";
-    case LLAMA_ARCH_GEMMA3: return "gemma3";
-    case LLAMA_ARCH_LLAMA2C: return "llama2.c";
-    }
-    return "unknown";
-}
-
 /* What one parse holds: the object, the file (for messages), the error buffer. */
 typedef struct {
     const cJSON *j;
@@ -82,15 +70,15 @@ static int refuse(const Cfg *g, const cJSON *j, const char *key, const char *usu
     return rc;
 }
 
-static const struct { const char *arch, *type; LlamaArch a; } FAMILIES[] = {
-    {"LlamaForCausalLM", "llama", LLAMA_ARCH_LLAMA},       {"MistralForCausalLM", "mistral", LLAMA_ARCH_MISTRAL},
-    {"Qwen2ForCausalLM", "qwen2", LLAMA_ARCH_QWEN2},       {"Qwen3ForCausalLM", "qwen3", LLAMA_ARCH_QWEN3},
-    {"Gemma3ForCausalLM", "gemma3_text", LLAMA_ARCH_GEMMA3},
+static const struct { const char *arch, *type; StackFamily a; } FAMILIES[] = {
+    {"LlamaForCausalLM", "llama", STACK_LLAMA},       {"MistralForCausalLM", "mistral", STACK_MISTRAL},
+    {"Qwen2ForCausalLM", "qwen2", STACK_QWEN2},       {"Qwen3ForCausalLM", "qwen3", STACK_QWEN3},
+    {"Gemma3ForCausalLM", "gemma3_text", STACK_GEMMA3},
 };
 #define N_FAMILIES (int)(sizeof FAMILIES / sizeof FAMILIES[0])
 #define FAMILY_LIST "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma3ForCausalLM"
 
-LlamaArch llama_config_arch_of(const char *architecture, const char *model_type) {
+StackFamily llama_config_arch_of(const char *architecture, const char *model_type) {
     for (int i = 0; i < N_FAMILIES; i++)
         if (architecture ? !strcmp(architecture, FAMILIES[i].arch) : model_type && !strcmp(model_type, FAMILIES[i].type))
             return FAMILIES[i].a;
@@ -98,7 +86,7 @@ LlamaArch llama_config_arch_of(const char *architecture, const char *model_type)
 }
 
 /* The family from "architectures", else from "model_type". */
-static int family_of(const Cfg *g, LlamaConfig *c) {
+static int family_of(const Cfg *g, StackConfig *c) {
     const cJSON *arch = member(g->j, "architectures");
     if (arch && (!cJSON_IsArray(arch) || !cJSON_IsString(arch->child)))
         return errmsg_set(g->err, g->errlen, "%s: \"architectures\" must be a list of names", g->path);
@@ -106,7 +94,7 @@ static int family_of(const Cfg *g, LlamaConfig *c) {
         const char *name = arch->child->valuestring;
         for (int i = 0; i < N_FAMILIES; i++)
             if (!strcmp(name, FAMILIES[i].arch)) {
-                c->arch = FAMILIES[i].a;
+                c->family = FAMILIES[i].a;
                 snprintf(c->arch_name, sizeof c->arch_name, "%s", name);
                 return 0;
             }
@@ -118,7 +106,7 @@ static int family_of(const Cfg *g, LlamaConfig *c) {
         return errmsg_set(g->err, g->errlen, "%s: \"architectures\" and \"model_type\" are missing", g->path);
     for (int i = 0; i < N_FAMILIES; i++)
         if (!strcmp(mt->valuestring, FAMILIES[i].type)) {
-            c->arch = FAMILIES[i].a;
+            c->family = FAMILIES[i].a;
             snprintf(c->arch_name, sizeof c->arch_name, "%s", FAMILIES[i].arch);
             return 0;
         }
@@ -126,16 +114,16 @@ static int family_of(const Cfg *g, LlamaConfig *c) {
                       "qwen3, gemma3_text)", g->path, mt->valuestring);
 }
 
-static int get_act(const Cfg *g, LlamaConfig *c, const char *dflt) {
+static int get_act(const Cfg *g, StackConfig *c, const char *dflt) {
     const cJSON *it = member(g->j, "hidden_activation");
     const char *key = "hidden_activation";
     if (!it) { it = member(g->j, "hidden_act"); key = "hidden_act"; }
     if (it && !cJSON_IsString(it)) return errmsg_set(g->err, g->errlen, "%s: \"%s\" must be a name", g->path, key);
     const char *a = it ? it->valuestring : dflt;
     snprintf(c->act_name, sizeof c->act_name, "%s", a);
-    if (!strcmp(a, "silu") || !strcmp(a, "swish")) c->act = LLAMA_ACT_SILU;
-    else if (!strcmp(a, "gelu_pytorch_tanh") || !strcmp(a, "gelu_new") || !strcmp(a, "gelu_fast")) c->act = LLAMA_ACT_GELU_TANH;
-    else if (!strcmp(a, "gelu")) c->act = LLAMA_ACT_GELU_ERF;
+    if (!strcmp(a, "silu") || !strcmp(a, "swish")) c->act = STACK_ACT_SILU;
+    else if (!strcmp(a, "gelu_pytorch_tanh") || !strcmp(a, "gelu_new") || !strcmp(a, "gelu_fast")) c->act = STACK_ACT_GELU_TANH;
+    else if (!strcmp(a, "gelu")) c->act = STACK_ACT_GELU_ERF;
     else return errmsg_set(g->err, g->errlen, "%s: \"%s\" \"%s\" is not one attnviz computes (silu, gelu_pytorch_tanh, gelu)",
                            g->path, key, a);
     return 0;
@@ -143,7 +131,7 @@ static int get_act(const Cfg *g, LlamaConfig *c, const char *dflt) {
 
 /* One RoPE object (rope_scaling or rope_parameters): its type, scaling and,
  * when it has one, its base.  key names it in messages. */
-static int parse_rope(const Cfg *g, const cJSON *o, const char *key, LlamaRope *r) {
+static int parse_rope(const Cfg *g, const cJSON *o, const char *key, StackRope *r) {
     if (!cJSON_IsObject(o)) return errmsg_set(g->err, g->errlen, "%s: \"%s\" must be an object", g->path, key);
     const cJSON *t = member(o, "rope_type");
     if (!t) t = member(o, "type");
@@ -151,13 +139,13 @@ static int parse_rope(const Cfg *g, const cJSON *o, const char *key, LlamaRope *
     if (t && !cJSON_IsString(t)) return errmsg_set(g->err, g->errlen, "%s: %s.rope_type must be a name", g->path, key);
     if (member(o, "rope_theta") && get_pos(g, o, "rope_theta", 1, &r->theta)) return -1;
     if (refuse(g, o, "partial_rotary_factor", "1")) return -1;   /* cJSON prints 1.0 as 1 */
-    if (!strcmp(type, "default")) { r->type = LLAMA_ROPE_DEFAULT; return 0; }
+    if (!strcmp(type, "default")) { r->type = STACK_ROPE_DEFAULT; return 0; }
     if (!strcmp(type, "linear")) {
-        r->type = LLAMA_ROPE_LINEAR;
+        r->type = STACK_ROPE_LINEAR;
         return get_pos(g, o, "factor", 0, &r->factor);
     }
     if (!strcmp(type, "llama3")) {
-        r->type = LLAMA_ROPE_LLAMA3;
+        r->type = STACK_ROPE_LLAMA3;
         if (get_pos(g, o, "factor", 0, &r->factor) || get_pos(g, o, "low_freq_factor", 0, &r->low_freq_factor) ||
             get_pos(g, o, "high_freq_factor", 0, &r->high_freq_factor) ||
             get_pos(g, o, "original_max_position_embeddings", 0, &r->orig_max_pos))
@@ -172,9 +160,9 @@ static int parse_rope(const Cfg *g, const cJSON *o, const char *key, LlamaRope *
 
 /* rope[FULL] and rope[SLIDING] from rope_parameters, else rope_theta and
  * rope_scaling (Gemma 3: its local base, unscaled, for sliding layers). */
-static int read_rope(const Cfg *g, LlamaConfig *c) {
-    int gemma = c->arch == LLAMA_ARCH_GEMMA3;
-    LlamaRope *full = &c->rope[LLAMA_LAYER_FULL], *slide = &c->rope[LLAMA_LAYER_SLIDING];
+static int read_rope(const Cfg *g, StackConfig *c) {
+    int gemma = c->family == STACK_GEMMA3;
+    StackRope *full = &c->rope[STACK_LAYER_FULL], *slide = &c->rope[STACK_LAYER_SLIDING];
     memset(c->rope, 0, sizeof c->rope);
     if (get_pos(g, g->j, "rope_theta", gemma ? 1e6 : 1e4, &full->theta) ||
         get_pos(g, g->j, "rope_local_base_freq", 1e4, &slide->theta) ||
@@ -198,18 +186,18 @@ static int read_rope(const Cfg *g, LlamaConfig *c) {
 }
 
 /* Which layers are sliding-window layers, and the window. */
-static int read_layers(const Cfg *g, LlamaConfig *c) {
+static int read_layers(const Cfg *g, StackConfig *c) {
     int L = c->n_layer, window = 0, on = 1, first = 0, pattern = 0;
-    memset(c->layer_kind, LLAMA_LAYER_FULL, sizeof c->layer_kind);
-    if (L > LLAMA_MAX_LAYERS)
+    memset(c->layer_kind, STACK_LAYER_FULL, sizeof c->layer_kind);
+    if (L > STACK_MAX_LAYERS)
         return errmsg_set(g->err, g->errlen, "%s: \"num_hidden_layers\" %d is more than attnviz reads (%d)", g->path, L,
-                          LLAMA_MAX_LAYERS);
-    int dflt = c->arch == LLAMA_ARCH_GEMMA3 ? 4096 : c->arch == LLAMA_ARCH_MISTRAL ? 4096 : 0;
+                          STACK_MAX_LAYERS);
+    int dflt = c->family == STACK_GEMMA3 ? 4096 : c->family == STACK_MISTRAL ? 4096 : 0;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(g->j, "sliding_window");
     if (sw && cJSON_IsNull(sw)) dflt = 0;                 /* null: no window */
     if (get_int(g, g->j, "sliding_window", dflt, 0, &window)) return -1;
     const cJSON *types = member(g->j, "layer_types");
-    if (c->arch == LLAMA_ARCH_LLAMA) window = 0;
+    if (c->family == STACK_LLAMA) window = 0;
     else if (types) {
         if (!cJSON_IsArray(types) || cJSON_GetArraySize(types) != L)
             return errmsg_set(g->err, g->errlen, "%s: \"layer_types\" must list %d layer types", g->path, L);
@@ -221,12 +209,12 @@ static int read_layers(const Cfg *g, LlamaConfig *c) {
                                   "\"sliding_attention\"", g->path, l);
             c->layer_kind[l] = (unsigned char)slide;
         }
-    } else if (c->arch == LLAMA_ARCH_MISTRAL) {
+    } else if (c->family == STACK_MISTRAL) {
         memset(c->layer_kind, window > 0, (size_t)L);
-    } else if (c->arch == LLAMA_ARCH_QWEN2 || c->arch == LLAMA_ARCH_QWEN3) {
+    } else if (c->family == STACK_QWEN2 || c->family == STACK_QWEN3) {
         if (get_bool(g, "use_sliding_window", 0, &on) || get_int(g, g->j, "max_window_layers", 28, 0, &first)) return -1;
-        for (int l = first; on && window > 0 && l < L; l++) c->layer_kind[l] = LLAMA_LAYER_SLIDING;
-    } else if (c->arch == LLAMA_ARCH_GEMMA3) {
+        for (int l = first; on && window > 0 && l < L; l++) c->layer_kind[l] = STACK_LAYER_SLIDING;
+    } else if (c->family == STACK_GEMMA3) {
         const char *key = member(g->j, "sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
         if (get_int(g, g->j, key, 6, 1, &pattern)) return -1;
         for (int l = 0; l < L; l++) c->layer_kind[l] = (unsigned char)((l + 1) % pattern != 0);
@@ -240,19 +228,19 @@ static int read_layers(const Cfg *g, LlamaConfig *c) {
 }
 
 /* The sizes and what each family adds. */
-static int read_sizes(const Cfg *g, LlamaConfig *c) {
+static int read_sizes(const Cfg *g, StackConfig *c) {
     const cJSON *j = g->j;
-    LlamaArch a = c->arch;
-    int gemma = a == LLAMA_ARCH_GEMMA3, qwen3 = a == LLAMA_ARCH_QWEN3;
+    StackFamily a = c->family;
+    int gemma = a == STACK_GEMMA3, qwen3 = a == STACK_QWEN3;
     double eps = 1e-6, qpas = 0;
     if (get_int(g, j, "hidden_size", -1, 1, &c->d_model) || get_int(g, j, "num_attention_heads", -1, 1, &c->n_head) ||
         get_int(g, j, "num_hidden_layers", -1, 1, &c->n_layer) || get_int(g, j, "intermediate_size", -1, 1, &c->d_ff) ||
         get_int(g, j, "vocab_size", -1, 1, &c->n_vocab) ||
         get_int(g, j, "num_key_value_heads", c->n_head, 1, &c->n_kv_head) ||
         get_int(g, j, "head_dim", gemma ? 256 : qwen3 ? 128 : c->d_model / c->n_head, 1, &c->head_dim) ||
-        get_int(g, j, "max_position_embeddings", gemma ? 131072 : a == LLAMA_ARCH_LLAMA ? 2048 : 32768, 1, &c->n_pos) ||
+        get_int(g, j, "max_position_embeddings", gemma ? 131072 : a == STACK_LLAMA ? 2048 : 32768, 1, &c->n_pos) ||
         get_pos(g, j, "rms_norm_eps", 1e-6, &eps) || get_act(g, c, gemma ? "gelu_pytorch_tanh" : "silu") ||
-        get_bool(g, "attention_bias", a == LLAMA_ARCH_QWEN2, &c->qkv_bias) || get_bool(g, "mlp_bias", 0, &c->mlp_bias) ||
+        get_bool(g, "attention_bias", a == STACK_QWEN2, &c->qkv_bias) || get_bool(g, "mlp_bias", 0, &c->mlp_bias) ||
         get_bool(g, "tie_word_embeddings", gemma, &c->tie_embeddings) ||
         get_pos(g, j, "query_pre_attn_scalar", gemma ? 256 : 1, &qpas))
         return -1;
@@ -260,13 +248,15 @@ static int read_sizes(const Cfg *g, LlamaConfig *c) {
     c->bos_id = cJSON_IsNumber(bos) && bos->valuedouble >= 0 && bos->valuedouble < 1e9 ? (int)bos->valuedouble : -1;
     if (!(eps < 1)) return errmsg_set(g->err, g->errlen, "%s: \"rms_norm_eps\" must be below 1", g->path);
     c->rms_eps = (float)eps;
-    c->o_bias = a == LLAMA_ARCH_QWEN2 ? 0 : c->qkv_bias;   /* Qwen2: q, k, v only */
-    if (a == LLAMA_ARCH_QWEN2) c->qkv_bias = 1;
+    c->o_bias = a == STACK_QWEN2 ? 0 : c->qkv_bias;   /* Qwen2: q, k, v only */
+    if (a == STACK_QWEN2) c->qkv_bias = 1;
     c->qk_norm = gemma || qwen3;
     c->norm_plus_one = c->sandwich = gemma;
     c->embed_scale = gemma ? sqrtf((float)c->d_model) : 1.0f;
     c->attn_scale = (float)(1.0 / sqrt(gemma ? qpas : (double)c->head_dim));
-    c->rope_layout = LLAMA_ROPE_HALF;
+    c->rope_layout = STACK_ROPE_HALF;
+    c->norm = STACK_NORM_RMS;
+    c->gated = c->causal = c->rotary = 1;
     double cap = 0;
     if (gemma && get_pos(g, j, "final_logit_softcapping", 1e30, &cap)) return -1;
     c->final_softcap = cap < 1e30 ? (float)cap : 0.0f;
@@ -274,26 +264,7 @@ static int read_sizes(const Cfg *g, LlamaConfig *c) {
            refuse(g, j, "use_mrope", "false") ? -1 : 0;
 }
 
-int llama_config_check(const LlamaConfig *c, const char *what, char *err, size_t errlen) {
-    if (c->n_layer < 1 || c->n_head < 1 || c->n_kv_head < 1 || c->d_model < 1 || c->head_dim < 1 || c->d_ff < 1 ||
-        c->n_vocab < 1 || c->n_pos < 1)
-        return errmsg_set(err, errlen, "%s: every size must be positive", what);
-    if (c->n_layer > LLAMA_MAX_LAYERS)
-        return errmsg_set(err, errlen, "%s: %d layers is more than attnviz reads (%d)", what, c->n_layer, LLAMA_MAX_LAYERS);
-    if (c->n_head % c->n_kv_head)
-        return errmsg_set(err, errlen, "%s: the %d query heads are not a multiple of the %d key/value heads", what,
-                          c->n_head, c->n_kv_head);
-    if (c->head_dim % 2) return errmsg_set(err, errlen, "%s: the head size %d is odd; RoPE rotates pairs", what, c->head_dim);
-    if (c->head_dim > LLAMA_MAX_HEAD_DIM)
-        return errmsg_set(err, errlen, "%s: the head size %d is more than attnviz reads (%d)", what, c->head_dim,
-                          LLAMA_MAX_HEAD_DIM);
-    double big = (double)c->n_head * c->head_dim * c->d_model + (double)c->n_vocab * c->d_model +
-                 3.0 * c->d_ff * c->d_model;
-    if (big > 4e10) return errmsg_set(err, errlen, "%s: the sizes ask for more than 40 billion weights per layer", what);
-    return 0;
-}
-
-int llama_config_parse(LlamaConfig *c, const char *text, const char *path, char *err, size_t errlen) {
+int llama_config_parse(StackConfig *c, const char *text, const char *path, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
     cJSON *j = cJSON_Parse(text);
     Cfg g = {j, path, err, errlen};
@@ -307,10 +278,10 @@ int llama_config_parse(LlamaConfig *c, const char *text, const char *path, char 
                           path, c->n_head, c->n_kv_head);
     if (rc == 0 && c->head_dim % 2)
         return errmsg_set(err, errlen, "%s: \"head_dim\" %d is odd; RoPE rotates pairs", path, c->head_dim);
-    return rc == 0 ? llama_config_check(c, path, err, errlen) : -1;
+    return rc == 0 ? stack_config_check(c, path, err, errlen) : -1;
 }
 
-int llama_config_load(LlamaConfig *c, const char *dir, char *err, size_t errlen) {
+int llama_config_load(StackConfig *c, const char *dir, char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     char *text = file_read_all(path, 4u << 20, NULL, err, errlen);
@@ -318,21 +289,4 @@ int llama_config_load(LlamaConfig *c, const char *dir, char *err, size_t errlen)
     int rc = llama_config_parse(c, text, path, err, errlen);
     free(text);
     return rc;
-}
-
-void llama_rope_inv_freq(const LlamaRope *r, int D, double *inv_freq) {
-    for (int i = 0; i < D / 2; i++) {
-        double f = pow(r->theta, -2.0 * i / D);
-        if (r->type == LLAMA_ROPE_LINEAR) f /= r->factor;
-        else if (r->type == LLAMA_ROPE_LLAMA3) {   /* long wavelengths ÷ factor, short kept, a ramp between */
-            double wavelen = 2 * M_PI / f;
-            double low_wl = r->orig_max_pos / r->low_freq_factor, high_wl = r->orig_max_pos / r->high_freq_factor;
-            if (wavelen > low_wl) f /= r->factor;
-            else if (wavelen >= high_wl) {
-                double s = (r->orig_max_pos / wavelen - r->low_freq_factor) / (r->high_freq_factor - r->low_freq_factor);
-                f = (1 - s) * f / r->factor + s * f;
-            }
-        }
-        inv_freq[i] = f;
-    }
 }

@@ -21,14 +21,6 @@ int llama_file_load_llama2c(LlamaFile *f, const char *model, const char *tokeniz
     return 0;
 }
 
-int llama_file_load_dir(LlamaFile *f, const char *dir, char *err, size_t errlen) {
-    memset(f, 0, sizeof *f);
-    f->bos_id = f->eos_id = -1;
-    if (llama_model_load(&f->m, dir, err, errlen) == 0) return 0;
-    llama_file_free(f);
-    return -1;
-}
-
 int llama_file_token_ids(const LlamaFile *f, const char *text, int bos, int **ids, int *n, char *err, size_t errlen) {
     return llama2c_tok_encode(&f->tok, text, bos && f->add_bos, 0, ids, n, err, errlen);
 }
@@ -54,7 +46,7 @@ int llama_file_pad_id(const LlamaFile *f) {
 
 void llama_file_free(LlamaFile *f) {
     if (!f) return;
-    llama_model_free(&f->m);
+    stack_model_free(&f->m);
     llama2c_tok_free(&f->tok);
     memset(f, 0, sizeof *f);
     f->bos_id = f->eos_id = -1;

@@ -28,14 +28,14 @@ static void use_tokenizer(const Llama2cTok *t, const uint8_t *data, size_t size)
     }
 }
 
-static void use_model(LlamaModel *m) {
+static void use_model(StackModel *m) {
     char err[512];
     if (m->n_params > 200000) return;
     int ids[3], T = m->c.n_pos < 3 ? m->c.n_pos : 3;
     for (int t = 0; t < T; t++) ids[t] = (t * 7) % m->c.n_vocab;
     float *lg = malloc((size_t)m->c.n_vocab * sizeof *lg);
-    if (lg && llama_model_forward(m, ids, T, NULL, NULL, NULL, err, sizeof err) == 0)
-        (void)llama_model_logits(m, T - 1, lg, err, sizeof err);
+    if (lg && stack_model_forward(m, ids, T, T, NULL, NULL, NULL, err, sizeof err) == 0)
+        (void)stack_model_logits(m, T - 1, lg, err, sizeof err);
     free(lg);
 }
 
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (n > size) n = (uint32_t)size;
     fuzz_write("model.bin", data, n, mpath, sizeof mpath);
     fuzz_write("tokenizer.bin", data + n, size - n, tpath, sizeof tpath);
-    LlamaModel m;
+    StackModel m;
     Llama2cTok t;
     int have_model = llama2c_load(&m, mpath, err, sizeof err) == 0;
     if (llama2c_tok_load(&t, tpath, 0, err, sizeof err) == 0) {
@@ -57,6 +57,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (llama2c_tok_load(&t, tpath, m.c.n_vocab, err, sizeof err) == 0) llama2c_tok_free(&t);
         use_model(&m);
     }
-    llama_model_free(&m);
+    stack_model_free(&m);
     return 0;
 }
