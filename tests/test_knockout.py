@@ -320,3 +320,35 @@ def test_untaught_model_translates_pronouns_without_a_coreference_head(tmp):
     assert t["coreference_head"]["accuracy"] - j["coreference_head"]["accuracy"] > 0.3, (t, j)
     meta = read_safetensors(UNTAUGHT)[0]
     assert "--supervise-coref 0 " in meta["train_options"] and "--supervise-align 0 " in meta["train_options"]
+
+
+def test_ablate_on_a_gpt2_folder_equals_zeroed_rows_of_w_o(tmp):
+    """--ablate on a foreign model means what it means on the translator: the head's
+    output is replaced by zeros before W_O. The independent check: the same folder with
+    that head's rows of attn.c_proj.weight (GPT-2's W_O, stored (in, out)) set to zero.
+    Every map (layer 1 sees layer 0's changed output) and the next-token line agree."""
+    import hf_fixtures as hf
+    w = hf.gpt2_weights(C=64, H=4, L=2)
+    D, head = 16, 2
+    edited = {k: v.copy() for k, v in w.items()}
+    edited["h.0.attn.c_proj.weight"][head * D:(head + 1) * D, :] = 0
+    a, b = os.path.join(tmp, "a"), os.path.join(tmp, "b")
+    hf.write_gpt2_dir(a, weights=w)
+    hf.write_gpt2_dir(b, weights=edited)
+    text = "The animal didn't cross the street because it was too tired"
+    ra = run_ok("run", "--model", a, "--ablate", f"decoder.0.masked_self.{head}", "--no-pictures",
+                "--out", os.path.join(tmp, "oa"), text)
+    rb = run_ok("run", "--model", b, "--no-pictures", "--out", os.path.join(tmp, "ob"), text)
+    rp = run_ok("run", "--model", a, "--no-pictures", "--out", os.path.join(tmp, "op"), text)
+    A, B, P = (load_json(os.path.join(tmp, o, "trace.json")) for o in ("oa", "ob", "op"))
+    for ma, mb in zip(A["maps"], B["maps"]):
+        for h, (ha, hb) in enumerate(zip(ma["heads"], mb["heads"])):
+            assert_close(f"{ma['id']} head {h} weights", ha["weights"], hb["weights"])
+    nxt = lambda r: next(l for l in r.stdout.splitlines() if "next token:" in l)
+    assert nxt(ra) == nxt(rb), (nxt(ra), nxt(rb))
+    assert A["ablated"] == [{"map": "decoder.0.masked_self", "head": head, "mode": "zero"}]
+    assert "knocked out: decoder.0.masked_self.2" in ra.stdout
+    # the knock-out changes layer 1 (else the test could not fail)
+    diff = max(abs(x - y) for x, y in zip(np.ravel(A["maps"][1]["heads"][0]["weights"]),
+                                          np.ravel(P["maps"][1]["heads"][0]["weights"])))
+    assert diff > 1e-4, f"knocking out a head changed nothing downstream ({diff})"

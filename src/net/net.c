@@ -94,6 +94,63 @@ int net_tokenize(const Net *n, const char *text, int add_special, NetTokens *out
 
 void net_tokens_free(NetTokens *t) { hf_input_free(t); }
 
+/* A foreign model's map of layer l: "decoder.L.masked_self" (a decoder),
+ * "encoder.L.self" (BERT). */
+static void family_map(const Net *n, int l, char *buf, size_t len) {
+    if (hf_file_causal(&n->fam)) snprintf(buf, len, "decoder.%d.masked_self", l);
+    else snprintf(buf, len, "encoder.%d.self", l);
+}
+
+/* One item "MAP.H" of a foreign model's --ablate list into mask.  0, or -1 with err. */
+static int family_item(const Net *n, const char *item, unsigned char *mask, char *err, size_t errlen) {
+    char first[64], last[64], map[64];
+    const NetShape *s = &n->shape;
+    family_map(n, 0, first, sizeof first);
+    family_map(n, s->n_layer - 1, last, sizeof last);
+    const char *dot = strrchr(item, '.');
+    char *end = NULL;
+    long h = dot && dot[1] ? strtol(dot + 1, &end, 10) : -1;
+    if (!dot || !end || *end || dot == item)
+        return errmsg_set(err, errlen, "'%s' is not MAP.HEAD such as %s.0 (maps: %s … %s)", item, first, first, last);
+    for (int l = 0; l < s->n_layer; l++) {
+        family_map(n, l, map, sizeof map);
+        if (strlen(map) != (size_t)(dot - item) || strncmp(item, map, (size_t)(dot - item))) continue;
+        if (h < 0 || h >= s->n_head)
+            return errmsg_set(err, errlen, "'%s': head %s is out of range (heads 0-%d)", item, dot + 1, s->n_head - 1);
+        mask[(size_t)l * s->n_head + h] = 1;
+        return 0;
+    }
+    return errmsg_set(err, errlen, "'%s': this model has no map %.*s (maps: %s … %s)", item, (int)(dot - item), item,
+                      first, last);
+}
+
+/* --ablate on a foreign model: every item checked first, so a bad list changes nothing. */
+static int family_ablate(Net *n, const char *spec, char *err, size_t errlen) {
+    const NetShape *s = &n->shape;
+    size_t cells = (size_t)s->n_layer * s->n_head;
+    free(n->knocked);
+    n->knocked = NULL;
+    if (!spec) return hf_file_set_ablation(&n->fam, NULL, err, errlen);
+    char buf[1024];
+    if (!*spec) return errmsg_set(err, errlen, "no head given (MAP.HEAD)");
+    if (strlen(spec) >= sizeof buf) return errmsg_set(err, errlen, "the list of heads is too long");
+    if (!(n->knocked = calloc(cells ? cells : 1, 1))) return errmsg_set(err, errlen, "out of memory");
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save))
+        if (family_item(n, item, n->knocked, err, errlen)) { free(n->knocked); n->knocked = NULL; return -1; }
+    if (hf_file_set_ablation(&n->fam, n->knocked, err, errlen)) return -1;
+    size_t len = 0;
+    for (size_t c = 0; c < cells; c++) {
+        if (!n->knocked[c]) continue;
+        char map[64];
+        family_map(n, (int)(c / (size_t)s->n_head), map, sizeof map);
+        len += (size_t)snprintf(n->ablated + (len < sizeof n->ablated ? len : sizeof n->ablated),
+                                len < sizeof n->ablated ? sizeof n->ablated - len : 0, "%s%s.%d", len ? ", " : "", map,
+                                (int)(c % (size_t)s->n_head));
+    }
+    return 0;
+}
+
 int net_ablate(Net *n, const char *spec, char *err, size_t errlen) {
     n->ablated[0] = '\0';
     if (n->own) {
@@ -102,9 +159,24 @@ int net_ablate(Net *n, const char *spec, char *err, size_t errlen) {
         model_ablate_describe(&n->mf.m, 0, n->ablated, sizeof n->ablated);
         return 0;
     }
-    if (!spec) return 0;
-    return errmsg_set(err, errlen, "works on attnviz's own models (taught, untaught, a .safetensors checkpoint), not "
-                      "yet on GPT-2, BERT or Llama-family models");
+    return family_ablate(n, spec, err, errlen);
+}
+
+int net_ablated_json(const Net *n, char *buf, size_t len) {
+    if (n->own) return model_ablate_describe(&n->mf.m, 1, buf, len);
+    size_t k = (size_t)snprintf(buf, len, "[");
+    size_t cells = n->knocked ? (size_t)n->shape.n_layer * n->shape.n_head : 0;
+    for (size_t c = 0, first = 1; c < cells; c++) {
+        if (!n->knocked[c]) continue;
+        char map[64];
+        family_map(n, (int)(c / (size_t)n->shape.n_head), map, sizeof map);
+        k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0,
+                              "%s{\"map\": \"%s\", \"head\": %d, \"mode\": \"zero\"}", first ? "" : ", ", map,
+                              (int)(c % (size_t)n->shape.n_head));
+        first = 0;
+    }
+    k += (size_t)snprintf(buf + (k < len ? k : len), k < len ? len - k : 0, "]");
+    return (int)k;
 }
 
 void net_free(Net *n) {

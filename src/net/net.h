@@ -101,6 +101,11 @@ void net_tokens_free(NetTokens *t);
  * naming the item that is wrong and the maps and heads the model has. */
 int net_ablate(Net *n, const char *spec, char *err, size_t errlen);
 
+/* The knocked-out heads as the trace's "ablated" member:
+ * [{"map": "decoder.1.masked_self", "head": 3, "mode": "zero"}, …] ("[]" none).
+ * Returns the length written, like snprintf. */
+int net_ablated_json(const Net *n, char *buf, size_t len);
+
 void net_free(Net *n);
 
 #endif

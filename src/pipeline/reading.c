@@ -270,9 +270,11 @@ static void print_hf_links(const Reading *rd, FILE *out) {
 /* The refusals, then a --batch's longest sentence.  0, or -1 with err. */
 static int family_begin(Reading *rd, char *err, size_t errlen) {
     const ReadSpec *a = rd->spec;
-    if (a->ablate || a->importance)   /* knock-outs live in attnviz's own model for now */
-        return errmsg_set(err, errlen, "%s works on attnviz's own models (taught, untaught, a .safetensors checkpoint), "
-                          "not yet on GPT-2, BERT or Llama-family models", a->ablate ? "--ablate" : "--importance");
+    if (a->importance)   /* head importance is measured on the translator's words for now */
+        return errmsg_set(err, errlen, "--importance works on attnviz's own models (taught, untaught, a .safetensors "
+                          "checkpoint), not yet on GPT-2, BERT or Llama-family models (--ablate MAP.H does)");
+    if (a->ablate && net_ablate(rd->net, a->ablate, rd->why, sizeof rd->why) != 0)
+        return errmsg_set(err, errlen, "--ablate %s", rd->why);
     if (a->target || (a->to && strcmp(a->to, "fr")))
         return errmsg_set(err, errlen, "--target and --to are for attnviz's translation model, not a GPT-2, BERT or "
                           "Llama-family model");
@@ -301,6 +303,11 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
         rd->has_roles = 1;
     }
     rd->ms_model += now_ms() - t0;
+    if (rd->net->ablated[0]) {   /* the trace says which heads were knocked out, as the translator's does */
+        char json[4096];
+        net_ablated_json(rd->net, json, sizeof json);
+        if (trace_set_section(&rd->hf.t, "ablated", json)) return errmsg_set(err, errlen, "out of memory");
+    }
     static const CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
     LinksAsk ask = {.query = a->query, .coref = &none, .focus_map = -1, .prefer_content = f->family >= HF_FILE_LLAMA};
     rd->focus_map = -1;
@@ -319,6 +326,8 @@ static void family_print(const Reading *rd, FILE *out) {
     const HfFile *f = &rd->net->fam;
     if (!rd->hf_ready) return;
     if (!a->quiet) print_hf_predictions(&rd->hf, f, a->warn, out);
+    if (!a->quiet && rd->net->ablated[0])
+        fprintf(out, "  knocked out: %s (each head's output replaced by zeros before W_O)\n", rd->net->ablated);
     if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(rd, out);
     size_t bytes = hf_run_trace_bytes(&rd->hf);
     if (a->trace != HF_TRACE_NONE && bytes > (size_t)READING_TRACE_WARN_MB << 20)
@@ -331,6 +340,7 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     HfFile *f = &rd->net->fam;
     ps->model_path = f->dir;
     ps->query = a->query;
+    ps->ablated = rd->net->ablated;
     ps->focus_map = rd->focus_map;
     ps->focus_head = rd->focus_head;
     ps->focus_given = a->focus != NULL;
