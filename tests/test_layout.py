@@ -182,10 +182,8 @@ def test_layout_rooms_and_include_direction():
 
 
 # The commands that take any model (docs/architecture.md, "One path"): they open
-# it through net/net.h and never name its kind. forward.c is the developer
-# command whose two modes still write different files (the own model's batch
-# JSON, a folder's trace and logits); it is the one left.
-ANY_MODEL_COMMANDS = ("run.c", "generate.c", "compare.c", "info.c", "tokenize.c")
+# it through net/net.h and never name its kind.
+ANY_MODEL_COMMANDS = ("run.c", "generate.c", "compare.c", "info.c", "tokenize.c", "forward.c")
 KIND_HEADERS = ("family/", "model/", "net/model_file.h", "net/describe.h")
 KIND_NAMES = re.compile(r"\b(HfFile|HfModel|LlamaModel|LlamaFile|ModelFile|Model|hf_file_\w+|model_file_\w+|"
                         r"llama_\w+|HF_FILE_\w+|HF_ROUTE_\w+|MODEL_ENC_DEC|checkpoint_\w+)\b")
