@@ -44,7 +44,7 @@ int checkpoint_save(const char *path, const Model *m, const char *const *vocab, 
     model_config_json(c, cfg, sizeof cfg);
     const char *ours[8] = {"format", CHECKPOINT_FORMAT, "version", CHECKPOINT_VERSION, "config", cfg, "vocab", vtxt};
     memcpy(meta, ours, sizeof ours);
-    memcpy(meta + 8, extra, (size_t)(2 * n_extra) * sizeof *meta);
+    if (n_extra) memcpy(meta + 8, extra, (size_t)(2 * n_extra) * sizeof *meta);   /* extra may be NULL */
     meta[8 + 2 * n_extra] = NULL;
 
     ModelParam tab[MODEL_MAX_TENSORS];
