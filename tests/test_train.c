@@ -1,13 +1,14 @@
 /* test_train.c — training and eval pieces: Adam against a hand-computed step,
  * the schedule, clipping, the training set read strictly, batches, the data
  * order, a short run that must lower the loss, exact resume, and the eval
- * metric on hand-made attention rows. */
+ * metric on hand-made attention rows, the checkpoint metadata's key order. */
 #include "check.h"
 #include "core/rng.h"
 #include "core/threads.h"
 #include "corpus/corpus.h"
 #include "model/checkpoint.h"
 #include "train/eval.h"
+#include "train/meta.h"
 #include "model/decode.h"
 #include "model/model.h"
 #include "tokenize/tokenizer.h"
@@ -641,4 +642,45 @@ TEST(world_edit_distance_levenshtein) {
     CHECK_INT(world_edit_distance("", "abc"), 3);
     CHECK_INT(world_edit_distance("kitten", "sitting"), 3);
     CHECK_INT(world_edit_distance("same", "same"), 0);
+}
+
+/* The checkpoint's metadata keys come in the order checkpoints have always
+ * held them: the run's during training, the result's once recorded (around
+ * supervised_heads), the quick eval's last and only once there is a head. */
+static int keys_are(const char *const *kv, const char *const *want) {
+    int i = 0;
+    for (; want[i]; i++)
+        if (!kv[2 * i] || strcmp(kv[2 * i], want[i]) || !kv[2 * i + 1]) return 0;
+    return kv[2 * i] == NULL;
+}
+
+TEST(train_meta_pairs_keep_the_key_order) {
+    static TrainMeta tm;
+    memset(&tm, 0, sizeof tm);
+    static char command[] = "attnviz train", src[] = "3", fr[] = "1", vi[] = "2";
+    tm.command = command; tm.src_hex = src; tm.tgt_hex[0] = fr; tm.tgt_hex[1] = vi;
+    const char *kv[2 * TRAIN_META_MAX_PAIRS + 1];
+    train_meta_pairs(&tm, kv);
+    static const char *const run[] = {"train_command", "train_options", "train_seed", "train_steps", "train_data",
+                                      "supervised_heads", "train_max_source_len", "train_source_tokens",
+                                      "train_target_tokens_fr", "train_target_tokens_vi", NULL};
+    CHECK(keys_are(kv, run));
+    TrainResult r = {.seconds = 1.5, .tokens_per_sec = 10, .last_loss = 2, .coref_aux = NAN, .align_aux = 0.5};
+    train_meta_result(&tm, &r);
+    CHECK(!strcmp(tm.aux, "{\"coreference\":-1.0000,\"alignment\":0.5000}"));
+    train_meta_pairs(&tm, kv);
+    static const char *const done[] = {"train_command", "train_options", "train_seed", "train_steps", "train_data",
+                                       "train_seconds", "train_tokens_per_second", "train_final_loss",
+                                       "supervised_heads", "train_final_aux_loss", "train_max_source_len",
+                                       "train_source_tokens", "train_target_tokens_fr", "train_target_tokens_vi",
+                                       NULL};
+    CHECK(keys_are(kv, done));
+    snprintf(tm.coref, sizeof tm.coref, "{}");
+    train_meta_pairs(&tm, kv);
+    static const char *const evaluated[] = {"train_command", "train_options", "train_seed", "train_steps", "train_data",
+                                            "train_seconds", "train_tokens_per_second", "train_final_loss",
+                                            "supervised_heads", "train_final_aux_loss", "train_max_source_len",
+                                            "train_source_tokens", "train_target_tokens_fr", "train_target_tokens_vi",
+                                            "coreference_head", "eval_quick", NULL};
+    CHECK(keys_are(kv, evaluated));
 }

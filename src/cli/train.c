@@ -59,6 +59,7 @@ typedef struct {
     int snap_len[N_SNAP_SENTENCES];
     long snap_steps[N_SNAP_STEPS];
     TrainMeta meta;                              /* the checkpoint's metadata (train/meta.h) */
+    const char *meta_kv[2 * TRAIN_META_MAX_PAIRS + 1];   /* its pairs as saved */
     char err[1024];
 } Training;
 
@@ -373,7 +374,7 @@ static TrainOptions train_options(Training *tr, const TrainArgs *a, Progress *pr
     o.steps = a->steps; o.batch = (int)a->batch; o.lr = a->lr; o.min_lr_frac = a->min_lr_frac; o.warmup = a->warmup;
     o.clip = a->clip; o.label_smoothing = a->label_smoothing; o.dropout = a->dropout;
     o.seed = (uint64_t)a->seed; o.checkpoint_every = a->ckpt_every;
-    o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.meta = &tr->meta;
+    o.out_path = a->out; o.vocab = (const char *const *)tr->v.words; o.n_vocab = tr->v.size; o.extra = tr->meta_kv;
     pr->mode = a->quiet ? -1 : isatty(2) ? 1 : 0;
     o.on_progress = show_progress;
     o.progress_ctx = pr;
@@ -465,6 +466,7 @@ int cli_train(int argc, char **argv) {
         cli_error("out of memory");
         goto cleanup;
     }
+    train_meta_pairs(&tr.meta, tr.meta_kv);   /* the run's, for the checkpoints during training */
     if (language_masks(&tr)) goto cleanup;
     if (a.snapshots && prepare_snapshots(&tr, &a, &o)) goto cleanup;
     const ModelConfig *c = &tr.m.config;
@@ -481,7 +483,8 @@ int cli_train(int argc, char **argv) {
     /* saved once, after the quick eval, whose head it records; saved as well
      * when that eval fails, so a failing eval loses no training */
     int evaluated = quick_eval(&tr, &a);
-    if (train_save_checkpoint(&tr.m, &tr.adam, res.step_end, &o, tr.err, sizeof tr.err)) {
+    train_meta_pairs(&tr.meta, tr.meta_kv);
+    if (train_save_checkpoint(&tr.m, &tr.adam, res.step_end, &o, tr.meta_kv, tr.err, sizeof tr.err)) {
         cli_error("%s", tr.err);
         goto cleanup;
     }

@@ -27,6 +27,13 @@ typedef struct {
     int n, cap;
 } StrSet;
 
+/* The first slot to try for w in a table of cap (a power of two) slots: FNV-1a. */
+static int set_slot(const char *w, int cap) {
+    uint32_t h = 2166136261u;
+    for (const char *c = w; *c; c++) { h ^= (unsigned char)*c; h *= 16777619u; }
+    return (int)(h & (uint32_t)(cap - 1));
+}
+
 static int set_add(StrSet *st, const char *w) {
     if (2 * (st->n + 1) > st->cap) {
         int cap = st->cap ? 2 * st->cap : 1024;
@@ -34,9 +41,7 @@ static int set_add(StrSet *st, const char *w) {
         if (!ns) return -1;
         for (int i = 0; i < st->cap; i++)
             if (st->s[i]) {
-                uint32_t h = 2166136261u;
-                for (const char *c = st->s[i]; *c; c++) { h ^= (unsigned char)*c; h *= 16777619u; }
-                int j = (int)(h & (uint32_t)(cap - 1));
+                int j = set_slot(st->s[i], cap);
                 while (ns[j]) j = (j + 1) & (cap - 1);
                 ns[j] = st->s[i];
             }
@@ -44,9 +49,7 @@ static int set_add(StrSet *st, const char *w) {
         st->s = ns;
         st->cap = cap;
     }
-    uint32_t h = 2166136261u;
-    for (const char *c = w; *c; c++) { h ^= (unsigned char)*c; h *= 16777619u; }
-    int j = (int)(h & (uint32_t)(st->cap - 1));
+    int j = set_slot(w, st->cap);
     while (st->s[j]) {
         if (!strcmp(st->s[j], w)) return 0;
         j = (j + 1) & (st->cap - 1);
@@ -59,9 +62,7 @@ static int set_add(StrSet *st, const char *w) {
 /* 1 if w is in the set. */
 static int set_has(const StrSet *st, const char *w) {
     if (!st->cap) return 0;
-    uint32_t h = 2166136261u;
-    for (const char *c = w; *c; c++) { h ^= (unsigned char)*c; h *= 16777619u; }
-    for (int j = (int)(h & (uint32_t)(st->cap - 1)); st->s[j]; j = (j + 1) & (st->cap - 1))
+    for (int j = set_slot(w, st->cap); st->s[j]; j = (j + 1) & (st->cap - 1))
         if (!strcmp(st->s[j], w)) return 1;
     return 0;
 }

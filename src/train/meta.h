@@ -20,7 +20,8 @@
  *   coreference_head, eval_quick   once train_meta_quick_eval has recorded
  *                            the eval after training (eval_metadata_json)
  * train_save_checkpoint (train.h) is the one place that writes a checkpoint
- * with them: every --checkpoint-every steps and once at the end.
+ * with them (TrainOptions.extra during training, every --checkpoint-every
+ * steps; once at the end, after the quick eval).
  *
  * `eval --write-metadata` measures a checkpoint later: train_meta_eval_pairs lists
  * what it stores (checkpoint_rewrite_metadata replaces those keys):

@@ -2,7 +2,6 @@
  * with the attention supervisions, clip, Adam), progress, checkpoints with
  * their state file, snapshots (see train.h). */
 #include "train/train.h"
-#include "train/meta.h"
 #include "train/state.h"
 #include "core/errmsg.h"
 #include "core/threads.h"
@@ -22,12 +21,11 @@ static double now_sec(void) {
 
 /* ------------------------------------------------------------------ loop */
 
-int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o, char *err, size_t errlen) {
+int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
+                          const char *const *extra, char *err, size_t errlen) {
     char state[4096];
-    const char *kv[2 * TRAIN_META_MAX_PAIRS + 1] = {NULL};
     if (!o->out_path) return 0;
-    if (o->meta) train_meta_pairs(o->meta, kv);
-    if (checkpoint_save(o->out_path, m, o->vocab, o->n_vocab, kv, err, errlen)) return -1;
+    if (checkpoint_save(o->out_path, m, o->vocab, o->n_vocab, extra, err, errlen)) return -1;
     snprintf(state, sizeof state, "%s.state", o->out_path);
     return train_state_save(state, a, step, o->seed, o->steps, err, errlen);
 }
@@ -258,7 +256,7 @@ int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const Tr
         thread_tune_after(&L.tune, now_sec() - t_step);
         report_progress(&L, o, step, start_step);
         if (o->checkpoint_every > 0 && (step + 1) % o->checkpoint_every == 0 && step + 1 < o->steps) {
-            if (train_save_checkpoint(m, adam, step + 1, o, err, errlen)) goto done;
+            if (train_save_checkpoint(m, adam, step + 1, o, o->extra, err, errlen)) goto done;
         }
         res->step_end = step + 1;
     }

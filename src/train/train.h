@@ -1,7 +1,7 @@
 /* train.h — the training loop: trains the model on a TrainSet (data.h) with
  * Adam and the schedule (optim.h), writes checkpoints with their metadata
- * (meta.h) and their state file for --resume (state.h), and attention
- * snapshots (snapshot.h).
+ * (made by meta.h) and their state file for --resume (state.h), and
+ * attention snapshots (snapshot.h).
  *
  * A step: the batch of the step in the epoch's order, a training forward
  * (dropout seeded from (seed, step), pad rows skipped), the loss with label
@@ -44,7 +44,8 @@ typedef struct {
     long checkpoint_every;   /* 0: only at the end                              */
     const char *out_path;    /* checkpoint written there (+ .state)             */
     const char *const *vocab; int n_vocab;   /* saved into the checkpoint        */
-    const struct TrainMeta *meta;            /* its metadata (meta.h), or NULL   */
+    const char *const *extra;                /* its metadata pairs (NULL-terminated,
+                                                train_meta_pairs of meta.h), or NULL */
     /* snapshots: at the given steps (sorted, may include 0 and `steps`), the
      * encoder self-attention of each snapshot sentence is recorded (path NULL: none) */
     TrainSnapshots snapshots;
@@ -79,9 +80,11 @@ typedef struct {
 int train_run(Model *m, Adam *adam, long start_step, const TrainSet *s, const TrainOptions *o,
               TrainResult *res, char *err, size_t errlen);
 
-/* Writes the checkpoint o->out_path with the metadata o->meta has recorded
- * so far (train_meta_pairs) and its training state o->out_path.state at
- * `step`: the one place a training writes them.  0, or -1 with err. */
-int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o, char *err, size_t errlen);
+/* Writes the checkpoint o->out_path with the metadata pairs extra (those of
+ * o->extra during training; train_meta_pairs, meta.h) and its training state
+ * o->out_path.state at `step`: the one place a training writes them.  0, or
+ * -1 with err. */
+int train_save_checkpoint(Model *m, const Adam *a, long step, const TrainOptions *o,
+                          const char *const *extra, char *err, size_t errlen);
 
 #endif
