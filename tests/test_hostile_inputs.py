@@ -68,3 +68,24 @@ def test_memory_is_checked_before_the_forward_pass(tmp):
     r = _run_env(["generate", *m, "--steps", "400", "--out", os.path.join(tmp, "g"), "Lily"],
                  {"ATTNVIZ_MAX_MEMORY": "1M"})
     assert r.returncode == 1 and "fewer --steps" in r.stderr and not os.path.exists(os.path.join(tmp, "g")), r.stderr
+
+
+def test_a_tinyllama_shaped_folder_draws_its_grid(tmp):
+    """Case 11: a TinyLlama-shaped folder (22 layers x 32 query heads, 4 key/value
+    heads) on a 14-token sentence failed after the forward pass ("picture would be
+    1703 x 51270 pixels"); its grid is now drawn with labels on the edges (and
+    scaled to 3000 px)."""
+    import llama_ref as L
+    cfg = L.shrunk("tinyllama-1.1b-chat-v1.0", hidden_size=64, intermediate_size=96, num_attention_heads=32,
+                   num_key_value_heads=4, num_hidden_layers=22, vocab_size=64, max_position_embeddings=128)
+    cfg["head_dim"] = 2
+    d = os.path.join(tmp, "tl")
+    L.write_hf_dir(d, cfg, L.hf_weights(cfg))
+    L.write_tiny_tokenizer(d, ["the", "animal", "did", "not", "cross", "street", "because", "it", "was", "too",
+                               "tired", "."])
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", d, "--out", out, "the animal did not cross the street because it was too tired .")
+    import struct
+    png = open(os.path.join(out, "grid.decoder.masked_self.png"), "rb").read()
+    w, h = struct.unpack(">II", png[16:24])
+    assert max(w, h) <= 3000 and min(w, h) > 100, (w, h)

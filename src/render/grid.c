@@ -237,6 +237,11 @@ static void grid_layout_folds(GridLayout *L);
 
 /* grid_layout_folds, then, when it is taller than FIT_MAX_SIDE (or drawn
  * smaller on a slide) with every thumbnail labelled, grid_layout_edges. */
+/* 1 when a canvas of L's size can be made (canvas.h's limits). */
+static int grid_drawable(const GridLayout *L) {
+    return L->w <= CANVAS_MAX_SIDE && L->h <= CANVAS_MAX_SIDE && (long)L->w * L->h <= CANVAS_MAX_PIXELS;
+}
+
 static void grid_layout(GridLayout *L) {
     grid_layout_folds(L);
     if (!L->each) return;
@@ -246,6 +251,10 @@ static void grid_layout(GridLayout *L) {
     GridLayout e = *L;
     grid_layout_edges(&e);
     if (fit_is_slide() ? grid_slide_scale(&e) > sc : (e.h < h && e.w <= (w > FIT_SLIDE_W ? w : FIT_SLIDE_W))) *L = e;
+    /* many heads with long column titles (TinyLlama's 22 x 32 at 14 tokens folded
+     * to 1703 x 51270): labels on the edges, wider than a slide, is still a
+     * picture (fit.h scales it to FIT_MAX_SIDE) where the folded one is none */
+    else if (!grid_drawable(L) && grid_drawable(&e)) *L = e;
 }
 
 static void grid_layout_folds(GridLayout *L) {
