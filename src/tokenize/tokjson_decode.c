@@ -227,7 +227,7 @@ static char *dec_replace(const TjDec *d, const char *t) {
     TjSpans m = {0};
     int n = (int)strlen(t);
     Buf o = {0};
-    int rc = tj_pattern_find(&d->pat, t, n, &m) || buf_put(&o, "", 0), at = 0;
+    int rc = tj_pattern_find(&d->pat, t, n, &m, NULL) || buf_put(&o, "", 0), at = 0;
     for (int k = 0; k < m.n && rc == 0; k++) {
         rc = buf_put(&o, t + at, (size_t)(m.v[k].start - at)) || buf_put(&o, d->text, strlen(d->text));
         at = m.v[k].end;
