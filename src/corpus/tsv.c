@@ -1,11 +1,13 @@
 /* tsv.c — reading and writing the corpus files' lines (see tsv.h). */
 #include "corpus/tsv.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* --------------------------------------------------------------- reading -- */
 
@@ -78,8 +80,14 @@ static int parse_pairs(const char *s, int **out, int *n, int lim0, int lim1) {
 int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
     c->n = 0;
     c->pairs = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return errmsg_set(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path, strerror(errno));
+    int fd = file_open_regular(path, err, errlen);   /* a FIFO or device never hangs the open */
+    if (fd < 0 && errno == ENOENT) return errmsg_set(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path,
+                                                     strerror(ENOENT));
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) { errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)); close(fd); }
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
