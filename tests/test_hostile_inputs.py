@@ -203,3 +203,17 @@ def test_a_shard_that_links_to_a_secret_is_not_echoed(tmp):
     os.mkfifo(os.path.join(d, "model.safetensors"))
     r = subprocess.run([ATTNVIZ, "info", "--model", d], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and "not a regular file" in r.stderr, r.stderr
+
+
+def test_a_shard_name_with_a_newline_is_one_line(tmp):
+    """A weight_map entry of model.safetensors.index.json holding a newline was quoted into the message,
+    which then took two lines (found by fuzz_folder). Such a name is refused and nothing is echoed."""
+    from hf_fixtures import write_gpt2_dir
+    d = os.path.join(tmp, "m")
+    write_gpt2_dir(d, V=300, P=16)
+    os.remove(os.path.join(d, "model.safetensors"))
+    with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
+        json.dump({"weight_map": {"wte.weight": "model-1.safetensors\nattnviz: fake second line"}}, f)
+    r = subprocess.run([ATTNVIZ, "info", "--model", d], capture_output=True, text=True, timeout=20)
+    line = _one_error_line(r)
+    assert "not a plain file name" in line and "fake" not in line, line

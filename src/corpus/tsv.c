@@ -97,6 +97,13 @@ int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) continue;
         if (tokenizer_check_utf8(line, (size_t)len, NULL, 0)) { rc = errmsg_set(err, errlen, "%s:%d: invalid UTF-8", path, ln); break; }
+        ssize_t bad = 0;   /* a NUL would end the line early and a CR would not survive writing: both refused */
+        while (bad < len && ((unsigned char)line[bad] >= 0x20 || line[bad] == '\t')) bad++;
+        if (bad < len) {
+            rc = errmsg_set(err, errlen, "%s:%d: a control character (a NUL or CR byte, ...) inside the line at byte %zd",
+                            path, ln, bad + 1);
+            break;
+        }
         char *col[7];
         int nc = 0;
         char *p = line;
