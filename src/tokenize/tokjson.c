@@ -473,6 +473,7 @@ typedef struct {
 static int out_add(const TokJson *t, Out *o, int id, int start, int end, int special) {
     TokJsonEnc *e = o->e;
     if (e->n == o->cap) {
+        if (o->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = o->cap ? o->cap * 2 : 64;
         int *ids = realloc(e->ids, (size_t)cap * sizeof *ids);
         if (ids) e->ids = ids;

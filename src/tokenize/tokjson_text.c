@@ -143,6 +143,7 @@ void tjstr_free(TjStr *t) {
 
 int tjlist_take(TjList *l, TjStr *s) {
     if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = l->cap ? l->cap * 2 : 16;
         TjStr *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -163,6 +164,7 @@ void tjlist_free(TjList *l) {
 
 int tjspans_add(TjSpans *l, int a, int b) {
     if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = l->cap ? l->cap * 2 : 16;
         TjSpan *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -569,6 +571,7 @@ typedef struct { int32_t *cp; int *n; int len, cap; } Cps;
 
 static int cps_add(Cps *c, int32_t x, int n) {
     if (c->len == c->cap) {
+        if (c->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = c->cap ? c->cap * 2 : 64;
         int32_t *p = realloc(c->cp, (size_t)cap * sizeof *p);
         if (p) c->cp = p;
@@ -836,7 +839,7 @@ static int norm_replace(const TjNorm *nm, TjStr *s, long limit, TjWhy *why) {
 static int norm_prepend(const TjNorm *nm, TjStr *s, long limit, TjWhy *why) {
     if (s->n == 0) return 0;
     size_t clen = strlen(nm->content);
-    if (clen > (size_t)(limit - s->n)) {
+    if (s->n > limit || clen > (size_t)(limit - s->n)) {
         *why = (TjWhy){TJ_WHY_GROWTH, nm->where, s->n, clen < (size_t)LONG_MAX - (size_t)s->n ? s->n + (long)clen : LONG_MAX};
         return -1;
     }
