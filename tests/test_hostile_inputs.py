@@ -41,35 +41,6 @@ def test_a_fifo_where_a_file_should_be_does_not_hang(tmp):
     assert r.returncode != 0 and "not a regular file" in r.stderr, r.stderr
 
 
-def _stories():
-    if not os.path.exists(os.path.join(STORIES, "stories260K.bin")):
-        skip(f"{STORIES} is absent (the real weights live in ../shared/models)")
-    return ["--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer", os.path.join(STORIES, "tok512.bin")]
-
-
-def _run_env(args, env, timeout=60):
-    return subprocess.run([ATTNVIZ, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **env})
-
-
-def test_memory_is_checked_before_the_forward_pass(tmp):
-    """Case 6: the maps' size is estimated from the tokens before any forward pass
-    (5 layers x 8 heads x 32 tokens^2 x 4 bytes = 163,840 bytes for stories260K), and
-    a run over the limit is refused with both figures and what helps; the generation's
-    rows likewise. Nothing is written."""
-    m = _stories()
-    out = os.path.join(tmp, "o")
-    text = "Lily had a red ball. She gave it to Tom and they played all day long in the sun."
-    r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "100K"})
-    assert r.returncode == 1 and "would take about 164 kB" in r.stderr and "102 kB is free" in r.stderr, r.stderr
-    assert "shorter text" in r.stderr and not os.path.exists(out)
-    r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "200K"})
-    assert r.returncode == 0, r.stderr
-    r = _run_env(["generate", *m, "--steps", "400", "--out", os.path.join(tmp, "g"), "Lily"],
-                 {"ATTNVIZ_MAX_MEMORY": "1M"})
-    assert r.returncode == 1 and "fewer --steps" in r.stderr and not os.path.exists(os.path.join(tmp, "g")), r.stderr
-
-
 # ---- tokenizer.json parts that cost without bound ----
 
 def _tokenizer_dir(tmp, name, normalizer=None, pre_tokenizer=None, added=()):
@@ -217,3 +188,32 @@ def test_a_shard_name_with_a_newline_is_one_line(tmp):
     r = subprocess.run([ATTNVIZ, "info", "--model", d], capture_output=True, text=True, timeout=20)
     line = _one_error_line(r)
     assert "not a plain file name" in line and "fake" not in line, line
+
+
+def _stories():
+    if not os.path.exists(os.path.join(STORIES, "stories260K.bin")):
+        skip(f"{STORIES} is absent (the real weights live in ../shared/models)")
+    return ["--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer", os.path.join(STORIES, "tok512.bin")]
+
+
+def _run_env(args, env, timeout=60):
+    return subprocess.run([ATTNVIZ, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def test_memory_is_checked_before_the_forward_pass(tmp):
+    """Case 6: the maps' size is estimated from the tokens before any forward pass
+    (5 layers x 8 heads x 32 tokens^2 x 4 bytes = 163,840 bytes for stories260K), and
+    a run over the limit is refused with both figures and what helps; the generation's
+    rows likewise. Nothing is written."""
+    m = _stories()
+    out = os.path.join(tmp, "o")
+    text = "Lily had a red ball. She gave it to Tom and they played all day long in the sun."
+    r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "100K"})
+    assert r.returncode == 1 and "would take about 164 kB" in r.stderr and "102 kB is free" in r.stderr, r.stderr
+    assert "shorter text" in r.stderr and not os.path.exists(out)
+    r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "200K"})
+    assert r.returncode == 0, r.stderr
+    r = _run_env(["generate", *m, "--steps", "400", "--out", os.path.join(tmp, "g"), "Lily"],
+                 {"ATTNVIZ_MAX_MEMORY": "1M"})
+    assert r.returncode == 1 and "fewer --steps" in r.stderr and not os.path.exists(os.path.join(tmp, "g")), r.stderr

@@ -508,7 +508,7 @@ int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out, TjWh
     pcre2_set_heap_limit(mc, TJ_HEAP_LIMIT_KIB);
     long spent = 0, budget = TJ_STEPS_BASE + TJ_STEPS_PER_BYTE * (long)n;
     int off = 0, last_end = -1, rc = 0;
-    while (off <= n) {   /* each place in turn, as PCRE2's own search would */
+    while (off <= n) {   /* each place in turn, left to right, as an unanchored PCRE2 match would */
         int r = match_at(p->re, s, n, off, md, mc, &spent, budget);
         if (r < 0 && r != PCRE2_ERROR_NOMATCH) {
             rc = -1;
