@@ -59,7 +59,7 @@ typedef struct {
 /* The one-line reason ("WHERE: …") into err; returns -1. */
 int tj_why_say(const TjWhy *w, char *err, size_t errlen);
 /* The largest length a chain may grow a text of n bytes to. */
-long tj_growth_limit(long n);   /* bytes [start, end) of the input */
+long tj_growth_limit(long n);
 
 /* UTF-8 text where every byte knows the input bytes it came from. */
 typedef struct {
@@ -117,7 +117,9 @@ int tj_pattern_parse(TjPattern *p, const cJSON *j, const char *where, const TjCt
 /* Compiles an Oniguruma pattern (\w, \W, \s rewritten to its classes). */
 int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const TjCtx *c);
 /* Every match in s[0, n), left to right, as Oniguruma's find_iter gives
- * them (an empty match right after the previous one skipped). */
+ * them (an empty match right after the previous one skipped).  A regex has a
+ * budget of PCRE2 steps for the text (1 million + 256 a byte, tokjson_text.c):
+ * past it, -1 with why->kind TJ_WHY_MATCH_LIMIT. */
 int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out, TjWhy *why);
 void tj_pattern_free(TjPattern *p);
 int tjspans_add(TjSpans *l, int a, int b);
