@@ -455,6 +455,8 @@ TEST(corpus_read_tsv_rejects_bad_lines) {
         { "fr\ta b\tc d\t0-0\t1-2\tt\n", "coref" },
         { "fr\ta  b\tc d\t0-0\t-\tt\n", "source" },
         { "fr\ta b\t\t-\t-\tt\n", "target" },
+        { "fr\ta b\tc d\t0-0\t-\tt\rx\n", "control character" },
+        { "fr\ta b\tc\x01d\t0-0\t-\tt\n", "control character" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         FILE *f = fopen(p, "w");
@@ -469,6 +471,16 @@ TEST(corpus_read_tsv_rejects_bad_lines) {
             check_fail(__FILE__, __LINE__, "message \"%s\" lacks \"%s\" or the line number", err, bad[i][1]);
         CHECK_INT(c.n, 0);
         CHECK(c.pairs == NULL);
+    }
+    {   /* a NUL ended the line early: the rest of it was silently dropped */
+        static const char nul[] = "fr\ta b\tc d\t0-0\t-\tt\0\tjunk\n";
+        FILE *g = fopen(p, "w");
+        REQUIRE(g);
+        fwrite(nul, 1, sizeof nul - 1, g);
+        fclose(g);
+        Corpus c0 = { 0 };
+        CHECK_INT(corpus_read_tsv(&c0, p, err, sizeof err), -1);
+        CHECK(strstr(err, ":1: a control character") != NULL);
     }
     FILE *f = fopen(p, "w");
     REQUIRE(f);

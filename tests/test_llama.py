@@ -297,20 +297,20 @@ def test_bad_llama2c_files(tmp):
         return p, dump_error(p)
 
     p, e = bad("cut.bin", blob[:n - 100])
-    assert p in e and "truncated" in e and str(n) in e, e
+    assert p in e and "truncated" in e and f"{n - 100} bytes" in e, e
     p, e = bad("long.bin", blob + b"\0" * 8)
     assert p in e and f"{n + 8} bytes" in e, e
     p, e = bad("header.bin", blob[:20])
     assert p in e and "28-byte header" in e, e
     import struct
     p, e = bad("heads.bin", struct.pack("<7i", 16, 24, 2, 3, 1, 300, 32) + blob[28:])
-    assert p in e and "dim 16 is not a multiple of n_heads 3" in e, e
+    assert p in e and "dim is not a multiple of n_heads" in e and "dim 16" not in e, e   # no file bytes as numbers
     p, e = bad("kv.bin", struct.pack("<7i", 16, 24, 2, 4, 3, 300, 32) + blob[28:])
-    assert p in e and "n_kv_heads 3" in e, e
+    assert p in e and "not a multiple of n_kv_heads" in e, e
     p, e = bad("zero.bin", struct.pack("<7i", 16, 0, 2, 4, 2, 300, 32) + blob[28:])
-    assert p in e and "hidden_dim is 0" in e, e
+    assert p in e and "hidden_dim must be positive" in e, e
     p, e = bad("v1.bin", struct.pack("<Ii", 0x616b3432, 1) + blob[8:])
-    assert p in e and "version 1" in e, e
+    assert p in e and "newer llama2.c export" in e, e
     e = dump_error(os.path.join(tmp, "absent.bin"))
     assert "absent.bin" in e, e
     # a tokenizer that does not fit the model

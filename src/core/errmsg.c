@@ -16,6 +16,8 @@ int errmsg_set(char *err, size_t errlen, const char *fmt, ...) {
             size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
             if (i + len > errlen - 1) err[i] = '\0';
         }
+        for (char *p = err; *p; p++)   /* one line, whatever a file's name or field held: controls become spaces */
+            if ((unsigned char)*p < 0x20 || *p == 0x7F) *p = ' ';
     }
     return -1;
 }

@@ -297,11 +297,11 @@ static int read_header(SafeTensors *st, int file, size_t max_header, char *err, 
     if (read_at(fd, len8, 8, 0) != 0) return errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
     for (int i = 7; i >= 0; i--) n = n << 8 | len8[i];
     if (n > max_header && n <= fsize - 8)
-        return errmsg_set(err, errlen, "%s: the header is %llu bytes; the limit is %zu (%.3g MB)", path,
-                          (unsigned long long)n, max_header, (double)max_header / (1 << 20));
-    if (n < 2 || n > fsize - 8 || n > max_header)
-        return errmsg_set(err, errlen, "%s: header length %llu is impossible for a %llu-byte file (not a safetensors "
-                          "file, or truncated)", path, (unsigned long long)n, (unsigned long long)fsize);
+        return errmsg_set(err, errlen, "%s: the header is too long; the limit is %zu bytes (%.3g MB)", path, max_header,
+                          (double)max_header / (1 << 20));
+    if (n < 2 || n > fsize - 8 || n > max_header)   /* n is not echoed: the file may be anything (a symlink to /etc/shadow) */
+        return errmsg_set(err, errlen, "%s: the header length is impossible for a %llu-byte file (not a safetensors "
+                          "file, or truncated)", path, (unsigned long long)fsize);
     char *hdr = malloc(n + 1);
     if (!hdr) return errmsg_set(err, errlen, "out of memory reading %s", path);
     if (read_at(fd, hdr, n, 8) != 0) { free(hdr); return errmsg_set(err, errlen, "cannot read %s", path); }
@@ -334,10 +334,10 @@ static int open_one(SafeTensors *st, const char *path, size_t max_header, char *
     st->maps[i] = NULL;
     st->map_len[i] = 0;
     st->paths[i] = strdup(path);
-    st->fds[i] = open(path, O_RDONLY);
+    st->fds[i] = file_open_regular(path, err, errlen);   /* a FIFO or device never hangs the open */
     st->n_files++;
+    if (st->fds[i] < 0) return -1;
     if (!st->paths[i]) return errmsg_set(err, errlen, "out of memory");
-    if (st->fds[i] < 0) return errmsg_set(err, errlen, "cannot open %s: %s", path, strerror(errno));
     return read_header(st, i, max_header, err, errlen);
 }
 
@@ -354,6 +354,15 @@ int safetensors_open(SafeTensors *st, const char *path, char *err, size_t errlen
     return safetensors_open_limit(st, path, ST_MAX_HEADER, err, errlen);
 }
 
+/* A file name in the folder: not empty, no "/", no control character (a
+ * message naming it stays one line). */
+static int plain_name(const char *s) {
+    if (!*s) return 0;
+    for (; *s; s++)
+        if (*s == '/' || (unsigned char)*s < 0x20 || *s == 0x7F) return 0;
+    return 1;
+}
+
 /* The shard files named by an index's weight_map, each once, in order of appearance. */
 static int open_shards(SafeTensors *st, const char *dir, const char *index_path, char *err, size_t errlen) {
     char *text = file_read_all(index_path, ST_MAX_INDEX, NULL, err, errlen);
@@ -367,8 +376,9 @@ static int open_shards(SafeTensors *st, const char *dir, const char *index_path,
     }
     int rc = 0;
     for (const cJSON *e = wm->child; e && rc == 0; e = e->next) {
-        if (!cJSON_IsString(e) || strchr(e->valuestring, '/')) {
-            rc = errmsg_set(err, errlen, "%s: weight_map entry %s is not a file name", index_path, e->string);
+        if (!cJSON_IsString(e) || !plain_name(e->valuestring)) {   /* names are not echoed: they may hold newlines */
+            rc = errmsg_set(err, errlen, "%s: a weight_map entry is not a plain file name (no \"/\", no control "
+                            "characters)", index_path);
             break;
         }
         char path[4096];

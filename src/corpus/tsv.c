@@ -1,11 +1,13 @@
 /* tsv.c — reading and writing the corpus files' lines (see tsv.h). */
 #include "corpus/tsv.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "tokenize/tokenizer.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* --------------------------------------------------------------- reading -- */
 
@@ -78,8 +80,14 @@ static int parse_pairs(const char *s, int **out, int *n, int lim0, int lim1) {
 int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
     c->n = 0;
     c->pairs = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return errmsg_set(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path, strerror(errno));
+    int fd = file_open_regular(path, err, errlen);   /* a FIFO or device never hangs the open */
+    if (fd < 0 && errno == ENOENT) return errmsg_set(err, errlen, "cannot open %s: %s (run attnviz corpus first)", path,
+                                                     strerror(ENOENT));
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) { errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno)); close(fd); }
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -89,6 +97,13 @@ int corpus_read_tsv(Corpus *c, const char *path, char *err, size_t errlen) {
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
         if (!len) continue;
         if (tokenizer_check_utf8(line, (size_t)len, NULL, 0)) { rc = errmsg_set(err, errlen, "%s:%d: invalid UTF-8", path, ln); break; }
+        ssize_t bad = 0;   /* a NUL would end the line early and a CR would not survive writing: both refused */
+        while (bad < len && ((unsigned char)line[bad] >= 0x20 || line[bad] == '\t')) bad++;
+        if (bad < len) {
+            rc = errmsg_set(err, errlen, "%s:%d: a control character (a NUL or CR byte, ...) inside the line at byte %zd",
+                            path, ln, bad + 1);
+            break;
+        }
         char *col[7];
         int nc = 0;
         char *p = line;

@@ -1,6 +1,7 @@
 /* llama2c.c — see llama2c.h. */
 #include "family/llama2c.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/sizes.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -20,17 +21,18 @@
 static int read_header(StackConfig *c, const int32_t h[7], const char *path, char *err, size_t errlen) {
     static const char *name[7] = {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"};
     if ((uint32_t)h[0] == LLAMA2C_MAGIC)
-        return errmsg_set(err, errlen, "%s is a llama2.c version %d export (magic \"ak42\"); attnviz reads the legacy "
-                          "version 0 (export.py --version 0)", path, h[1]);
+        return errmsg_set(err, errlen, "%s is a newer llama2.c export (magic \"ak42\"); attnviz reads the legacy "
+                          "version 0 (export.py --version 0)", path);
     for (int i = 0; i < 7; i++)
         if (i == 5 ? h[i] == 0 || h[i] == INT32_MIN : h[i] <= 0)
-            return errmsg_set(err, errlen, "%s: header field %s is %d; it must be %s (is this a llama2.c checkpoint?)",
-                              path, name[i], (int)h[i], i == 5 ? "non-zero" : "positive");
+            return errmsg_set(err, errlen, "%s: header field %s must be %s (is this a llama2.c checkpoint?)", path,
+                              name[i], i == 5 ? "non-zero" : "positive");
     if (h[0] % h[3])
-        return errmsg_set(err, errlen, "%s: header dim %d is not a multiple of n_heads %d", path, (int)h[0], (int)h[3]);
+        return errmsg_set(err, errlen, "%s: header dim is not a multiple of n_heads (is this a llama2.c checkpoint?)",
+                          path);
     if (h[4] > h[3] || h[3] % h[4])
-        return errmsg_set(err, errlen, "%s: header n_heads %d is not a multiple of n_kv_heads %d", path, (int)h[3],
-                          (int)h[4]);
+        return errmsg_set(err, errlen, "%s: header n_heads is not a multiple of n_kv_heads (is this a llama2.c "
+                          "checkpoint?)", path);
     memset(c, 0, sizeof *c);
     c->family = STACK_LLAMA2C;
     snprintf(c->arch_name, sizeof c->arch_name, "llama2.c");
@@ -94,8 +96,8 @@ static void point_weights(StackModel *m, const float *p, size_t n) {
 int llama2c_load(StackModel *m, const char *path, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     snprintf(m->source, sizeof m->source, "%s", path);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return errmsg_set(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    int fd = file_open_regular(path, err, errlen);   /* a FIFO or device never hangs the open */
+    if (fd < 0) return -1;
     struct stat sb;
     int32_t h[7];
     int rc = -1;
@@ -111,17 +113,14 @@ int llama2c_load(StackModel *m, const char *path, char *err, size_t errlen) {
     if (read_header(&m->c, h, path, err, errlen) != 0) goto done;
     size_t n;
     if (!floats_in_file(&m->c, &n)) {
-        errmsg_set(err, errlen, "%s: the header's sizes (dim %d, hidden_dim %d, %d layers, vocabulary %d, seq_len %d) "
-                   "overflow", path, m->c.d_model, m->c.d_ff, m->c.n_layer, m->c.n_vocab, m->c.n_pos);
+        errmsg_set(err, errlen, "%s: the header's sizes overflow (is this a llama2.c checkpoint?)", path);
         goto done;
     }
     double want = LLAMA2C_HEADER + 4.0 * (double)n;
-    if ((double)sb.st_size != want) {
-        errmsg_set(err, errlen, "%s is %lld bytes; a llama2.c checkpoint of dim %d, hidden_dim %d, %d layers, %d/%d heads, "
-                   "vocabulary %d (%s), seq_len %d is %.0f bytes%s", path, (long long)sb.st_size, m->c.d_model,
-                   m->c.d_ff, m->c.n_layer, m->c.n_head, m->c.n_kv_head, m->c.n_vocab,
-                   m->c.tie_embeddings ? "shared classifier" : "own classifier", m->c.n_pos, want,
-                   (double)sb.st_size < want ? " (truncated)" : "");
+    if ((double)sb.st_size != want) {   /* the header's numbers are not echoed: the file may be anything */
+        errmsg_set(err, errlen, "%s is %lld bytes; the sizes its header gives need %s%s", path, (long long)sb.st_size,
+                   (double)sb.st_size < want ? "more (truncated, or not a llama2.c checkpoint)" : "fewer",
+                   (double)sb.st_size < want ? "" : " (not a llama2.c checkpoint, or extra bytes at its end)");
         goto done;
     }
     m->map_len = (size_t)sb.st_size;

@@ -35,8 +35,8 @@ static int count_entries(const unsigned char *data, size_t size, int want, const
                               *n, size - off);
         int32_t len = read_i32(data + off + 4);
         if (len < 0 || (size_t)len > size - off - 8)
-            return errmsg_set(err, errlen, "%s: token %d says %d bytes, %zu are left%s", path, *n, (int)len,
-                              size - off - 8, len < 0 ? "" : " (truncated)");
+            return errmsg_set(err, errlen, "%s: the length of token %d %s", path, *n,
+                              len < 0 ? "is negative (not a llama2.c tokenizer)" : "runs past the file's end (truncated)");
         off += 8 + (size_t)len;
         *bytes += (size_t)len + 1;
         (*n)++;
@@ -100,7 +100,7 @@ int llama2c_tok_parse(Llama2cTok *t, const unsigned char *data, size_t size, int
     memset(t, 0, sizeof *t);
     if (size < 4) return errmsg_set(err, errlen, "%s is %zu bytes; a llama2.c tokenizer starts with a 4-byte header", path, size);
     t->max_len = read_i32(data);
-    if (t->max_len < 0) return errmsg_set(err, errlen, "%s: max_token_length is %d", path, t->max_len);
+    if (t->max_len < 0) return errmsg_set(err, errlen, "%s: max_token_length is negative (not a llama2.c tokenizer)", path);
     size_t bytes;
     if (count_entries(data, size, n_vocab, path, &t->n, &bytes, err, errlen)) return -1;
     t->piece = malloc((size_t)t->n * sizeof *t->piece);

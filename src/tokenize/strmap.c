@@ -43,7 +43,7 @@ static int grow_to(StrMap *m, int cap) {
     return 0;
 }
 
-static int grow(StrMap *m) { return grow_to(m, m->cap ? m->cap * 2 : 1024); }
+static int grow(StrMap *m) { return m->cap > (1 << 29) ? -1 : grow_to(m, m->cap ? m->cap * 2 : 1024); }
 
 int strmap_reserve(StrMap *m, int n) {
     int cap = m->cap ? m->cap : 1024;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const vocab_special[VOCAB_N_SPECIAL] = {
     "<pad>", "<unk>", "<bos>", "<eos>", "<2fr>", "<2vi>"
@@ -354,8 +355,12 @@ int vocab_build(Vocab *v, const char *const *words, int n, char *err, size_t err
 
 int vocab_load(Vocab *v, const char *path, char *err, size_t errlen) {
     memset(v, 0, sizeof *v);
-    FILE *f = fopen(path, "rb");
-    if (!f) return errmsg_set(err, errlen, "cannot open vocabulary %s: %s", path, strerror(errno));
+    int fd = file_open_regular(path, err, errlen);   /* a FIFO or device never hangs the open */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) { errmsg_set(err, errlen, "cannot read vocabulary %s: %s", path, strerror(errno)); close(fd); }
+        return -1;
+    }
     char **words = NULL;
     int n = 0, cap = 0, rc = -1;
     char *line = NULL;

@@ -9,6 +9,7 @@
 #include "tokenize/tokjson_model.h"
 #include "tokenize/tokjson_pretok.h"
 #include "tokenize/tokjson_text.h"
+#include "tokenize/strmap.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <limits.h>
@@ -17,9 +18,6 @@
 #include <string.h>
 
 #define MAX_FILE (256u << 20)
-/* What a normalizer or pre-tokenizer failing means: memory, or a pattern
- * PCRE2 gave up on (tokjson_text.c caps the work of one match). */
-#define CANNOT "cannot tokenize the text: out of memory, or a regex of the file reached PCRE2's match limit"
 #define MAX_ADDED_ID (1 << 24)
 
 /* An added token: "<|endoftext|>", "[CLS]", "<s>". */
@@ -105,18 +103,19 @@ static int added_id(const TokJson *t, const char *content, int *max_added) {
 static int parse_added(TokJson *t, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
     if (!cJSON_IsArray(list)) return tj_fail(c, "added_tokens", "must be a list");
-    int n = cJSON_GetArraySize(list), i = 0, max_added = -1;
+    int n = cJSON_GetArraySize(list), i = 0, max_added = -1, rc = 0;
     t->added = calloc((size_t)(n ? n : 1), sizeof *t->added);
     if (!t->added) return tj_fail(c, "added_tokens", "out of memory");
-    for (const cJSON *e = list->child; e; e = e->next, i++) {
+    StrMap index = {0};   /* content → its place in t->added: one look-up a token, not a scan */
+    for (const cJSON *e = list->child; e && rc == 0; e = e->next, i++) {
         char where[64];
         snprintf(where, sizeof where, "added_tokens[%d]", i);
         Added a = {0};
-        if (parse_added_one(&a, e, where, c)) { free(a.content); return -1; }
+        if (parse_added_one(&a, e, where, c)) { free(a.content); rc = -1; break; }
         if (!a.content[0]) { free(a.content); continue; }   /* ignored, as the library does */
-        int k = 0;
-        while (k < t->n_added && strcmp(t->added[k].content, a.content)) k++;
-        if (k < t->n_added) {   /* the same text again: its flags change, its id stays */
+        size_t len = strlen(a.content);
+        int k = strmap_get(&index, a.content, len);
+        if (k >= 0) {   /* the same text again: its flags change, its id stays */
             a.special |= t->added[k].special;
             a.id = t->added[k].id;
             free(t->added[k].content);
@@ -124,11 +123,13 @@ static int parse_added(TokJson *t, const cJSON *list, const TjCtx *c) {
             continue;
         }
         a.id = added_id(t, a.content, &max_added);
-        if (a.id >= MAX_ADDED_ID) { free(a.content); return tj_fail(c, where, "too many added tokens"); }
+        if (a.id >= MAX_ADDED_ID) { free(a.content); rc = tj_fail(c, where, "too many added tokens"); break; }
         t->added[t->n_added++] = a;
-        if (tjvocab_put(&t->added_ids, a.content, strlen(a.content), a.id)) return tj_fail(c, where, "out of memory");
+        if (strmap_put(&index, a.content, len, t->n_added - 1) || tjvocab_put(&t->added_ids, a.content, len, a.id))
+            rc = tj_fail(c, where, "out of memory");
     }
-    return 0;
+    strmap_free(&index);
+    return rc;
 }
 
 /* An added token's place in a search set: by first byte, longest first. */
@@ -143,13 +144,14 @@ static int cmp_added(const void *x, const void *y) {
 
 /* The text each added token is searched for (its normalized form when it is
  * "normalized"), and the two search sets. */
-static int prepare_added(TokJson *t) {
+static int prepare_added(TokJson *t, TjWhy *why) {
+    *why = (TjWhy){TJ_WHY_MEMORY, "added_tokens", 0, 0};
     for (int i = 0; i < t->n_added; i++) {
         Added *a = &t->added[i];
         TjStr s = {0};
         TjSpan sp = {0, 0};
         if (tjstr_put(&s, a->content, (int)strlen(a->content), sp)) return -1;
-        if (a->normalized && t->norm && tj_norm_apply(t->norm, &s)) { tjstr_free(&s); return -1; }
+        if (a->normalized && t->norm && tj_norm_apply(t->norm, &s, why)) { tjstr_free(&s); return -1; }
         a->match = s.s;   /* takes the text */
         a->len = s.n;
         free(s.al);
@@ -309,7 +311,13 @@ static int parse_root(TokJson *t, const cJSON *root, const TjCtx *c) {
     if (tj_model_parse(&t->model, tj_get(root, "model"), c) || parse_added(t, tj_get(root, "added_tokens"), c) ||
         parse_parts(t, root, c))
         return -1;
-    if (prepare_added(t) || build_vocab(t)) return tj_fail(c, "added_tokens", "out of memory");
+    TjWhy why;
+    if (prepare_added(t, &why)) {
+        char msg[400];
+        tj_why_say(&why, msg, sizeof msg);
+        return errmsg_set(c->err, c->errlen, "%s: %s (normalizing the added tokens)", c->file, msg);
+    }
+    if (build_vocab(t)) return tj_fail(c, "added_tokens", "out of memory");
     for (int i = 0; i < t->n_pre + t->n_post; i++) {
         int id = i < t->n_pre ? t->pre_ids[i] : t->post_ids[i - t->n_pre];
         if (!tokjson_token(t, id))
@@ -363,7 +371,8 @@ TokJson *tokjson_load(const char *path, char *err, size_t errlen) {
 
 /* The combined vocabulary of a tokenizer built from files; t is freed on failure. */
 static TokJson *files_done(TokJson *t, char *err, size_t errlen) {
-    if (prepare_added(t) || build_vocab(t)) {
+    TjWhy why;
+    if (prepare_added(t, &why) || build_vocab(t)) {
         errmsg_set(err, errlen, "out of memory");
         tokjson_free(t);
         return NULL;
@@ -464,6 +473,7 @@ typedef struct {
 static int out_add(const TokJson *t, Out *o, int id, int start, int end, int special) {
     TokJsonEnc *e = o->e;
     if (e->n == o->cap) {
+        if (o->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = o->cap ? o->cap * 2 : 64;
         int *ids = realloc(e->ids, (size_t)cap * sizeof *ids);
         if (ids) e->ids = ids;
@@ -583,13 +593,21 @@ static int added_next(const TokJson *t, const AddedSet *set, const char *s, int 
     return 0;
 }
 
+/* "cannot tokenize the text: " and why a part of the file failed on it. */
+static int cannot(const TjWhy *why, char *err, size_t errlen) {
+    char msg[400];
+    tj_why_say(why, msg, sizeof msg);
+    return errmsg_set(err, errlen, "cannot tokenize the text: %s", msg);
+}
+
 /* Normalized text without added tokens: pre-tokenizer, then the model. */
 static int encode_text(const TokJson *t, TjStr *s, Out *o, char *err, size_t errlen) {
     TjList words = {0};
     TjToks toks = {0};
     int rc = tjlist_take(&words, s);
-    if (rc == 0 && t->pre) rc = tj_pre_apply(t->pre, &words);
-    if (rc) { tjlist_free(&words); return errmsg_set(err, errlen, "%s", CANNOT); }
+    TjWhy why = {TJ_WHY_MEMORY, NULL, 0, 0};
+    if (rc == 0 && t->pre) rc = tj_pre_apply(t->pre, &words, &why);
+    if (rc) { tjlist_free(&words); return cannot(&why, err, errlen); }
     for (int w = 0; w < words.n && rc == 0; w++) {
         const TjStr *p = &words.v[w];
         toks.n = 0;
@@ -621,7 +639,8 @@ static int encode_gap(const TokJson *t, const TjStr *s, int a, int b, int level,
 /* s cut at the added tokens: level 0 those that are not normalized, on the
  * raw text; level 1 those that are, on the normalized text. */
 static int encode_cut(const TokJson *t, TjStr *s, int level, Out *o, char *err, size_t errlen) {
-    if (level == 1 && t->norm && tj_norm_apply(t->norm, s)) return errmsg_set(err, errlen, "%s", CANNOT);
+    TjWhy why;
+    if (level == 1 && t->norm && tj_norm_apply(t->norm, s, &why)) return cannot(&why, err, errlen);
     const AddedSet *set = level ? &t->normed : &t->raw;
     int done = 0, from = 0, rc = 0;
     Hit h;

@@ -2,6 +2,8 @@
  * strings back to printable text, each step as the tokenizers library's
  * decode_chain (a list of strings in, a list out). */
 #include "tokenize/tokjson_decode.h"
+#include "core/sizes.h"
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 int tjwords_add(TjWords *w, char *s) {
     if (!s) return -1;
     if (w->n == w->cap) {
+        if (w->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = w->cap ? w->cap * 2 : 32;
         char **v = realloc(w->v, (size_t)cap * sizeof *v);
         if (!v) { free(s); return -1; }
@@ -30,9 +33,11 @@ void tjwords_free(TjWords *w) {
 typedef struct { char *s; size_t n, cap; } Buf;
 
 static int buf_put(Buf *b, const void *p, size_t k) {
-    if (b->n + k + 1 > b->cap) {
+    size_t need;
+    if (!size_add(&need, b->n, k) || !size_add(&need, need, 1)) return -1;
+    if (need > b->cap) {
         size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + k + 1) cap *= 2;
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         char *s = realloc(b->s, cap);
         if (!s) return -1;
         b->s = s;
@@ -227,7 +232,7 @@ static char *dec_replace(const TjDec *d, const char *t) {
     TjSpans m = {0};
     int n = (int)strlen(t);
     Buf o = {0};
-    int rc = tj_pattern_find(&d->pat, t, n, &m) || buf_put(&o, "", 0), at = 0;
+    int rc = tj_pattern_find(&d->pat, t, n, &m, NULL) || buf_put(&o, "", 0), at = 0;
     for (int k = 0; k < m.n && rc == 0; k++) {
         rc = buf_put(&o, t + at, (size_t)(m.v[k].start - at)) || buf_put(&o, d->text, strlen(d->text));
         at = m.v[k].end;

@@ -5,9 +5,11 @@
  * leftmost among equals; stale entries skipped), so a word of n symbols costs
  * O(n log n) — the library's Word::merge_all, step for step. */
 #include "tokenize/tokjson_model.h"
+#include "core/sizes.h"
 #include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@ static uint32_t mix(uint64_t k) {
 }
 
 static int merges_grow(TjMerges *m) {
+    if (m->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
     int cap = m->cap ? m->cap * 2 : 1024;
     uint64_t *key = malloc((size_t)cap * sizeof *key);
     int *rank = malloc((size_t)cap * sizeof *rank), *id = malloc((size_t)cap * sizeof *id);
@@ -77,6 +80,7 @@ void tj_merges_free(TjMerges *m) {
 
 int tjtoks_add(TjToks *l, int id, int start, int end) {
     if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = l->cap ? l->cap * 2 : 64;
         TjTok *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -108,6 +112,7 @@ static int vocab_slot(const TjVocab *v, const char *s, size_t n, uint32_t h) {
 }
 
 static int vocab_grow(TjVocab *v) {
+    if (v->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
     int cap = v->cap ? v->cap * 2 : 1024;
     struct TjSlot *sl = malloc((size_t)cap * sizeof *sl);
     if (!sl) return -1;
@@ -130,9 +135,11 @@ int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
     uint32_t h = hash_of(s, n);
     int k = vocab_slot(v, s, n, h);
     if (v->slot[k].id < 0) {
-        if (v->used + n + 1 > v->room) {
-            size_t room = v->room ? v->room * 2 : 1 << 16;
-            while (room < v->used + n + 1) room *= 2;
+        size_t need;
+        if (!size_add(&need, v->used, n) || !size_add(&need, need, 1)) return -1;
+        if (need > v->room) {
+            size_t room = v->room ? v->room : 1 << 16;
+            while (room < need) room = room > SIZE_MAX / 2 ? need : room * 2;
             char *t = realloc(v->text, room);
             if (!t) return -1;
             v->text = t;
@@ -206,6 +213,7 @@ static int merge_less(Merge a, Merge b) {
 
 static int heap_push(Heap *h, Merge x) {
     if (h->n == h->cap) {
+        if (h->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = h->cap ? h->cap * 2 : 64;
         Merge *v = realloc(h->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -236,6 +244,7 @@ static Merge heap_pop(Heap *h) {
 
 static int word_add(Word *w, int id, int len) {
     if (w->n == w->cap) {
+        if (w->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = w->cap ? w->cap * 2 : 32;
         int *c = realloc(w->c, (size_t)cap * sizeof *c);
         if (c) w->c = c;
@@ -449,10 +458,12 @@ static int merge_pair(const cJSON *e, char *buf, size_t bufn, const char **a, co
 /* Grows *buf to hold n bytes.  0, or -1 out of memory. */
 static int room(char **buf, size_t *cap, size_t n) {
     if (n <= *cap) return 0;
-    char *p = realloc(*buf, n * 2);
+    size_t want;
+    if (!size_mul(&want, n, 2)) return -1;
+    char *p = realloc(*buf, want);
     if (!p) return -1;
     *buf = p;
-    *cap = n * 2;
+    *cap = want;
     return 0;
 }
 

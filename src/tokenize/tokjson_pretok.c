@@ -104,9 +104,9 @@ static int split_chars(const TjStr *s, int cls, int32_t one, int behavior, TjLis
     return rc;
 }
 
-static int split_pattern(const TjStr *s, const TjPattern *p, int invert, int behavior, TjList *out) {
+static int split_pattern(const TjStr *s, const TjPattern *p, int invert, int behavior, TjList *out, TjWhy *why) {
     TjSpans m = {0};
-    int rc = tj_pattern_find(p, s->s, s->n, &m) || split_by(s, &m, invert, behavior, out);
+    int rc = tj_pattern_find(p, s->s, s->n, &m, why) || split_by(s, &m, invert, behavior, out);
     free(m.v);
     return rc;
 }
@@ -133,11 +133,11 @@ static int to_byte_chars(TjStr *s) {
     return rc;
 }
 
-static int pre_byte_level(const TjPre *p, TjStr *s, TjList *out) {
+static int pre_byte_level(const TjPre *p, TjStr *s, TjList *out, TjWhy *why) {
     if (p->add_prefix_space && s->s[0] != ' ' && prepend(s, " ")) return -1;
     int first = out->n;
     if (p->use_regex) {
-        if (split_pattern(s, &p->pat, 0, TJ_SPLIT_ISOLATED, out)) return -1;
+        if (split_pattern(s, &p->pat, 0, TJ_SPLIT_ISOLATED, out, why)) return -1;
     } else if (tjlist_take(out, s)) return -1;
     for (int i = first; i < out->n; i++)
         if (to_byte_chars(&out->v[i])) return -1;
@@ -177,11 +177,11 @@ int tj_pre_gpt2(TjPre *p, const TjCtx *c) {
 }
 
 /* The pre-tokens of one piece, appended to out. */
-static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
+static int pre_one(const TjPre *p, TjStr *s, TjList *out, TjWhy *why) {
     switch (p->kind) {
-    case TJ_PRE_BYTE_LEVEL: return pre_byte_level(p, s, out);
-    case TJ_PRE_SPLIT: return split_pattern(s, &p->pat, p->invert, p->behavior, out);
-    case TJ_PRE_WHITESPACE: return split_pattern(s, &p->pat, 1, TJ_SPLIT_REMOVED, out);
+    case TJ_PRE_BYTE_LEVEL: return pre_byte_level(p, s, out, why);
+    case TJ_PRE_SPLIT: return split_pattern(s, &p->pat, p->invert, p->behavior, out, why);
+    case TJ_PRE_WHITESPACE: return split_pattern(s, &p->pat, 1, TJ_SPLIT_REMOVED, out, why);
     case TJ_PRE_WHITESPACE_SPLIT: return split_chars(s, CHARS_SPACE, 0, TJ_SPLIT_REMOVED, out);
     case TJ_PRE_BERT: {
         TjList words = {0};
@@ -200,20 +200,42 @@ static int pre_one(const TjPre *p, TjStr *s, TjList *out) {
     return tjlist_take(out, s);
 }
 
-int tj_pre_apply(const TjPre *p, TjList *pieces) {
+static long total_bytes(const TjList *l) {
+    long n = 0;
+    for (int i = 0; i < l->n; i++) n += l->v[i].n;
+    return n;
+}
+
+/* p on the pieces (a Sequence: each part in turn), their bytes, from in all
+ * at the start, growing to at most limit: checked after every part. */
+static int pre_run(const TjPre *p, TjList *pieces, long from, long limit, TjWhy *why) {
     if (p->kind == TJ_PRE_SEQUENCE) {
         for (int i = 0; i < p->n_sub; i++)
-            if (tj_pre_apply(&p->sub[i], pieces)) return -1;
+            if (pre_run(&p->sub[i], pieces, from, limit, why)) return -1;
         return 0;
     }
+    *why = (TjWhy){TJ_WHY_MEMORY, p->where, 0, 0};
     TjList out = {0};
     for (int i = 0; i < pieces->n; i++) {
         if (pieces->v[i].n == 0) continue;
-        if (pre_one(p, &pieces->v[i], &out)) { tjlist_free(&out); return -1; }
+        if (pre_one(p, &pieces->v[i], &out, why)) { tjlist_free(&out); return -1; }
     }
     tjlist_free(pieces);
     *pieces = out;
+    long to = total_bytes(pieces);
+    if (to > limit) {
+        *why = (TjWhy){TJ_WHY_GROWTH, p->where, from, to};
+        return -1;
+    }
     return 0;
+}
+
+int tj_pre_apply(const TjPre *p, TjList *pieces, TjWhy *why) {
+    TjWhy w;
+    long from = total_bytes(pieces);
+    int rc = pre_run(p, pieces, from, tj_growth_limit(from), &w);
+    if (rc && why) *why = w;
+    return rc;
 }
 
 static const struct { const char *name; int kind; } PRE_KINDS[] = {
@@ -275,6 +297,8 @@ static int parse_byte_level(TjPre *p, const cJSON *j, const char *where, const T
 
 int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c) {
     const char *type = tj_str(j, "type");
+    int bad = 0;
+    if (!(p->where = tj_dup(where, &bad))) return tj_fail(c, where, "out of memory");
     if (!cJSON_IsObject(j) || !type) return tj_fail(c, where, "a pre-tokenizer must be an object with a \"type\"");
     p->kind = -1;
     for (size_t i = 0; i < sizeof PRE_KINDS / sizeof PRE_KINDS[0]; i++)
@@ -306,5 +330,6 @@ void tj_pre_free(TjPre *p) {
     for (int i = 0; i < p->n_sub; i++) tj_pre_free(&p->sub[i]);
     free(p->sub);
     tj_pattern_free(&p->pat);
+    free(p->where);
     memset(p, 0, sizeof *p);
 }

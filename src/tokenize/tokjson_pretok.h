@@ -3,8 +3,8 @@
  * sees, with the library's five split behaviours.
  * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
  * message naming the file and the field); every *_free accepts a zeroed or
- * half-built one.  Functions that run on text return 0, or -1 when memory ran
- * out or a pattern gave up (the caller writes the message). */
+ * half-built one.  Functions that run on text return 0, or -1 with the reason
+ * in a TjWhy (the caller writes the message: tj_why_say). */
 #ifndef ATTNVIZ_TOKJSON_PRETOK_H
 #define ATTNVIZ_TOKJSON_PRETOK_H
 #include "tokenize/tokjson_text.h"
@@ -29,6 +29,7 @@ typedef struct TjPre {
     int32_t delim;                       /* CharDelimiterSplit                 */
     struct TjPre *sub;                   /* (n_sub) Sequence                   */
     int n_sub;
+    char *where;                         /* its place in the file: "pre_tokenizer" */
 } TjPre;
 
 int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c);
@@ -36,8 +37,9 @@ int tj_pre_parse(TjPre *p, const cJSON *j, const char *where, const TjCtx *c);
  * prefix space, its pattern compiled as PCRE2 reads it (UTF, UCP), as
  * OpenAI's encoder.py ran it, not rewritten to Oniguruma's classes. */
 int tj_pre_gpt2(TjPre *p, const TjCtx *c);
-/* Replaces the pieces by their pre-tokens. */
-int tj_pre_apply(const TjPre *p, TjList *pieces);
+/* Replaces the pieces by their pre-tokens; refused (TJ_WHY_GROWTH) when
+ * their bytes would grow past tj_growth_limit of what they were. */
+int tj_pre_apply(const TjPre *p, TjList *pieces, TjWhy *why);
 void tj_pre_free(TjPre *p);
 
 #endif

@@ -8,6 +8,8 @@
  * spans the character it was inserted at. */
 #include "tokenize/tokjson_text.h"
 #include "core/errmsg.h"
+#include "core/sizes.h"
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,18 +51,57 @@ char *tj_dup(const char *s, int *bad) {
 
 /* ---- TjStr and TjList ---- */
 
+/* The work PCRE2 may do on a text, in its steps (backtracking points; 10 to
+ * 200 ns each here).  One match limit for every place let a crafted pattern
+ * take 9 ms a character (94 s for 10,000), since PCRE2 counts the limit anew
+ * at each place.  So the text has a budget, TJ_STEPS_BASE + TJ_STEPS_PER_BYTE
+ * a byte: the pattern is tried at each place in turn (anchored there) with a
+ * limit of TJ_STEPS_FIRST, raised fourfold while the place needs more and
+ * the budget allows, never past TJ_MATCH_LIMIT; every try is charged its
+ * limit.  Real patterns (GPT-2's, Llama 3's, Qwen's) need a few dozen steps a
+ * place, and a long run of spaces one costly place (Llama 3's \s*[\r\n]+);
+ * a text that needs more is an error, never a silently different split.  The
+ * heap limit (KiB) bounds the backtracking memory of one try. */
+#define TJ_STEPS_FIRST 64u
+#define TJ_STEPS_BASE 1000000L
+#define TJ_STEPS_PER_BYTE 256L
+#define TJ_MATCH_LIMIT 10000000u
+#define TJ_HEAP_LIMIT_KIB (64u << 10)
+
+/* Room for k more bytes (and the NUL).  Sizes in size_t, checked: a text
+ * never grows past TJ_TEXT_MAX bytes, so n and cap stay far inside an int. */
 static int tjstr_room(TjStr *t, int k) {
-    if (t->n + k + 1 <= t->cap) return 0;
-    int cap = t->cap ? t->cap : 32;
-    while (cap < t->n + k + 1) cap *= 2;
-    char *s = realloc(t->s, (size_t)cap);
+    size_t need, cap = t->cap ? (size_t)t->cap : 32, al_bytes;
+    if (k < 0 || !size_add(&need, (size_t)t->n, (size_t)k) || !size_add(&need, need, 1) || need > TJ_TEXT_MAX + 1u)
+        return -1;
+    if (need <= (size_t)t->cap) return 0;
+    while (cap < need) cap = cap > TJ_TEXT_MAX / 2 ? TJ_TEXT_MAX + 1u : cap * 2;
+    if (!size_mul(&al_bytes, cap, sizeof *t->al)) return -1;
+    char *s = realloc(t->s, cap);
     if (!s) return -1;
     t->s = s;
-    TjSpan *al = realloc(t->al, (size_t)cap * sizeof *al);
+    TjSpan *al = realloc(t->al, al_bytes);
     if (!al) return -1;
     t->al = al;
-    t->cap = cap;
+    t->cap = (int)cap;
     return 0;
+}
+
+long tj_growth_limit(long n) {
+    long lim = n * TJ_GROWTH + TJ_GROWTH_SLACK;   /* n <= TJ_TEXT_MAX: no overflow */
+    return lim < TJ_TEXT_MAX ? lim : TJ_TEXT_MAX;
+}
+
+int tj_why_say(const TjWhy *w, char *err, size_t errlen) {
+    const char *where = w && w->where ? w->where : "the tokenizer";
+    if (w && w->kind == TJ_WHY_GROWTH)
+        return errmsg_set(err, errlen, "%s: refused: it turns %ld bytes of text into %ld (a part may grow a text %dx + "
+                                       "%d bytes, at most %d MiB)", where, w->from, w->to, TJ_GROWTH, TJ_GROWTH_SLACK,
+                          TJ_TEXT_MAX >> 20);
+    if (w && w->kind == TJ_WHY_MATCH_LIMIT)
+        return errmsg_set(err, errlen, "%s: refused: its regex backtracks too much on this text (a text may cost "
+                                       "PCRE2 %ld steps + %ld a byte)", where, TJ_STEPS_BASE, TJ_STEPS_PER_BYTE);
+    return errmsg_set(err, errlen, "%s: out of memory", where);
 }
 
 int tjstr_put(TjStr *t, const char *p, int k, TjSpan sp) {
@@ -102,6 +143,7 @@ void tjstr_free(TjStr *t) {
 
 int tjlist_take(TjList *l, TjStr *s) {
     if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = l->cap ? l->cap * 2 : 16;
         TjStr *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -122,6 +164,7 @@ void tjlist_free(TjList *l) {
 
 int tjspans_add(TjSpans *l, int a, int b) {
     if (l->n == l->cap) {
+        if (l->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = l->cap ? l->cap * 2 : 16;
         TjSpan *v = realloc(l->v, (size_t)cap * sizeof *v);
         if (!v) return -1;
@@ -338,7 +381,6 @@ int tj_char_byte(int32_t c) {
 
 /* ---- patterns ---- */
 
-#define MATCH_LIMIT 1000000   /* backtracking steps of one match (PCRE2's default: 10 million) */
 
 /* Oniguruma's Unicode \s (tab to CR, NEL, Zs, Zl, Zp) and \w (UTS #18's
  * word: Alphabetic, marks, Nd, Pc, the joiners; not ² or ½), as the
@@ -433,31 +475,61 @@ static int find_literal(const char *lit, const char *s, int n, TjSpans *out) {
     return 0;
 }
 
-int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out) {
-    if (p->lit) return find_literal(p->lit, s, n, out);
+/* One try of the pattern anchored at off, under the text's budget (*spent
+ * of budget steps so far): the PCRE2 result, or PCRE2_ERROR_MATCHLIMIT when
+ * the place needs more than the budget leaves. */
+static int match_at(const pcre2_code *re, const char *s, int n, int off, pcre2_match_data *md,
+                    pcre2_match_context *mc, long *spent, long budget) {
+    for (uint32_t lim = TJ_STEPS_FIRST;; lim *= 4) {
+        if (*spent + (long)lim > budget) return PCRE2_ERROR_MATCHLIMIT;
+        *spent += (long)lim;
+        pcre2_set_match_limit(mc, lim);
+        int r = pcre2_match(re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)off, PCRE2_ANCHORED | PCRE2_NO_UTF_CHECK,
+                            md, mc);
+        if (r != PCRE2_ERROR_MATCHLIMIT || lim >= TJ_MATCH_LIMIT) return r;
+    }
+}
+
+int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out, TjWhy *why) {
+    if (p->lit) {
+        if (find_literal(p->lit, s, n, out) == 0) return 0;
+        if (why) why->kind = TJ_WHY_MEMORY;
+        return -1;
+    }
     if (!p->re) return 0;
     pcre2_match_data *md = pcre2_match_data_create_from_pattern(p->re, NULL);
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    if (!md || !mc) { pcre2_match_data_free(md); pcre2_match_context_free(mc); return -1; }
-    pcre2_set_match_limit(mc, MATCH_LIMIT);   /* a pathological pattern fails instead of running for minutes */
+    if (!md || !mc) {
+        pcre2_match_data_free(md);
+        pcre2_match_context_free(mc);
+        if (why) why->kind = TJ_WHY_MEMORY;
+        return -1;
+    }
+    pcre2_set_heap_limit(mc, TJ_HEAP_LIMIT_KIB);
+    long spent = 0, budget = TJ_STEPS_BASE + TJ_STEPS_PER_BYTE * (long)n;
     int off = 0, last_end = -1, rc = 0;
-    while (off <= n) {
-        int r = pcre2_match(p->re, (PCRE2_SPTR)s, (PCRE2_SIZE)n, (PCRE2_SIZE)off, PCRE2_NO_UTF_CHECK, md, mc);
-        if (r < 0) {
-            if (r != PCRE2_ERROR_NOMATCH) rc = -1;
+    while (off <= n) {   /* each place in turn, left to right, as an unanchored PCRE2 match would */
+        int r = match_at(p->re, s, n, off, md, mc, &spent, budget);
+        if (r < 0 && r != PCRE2_ERROR_NOMATCH) {
+            rc = -1;
+            if (why)
+                why->kind = r == PCRE2_ERROR_MATCHLIMIT || r == PCRE2_ERROR_DEPTHLIMIT || r == PCRE2_ERROR_HEAPLIMIT
+                          ? TJ_WHY_MATCH_LIMIT : TJ_WHY_MEMORY;
             break;
         }
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        int a = (int)ov[0], b = (int)ov[1];
-        if (a == b && b == last_end) {   /* an empty match right after the last one */
-            if (off >= n) break;
+        int b = r < 0 ? -1 : (int)ov[1];
+        if (r < 0 || (b == off && b == last_end)) {   /* no match here, or an empty one right after the last */
             int32_t ch;
-            off += tj_utf8_next(s, n, off, &ch);
+            off += off < n ? tj_utf8_next(s, n, off, &ch) : 1;
             continue;
         }
-        if (tjspans_add(out, a, b)) { rc = -1; break; }
-        off = b;
-        last_end = b;
+        if (tjspans_add(out, off, b)) {
+            if (why) why->kind = TJ_WHY_MEMORY;
+            rc = -1;
+            break;
+        }
+        off = last_end = b;
     }
     pcre2_match_data_free(md);
     pcre2_match_context_free(mc);
@@ -499,6 +571,7 @@ typedef struct { int32_t *cp; int *n; int len, cap; } Cps;
 
 static int cps_add(Cps *c, int32_t x, int n) {
     if (c->len == c->cap) {
+        if (c->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
         int cap = c->cap ? c->cap * 2 : 64;
         int32_t *p = realloc(c->cp, (size_t)cap * sizeof *p);
         if (p) c->cp = p;
@@ -739,15 +812,21 @@ static int norm_bert_python(const TjNorm *nm, TjStr *s) {
 /* Every match of the pattern replaced by content; the new characters span
  * the last character they replace (the byte before an empty match), as the
  * library aligns them. */
-static int norm_replace(const TjNorm *nm, TjStr *s) {
+static int norm_replace(const TjNorm *nm, TjStr *s, long limit, TjWhy *why) {
     if (s->n == 0) return 0;   /* the library finds no match in empty text */
     TjSpans m = {0};
     TjStr out = {0};
-    int rc = tj_pattern_find(&nm->pat, s->s, s->n, &m), at = 0, clen = (int)strlen(nm->content);
+    size_t clen = strlen(nm->content), kept = (size_t)s->n, added = 0, total = 0;
+    int rc = tj_pattern_find(&nm->pat, s->s, s->n, &m, why), at = 0;
+    for (int i = 0; i < m.n && rc == 0; i++) kept -= (size_t)(m.v[i].end - m.v[i].start);
+    if (rc == 0 && (!size_mul(&added, (size_t)m.n, clen) || !size_add(&total, kept, added) || total > (size_t)limit)) {
+        *why = (TjWhy){TJ_WHY_GROWTH, nm->where, s->n, total > (size_t)limit ? (long)total : LONG_MAX};
+        rc = -1;
+    }
     for (int i = 0; i < m.n && rc == 0; i++) {
         int a = m.v[i].start, b = m.v[i].end;
         TjSpan sp = b > 0 ? s->al[b - 1] : (TjSpan){s->al[0].start, s->al[0].start};
-        rc = tjstr_slice(&out, s, at, a) || tjstr_put(&out, nm->content, clen, sp);
+        rc = tjstr_slice(&out, s, at, a) || tjstr_put(&out, nm->content, (int)clen, sp);
         at = b;
     }
     if (rc == 0 && m.n > 0) rc = tjstr_slice(&out, s, at, s->n);
@@ -757,13 +836,17 @@ static int norm_replace(const TjNorm *nm, TjStr *s) {
     return rc;
 }
 
-static int norm_prepend(const TjNorm *nm, TjStr *s) {
+static int norm_prepend(const TjNorm *nm, TjStr *s, long limit, TjWhy *why) {
     if (s->n == 0) return 0;
+    size_t clen = strlen(nm->content);
+    if (s->n > limit || clen > (size_t)(limit - s->n)) {
+        *why = (TjWhy){TJ_WHY_GROWTH, nm->where, s->n, clen < (size_t)LONG_MAX - (size_t)s->n ? s->n + (long)clen : LONG_MAX};
+        return -1;
+    }
     TjStr out = {0};
     int32_t c;
     int k = tj_utf8_next(s->s, s->n, 0, &c);
-    int rc = tjstr_put(&out, nm->content, (int)strlen(nm->content), tjstr_span(s, 0, k)) ||
-             tjstr_slice(&out, s, 0, s->n);
+    int rc = tjstr_put(&out, nm->content, (int)clen, tjstr_span(s, 0, k)) || tjstr_slice(&out, s, 0, s->n);
     if (rc == 0) take(s, &out);
     tjstr_free(&out);
     return rc;
@@ -802,7 +885,8 @@ static int norm_byte_level(TjStr *s) {
     return rc;
 }
 
-int tj_norm_apply(const TjNorm *nm, TjStr *s) {
+/* One normalizer on s; the text may not grow past limit bytes. */
+static int norm_step(const TjNorm *nm, TjStr *s, long limit, TjWhy *why) {
     switch (nm->kind) {
     case TJ_NORM_NFC: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
     case TJ_NORM_NFD: return norm_unicode(s, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
@@ -811,16 +895,37 @@ int tj_norm_apply(const TjNorm *nm, TjStr *s) {
     case TJ_NORM_LOWERCASE: return norm_lowercase(s);
     case TJ_NORM_STRIP_ACCENTS: return norm_drop_marks(s, MARKS_ALL);
     case TJ_NORM_BERT: return nm->python ? norm_bert_python(nm, s) : norm_bert(nm, s);
-    case TJ_NORM_REPLACE: return norm_replace(nm, s);
-    case TJ_NORM_PREPEND: return norm_prepend(nm, s);
+    case TJ_NORM_REPLACE: return norm_replace(nm, s, limit, why);
+    case TJ_NORM_PREPEND: return norm_prepend(nm, s, limit, why);
     case TJ_NORM_STRIP: return norm_strip(nm, s);
     case TJ_NORM_BYTE_LEVEL: return norm_byte_level(s);
-    case TJ_NORM_SEQUENCE:
-        for (int i = 0; i < nm->n_sub; i++)
-            if (tj_norm_apply(&nm->sub[i], s)) return -1;
-        return 0;
     }
     return 0;
+}
+
+/* nm on s (a Sequence: each part in turn), the text of from bytes growing to
+ * at most limit: checked after every part, so a chain that multiplies the text
+ * stops at the first part that passes the limit. */
+static int norm_run(const TjNorm *nm, TjStr *s, long from, long limit, TjWhy *why) {
+    if (nm->kind == TJ_NORM_SEQUENCE) {
+        for (int i = 0; i < nm->n_sub; i++)
+            if (norm_run(&nm->sub[i], s, from, limit, why)) return -1;
+        return 0;
+    }
+    *why = (TjWhy){TJ_WHY_MEMORY, nm->where, 0, 0};
+    if (norm_step(nm, s, limit, why)) return -1;
+    if (s->n > limit) {
+        *why = (TjWhy){TJ_WHY_GROWTH, nm->where, from, s->n};
+        return -1;
+    }
+    return 0;
+}
+
+int tj_norm_apply(const TjNorm *nm, TjStr *s, TjWhy *why) {
+    TjWhy w;
+    int rc = norm_run(nm, s, s->n, tj_growth_limit(s->n), &w);
+    if (rc && why) *why = w;
+    return rc;
 }
 
 static const struct { const char *name; int kind; } NORM_KINDS[] = {
@@ -853,6 +958,8 @@ int tj_norm_parse(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c)
         if (!strcmp(type, NORM_KINDS[i].name)) nm->kind = NORM_KINDS[i].kind;
     if (nm->kind < 0) return tj_fail(c, where, "the normalizer \"%.40s\" is not supported", type);
     int bad = 0;
+    nm->where = tj_dup(where, &bad);
+    if (bad) return tj_fail(c, where, "out of memory");
     switch (nm->kind) {
     case TJ_NORM_BERT:
         nm->clean = tj_bool(j, "clean_text", 1);
@@ -885,5 +992,6 @@ void tj_norm_free(TjNorm *nm) {
     free(nm->sub);
     tj_pattern_free(&nm->pat);
     free(nm->content);
+    free(nm->where);
     memset(nm, 0, sizeof *nm);
 }

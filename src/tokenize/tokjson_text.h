@@ -7,7 +7,8 @@
  * Every *_parse reads one JSON object into a zeroed struct (0, or -1 with a
  * message naming the file and the field); every *_free accepts a zeroed or
  * half-built one.  Functions that run on text return 0, or -1 when memory ran
- * out or a pattern gave up (the caller writes the message). */
+ * out, a pattern gave up or a part grew the text too much; they say which in
+ * a TjWhy (may be NULL) and the caller writes the message (tj_why_say). */
 #ifndef ATTNVIZ_TOKJSON_TEXT_H
 #define ATTNVIZ_TOKJSON_TEXT_H
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -36,6 +37,29 @@ const char *tj_str(const cJSON *o, const char *key);
 char *tj_dup(const char *s, int *bad);
 
 typedef struct { int start, end; } TjSpan;   /* bytes [start, end) of the input */
+
+/* A text transform's bounds: a normalizer or pre-tokenizer (one, or a whole
+ * Sequence) may make a text at most TJ_GROWTH times longer, plus
+ * TJ_GROWTH_SLACK bytes (a prepended "▁" on one character, a compatibility
+ * decomposition of U+FDFA), and never longer than TJ_TEXT_MAX bytes.  Every
+ * real tokenizer stays far below (Metaspace's "▁" for " " is 3x); five nested
+ * Replace normalizers that each multiply the text by 1000 would otherwise
+ * take all memory. */
+#define TJ_GROWTH 8
+#define TJ_GROWTH_SLACK 256
+#define TJ_TEXT_MAX (64 << 20)
+
+/* Why running a part of the file on text failed. */
+enum { TJ_WHY_MEMORY, TJ_WHY_MATCH_LIMIT, TJ_WHY_GROWTH };
+typedef struct {
+    int kind;            /* TJ_WHY_*                                        */
+    const char *where;   /* the part ("normalizer.normalizers[2]"), or NULL */
+    long from, to;       /* TJ_WHY_GROWTH: the text's bytes before and after */
+} TjWhy;
+/* The one-line reason ("WHERE: …") into err; returns -1. */
+int tj_why_say(const TjWhy *w, char *err, size_t errlen);
+/* The largest length a chain may grow a text of n bytes to. */
+long tj_growth_limit(long n);
 
 /* UTF-8 text where every byte knows the input bytes it came from. */
 typedef struct {
@@ -93,8 +117,10 @@ int tj_pattern_parse(TjPattern *p, const cJSON *j, const char *where, const TjCt
 /* Compiles an Oniguruma pattern (\w, \W, \s rewritten to its classes). */
 int tj_pattern_regex(TjPattern *p, const char *onig, const char *where, const TjCtx *c);
 /* Every match in s[0, n), left to right, as Oniguruma's find_iter gives
- * them (an empty match right after the previous one skipped). */
-int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out);
+ * them (an empty match right after the previous one skipped).  A regex has a
+ * budget of PCRE2 steps for the text (1 million + 256 a byte, tokjson_text.c):
+ * past it, -1 with why->kind TJ_WHY_MATCH_LIMIT. */
+int tj_pattern_find(const TjPattern *p, const char *s, int n, TjSpans *out, TjWhy *why);
 void tj_pattern_free(TjPattern *p);
 int tjspans_add(TjSpans *l, int a, int b);
 
@@ -116,11 +142,13 @@ typedef struct TjNorm {
     char *content;                                  /* Replace, Prepend      */
     struct TjNorm *sub;                             /* (n_sub) Sequence      */
     int n_sub;
+    char *where;         /* its place in the file, for messages: "normalizer" */
 } TjNorm;
 
 int tj_norm_parse(TjNorm *nm, const cJSON *j, const char *where, const TjCtx *c);
-/* Replaces *s by its normalized form. */
-int tj_norm_apply(const TjNorm *nm, TjStr *s);
+/* Replaces *s by its normalized form; refused (TJ_WHY_GROWTH) when it would
+ * grow past tj_growth_limit of its length. */
+int tj_norm_apply(const TjNorm *nm, TjStr *s, TjWhy *why);
 void tj_norm_free(TjNorm *nm);
 
 #endif
