@@ -212,6 +212,10 @@ def test_memory_is_checked_before_the_forward_pass(tmp):
     r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "100K"})
     assert r.returncode == 1 and "would take about 164 kB" in r.stderr and "102 kB is free" in r.stderr, r.stderr
     assert "shorter text" in r.stderr and not os.path.exists(out)
+    r = _run_env(["run", *m, "--max-memory", "100K", "--out", out, text], {})
+    assert r.returncode == 1 and "102 kB is free under --max-memory" in r.stderr and not os.path.exists(out), r.stderr
+    r = _run_env(["run", *m, "--max-memory", "2X", "--out", out, text], {})
+    assert r.returncode == 2 and "not a size" in r.stderr, r.stderr
     r = _run_env(["run", *m, "--out", out, text], {"ATTNVIZ_MAX_MEMORY": "200K"})
     assert r.returncode == 0, r.stderr
     r = _run_env(["generate", *m, "--steps", "400", "--out", os.path.join(tmp, "g"), "Lily"],

@@ -9,6 +9,7 @@
  *                    the bundled translator's own greedy decoding
  * Prints the prompt and what was written, and tokens per second. */
 #include "cli/cli.h"
+#include "core/memory.h"
 #include "render/render.h"
 #include "net/net.h"
 #include "pipeline/generate.h"
@@ -41,6 +42,8 @@ static void generate_usage(FILE *f) {
           "  --no-pictures      no pictures and no index.html (with --trace none nothing is written:\n"
           "                     the text and the speed only, as make bench runs it)\n"
           "  --out DIR          output folder (default output/generate)\n"
+          "  --max-memory SIZE  refuse, before the first step, a generation whose rows would take\n"
+          "                     more than SIZE (800M, 2G; default: the memory free now)\n"
           "  --force           write into a folder that holds other files (kept, never\n"
           "                    removed), or into your home folder\n"
           "  --head-roles       name what each head does (head_roles.png, trace.json's head_roles):\n"
@@ -53,7 +56,7 @@ static void generate_usage(FILE *f) {
 }
 
 typedef struct {
-    const char *model, *tokenizer, *prompt, *out, *head, *trace, *to;
+    const char *model, *tokenizer, *prompt, *out, *head, *trace, *to, *max_memory;
     long steps, top_k, seed, probe_length, probe_seed;
     double temperature;
     int quiet, no_pictures, head_roles;
@@ -68,13 +71,14 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
     a->steps = 20; a->top_k = 5; a->seed = 1; a->probe_seed = 1;
     for (int i = 1; i < argc; i++) {
         const CliOption opts[] = {{"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--out", &a->out},
-                                  {"--head", &a->head}, {"--trace", &a->trace}, {"--to", &a->to}};
+                                  {"--head", &a->head}, {"--trace", &a->trace}, {"--to", &a->to},
+                                  {"--max-memory", &a->max_memory}};
         const CliLong longs[] = {{"--steps", &a->steps, 1, 1000000}, {"--top-k", &a->top_k, 1, 100000000},
                                  {"--seed", &a->seed, 0, 0x7fffffffffffffffL},
                                  {"--probe-length", &a->probe_length, 2, 100000},
                                  {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         const CliDouble dbls[] = {{"--temperature", &a->temperature, 0, 1e6}};
-        int taken = cli_take_option(argc, argv, &i, opts, 6, "generate");
+        int taken = cli_take_option(argc, argv, &i, opts, 7, "generate");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 5, "generate");
         if (!taken) taken = cli_take_double(argc, argv, &i, dbls, 1, "generate");
         if (taken < 0) return -1;
@@ -89,6 +93,8 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }
         else a->prompt = argv[i];
     }
+    char err[256];
+    if (a->max_memory && memory_set_limit(a->max_memory, err, sizeof err)) { cli_error("%s", err); return -1; }
     if (!a->prompt) { cli_error("generate needs a prompt: attnviz generate --model DIR \"Once upon a time\""); return -1; }
     if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
         cli_error("--to is fr or vi, got '%s'", a->to);

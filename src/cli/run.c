@@ -10,6 +10,7 @@
  * each (sentence-1/ …) with an index.html linking them; --batch runs them
  * together padded to one length, so each trace shows <pad> and its mask. */
 #include "cli/cli.h"
+#include "core/memory.h"
 #include "net/net.h"
 #include "pipeline/reading.h"
 #include "render/html.h"
@@ -28,7 +29,7 @@
 #define RUN_MAX_LIST 64              /* --layers / --heads indices 0..63 */
 
 typedef struct {
-    const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate;
+    const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
     long max_pictures, lines_top, probe_length, probe_seed;
     int batch, quiet, no_pictures, timing, importance, no_mask, head_roles, slide;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
@@ -95,6 +96,8 @@ static void run_usage(FILE *f) {
         "  --force           write into a folder that holds other files (kept, never\n"
         "                    removed), or into your home folder\n"
         "  --no-pictures     write only trace.json and index.html (no PNGs; faster)\n"
+        "  --max-memory SIZE refuse, before the forward pass, a run whose maps would take more than\n"
+        "                    SIZE (800M, 2G; default: the memory free now)\n"
         "  --slide           every picture exactly 1920 x 1080 (a 16:9 slide), scaled to\n"
         "                    fit with large labels (default: each picture its own size, at\n"
         "                    most 3000 px a side)\n"
@@ -166,7 +169,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         const CliOption opts[] = {
             {"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
-            {"--heads", &a->heads}, {"--ablate", &a->ablate}};
+            {"--heads", &a->heads}, {"--ablate", &a->ablate}, {"--max-memory", &a->max_memory}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
                                  {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
@@ -207,6 +210,8 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         return -1;
     }
     if (parse_list("--layers", a->layers, a->layer_on) || parse_list("--heads", a->heads, a->head_on)) return -1;
+    char err[256];
+    if (a->max_memory && memory_set_limit(a->max_memory, err, sizeof err)) { cli_error("%s", err); return -1; }
     if (a->probe_length && !a->head_roles) {
         cli_error("--probe-length sets the probe of --head-roles; add --head-roles");
         return -1;

@@ -7,16 +7,29 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ATTNVIZ_MAX_MEMORY: "800000000", "800M", "2G"; 0 when unset or not a size. */
-static size_t env_cap(void) {
-    const char *s = getenv("ATTNVIZ_MAX_MEMORY");
+static size_t option_cap;   /* --max-memory, 0: none */
+
+/* "800000000", "800M", "2G", "1.5g" in bytes; 0 when it is no size. */
+static size_t parse_size(const char *s) {
     if (!s || !*s) return 0;
     char *end;
     double v = strtod(s, &end);
     double unit = *end == 'K' || *end == 'k' ? 1024.0 : *end == 'M' || *end == 'm' ? 1048576.0
                 : *end == 'G' || *end == 'g' ? 1073741824.0 : 1.0;
-    if (v <= 0 || v * unit >= (double)SIZE_MAX) return 0;
+    if (unit > 1.0) end++;
+    if (*end || !(v > 0) || v * unit >= (double)SIZE_MAX) return 0;
     return (size_t)(v * unit);
+}
+
+/* --max-memory, else ATTNVIZ_MAX_MEMORY; 0 when neither is set. */
+static size_t env_cap(void) {
+    return option_cap ? option_cap : parse_size(getenv("ATTNVIZ_MAX_MEMORY"));
+}
+
+int memory_set_limit(const char *size, char *err, size_t errlen) {
+    if (!(option_cap = parse_size(size)))
+        return errmsg_set(err, errlen, "--max-memory '%s' is not a size such as 800M or 2G", size);
+    return 0;
 }
 
 size_t memory_available(void) {
@@ -52,5 +65,6 @@ int memory_check(size_t need, const char *what, const char *how, char *err, size
     human((double)need, n, sizeof n);
     human((double)have, h, sizeof h);
     return errmsg_set(err, errlen, "%s would take about %s, and %s is free%s (%s)", what, n, h,
-                      getenv("ATTNVIZ_MAX_MEMORY") ? " under ATTNVIZ_MAX_MEMORY" : "", how);
+                      option_cap ? " under --max-memory" : getenv("ATTNVIZ_MAX_MEMORY") ? " under ATTNVIZ_MAX_MEMORY" : "",
+                      how);
 }

@@ -2,8 +2,9 @@
  *
  *   memory_available  the bytes the machine can give now (MemAvailable in
  *                     /proc/meminfo, else the physical memory), or 0 when
- *                     unknown; ATTNVIZ_MAX_MEMORY (bytes, or with a K/M/G
- *                     suffix) caps it, so a run can be held to less
+ *                     unknown; --max-memory (memory_set_limit) or
+ *                     ATTNVIZ_MAX_MEMORY (bytes, or with a K/M/G suffix) caps
+ *                     it, so a run can be held to less
  *   memory_check      need against that: 0, or -1 with "WHAT would take about N GB,
  *                     and M GB is free (HOW)"
  * Errors: -1 and one line in err. */
@@ -12,6 +13,10 @@
 #include <stddef.h>
 
 size_t memory_available(void);
+
+/* --max-memory SIZE ("800M", "2G"): caps memory_available as
+ * ATTNVIZ_MAX_MEMORY does, and wins over it.  0, or -1 with err. */
+int memory_set_limit(const char *size, char *err, size_t errlen);
 
 /* need: the estimate in bytes (SIZE_MAX when it overflowed); what: "the maps of
  * 30 layers x 9 heads over 4,000 tokens"; how: what helps ("--layers, a shorter
