@@ -244,7 +244,7 @@ FUZZ_DIR     := build/fuzz
 # tmpfs (/dev/shm) that runs ~10x faster than on disk (12k against 1k exec/s).
 FUZZ_TMP     ?= $(if $(wildcard /dev/shm/.),/dev/shm,$${TMPDIR:-/tmp})
 FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Isrc -I$(FUZZ_DIR)/gen $(PKG_CFLAGS) -fno-omit-frame-pointer \
-                -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"'
+                -fsanitize=address,undefined -fno-sanitize-recover=undefined -DATTNVIZ_DATADIR='"$(PREFIX)/share/attnviz"' -MMD -MP
 FUZZ_OBJ     := $(LIB_SRC:%.c=$(FUZZ_DIR)/%.o)
 .SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_DIR)/gen/page_assets.inc: $(PAGE_ASSETS)
