@@ -152,8 +152,9 @@ def test_real_files_are_read_strictly(tmp):
 
 
 def test_make_model_without_data_says_what_to_download(tmp):
-    r = subprocess.run(["make", "-s", "-C", ROOT, "model", "DATA=" + os.path.join(tmp, "none")],
-                       capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}   # as a user types it,
+    r = subprocess.run(["make", "-s", "--no-print-directory", "-C", ROOT, "model",        # not inside make test's make
+                        "DATA=" + os.path.join(tmp, "none")], capture_output=True, text=True, timeout=60, env=env)
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert r.returncode != 0 and len(lines) == 1, r.stderr
     for want in ("fra-eng.zip", "vie-eng.zip", "manythings.org/anki", "tatoeba.org"):

@@ -123,13 +123,15 @@ static void watch_signals(OutStage *st) {
 
 int cli_stage_open(OutStage *st, const char *dir) {
     char err[1024];
+    memset(st, 0, sizeof *st);
+    watch_signals(st);   /* before the folder exists: mkdtemp fills st->dir in place */
     if (outstage_open(st, dir, force_out, err, sizeof err) != 0) {
+        watch_signals(NULL);
         cli_error("%s%s", err, strstr(err, "--out") ? "" : " (choose another --out)");
         return -1;
     }
     snprintf(stage_dir, sizeof stage_dir, "%s", st->dir);
     snprintf(stage_target, sizeof stage_target, "%s", st->target);
-    watch_signals(st);
     return 0;
 }
 
