@@ -129,7 +129,8 @@ static int vocab_grow(TjVocab *v) {
     return 0;
 }
 
-int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
+/* tjvocab_put, giving the slot s went to (or -1). */
+static int vocab_put_slot(TjVocab *v, const char *s, size_t n, int id) {
     if ((v->n + 1) * 2 > v->cap && vocab_grow(v)) return -1;
     if (n >= UINT32_MAX / 2) return -1;
     uint32_t h = hash_of(s, n);
@@ -152,8 +153,10 @@ int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
         v->n++;
     }
     v->slot[k].id = id;
-    return 0;
+    return k;
 }
+
+int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) { return vocab_put_slot(v, s, n, id) < 0 ? -1 : 0; }
 
 int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
     if (!v->cap) return -1;
@@ -187,8 +190,9 @@ static int vocab_reserve(TjModel *m, int count, size_t text) {
 
 /* Token s[0, n) → id, and id → the stored token. */
 static int vocab_set(TjModel *m, const char *s, size_t n, int id) {
-    if (tjvocab_put(&m->vocab, s, n, id)) return -1;
-    m->tok[id] = tjvocab_key(&m->vocab, s, n);
+    int k = vocab_put_slot(&m->vocab, s, n, id);
+    if (k < 0) return -1;
+    m->tok[id] = m->vocab.text + m->vocab.slot[k].off;
     return 0;
 }
 
@@ -605,8 +609,16 @@ int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) 
 }
 
 int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
-    char *text = file_read_all(path, 64u << 20, NULL, err, errlen), *joined = NULL;
-    if (!text) return -1;
+    if (!(m->merges_txt = file_read_all(path, 64u << 20, NULL, err, errlen))) return -1;
+    if (!(m->merges_path = strdup(path))) return errmsg_set(err, errlen, "out of memory");
+    return 0;
+}
+
+int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
+    if (!m->merges_txt) return 0;
+    const char *path = m->merges_path;
+    char *text = strdup(m->merges_txt), *joined = NULL;   /* the lines are cut in a copy */
+    if (!text) return errmsg_set(err, errlen, "out of memory");
     size_t jcap = 0;
     int rank = 0, rc = 0;
     for (char *line = text, *next; line && *line && rc == 0; line = next) {   /* an empty line ends the list */
@@ -630,7 +642,14 @@ int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) 
     }
     free(joined);
     free(text);
-    return rc;
+    if (rc) {
+        tj_merges_free(&m->merges);   /* a half-built table is never used */
+        return rc;
+    }
+    free(m->merges_txt);
+    free(m->merges_path);
+    m->merges_txt = m->merges_path = NULL;
+    return 0;
 }
 
 /* ---- BERT's vocab.txt ---- */
@@ -679,5 +698,7 @@ void tj_model_free(TjModel *m) {
     free(m->prefix);
     free(m->suffix);
     tj_merges_free(&m->merges);
+    free(m->merges_txt);
+    free(m->merges_path);
     memset(m, 0, sizeof *m);
 }

@@ -61,6 +61,8 @@ typedef struct {
     int fuse_unk, byte_fallback, ignore_merges;
     int max_chars;             /* WordPiece: longer words are unk             */
     TjMerges merges;
+    char *merges_txt, *merges_path;   /* merges.txt read but not yet parsed (see
+                                         tj_model_merges_ready), or NULL      */
     int byte_id[256];          /* BPE byte_fallback: id of "<0xAB>", or -1    */
 } TjModel;
 
@@ -73,9 +75,16 @@ int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char 
 /* GPT-2's vocab.json ({token: id}, ids 0..n-1 each once) into a zeroed
  * model, which becomes byte-level BPE without an unknown token; then its
  * merges.txt ("A B" a line, rank by rank; "#version" lines skipped; an empty
- * line ends the list).  0, or -1 with err naming the file. */
+ * line ends the list).  0, or -1 with err naming the file.
+ * tj_model_merges_txt only reads the file: the merge table (a third of
+ * loading GPT-2's files, and unused by a forward pass on ids) is built by
+ * tj_model_merges_ready, which the first encode calls. */
 int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen);
 int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen);
+/* Parses the merges.txt tj_model_merges_txt read, once; 0 when there is none
+ * pending, or -1 with err naming the file (the text stays pending, so every
+ * encode gives the same message).  Not for two threads at once. */
+int tj_model_merges_ready(TjModel *m, char *err, size_t errlen);
 /* BERT's vocab.txt (a token a line, id = line number; an empty line ends
  * it) into a zeroed model, which becomes WordPiece ("##", [UNK], words of at
  * most 100 characters).  0, or -1 with err naming the file. */
