@@ -1,7 +1,7 @@
 """The compact binary trace (src/trace/trace_bin.c, docs/trace-format.md "The binary
 trace"), read here from its documented layout alone with NumPy, against the JSON trace
 of the same forward pass: every member, every matrix and mask to the bit (JSON's
-%.9g round-trips float32; its null is −∞)."""
+the shortest text that round-trips float32; its null is −∞)."""
 import json, os, struct
 import numpy as np
 from helpers import run_ok, run_err, load_json

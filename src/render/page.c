@@ -1,6 +1,7 @@
 /* page.c — see page.h. */
 #include "render/page.h"
 #include "core/errmsg.h"
+#include "core/floatfmt.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,9 +48,9 @@ static void put_strings(HtmlPage *p, char *const *s, int n) {
 }
 
 static void put_number(HtmlPage *p, float x) {
-    char b[32];
+    char b[FLOAT_FORMAT_MAX];
     if (!isfinite(x)) { html_raw(p, "null"); return; }
-    snprintf(b, sizeof b, "%.6g", (double)x);
+    float_format(x, 6, b);
     html_raw(p, b);
 }
 

@@ -1,10 +1,11 @@
 /* trace.c — see trace.h.  The JSON is streamed by hand rather than built as a
  * cJSON tree: a 64×64×4-head map with every step would otherwise make ~100k
- * cJSON nodes, and %.9g keeps full float32 precision where cJSON prints %1.15g
- * of the double.  Strings are escaped per RFC 8259. */
+ * cJSON nodes, and core/floatfmt.h prints the shortest text that keeps each
+ * float32 exactly, where cJSON prints %1.15g of the double.  Strings are escaped per RFC 8259. */
 #include "trace/trace.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "core/floatfmt.h"
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -258,9 +259,8 @@ static void put_string(FILE *f, const char *s) {
 
 static void put_number(FILE *f, float x) {
     if (isfinite(x)) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%.9g", (double)x);
-        if (strcmp(buf, "-0") == 0) strcpy(buf, "0");
+        char buf[FLOAT_FORMAT_MAX];
+        float_format(x == 0 ? 0.0f : x, 9, buf);   /* −0 prints as 0 */
         fputs(buf, f);
     } else {
         fputs("null", f);   /* JSON has no infinity: −∞ (masked) is null; NaN never gets here */
@@ -473,12 +473,12 @@ size_t trace_json_estimate(const Trace *t) {
         }
         if (m->mask) cells += (size_t)m->Tq * m->Tk / 6;   /* "0," is a sixth of a number */
     }
-    return cells * 12;   /* "%.9g" and ", " ≈ 12 bytes a number */
+    return cells * 12;   /* up to 9 digits and ", ": about 12 bytes a number */
 }
 
 /* The maps, comma-separated: a batch of as many maps as there are threads is
  * printed side by side, each into a memory stream, then written in order
- * (printf's %.9g was most of a GPT-2 run's 40 ms of trace.json; the batch
+ * (formatting numbers was most of a GPT-2 run's 40 ms of trace.json; the batch
  * bounds the memory to a few maps' text).  0, or -1 out of memory. */
 static int put_maps(FILE *f, const Trace *t) {
     int batch = 1;

@@ -1,0 +1,128 @@
+/* floatfmt.c — see floatfmt.h.
+ *
+ * x = m·2^e exactly (m < 2^24).  Scaled by 10^k, x·10^k = num/den with
+ *   num = m · 2^max(e,0) · 10^max(k,0),   den = 2^max(−e,0) · 10^max(−k,0),
+ * which fit in 128 bits for 1e-10 ≤ |x| < 1e18.  p digits are D = x·10^k
+ * rounded half to even, k = p − 1 − X, X the decimal exponent.  D·10^−k reads
+ * back as x when it lies within half the gap to x's neighbours: with both
+ * sides times den, 2·|D·den − num| < 2^max(e,0)·10^max(k,0) (the gap below a
+ * power of two is half as wide; equal is enough when m is even, as strtof
+ * rounds a tie to the even mantissa). */
+#include "core/floatfmt.h"
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned __int128 u128;
+
+static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+    1000000000000000000ull, 10000000000000000000ull};
+
+typedef struct { uint32_t m; int e, low_gap_half; } Bits;   /* x = m·2^e, x > 0 */
+
+static Bits bits_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    int be = (int)(u >> 23 & 0xFF);
+    uint32_t frac = u & 0x7FFFFF;
+    Bits b = {be ? frac | 0x800000 : frac, (be ? be : 1) - 150, be > 1 && frac == 0};
+    return b;
+}
+
+/* x·10^k = num/den; |k| ≤ 19. */
+static void scaled(const Bits *b, int k, u128 *num, u128 *den) {
+    *num = ((u128)b->m << (b->e > 0 ? b->e : 0)) * POW10[k > 0 ? k : 0];
+    *den = ((u128)1 << (b->e < 0 ? -b->e : 0)) * POW10[k < 0 ? -k : 0];
+}
+
+/* x·10^k = (q + r/den)·… split once; then p digits (p ≤ P) are q / 10^(P−p)
+ * rounded half to even, with the rest of q and r deciding the rounding. */
+typedef struct { Bits b; u128 num, den, t; uint64_t q; u128 r; int P; } Scaled;
+
+/* The p digits, and whether they read back as x. */
+static uint64_t digits(const Scaled *s, int p, int *ok) {
+    uint64_t pw = POW10[s->P - p], D = s->q / pw, rest = s->q % pw;
+    u128 twice = 2 * ((u128)rest * s->den + s->r), half = (u128)pw * s->den;
+    if (twice > half || (twice == half && (D & 1))) D++;
+    u128 dd = (u128)D * pw * s->den, diff = dd > s->num ? dd - s->num : s->num - dd;
+    u128 w = (dd < s->num && s->b.low_gap_half ? 4 : 2) * diff;
+    *ok = w < s->t || (w == s->t && !(s->b.m & 1));
+    return D;
+}
+
+/* digits (no trailing zeros) and exponent X as "%.Pg" lays them out. */
+static int layout(const char *dg, int X, int P, char *out) {
+    int nd = (int)strlen(dg), n = 0;
+    if (X < -4 || X >= P) {
+        out[n++] = dg[0];
+        if (nd > 1) { out[n++] = '.'; memcpy(out + n, dg + 1, (size_t)nd - 1); n += nd - 1; }
+        return n + sprintf(out + n, "e%c%02d", X < 0 ? '-' : '+', X < 0 ? -X : X);
+    }
+    if (X < 0) {
+        out[n++] = '0'; out[n++] = '.';
+        for (int i = 0; i < -X - 1; i++) out[n++] = '0';
+        memcpy(out + n, dg, (size_t)nd); n += nd;
+    } else {
+        for (int i = 0; i <= X; i++) out[n++] = i < nd ? dg[i] : '0';
+        if (nd > X + 1) { out[n++] = '.'; memcpy(out + n, dg + X + 1, (size_t)(nd - X - 1)); n += nd - X - 1; }
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* The same through the C library: slow, for values outside the fast range. */
+static int slow(float x, int P, char *out) {
+    char buf[FLOAT_FORMAT_MAX];
+    if (isfinite(x))
+        for (int p = 1; p <= P; p++) {
+            snprintf(buf, sizeof buf, "%.*e", p - 1, (double)x);
+            if (strtof(buf, NULL) == x) return snprintf(out, FLOAT_FORMAT_MAX, "%.*g", P, strtod(buf, NULL));
+        }
+    return snprintf(out, FLOAT_FORMAT_MAX, "%.*g", P, (double)x);
+}
+
+int float_format(float x, int P, char *out) {
+    if (P < 1) P = 1;
+    if (P > 9) P = 9;
+    float a = fabsf(x);
+    if (!(a >= 1e-10f && a < 1e18f)) {
+        if (a == 0) return (int)(strcpy(out, signbit(x) ? "-0" : "0"), strlen(out));
+        return slow(x, P, out);
+    }
+    int n = 0;
+    if (x < 0) out[n++] = '-';
+    Scaled s = {.b = bits_of(a), .P = P};
+    int X = ((s.b.e + 23) * 78913) >> 18;   /* ⌊(e + 23)·log10 2⌋: x < 10^X is impossible, 10^(X+1) ≤ x possible */
+    scaled(&s.b, -X, &s.num, &s.den);
+    if (s.num >= 10 * s.den) X++;
+    int k = P - 1 - X;
+    scaled(&s.b, k, &s.num, &s.den);
+    if (k >= 0) {   /* den is a power of two: a shift, not a 128-bit division */
+        int sh = s.b.e < 0 ? -s.b.e : 0;
+        s.q = (uint64_t)(s.num >> sh);   /* < 10^P */
+        s.r = s.num & (s.den - 1);
+    } else {
+        s.q = (uint64_t)(s.num / s.den);
+        s.r = s.num % s.den;
+    }
+    s.t = ((u128)1 << (s.b.e > 0 ? s.b.e : 0)) * POW10[k > 0 ? k : 0];
+    int lo = 1, hi = P, ok;   /* the fewest digits that read back: more digits never read back worse */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        digits(&s, mid, &ok);
+        if (ok) hi = mid; else lo = mid + 1;
+    }
+    int p = lo;
+    uint64_t D = digits(&s, p, &ok);   /* P digits when none read back */
+    if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
+    char dg[16];
+    int nd = p;
+    dg[nd] = '\0';
+    for (int i = nd - 1; i >= 0; i--, D /= 10) dg[i] = (char)('0' + D % 10);
+    while (nd > 1 && dg[nd - 1] == '0') dg[--nd] = '\0';
+    return n + layout(dg, X, P, out + n);
+}
