@@ -116,13 +116,26 @@ TEST(hf_gpt2_vocab_files_by_hand) {
     CHECK(!strcmp(text, "a"));
     CHECK_INT(tokjson_token_bytes(t, 4, text, 3), -1);   /* no room for the NUL */
     tokjson_free(t);
-    /* A bad merge line is refused at load; so is a merge of tokens vocab.json lacks. */
-    write_text(merges, "a b\nab\n");
+    /* A bad merge line is refused at the first encode (merges.txt is parsed
+     * then), and at every encode after it; so is a merge of tokens vocab.json
+     * lacks.  A missing merges.txt is refused at load. */
+    static const struct { const char *text, *says; } bad[] = {{"a b\nab\n", "is not a merge"},
+                                                             {"a b\nb b\n", "\"bb\" is not in vocab.json"}};
+    for (int k = 0; k < 2; k++) {
+        write_text(merges, bad[k].text);
+        t = tokjson_load_gpt2(vocab, merges, err, sizeof err);
+        REQUIRE(t != NULL);
+        for (int again = 0; again < 2; again++) {
+            TokJsonEnc e;
+            err[0] = '\0';
+            CHECK(tokjson_encode(t, "ab", 0, &e, err, sizeof err) != 0);
+            CHECK(strstr(err, bad[k].says) != NULL);
+            tokjson_enc_free(&e);
+        }
+        tokjson_free(t);
+    }
+    snprintf(merges, sizeof merges, "%s/no-such-merges.txt", check_tmpdir());
     CHECK(tokjson_load_gpt2(vocab, merges, err, sizeof err) == NULL);
-    CHECK(strstr(err, "is not a merge") != NULL);
-    write_text(merges, "a b\nb b\n");
-    CHECK(tokjson_load_gpt2(vocab, merges, err, sizeof err) == NULL);
-    CHECK(strstr(err, "\"bb\" is not in vocab.json") != NULL);
 }
 
 /* A file: header text then n data bytes. */
