@@ -83,7 +83,7 @@ TEST(llama_config_real_files) {
     REQUIRE(llama_config_load(&c, HF_REAL "/tinyllama-1.1b-chat-v1.0", err, sizeof err) == 0);
     CHECK_INT(c.family, STACK_LLAMA);
     CHECK(c.n_head == 32 && c.n_kv_head == 4 && c.head_dim == 64 && c.n_layer == 22 && !c.tie_embeddings);
-    CHECK(c.rope[0].type == STACK_ROPE_DEFAULT && c.rope[0].theta == 10000 && c.window == 0 && c.rms_eps == 1e-5f);
+    CHECK(c.rope[0].type == STACK_ROPE_DEFAULT && c.rope[0].theta == 10000 && c.window == 0 && c.norm_eps == 1e-5f);
     CHECK_INT(c.bos_id, 1);
     REQUIRE(llama_config_load(&c, HF_REAL "/llama-3.2-1b", err, sizeof err) == 0);
     CHECK(c.rope[0].type == STACK_ROPE_LLAMA3 && c.rope[0].factor == 32 && c.rope[0].orig_max_pos == 8192);

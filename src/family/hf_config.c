@@ -83,7 +83,7 @@ static int read_gpt2(StackConfig *c, const cJSON *j, const char *path, char *err
         get_int(j, "n_layer", -1, &c->n_layer, path, err, errlen) || get_int(j, "vocab_size", -1, &c->n_vocab, path, err, errlen) ||
         get_int(j, "n_ctx", 1024, &ctx, path, err, errlen) || get_int(j, "n_positions", ctx, &c->n_pos, path, err, errlen) ||
         get_int(j, "n_inner", 4 * c->d_model, &c->d_ff, path, err, errlen) ||
-        get_eps(j, "layer_norm_epsilon", 1e-5f, &c->ln_eps, path, err, errlen) ||
+        get_eps(j, "layer_norm_epsilon", 1e-5f, &c->norm_eps, path, err, errlen) ||
         get_act(c, j, "activation_function", "gelu_new", path, err, errlen))
         return -1;
     c->n_type = 0;
@@ -101,7 +101,7 @@ static int read_bert(StackConfig *c, const cJSON *j, const char *path, char *err
         get_int(j, "intermediate_size", -1, &c->d_ff, path, err, errlen) ||
         get_int(j, "max_position_embeddings", 512, &c->n_pos, path, err, errlen) ||
         get_int(j, "type_vocab_size", 2, &c->n_type, path, err, errlen) ||
-        get_eps(j, "layer_norm_eps", 1e-12f, &c->ln_eps, path, err, errlen) ||
+        get_eps(j, "layer_norm_eps", 1e-12f, &c->norm_eps, path, err, errlen) ||
         get_act(c, j, "hidden_act", "gelu", path, err, errlen))
         return -1;
     return 0;

@@ -33,12 +33,4 @@ int hf_config_parse(StackConfig *c, const char *text, const char *path, char *er
  * says what is wrong with it). */
 int hf_config_claims(const char *text);
 
-/* Older names, kept for the callers written before the stack (cli/info.c,
- * the tokenizer's family of hf_file.c). */
-typedef StackConfig HfConfig;
-typedef StackFamily HfFamily;
-#define HF_GPT2 STACK_GPT2
-#define HF_BERT STACK_BERT
-#define hf_family_name stack_family_name
-
 #endif

@@ -42,7 +42,7 @@ static int bert_case(const char *dir, int *lower, int *strip, char *err, size_t 
 static int load_vocab_files(HfFile *f, char *err, size_t errlen) {
     char a[4200], b[4200];
     int V = f->m.c.n_vocab;
-    if (f->m.c.family == HF_GPT2) {
+    if (f->m.c.family == STACK_GPT2) {
         snprintf(a, sizeof a, "%s/vocab.json", f->dir);
         snprintf(b, sizeof b, "%s/merges.txt", f->dir);
         if (access(a, R_OK) != 0 || access(b, R_OK) != 0)
@@ -202,8 +202,8 @@ int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen)
         if (family == HF_FILE_LLAMA) f->family = HF_FILE_LLAMA;   /* load_tokenizer says it needs tokenizer.json */
         else rc = family < 0 ? -1 : hf_config_load(&f->m.c, dir, err, errlen);
     } else {   /* no config.json: the vocabulary files say the family */
-        f->m.c.family = has_file(dir, "vocab.json") && has_file(dir, "merges.txt") ? HF_GPT2
-                      : has_file(dir, "vocab.txt") ? HF_BERT : 0;
+        f->m.c.family = has_file(dir, "vocab.json") && has_file(dir, "merges.txt") ? STACK_GPT2
+                      : has_file(dir, "vocab.txt") ? STACK_BERT : 0;
         rc = f->m.c.family ? 0 : errmsg_set(err, errlen, "%s: no tokenizer.json, and no GPT-2 (vocab.json + merges.txt) "
                                             "or BERT (vocab.txt) vocabulary files", dir);
     }
@@ -211,7 +211,7 @@ int hf_file_load_tokenizer(HfFile *f, const char *dir, char *err, size_t errlen)
         hf_file_free(f);
         return -1;
     }
-    if (!f->family && f->m.c.family) f->family = f->m.c.family == HF_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
+    if (!f->family && f->m.c.family) f->family = f->m.c.family == STACK_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
     return 0;
 }
 
@@ -230,7 +230,7 @@ int hf_file_load(HfFile *f, const char *dir, char *err, size_t errlen) {
         hf_file_free(f);
         return -1;
     }
-    if (!f->family) f->family = f->m.c.family == HF_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
+    if (!f->family) f->family = f->m.c.family == STACK_GPT2 ? HF_FILE_GPT2 : HF_FILE_BERT;
     return 0;
 }
 
@@ -438,7 +438,7 @@ static int tokenize_counted(const HfFile *f, const char *text, int add_special, 
     memset(in, 0, sizeof *in);
     int rc = f->tj ? tj_tokenize(f, text, add_special, in, n_text, err, errlen)
                    : llama2c_tokenize(f, text, add_special, in, n_text, err, errlen);
-    int mask = f->m.c.family == HF_BERT ? hf_file_id(f, "[MASK]") : -2;
+    int mask = f->m.c.family == STACK_BERT ? hf_file_id(f, "[MASK]") : -2;
     for (int i = 0; rc == 0 && i < in->n; i++) {
         char buf[256];
         hf_file_token_text(f, in->ids[i], buf, sizeof buf);
@@ -492,7 +492,7 @@ int hf_file_pad(const HfFile *f, HfInput *in, int T, char *err, size_t errlen) {
     char eos[256] = "";
     int id = llama_pad_id(f);
     if (id >= 0) hf_file_token_text(f, id, eos, sizeof eos);
-    const char *pad = id >= 0 ? eos : f->m.c.family == HF_GPT2 ? "<|endoftext|>" : "[PAD]";
+    const char *pad = id >= 0 ? eos : f->m.c.family == STACK_GPT2 ? "<|endoftext|>" : "[PAD]";
     if (id < 0) id = hf_file_id(f, pad);
     if (id < 0) return errmsg_set(err, errlen, "%s: the vocabulary has no %s to pad with", f->dir, pad);
     int *ids = realloc(in->ids, (size_t)T * sizeof *ids);

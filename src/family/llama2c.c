@@ -41,7 +41,7 @@ static int read_header(StackConfig *c, const int32_t h[7], const char *path, cha
     c->n_vocab = h[5] < 0 ? -h[5] : h[5]; c->n_pos = h[6];
     c->head_dim = h[0] / h[3];
     c->tie_embeddings = h[5] > 0;
-    c->rms_eps = 1e-5f;
+    c->norm_eps = 1e-5f;
     c->norm = STACK_NORM_RMS;
     c->act = STACK_ACT_SILU;
     c->gated = c->causal = c->rotary = 1;

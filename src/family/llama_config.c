@@ -247,7 +247,7 @@ static int read_sizes(const Cfg *g, StackConfig *c) {
     const cJSON *bos = member(j, "bos_token_id");   /* only a hint for the tokenizer: never an error */
     c->bos_id = cJSON_IsNumber(bos) && bos->valuedouble >= 0 && bos->valuedouble < 1e9 ? (int)bos->valuedouble : -1;
     if (!(eps < 1)) return errmsg_set(g->err, g->errlen, "%s: \"rms_norm_eps\" must be below 1", g->path);
-    c->rms_eps = (float)eps;
+    c->norm_eps = (float)eps;
     c->o_bias = a == STACK_QWEN2 ? 0 : c->qkv_bias;   /* Qwen2: q, k, v only */
     if (a == STACK_QWEN2) c->qkv_bias = 1;
     c->qk_norm = gemma || qwen3;

@@ -40,16 +40,4 @@ int llama_config_parse(StackConfig *c, const char *text, const char *path, char 
  * the one a "model_type" names; 0 when it names none attnviz reads. */
 StackFamily llama_config_arch_of(const char *architecture, const char *model_type);
 
-/* Older names, kept for the callers written before the stack (cli/info.c). */
-typedef StackConfig LlamaConfig;
-typedef StackRope LlamaRope;
-#define LLAMA_ARCH_LLAMA2C STACK_LLAMA2C
-#define LLAMA_ACT_SILU STACK_ACT_SILU
-#define LLAMA_ROPE_LINEAR STACK_ROPE_LINEAR
-#define LLAMA_ROPE_LLAMA3 STACK_ROPE_LLAMA3
-#define LLAMA_ROPE_PAIRS STACK_ROPE_PAIRS
-#define LLAMA_LAYER_FULL STACK_LAYER_FULL
-#define LLAMA_LAYER_SLIDING STACK_LAYER_SLIDING
-#define llama_arch_name stack_family_name
-
 #endif

@@ -43,12 +43,12 @@ typedef struct {
 } StackRope;
 
 typedef struct {
-    union { StackFamily family; StackFamily arch; };   /* arch: the same, the Llama family's word for it */
+    StackFamily family;
     int n_layer, n_head, n_kv_head;   /* L, H query heads, Hkv key/value heads      */
     int d_model, head_dim, d_ff;      /* C, D (H·D need not be C), F                */
     int n_vocab, n_pos, n_type;       /* V, P, BERT's token types (0: none)         */
     StackNorm norm;
-    union { float norm_eps; float ln_eps; float rms_eps; };   /* one epsilon, by either family's name */
+    float norm_eps;
     int norm_plus_one;       /* 1: RMSNorm scales by (1 + w) (Gemma 3)                  */
     int post_norm;           /* 1: norms after the residual adds (BERT); else before   */
     int sandwich;            /* 1: norms on the attention's and feed-forward's outputs too (Gemma 3) */

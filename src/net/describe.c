@@ -149,10 +149,10 @@ void own_describe(const ModelFile *mf, int verbose, FILE *out) {
 }
 
 /* "base 10000, no scaling", "base 500000, llama3 scaling: factor 32, …". */
-static void rope_text(const LlamaRope *r, char *buf, size_t n) {
-    if (r->type == LLAMA_ROPE_LINEAR)
+static void rope_text(const StackRope *r, char *buf, size_t n) {
+    if (r->type == STACK_ROPE_LINEAR)
         snprintf(buf, n, "base %g, linear scaling: positions ÷ %g", r->theta, r->factor);
-    else if (r->type == LLAMA_ROPE_LLAMA3)
+    else if (r->type == STACK_ROPE_LLAMA3)
         snprintf(buf, n, "base %g, llama3 scaling: factor %g, low_freq_factor %g, high_freq_factor %g, original "
                  "context %g", r->theta, r->factor, r->low_freq_factor, r->high_freq_factor, r->orig_max_pos);
     else
@@ -162,19 +162,19 @@ static void rope_text(const LlamaRope *r, char *buf, size_t n) {
 /* The Llama family (a folder or a llama2.c file): what `info` prints. */
 static void print_llama(FILE *out, const HfFile *f) {
     const LlamaFile *lf = &f->llama;
-    const LlamaConfig *c = &lf->m.c;
+    const StackConfig *c = &lf->m.c;
     int n_slide = 0, groups = c->n_head / c->n_kv_head;
-    for (int l = 0; l < c->n_layer; l++) n_slide += c->layer_kind[l] == LLAMA_LAYER_SLIDING;
+    for (int l = 0; l < c->n_layer; l++) n_slide += c->layer_kind[l] == STACK_LAYER_SLIDING;
     char rope[256], rope2[256];
-    rope_text(&c->rope[LLAMA_LAYER_FULL], rope, sizeof rope);
-    rope_text(&c->rope[LLAMA_LAYER_SLIDING], rope2, sizeof rope2);
+    rope_text(&c->rope[STACK_LAYER_FULL], rope, sizeof rope);
+    rope_text(&c->rope[STACK_LAYER_SLIDING], rope2, sizeof rope2);
     fprintf(out, "model:        %s\n", f->dir);
     if (f->family == HF_FILE_LLAMA2C) fprintf(out, "format:       llama2.c checkpoint (version 0), F32\n");
     else fprintf(out, "format:       Hugging Face folder (config.json + safetensors)\n");
     fprintf(out, "family:       %s (%s), decoder-only (masked self-attention), RMSNorm pre-norm%s, %s feed-forward (%s)\n",
-           llama_arch_name(c->arch), c->arch == LLAMA_ARCH_LLAMA2C ? "the Llama architecture" : c->arch_name,
+           stack_family_name(c->family), c->family == STACK_LLAMA2C ? "the Llama architecture" : c->arch_name,
            c->sandwich ? " and post-norm" : "",
-           c->act == LLAMA_ACT_SILU ? "SwiGLU" : "GeGLU", c->act_name);
+           c->act == STACK_ACT_SILU ? "SwiGLU" : "GeGLU", c->act_name);
     fprintf(out, "layers:       %d (maps decoder.0.masked_self … decoder.%d.masked_self)\n", c->n_layer, c->n_layer - 1);
     fprintf(out, "heads:        %d query, %d key/value (%s)\n", c->n_head, c->n_kv_head,
            c->n_kv_head == c->n_head ? "every head its own: multi-head attention"
@@ -190,7 +190,7 @@ static void print_llama(FILE *out, const HfFile *f) {
     fprintf(out, "head size:    %d   d_model: %d   d_ff: %d%s\n", c->head_dim, c->d_model, c->d_ff,
            c->qk_norm ? "   q/k RMSNorm per head" : "");
     fprintf(out, "RoPE:         %s; %s\n", rope,
-           c->rope_layout == LLAMA_ROPE_PAIRS ? "pairs (2i, 2i+1) turned together (llama2.c)"
+           c->rope_layout == STACK_ROPE_PAIRS ? "pairs (2i, 2i+1) turned together (llama2.c)"
                                               : "pairs (i, i + head size/2) turned together (rotate-half)");
     if (n_slide) fprintf(out, "window:       %d tokens on %d of %d layers (sliding-window attention; their RoPE: %s)\n",
                         c->window, n_slide, c->n_layer, rope2);
@@ -201,7 +201,7 @@ static void print_llama(FILE *out, const HfFile *f) {
     else fprintf(out, "vocabulary:   %d tokens (%s)\n", c->n_vocab, hf_file_tokenizer_name(f));
     fprintf(out, "parameters:   %zu\n", lf->m.n_params);
     fprintf(out, "dtype:        %s (computed in float32)\n", lf->m.dtype);
-    fprintf(out, "rmsnorm:      eps %g%s\n", (double)c->rms_eps, c->norm_plus_one ? ", scaled by 1 + w" : "");
+    fprintf(out, "rmsnorm:      eps %g%s\n", (double)c->norm_eps, c->norm_plus_one ? ", scaled by 1 + w" : "");
     fprintf(out, "output:       %s\n", c->tie_embeddings ? "tied to the token embedding" : "its own matrix");
     if (f->family == HF_FILE_LLAMA2C) return;
     fprintf(out, "tensors:      %d in %d file(s)\n", lf->m.st.n, lf->m.st.n_files);
@@ -214,15 +214,15 @@ static void print_llama(FILE *out, const HfFile *f) {
 }
 
 void family_describe(const HfFile *f, FILE *out) {
-    const HfConfig *c = &f->m.c;
+    const StackConfig *c = &f->m.c;
     if (f->family >= HF_FILE_LLAMA) {
         print_llama(out, f);
         return;
     }
-    int gpt = c->family == HF_GPT2;
+    int gpt = c->family == STACK_GPT2;
     fprintf(out, "model:        %s\n", f->dir);
     fprintf(out, "format:       Hugging Face folder (config.json + safetensors)\n");
-    fprintf(out, "family:       %s, %s, %s-norm, %s\n", hf_family_name(c->family),
+    fprintf(out, "family:       %s, %s, %s-norm, %s\n", stack_family_name(c->family),
            gpt ? "decoder-only (masked self-attention)" : "encoder-only (self-attention)", gpt ? "pre" : "post",
            c->act_name);
     fprintf(out, "d_model:      %d   heads: %d   d_k: %d   d_ff: %d\n", c->d_model, c->n_head, c->d_model / c->n_head, c->d_ff);
@@ -232,7 +232,7 @@ void family_describe(const HfFile *f, FILE *out) {
     fprintf(out, "vocabulary:   %d tokens (%s)\n", c->n_vocab, hf_file_tokenizer_name(f));
     fprintf(out, "parameters:   %zu\n", f->m.n_params);
     fprintf(out, "dtype:        %s (computed in float32)\n", f->m.dtype);
-    fprintf(out, "layernorm:    eps %g\n", (double)c->ln_eps);
+    fprintf(out, "layernorm:    eps %g\n", (double)c->norm_eps);
     if (!gpt) fprintf(out, "masked-LM:    %s\n", f->m.has_mlm ? "yes (run fills [MASK])" : "no (cls.predictions.* absent)");
     fprintf(out, "tensors:      %d in %d file(s)\n", f->m.st.n, f->m.st.n_files);
     for (int i = 0; i < f->m.st.n; i++) {
