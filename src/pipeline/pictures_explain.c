@@ -233,8 +233,17 @@ int pictures_importance(Show *w) {
         snprintf(what, sizeof what, "“%s” (the translation of “%s”)", im->targets[im->pronoun_t],
                  w->s->words.tok[im->pronoun_q]);
     else
-        snprintf(what, sizeof what, "the translation (mean over its tokens)");
-    html_section(w->pg, "importance", "Does this head matter? Knock-outs",
+        importance_what(im, what, sizeof what);
+    if (im->positions)
+        html_section(w->pg, "importance", "Does this head matter? Knock-outs",
+                     "Each head is knocked out alone (its output replaced by zeros before W_O) and the same text is read "
+                     "again; the token the model predicted is scored again where it predicted it. The number is the change "
+                     "in its log-probability: blue (negative) means the head helped; white means the model did not need it.",
+                     "Loại bỏ từng head một (thay đầu ra của nó bằng 0 trước W_O) rồi đọc lại đúng văn bản đó và chấm lại "
+                     "token mà mô hình đã đoán. Con số là thay đổi của log xác suất: xanh (âm) nghĩa là head đó có giúp; "
+                     "trắng nghĩa là mô hình không cần nó.");
+    else
+        html_section(w->pg, "importance", "Does this head matter? Knock-outs",
                  "Each head is knocked out alone (its output replaced by zeros before W_O) and the model's own "
                  "translation is scored again, teacher-forced. The number is the change in log-probability: "
                  "blue (negative) means the head helped; white means the model did not need it. A head can look at "
@@ -242,11 +251,12 @@ int pictures_importance(Show *w) {
                  "Loại bỏ từng head một (thay đầu ra của nó bằng 0 trước W_O) rồi chấm lại bản dịch của chính mô hình. "
                  "Con số là thay đổi của log xác suất: xanh (âm) nghĩa là head đó có giúp; trắng nghĩa là mô hình không cần nó.");
     if (!w->ps->no_pictures) {
-        if (importance_grids(w, im, what) || importance_tokens(w, im)) return -1;
+        int per_token = !im->positions || im->n_targets > 1;   /* one predicted token: the grid says it all */
+        if (importance_grids(w, im, what) || (per_token && importance_tokens(w, im))) return -1;
         snprintf(cap, sizeof cap, "Δ log p of %s per head, one grid per kind of attention (layers × heads).", what);
         snprintf(capvi, sizeof capvi, "Δ log p của %s theo từng head, mỗi loại chú ý một lưới (lớp × head).", what);
         html_figure(w->pg, "importance.png", cap, capvi, NULL);
-        html_figure(w->pg, "importance.tokens.png", "Δ log p of every target token (rows) per knocked-out head (columns).",
+        if (per_token) html_figure(w->pg, "importance.tokens.png", "Δ log p of every target token (rows) per knocked-out head (columns).",
                     "Δ log p của từng token đích (hàng) khi loại bỏ từng head (cột).", NULL);
     }
     return 0;

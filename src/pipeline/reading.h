@@ -67,6 +67,8 @@ typedef struct {
     LinksFound *links;         /* a foreign model: the current sentence's links       */
     int n_links;
     int focus_map, focus_head; /* a foreign model: --focus on the current sentence    */
+    Importance imp;            /* a foreign model: --importance of the current sentence */
+    int has_imp;
     HeadRoles roles;           /* --head-roles of the current sentence                */
     int has_roles;
     double ms_model;           /* time in the model (load aside): decode, forward, probe */
