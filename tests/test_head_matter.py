@@ -202,3 +202,157 @@ def test_importance_keeps_ablated_heads_out_and_bad_heads_fail(tmp):
     hf.write_bert_dir(bd)
     r = run_err("run", "--model", bd, "--importance", "--out", os.path.join(tmp, "y"), "no mask here")
     assert len(r.stderr.strip().splitlines()) == 1 and "[MASK]" in r.stderr, r.stderr
+
+
+# ---- direct logit attribution, recomputed from the weights ----
+
+def share(v, g):
+    return float(np.dot(v, g))
+
+
+def attribution_llama2c(cfg, w, ids, pos, token):
+    """{heads (L, H), mlp (L), embedding, bias, logit} of a llama2.c model, from the math:
+    every part of the residual stream at pos dotted with rms_final ⊙ cls[token] / rms(x)."""
+    T, C, H, Hkv, L = len(ids), cfg["dim"], cfg["H"], cfg["Hkv"], cfg["L"]
+    D = C // H
+    rms = lambda x, g: x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * g
+    x = w["emb"][ids].copy()
+    freq = 10000.0 ** (-np.arange(0, D, 2) / D)
+    ang = np.arange(T)[:, None] * freq[None, :]
+    cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
+
+    def rope(v):
+        a, b = v[..., 0::2], v[..., 1::2]
+        out = np.empty_like(v)
+        out[..., 0::2], out[..., 1::2] = a * cos - b * sin, a * sin + b * cos
+        return out
+
+    causal = np.tril(np.ones((T, T), dtype=bool))
+    heads, mlps, emb = np.zeros((L, H, C)), np.zeros((L, C)), x[pos].copy()
+    for l in range(L):
+        h = rms(x, w["rms_att"][l])
+        q, k = rope((h @ w["wq"][l].T).reshape(T, H, D)), rope((h @ w["wk"][l].T).reshape(T, Hkv, D))
+        v = (h @ w["wv"][l].T).reshape(T, Hkv, D)
+        out = np.empty((T, H, D))
+        for hh in range(H):
+            kv = hh // (H // Hkv)
+            s = np.where(causal, q[:, hh] @ k[:, kv].T / np.sqrt(D), -np.inf)
+            a = np.exp(s - s.max(-1, keepdims=True))
+            out[:, hh] = (a / a.sum(-1, keepdims=True)) @ v[:, kv]
+            heads[l, hh] = out[pos, hh] @ w["wo"][l][:, hh * D:(hh + 1) * D].T
+        x = x + out.reshape(T, C) @ w["wo"][l].T
+        h = rms(x, w["rms_ffn"][l])
+        g = h @ w["w1"][l].T
+        f = ((g / (1 + np.exp(-g))) * (h @ w["w3"][l].T)) @ w["w2"][l].T
+        mlps[l] = f[pos]
+        x = x + f
+    r = x[pos]
+    g = w["rms_final"] * w["cls"][token] / np.sqrt((r * r).mean() + 1e-5)
+    return {"heads": np.array([[share(heads[l, h], g) for h in range(H)] for l in range(L)]),
+            "mlp": np.array([share(mlps[l], g) for l in range(L)]), "embedding": share(emb, g), "bias": 0.0,
+            "logit": float(rms(x[pos], w["rms_final"]) @ w["cls"][token])}
+
+
+def attribution_gpt2(w, ids, pos, token, H=4, eps=1e-5):
+    """The same for GPT-2: LayerNorm's centring is linear, so each part is centred
+    with its own mean; the biases of c_proj (attention) and ln_f go to bias."""
+    def ln(x, g, b):
+        mu = x.mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + eps) * g + b
+    W = {k: v.astype(np.float64) for k, v in w.items()}
+    T = len(ids)
+    x = W["wte.weight"][ids] + W["wpe.weight"][:T]
+    C = x.shape[1]
+    D, L = C // H, sum(1 for k in w if k.endswith("ln_1.weight"))
+    gelu = lambda u: 0.5 * u * (1 + np.tanh(np.sqrt(2 / np.pi) * (u + 0.044715 * u ** 3)))
+    causal = np.tril(np.ones((T, T), dtype=bool))
+    heads, mlps, emb, attn_bias = np.zeros((L, H, C)), np.zeros((L, C)), x[pos].copy(), np.zeros(C)
+    for l in range(L):
+        p = lambda n: W[f"h.{l}.{n}"]
+        qkv = ln(x, p("ln_1.weight"), p("ln_1.bias")) @ p("attn.c_attn.weight") + p("attn.c_attn.bias")
+        q, k, v = (qkv[:, i * C:(i + 1) * C].reshape(T, H, D) for i in range(3))
+        out = np.empty((T, H, D))
+        for hh in range(H):
+            s = np.where(causal, q[:, hh] @ k[:, hh].T / np.sqrt(D), -np.inf)
+            a = np.exp(s - s.max(-1, keepdims=True))
+            out[:, hh] = (a / a.sum(-1, keepdims=True)) @ v[:, hh]
+            heads[l, hh] = out[pos, hh] @ p("attn.c_proj.weight")[hh * D:(hh + 1) * D, :]
+        x = x + out.reshape(T, C) @ p("attn.c_proj.weight") + p("attn.c_proj.bias")
+        attn_bias += p("attn.c_proj.bias")
+        f = gelu(ln(x, p("ln_2.weight"), p("ln_2.bias")) @ p("mlp.c_fc.weight") + p("mlp.c_fc.bias")) \
+            @ p("mlp.c_proj.weight") + p("mlp.c_proj.bias")
+        mlps[l] = f[pos]
+        x = x + f
+    r = x[pos]
+    sigma = np.sqrt(((r - r.mean()) ** 2).mean() + eps)
+    u = W["ln_f.weight"] * W["wte.weight"][token]
+    g = (u - u.mean()) / sigma
+    return {"heads": np.array([[share(heads[l, h], g) for h in range(H)] for l in range(L)]),
+            "mlp": np.array([share(mlps[l], g) for l in range(L)]), "embedding": share(emb, g),
+            "bias": share(attn_bias, g) + float(W["ln_f.bias"] @ W["wte.weight"][token]),
+            "logit": float(ln(r, W["ln_f.weight"], W["ln_f.bias"]) @ W["wte.weight"][token])}
+
+
+def check_attribution(got, want, tol=1e-3):
+    for k in ("logit", "embedding", "bias"):
+        assert abs(got[k] - want[k]) <= tol, (k, got[k], want[k])
+    assert np.abs(np.array(got["heads"]) - want["heads"]).max() <= tol, (got["heads"], want["heads"])
+    assert np.abs(np.array(got["mlp"]) - want["mlp"]).max() <= tol, (got["mlp"], want["mlp"])
+    parts = np.sum(got["heads"]) + np.sum(got["mlp"]) + got["embedding"] + got["bias"]
+    assert abs(parts - got["logit"]) <= tol, (parts, got["logit"])
+
+
+def test_attribution_on_stories260k_equals_numpy(tmp):
+    if not have_stories():
+        return
+    cfg, w = ref.read_llama2c(os.path.join(STORIES, "stories260K.bin"))
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", *stories_args(), "--attribution", "--out", out, LILY)
+    trace = load_json(os.path.join(out, "trace.json"))
+    validate_trace(trace)
+    at = trace["attribution"]
+    pieces, scores = ref.read_tok(os.path.join(STORIES, "tok512.bin"), cfg["V"])
+    ids = ref.encode(pieces, scores, LILY)
+    assert at["position"] == len(ids) - 1 and len(trace["target_tokens"]) == len(ids)
+    _, logits, _ = ref.llama2c_forward(cfg, w, ids)
+    assert at["token_id"] == int(np.argmax(logits[-1]))
+    check_attribution(at, attribution_llama2c(cfg, w, ids, len(ids) - 1, at["token_id"]))
+    assert "attribution.png" in trace["images"] and os.path.exists(os.path.join(out, "attribution.png"))
+    assert f"attribution of “{at['token']}”" in r.stdout and "not a causal claim" in r.stdout
+    # the terminal's top head is the trace's largest share
+    l, h = np.unravel_index(int(np.argmax(at["heads"])), np.array(at["heads"]).shape)
+    assert f"push it up most: decoder.{l}.masked_self head {h} " in r.stdout, r.stdout
+
+
+def test_attribution_on_gpt2_with_biases_and_a_knockout_equals_numpy(tmp):
+    w = hf.gpt2_weights(C=64, H=4, L=2)
+    for k in list(w):   # biases that are not zero, so the bias term is tested
+        if k.endswith(".bias"):
+            w[k] = (np.random.default_rng(len(k)).standard_normal(w[k].shape) * 0.2).astype(np.float32)
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d, weights=w)
+    text = "The animal didn't cross the street because it"
+    ids = [int(x) for x in run_ok("tokenize", "--model", d, input=text + "\n").stdout.split()]
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", d, "--attribution", "--no-pictures", "--out", out, text)
+    at = load_json(os.path.join(out, "trace.json"))["attribution"]
+    want = attribution_gpt2(w, ids, len(ids) - 1, at["token_id"])
+    assert abs(want["bias"]) > 1e-2, "the bias term is not exercised"
+    check_attribution(at, want)
+    # a knocked-out head adds nothing, and the rest is the edited model's
+    out = os.path.join(tmp, "k")
+    run_ok("run", "--model", d, "--attribution", "--ablate", "decoder.1.masked_self.2", "--no-pictures", "--out", out, text)
+    ak = load_json(os.path.join(out, "trace.json"))["attribution"]
+    e = {k: v.copy() for k, v in w.items()}
+    e["h.1.attn.c_proj.weight"][2 * 16:3 * 16, :] = 0
+    want = attribution_gpt2(e, ids, len(ids) - 1, ak["token_id"])
+    assert ak["heads"][1][2] == 0
+    check_attribution(ak, want)
+
+
+def test_attribution_refusals(tmp):
+    bd = os.path.join(tmp, "bert")
+    hf.write_bert_dir(bd)
+    for args in (["--model", bd], []):
+        r = run_err("run", *args, "--attribution", "--out", os.path.join(tmp, "x"), "the [MASK] was tired .")
+        assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr, r.stderr

@@ -261,3 +261,29 @@ int pictures_importance(Show *w) {
     }
     return 0;
 }
+
+/* ---- direct logit attribution ---- */
+
+int pictures_attribution(Show *w) {
+    const Attribution *at = w->ps->attribution;
+    if (!at) return 0;
+    char cap[1024], capvi[1024], path[4096];
+    html_section(w->pg, "attribution", "Which heads wrote the next token? Direct logit attribution",
+                 "The logit of the predicted token is a sum: the residual stream is the embedding plus every head's and "
+                 "every MLP's output, and once the final norm's scale is frozen at this pass's value, each part's share "
+                 "is its dot product with the token's unembedding row. Red pushes the token up, blue down.",
+                 "Logit của token được đoán là một tổng: dòng dư (residual) là embedding cộng đầu ra của mọi head và mọi "
+                 "MLP; khi giữ cố định hệ số của lớp chuẩn hoá cuối, phần của mỗi thành phần là tích vô hướng của nó với "
+                 "hàng unembedding của token. Đỏ đẩy token lên, xanh kéo xuống.");
+    if (w->ps->no_pictures) return 0;
+    pictures_path(w, "attribution.png", path, sizeof path);
+    char title[256];
+    snprintf(title, sizeof title, "Direct logit attribution of “%s”", at->token);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
+    if (attribution_draw(path, at, w->s->text, &meta, w->err, w->errlen) || trace_add_image(w->t, "attribution.png"))
+        return -1;
+    attribution_caption(at, cap, sizeof cap, capvi, sizeof capvi);
+    html_figure(w->pg, "attribution.png", cap, capvi, NULL);
+    return 0;
+}
