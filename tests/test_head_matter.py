@@ -356,3 +356,24 @@ def test_attribution_refusals(tmp):
     for args in (["--model", bd], []):
         r = run_err("run", *args, "--attribution", "--out", os.path.join(tmp, "x"), "the [MASK] was tired .")
         assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr, r.stderr
+
+
+def test_generate_attribution_of_the_first_written_token_equals_numpy(tmp):
+    if not have_stories():
+        return
+    cfg, w = ref.read_llama2c(os.path.join(STORIES, "stories260K.bin"))
+    pieces, scores = ref.read_tok(os.path.join(STORIES, "tok512.bin"), cfg["V"])
+    prompt = "Once upon a time"
+    ids = ref.encode(pieces, scores, prompt)
+    out = os.path.join(tmp, "g")   # sampled: the token written need not be the most likely
+    r = run_ok("generate", *stories_args(), "--attribution", "--steps", "3", "--temperature", "1.5", "--seed", "4",
+               "--out", out, prompt)
+    trace = load_json(os.path.join(out, "trace.json"))
+    validate_trace(trace)
+    at, step = trace["attribution"], trace["generation"]["steps"][0]
+    assert at["step"] == 0 and at["position"] == len(ids) - 1 and at["token_id"] == step["id"]
+    check_attribution(at, attribution_llama2c(cfg, w, ids, len(ids) - 1, at["token_id"]))
+    assert "attribution.png" in trace["images"] and "attribution of" in r.stdout
+    assert 'id="attribution"' in open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    r = run_err("generate", "--attribution", "--out", os.path.join(tmp, "t"), "the cat is tired .")
+    assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr

@@ -13,6 +13,7 @@ int attribution_compute(Attribution *at, HfFile *f, const HfInput *in, int pos, 
     at->H = sh.n_head;
     at->position = pos;
     at->token_id = token;
+    at->step = -1;
     snprintf(at->map_fmt, sizeof at->map_fmt, "%s", hf_file_causal(f) ? "decoder.%d.masked_self" : "encoder.%d.self");
     hf_file_token_text(f, token, at->token, sizeof at->token);
     at->heads = calloc((size_t)at->L * at->H + 1, sizeof *at->heads);
@@ -104,6 +105,7 @@ char *attribution_json(const Attribution *at) {
     bad |= strbuf_json_number(&b, at->embedding);
     bad |= strbuf_printf(&b, ", \"bias\": ");
     bad |= strbuf_json_number(&b, at->bias);
+    if (at->step >= 0) bad |= strbuf_printf(&b, ", \"step\": %d", at->step);
     bad |= strbuf_printf(&b, "}");
     if (bad) { free(b.buf); return NULL; }
     return b.buf;

@@ -30,6 +30,7 @@ typedef struct {
     float embedding;         /* the token's embedding (and learned position)     */
     float bias;              /* attention output biases, final norm's and output bias */
     char map_fmt[32];        /* "decoder.%d.masked_self": the maps' names         */
+    int step;                /* generate: the step that wrote the token; -1: run  */
 } Attribution;
 
 /* The attribution of token (its id) predicted at position pos of in.  0, or -1. */
