@@ -203,12 +203,13 @@ static int importance_tokens(Show *w, const Importance *im) {
     char title[512];
     snprintf(title, sizeof title, "Δ log p of each target token when one head is knocked out · %s", w->s->text);
     hm.title = title;
-    hm.subtitle = "E = encoder self, D = decoder masked self, X = cross; E2 h0 = layer 2 head 0; blue: the head helped";
+    hm.subtitle = im->positions ? "each token the model predicted (rows); E1 h0 = layer 1 head 0; blue: the head helped"
+                                : "E = encoder self, D = decoder masked self, X = cross; E2 h0 = layer 2 head 0; blue: the head helped";
     hm.values = vals;
     hm.rows = T; hm.cols = N;
     hm.row_labels = im->targets;
     hm.col_labels = cl;
-    hm.row_axis = "target token";
+    hm.row_axis = im->positions ? "predicted token" : "target token";
     hm.col_axis = "head knocked out";
     hm.mask = mask;
     hm.mask_label = "off";
