@@ -78,6 +78,17 @@ def test_schema_has_no_unused_fields(tmp):
     # generation with a KV cache (issue 26): the same folder writes three tokens
     run_ok("generate", "--model", g, "--steps", "3", "--out", os.path.join(tmp, "e"), "it was")
     traces.append(load_json(os.path.join(tmp, "e", "trace.json")))
+    # importance on a foreign model (its positions), attribution on run and generate (its step): a tiny Llama
+    q = os.path.join(tmp, "llama")
+    cfg = llama_ref.shrunk("llama-3.2-1b", hidden_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                           intermediate_size=48, num_hidden_layers=1, vocab_size=40, max_position_embeddings=32)
+    llama_ref.write_hf_dir(q, cfg, llama_ref.hf_weights(cfg))
+    llama_ref.write_tiny_tokenizer(q, ["it", "was", "tired"])
+    run_ok("run", "--model", q, "--importance", "--attribution", "--no-pictures", "--out", os.path.join(tmp, "f"),
+           "it was tired")
+    run_ok("generate", "--model", q, "--steps", "2", "--attribution", "--out", os.path.join(tmp, "g"), "it was")
+    traces += [load_json(os.path.join(tmp, o, "trace.json")) for o in ("f", "g")]
+    assert traces[-2]["importance"]["positions"] and traces[-1]["attribution"]["step"] == 0
     seen = set()
     for t in traces:
         validate_trace(t)

@@ -51,6 +51,8 @@ static void generate_usage(FILE *f) {
           "                     induction on a probe of random tokens repeated twice (docs/guide.md)\n"
           "  --probe-length N   the probe's n (default 20, shrunk to fit the context)\n"
           "  --probe-seed S     the probe's seed (default 1)\n"
+          "  --attribution      the first written token's logit split into each head's, each MLP's\n"
+          "                     and the embedding's share (attribution.png, trace.json's attribution)\n"
           "  --slide            every picture exactly 1920 x 1080 (a 16:9 slide)\n"
           "  --quiet            print nothing but errors\n", f);
 }
@@ -59,7 +61,7 @@ typedef struct {
     const char *model, *tokenizer, *prompt, *out, *head, *trace, *to, *max_memory;
     long steps, top_k, seed, probe_length, probe_seed;
     double temperature;
-    int quiet, no_pictures, head_roles;
+    int quiet, no_pictures, head_roles, attribution;
 } GenArgs;
 
 /* 0 go on, 1 --help printed, -1 error printed (usage: 2). */
@@ -89,6 +91,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
         else if (!strcmp(argv[i], "--no-pictures")) a->no_pictures = 1;
         else if (!strcmp(argv[i], "--slide")) render_set_slide(1);
         else if (!strcmp(argv[i], "--head-roles")) a->head_roles = 1;
+        else if (!strcmp(argv[i], "--attribution")) a->attribution = 1;
         else if (argv[i][0] == '-' && argv[i][1]) { cli_unknown_option("generate", argv[i]); return -1; }
         else if (a->prompt) { cli_error("generate takes one prompt; got a second: '%s' (quote the prompt)", argv[i]); return -1; }
         else a->prompt = argv[i];
@@ -155,7 +158,7 @@ static int add_head_roles(HeadRoles *roles, const Generation *g, Net *n, const G
 }
 
 /* The trace, pictures and page into dir.  0, or -1 (printed). */
-static int write_outputs(const Generation *g, Net *n, const GenArgs *a, const char *dir) {
+static int write_outputs(const Generation *g, Net *n, const GenArgs *a, const Attribution *at, const char *dir) {
     char err[1024], path[4096], mj[2048];
     Trace tr;
     trace_init(&tr);
@@ -164,8 +167,12 @@ static int write_outputs(const Generation *g, Net *n, const GenArgs *a, const ch
     net_json(n, mj, sizeof mj);
     if (trace_set_model_json(&tr, mj) || generate_trace(g, &tr)) { cli_error("out of memory (trace)"); goto done; }
     if (a->head_roles && add_head_roles(&roles, g, n, a, dir, &tr)) goto done;
+    char *aj = at ? attribution_json(at) : NULL;
+    int bad = at && (!aj || trace_set_section(&tr, "attribution", aj));
+    free(aj);
+    if (bad) { cli_error("out of memory (trace)"); goto done; }
     GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = net_path(n), .head_roles = a->head_roles,
-                          .trace = &tr};
+                          .trace = &tr, .attribution = at};
     GenPictureReport rep = {0};
     if (!a->no_pictures && pictures_generate(g, &ps, &rep, err, sizeof err)) { cli_error("%s", err); goto done; }
     if (!strcmp(a->trace, "none")) { rc = 0; goto done; }
@@ -227,6 +234,11 @@ static int generate_translator(const GenArgs *a, Net *n) {
     char err[1024];
     int status = 1, layer, head;
     memset(&L, 0, sizeof L);
+    if (a->attribution) {
+        cli_error("--attribution splits a decoder's next-token logit (GPT-2, the Llama family, llama2.c), not yet the "
+                  "translator's (run --importance measures its heads)");
+        goto done;
+    }
     if (generate_translator_head(n, a->head, &layer, &head, err, sizeof err)) { cli_error("%s", err); goto done; }
     if (generate_translation(&L, n, a->prompt, !strcmp(a->to, "vi"), err, sizeof err)) { cli_error("%s", err); goto done; }
     OutStage stage;
@@ -250,23 +262,27 @@ static int generate_decoder(const GenArgs *a, Net *n) {
     GenSpec spec = {.prompt = a->prompt, .steps = (int)a->steps, .temperature = a->temperature, .top_k = (int)a->top_k,
                     .seed = (unsigned long long)a->seed};
     Generation g;
+    Attribution at = {0};
     int status = 1;
     if (generate_run(&g, n, &spec, err, sizeof err)) { cli_error("%s", err); goto done; }
+    if (a->attribution && generate_attribution(&at, n, &g, err, sizeof err)) { cli_error("%s", err); goto done; }
     int writes = !a->no_pictures || strcmp(a->trace, "none") || a->head_roles;
     if (writes) {
         OutStage stage;   /* a failure leaves --out as it was */
         if (cli_stage_open(&stage, a->out) != 0) goto done;
-        int ok = write_outputs(&g, n, a, stage.dir) == 0;
+        int ok = write_outputs(&g, n, a, a->attribution ? &at : NULL, stage.dir) == 0;
         if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
     }
     if (!a->quiet) {
         print_generation(&g);
+        if (a->attribution) attribution_print(&at, stdout);
         if (writes)
             printf("%s%s in %s/\n", a->no_pictures ? "" : "pictures and index.html",
                    strcmp(a->trace, "none") ? (a->no_pictures ? "trace.json" : ", trace.json") : "", a->out);
     }
     status = 0;
 done:
+    attribution_free(&at);
     generation_free(&g);
     return status;
 }

@@ -31,7 +31,7 @@
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
     long max_pictures, lines_top, probe_length, probe_seed;
-    int batch, quiet, no_pictures, timing, importance, no_mask, head_roles, slide;
+    int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
@@ -82,7 +82,11 @@ static void run_usage(FILE *f) {
         "                    W_O (e.g. encoder.2.self.0); the translation, every picture and\n"
         "                    the trace are those of the model without them\n"
         "  --importance      knock out each head alone and draw how much the log-probability\n"
-        "                    of each translated word falls (importance.png)\n"
+        "                    of each translated word (a GPT-2, BERT or Llama-family model: of its\n"
+        "                    predicted next token, of each [MASK]'s filling) falls (importance.png)\n"
+        "  --attribution     a decoder's predicted next token: each head's, each MLP's and the\n"
+        "                    embedding's share of its logit (direct logit attribution;\n"
+        "                    attribution.png, trace.json's attribution)\n"
         "  --head-roles      name what each self-attention head does (head_roles.png, trace.json's\n"
         "                    head_roles): previous token, sink (first token) on the text; duplicate\n"
         "                    token and induction on a probe of random tokens repeated twice; else\n"
@@ -184,6 +188,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         else if (!strcmp(arg, "--no-language-mask")) a->no_mask = 1;
         else if (!strcmp(arg, "--timing")) a->timing = 1;
         else if (!strcmp(arg, "--importance")) a->importance = 1;
+        else if (!strcmp(arg, "--attribution")) a->attribution = 1;
         else if (!strcmp(arg, "--head-roles")) a->head_roles = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
         else if (arg[0] == '-' && arg[1] == '-') {
@@ -328,7 +333,7 @@ int cli_run(int argc, char **argv) {
 #endif
     r.ms_model += now_ms() - t0;
     ReadSpec spec = {.to = a.to, .target = a.target, .batch = a.batch, .query = a.query, .focus = a.focus,
-                     .importance = a.importance, .head_roles = a.head_roles, .probe_seed = (unsigned long long)a.probe_seed,
+                     .importance = a.importance, .attribution = a.attribution, .head_roles = a.head_roles, .probe_seed = (unsigned long long)a.probe_seed,
                      .probe_length = (int)a.probe_length, .no_pictures = a.no_pictures,
                      .no_language_mask = a.no_mask, .ablate = a.ablate, .quiet = a.quiet, .warn = cli_warn,
                      .trace = !strcmp(a.trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a.trace_mode, "steps") ? HF_TRACE_STEPS

@@ -533,6 +533,11 @@ int hf_file_logits(HfFile *f, int pos, float *logits, char *err, size_t errlen) 
     return stack_model_logits(&f->m, pos, logits, err, errlen);
 }
 
+int hf_file_attribution(HfFile *f, const HfInput *in, int pos, int token, StackAttribution *out, char *err,
+                        size_t errlen) {
+    return stack_model_attribution(&f->m, in->ids, in->n_real, pos, token, out, err, errlen);
+}
+
 int hf_file_set_ablation(HfFile *f, const unsigned char *mask, char *err, size_t errlen) {
     return stack_model_set_ablation(&f->m, mask, err, errlen);
 }

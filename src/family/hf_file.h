@@ -186,6 +186,13 @@ int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t e
  * maps still show the head's weights.  0, or -1 with err. */
 int hf_file_set_ablation(HfFile *f, const unsigned char *mask, char *err, size_t errlen);
 
+/* Direct logit attribution of token at position pos of in's real tokens
+ * (family/stack.h's stack_model_attribution; out->heads (L, H) and out->mlp (L)
+ * are the caller's).  Leaves the model's activations those of in's real
+ * tokens.  0, or -1 with err (BERT, Gemma 3: the parts would not add up). */
+int hf_file_attribution(HfFile *f, const HfInput *in, int pos, int token, StackAttribution *out, char *err,
+                        size_t errlen);
+
 /* The display text of token id. */
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n);
 

@@ -297,6 +297,7 @@ static int block_forward(StackModel *m, int l, int T, Trace *tr, const char *con
     qkv_forward(m, l, T, post ? a->x : a->h);
     if (attention_layer(m, l, T, tr, tokens, steps, st)) return -1;
     ablate_heads(m, l, a->att, T, QD);
+    if (m->tap) memcpy(m->tap->att + (size_t)l * QD, a->att + (size_t)m->tap->pos * QD, (size_t)QD * sizeof *a->att);
     linear(a->y, a->att, &y->o, T, QD, C);
     if (y->post_attn_norm.w) norm(c, a->y, a->y, &y->post_attn_norm, T, C);
     for (size_t i = 0; i < n; i++) a->x[i] += a->y[i];
@@ -311,6 +312,7 @@ static int block_forward(StackModel *m, int l, int T, Trace *tr, const char *con
     }
     ffn_act(f, c->gated ? a->up : NULL, (size_t)T * F, c->act);
     linear(a->y, f, &y->down, T, F, C);
+    if (m->tap) memcpy(m->tap->mlp + (size_t)l * C, a->y + (size_t)m->tap->pos * C, (size_t)C * sizeof *a->y);
     if (y->post_ffn_norm.w) norm(c, a->y, a->y, &y->post_ffn_norm, T, C);
     for (size_t i = 0; i < n; i++) a->x[i] += a->y[i];
     if (post) norm(c, a->x, a->x, &y->norm2, T, C);
@@ -420,6 +422,7 @@ int stack_model_forward(StackModel *m, const int *ids, int T, int n_real, Trace 
         }
     }
     if (embed_rows(m, ids, T, 0, m->a.x, err, errlen)) goto done;
+    if (m->tap) memcpy(m->tap->embed, m->a.x + (size_t)m->tap->pos * c->d_model, (size_t)c->d_model * sizeof *m->a.x);
     for (int l = 0; l <= last; l++) {
         if (stack_model_ready(m, l, err, errlen)) goto done;
         if (block_forward(m, l, T, tr, tokens, steps, &st)) {
@@ -429,6 +432,7 @@ int stack_model_forward(StackModel *m, const int *ids, int T, int n_real, Trace 
     }
     if (upto) { rc = 0; goto done; }
     if (stack_model_ready(m, STACK_GROUP_FINAL(c->n_layer), err, errlen)) goto done;
+    if (m->tap) memcpy(m->tap->resid, m->a.x + (size_t)m->tap->pos * c->d_model, (size_t)c->d_model * sizeof *m->a.x);
     if (m->w.final_norm.w) norm(c, m->a.x, m->a.x, &m->w.final_norm, T, c->d_model);
     rc = 0;
 done:

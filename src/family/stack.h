@@ -100,6 +100,16 @@ typedef struct {
     StackLayer *layer;     /* (L) */
 } StackWeights;
 
+/* What a forward pass copies out at one position for direct logit
+ * attribution (stack_model_attribution), when StackModel.tap is set. */
+typedef struct {
+    int pos;         /* the position tapped                                           */
+    float *embed;    /* (C) the embedding row: token · embed_scale + position          */
+    float *att;      /* (L, QD) each layer's heads' outputs before W_O (knocked out: 0) */
+    float *mlp;      /* (L, C) each layer's feed-forward output, its bias included     */
+    float *resid;    /* (C) the residual stream before the final norm                  */
+} StackTap;
+
 /* Activations of the last forward pass.  With RoPE, q and k before and after
  * it are kept for every layer (qk_layers = L) when the pass records steps or
  * StackModel.keep_qk asks; otherwise one layer's room is used again by each
@@ -157,6 +167,7 @@ typedef struct {
     unsigned char *ablate;  /* (L, H) 1 = the head's output is zeroed; NULL: none   */
     StackActs a;
     int keep_qk;            /* 1: every layer's q and k stay in a after a pass (tests/llama_dump.c) */
+    StackTap *tap;          /* set by stack_model_attribution during its pass; else NULL */
 } StackModel;
 
 /* Which heads keep their step matrices (scores, scaled, masked, output) in
@@ -198,6 +209,30 @@ int stack_model_ready(StackModel *m, int g, char *err, size_t errlen);
 int stack_model_json(const StackModel *m, char *buf, size_t n);
 
 void stack_model_free(StackModel *m);
+
+/* Direct logit attribution (stack_attrib.c) of token at position pos of ids
+ * (T tokens, none padding): the logit is split into the parts the residual
+ * stream adds up before the final norm, each projected through that norm with
+ * its scale (1/σ, or 1/rms) frozen at the pass's value onto the unembedding
+ * row of token:
+ *     logit = Σ_l Σ_h heads[l][h] + Σ_l mlp[l] + embedding + bias
+ * heads: head h's output through its slice of W_O (no bias); mlp: the
+ * feed-forward's output with its biases; embedding: the token's row (· scale)
+ * plus its learned position; bias: the attention output biases, the final
+ * LayerNorm's bias and the output bias (0 for Llama-family models).  LayerNorm
+ * centring is linear, so each part is centred with the mean of its own.  A
+ * pre-norm decoder whose sublayers add to the stream as they are (GPT-2, the
+ * Llama family but Gemma 3, llama2.c) and no soft-capping: else -1 with err.
+ * heads (L·H) and mlp (L) are the caller's.  Knocked-out heads stay out (0). */
+typedef struct {
+    float logit;       /* the model's logit of token at pos                          */
+    float *heads;      /* (L, H) */
+    float *mlp;        /* (L) */
+    float embedding;
+    float bias;
+} StackAttribution;
+int stack_model_attribution(StackModel *m, const int *ids, int T, int pos, int token, StackAttribution *out, char *err,
+                            size_t errlen);
 
 /* A KV cache for a decoder: the keys (after RoPE) and values of every
  * position read so far, per layer, so each new token computes only its own

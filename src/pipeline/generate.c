@@ -324,3 +324,15 @@ int generate_translation(Look *L, Net *n, const char *sentence, int vi, char *er
     LookSpec spec = {.want = LOOK_TRACE | LOOK_FINITE | LOOK_RECORD, .tag = vi ? VOCAB_2VI : VOCAB_2FR};
     return look_sentence(L, &n->mf, sentence, &spec, err, errlen);
 }
+
+int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err, size_t errlen) {
+    memset(at, 0, sizeof *at);
+    if (n->own || !(n->caps & NET_GENERATES))
+        return errmsg_set(err, errlen, "--attribution splits a decoder's next-token logit (GPT-2, the Llama family, "
+                          "llama2.c), not yet the translator's");
+    if (g->n_steps < 1) return errmsg_set(err, errlen, "--attribution: no token was written");
+    HfInput in = {.n = g->n_prompt, .n_real = g->n_prompt, .ids = g->ids, .tokens = g->tokens};
+    if (attribution_compute(at, &n->fam, &in, g->n_prompt - 1, g->ids[g->n_prompt], err, errlen)) return -1;
+    at->step = 0;
+    return 0;
+}

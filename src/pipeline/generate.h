@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include "core/strbuf.h"
 #include "net/net.h"
+#include "pipeline/attribution.h"
 #include "pipeline/look.h"
 #include "trace/trace.h"
 
@@ -72,6 +73,11 @@ int generate_translation(Look *L, Net *n, const char *sentence, int vi, char *er
 /* The translator's timeline head from --head "L.H" (NULL: the last decoder
  * layer, head 0).  0, or -1 with err naming the layers and heads it has. */
 int generate_translator_head(const Net *n, const char *spec, int *layer, int *head, char *err, size_t errlen);
+
+/* --attribution: direct logit attribution (attribution.h) of the first token
+ * written, predicted at the prompt's last position, read again in one pass.
+ * A decoder only.  0, or -1 with err. */
+int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err, size_t errlen);
 
 /* Tokens written per second (n_steps / seconds). */
 double generate_tokens_per_s(const Generation *g);

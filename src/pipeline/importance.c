@@ -65,6 +65,84 @@ fail:
     return -1;
 }
 
+/* ---- a foreign model: its predictions re-scored ---- */
+
+/* log p of each target at its position, after the last forward pass (lg: V floats). */
+static int stack_logp(HfFile *f, const int *pos, const int *ids, int n, float *lg, float *out, char *err, size_t errlen) {
+    int V = hf_file_shape(f).n_vocab;
+    for (int t = 0; t < n; t++) {
+        if (hf_file_logits(f, pos[t], lg, err, errlen)) return -1;
+        float mx = lg[0];
+        for (int v = 1; v < V; v++) mx = lg[v] > mx ? lg[v] : mx;
+        double sum = 0.0;
+        for (int v = 0; v < V; v++) sum += exp((double)(lg[v] - mx));
+        out[t] = (float)((double)(lg[ids[t]] - mx) - log(sum));
+    }
+    return 0;
+}
+
+/* The arrays of a foreign model's Importance: n targets, its one kind of map. */
+static int stack_alloc(Importance *im, const HfFile *f, int n, const char *const *labels, const int *pos) {
+    HfShape sh = hf_file_shape(f);
+    ModelAttnKind kind = hf_file_causal(f) ? MODEL_ATTN_DEC_SELF : MODEL_ATTN_ENC_SELF;
+    im->layers[kind] = im->Lmax = sh.n_layer;
+    im->H = sh.n_head;
+    im->n_targets = n;
+    im->pronoun_t = im->pronoun_q = -1;
+    size_t nd = (size_t)3 * im->Lmax * im->H * (size_t)n;
+    size_t k = n > 0 ? (size_t)n : 1;
+    im->targets = malloc(k * sizeof(char *));
+    im->base = malloc(k * sizeof(float));
+    im->positions = malloc(k * sizeof(int));
+    im->delta = malloc((nd ? nd : 1) * sizeof(float));
+    if (!im->targets || !im->base || !im->positions || !im->delta) return -1;
+    for (int t = 0; t < n; t++) { im->targets[t] = labels[t]; im->positions[t] = pos[t]; }
+    for (size_t i = 0; i < nd; i++) im->delta[i] = NAN;
+    return 0;
+}
+
+int importance_compute_stack(Importance *im, HfFile *f, const HfInput *in, const int *pos, const int *ids,
+                             const char *const *labels, int n, const unsigned char *knocked, char *err, size_t errlen) {
+    memset(im, 0, sizeof *im);
+    HfShape sh = hf_file_shape(f);
+    size_t cells = (size_t)sh.n_layer * sh.n_head;
+    ModelAttnKind kind = hf_file_causal(f) ? MODEL_ATTN_DEC_SELF : MODEL_ATTN_ENC_SELF;
+    unsigned char *mask = calloc(cells ? cells : 1, 1);
+    float *lg = malloc((size_t)sh.n_vocab * sizeof(float)), *lp = malloc((size_t)(n ? n : 1) * sizeof(float));
+    int rc = -1;
+    if (!mask || !lg || !lp || stack_alloc(im, f, n, labels, pos)) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    if (knocked) memcpy(mask, knocked, cells);
+    if (hf_file_forward(f, in, NULL, NULL, err, errlen) || stack_logp(f, pos, ids, n, lg, im->base, err, errlen)) goto done;
+    for (size_t c = 0; c < cells; c++) {
+        if (mask[c]) continue;
+        mask[c] = 1;
+        int bad = hf_file_set_ablation(f, mask, err, errlen) || hf_file_forward(f, in, NULL, NULL, err, errlen) ||
+                  stack_logp(f, pos, ids, n, lg, lp, err, errlen);
+        mask[c] = 0;
+        if (bad) goto done;
+        float *d = im->delta + (((size_t)kind * im->Lmax) * im->H + c) * (size_t)n;
+        for (int t = 0; t < n; t++) d[t] = lp[t] - im->base[t];
+    }
+    rc = 0;
+done:   /* the knock-outs as they were, and the activations of the text read with them */
+    if (hf_file_set_ablation(f, knocked, err, errlen) || hf_file_forward(f, in, NULL, NULL, err, errlen)) rc = -1;
+    if (rc) importance_free(im);
+    free(mask); free(lg); free(lp);
+    return rc;
+}
+
+void importance_what(const Importance *im, char *buf, size_t len) {
+    if (!im->positions) { snprintf(buf, len, "the translation (mean over its tokens)"); return; }
+    if (im->layers[MODEL_ATTN_DEC_SELF] > 0 && im->n_targets == 1) {
+        snprintf(buf, len, "the predicted next token “%s”", im->targets[0]);
+        return;
+    }
+    size_t k = (size_t)snprintf(buf, len, "%s", im->n_targets == 1 ? "the [MASK] filled with" : "the [MASK] fillings (mean over");
+    for (int t = 0; t < im->n_targets && k < len; t++)
+        k += (size_t)snprintf(buf + k, len - k, "%s “%s”", t ? "," : "", im->targets[t]);
+    if (im->n_targets > 1 && k < len) snprintf(buf + k, len - k, ")");
+}
+
 float importance_delta(const Importance *im, ModelAttnKind kind, int layer, int head, int t) {
     return im->delta[(((size_t)kind * im->Lmax + layer) * im->H + head) * im->n_targets + t];
 }
@@ -78,9 +156,10 @@ float importance_summary(const Importance *im, ModelAttnKind kind, int layer, in
 
 char *importance_json(const Importance *im) {
     StrBuf b = {0};
-    int bad = strbuf_printf(&b, "{\"method\": \"knock-out: each head's output zeroed before W_O, alone; "
-                            "the model's translation re-scored teacher-forced\",\n   \"measure\": \"delta log p\", "
-                            "\"targets\": [");
+    int bad = strbuf_printf(&b, "{\"method\": \"knock-out: each head's output zeroed before W_O, alone; %s\",\n"
+                            "   \"measure\": \"delta log p\", \"targets\": [", im->positions
+                            ? "the model's prediction (its most likely token at each position) re-scored on the same text"
+                            : "the model's translation re-scored teacher-forced");
     for (int t = 0; t < im->n_targets; t++) {
         bad |= t ? strbuf_printf(&b, ", ") : 0;
         bad |= strbuf_json_string(&b, im->targets[t]);
@@ -90,6 +169,8 @@ char *importance_json(const Importance *im) {
         bad |= t ? strbuf_printf(&b, ", ") : 0;
         bad |= strbuf_json_number(&b, im->base[t]);
     }
+    for (int t = 0; im->positions && t < im->n_targets; t++)
+        bad |= strbuf_printf(&b, "%s%d", t ? ", " : "],\n   \"positions\": [", im->positions[t]);
     bad |= strbuf_printf(&b, "],\n   \"pronoun_target\": %d, \"pronoun_source\": %d,\n   \"heads\": [",
                          im->pronoun_t, im->pronoun_q);
     int first = 1;
@@ -115,7 +196,7 @@ char *importance_json(const Importance *im) {
 
 void importance_free(Importance *im) {
     if (!im) return;
-    free(im->targets); free(im->base); free(im->delta);
+    free(im->targets); free(im->base); free(im->delta); free(im->positions);
     memset(im, 0, sizeof *im);
 }
 

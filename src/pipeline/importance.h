@@ -15,10 +15,23 @@
  *
  * importance_compute runs 1 + (number of heads) forward passes; afterwards the
  * model's activations are those of the last one (run the forward again before
- * reading them).  Ownership: importance_free releases the arrays. */
+ * reading them).
+ *
+ * A foreign model (family/hf_file.h: GPT-2, BERT, the Llama family, llama2.c)
+ * has no translation: its targets are what it predicts, the most likely token
+ * after the text (a decoder) or in each [MASK] (BERT), each scored at its
+ * position with the same text read again:
+ *
+ *     Δ_t(head) = log p(ŷ_t | text ; head knocked out) − log p(ŷ_t | text)
+ *
+ * and the summary of a head is the mean over those targets (one for a
+ * decoder).  importance_compute_stack leaves the model's activations those of
+ * the text read without a new knock-out.
+ * Ownership: importance_free releases the arrays. */
 #ifndef ATTNVIZ_IMPORTANCE_H
 #define ATTNVIZ_IMPORTANCE_H
 #include <stddef.h>
+#include "family/hf_file.h"
 #include "model/model.h"
 #include "pipeline/sentence.h"
 #include "trace/trace.h"
@@ -32,9 +45,23 @@ typedef struct {
     float *delta;            /* (3, Lmax, H, n_targets) Δ log p; NAN: not measured */
     int pronoun_t;           /* index in targets of the pronoun's translation, -1  */
     int pronoun_q;           /* its source pronoun's position, -1                  */
+    int *positions;          /* a foreign model: (n_targets) where each is predicted;
+                                NULL: the translator's targets                     */
 } Importance;
 
 int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, size_t errlen);
+
+/* A foreign model: the n targets ids, predicted at positions pos and shown as
+ * labels (borrowed, they must outlive im), of the text in; the heads already in
+ * knocked ((n_layer, n_head), or NULL) stay out and get no row; the knock-outs
+ * are put back as knocked says afterwards.  0, or -1 with err. */
+int importance_compute_stack(Importance *im, HfFile *f, const HfInput *in, const int *pos, const int *ids,
+                             const char *const *labels, int n, const unsigned char *knocked, char *err, size_t errlen);
+
+/* What the summary measures, for titles: "the predicted next token “said”",
+ * "the [MASK] filled with “cat”", "the [MASK] fillings (mean over “a”, “b”)",
+ * or the translator's "the translation (mean over its tokens)". */
+void importance_what(const Importance *im, char *buf, size_t len);
 
 /* Δ of one head at target token t. */
 float importance_delta(const Importance *im, ModelAttnKind kind, int layer, int head, int t);

@@ -642,7 +642,7 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
 
 /* Every picture, in page order. */
 static int draw_all(Show *w) {
-    if (all_query_views(w) || pictures_importance(w)) return -1;
+    if (all_query_views(w) || pictures_importance(w) || pictures_attribution(w)) return -1;
     if (w->ps->no_pictures) return head_roles_show(w);
     if (step_strip(w)) return -1;
     static const char *const stacks[3] = {"encoder", "decoder", "decoder"};

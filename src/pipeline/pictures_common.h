@@ -7,6 +7,7 @@
 #ifndef ATTNVIZ_PICTURES_COMMON_H
 #define ATTNVIZ_PICTURES_COMMON_H
 #include <stddef.h>
+#include "pipeline/attribution.h"
 #include "pipeline/importance.h"
 #include "pipeline/links.h"
 #include "net/model_file.h"
@@ -32,6 +33,7 @@ typedef struct {
     const char *ablated;      /* knocked-out heads "encoder.2.self.0, …" (NULL/"": none);
                                  named in titles and PNG text chunks                     */
     const Importance *importance; /* run --importance: the grids (NULL: none)            */
+    const Attribution *attribution; /* run/generate --attribution: attribution.png (NULL: none) */
     const char *metadata;     /* the checkpoint's metadata JSON (NULL: none): which heads
                                  were taught (supervised_heads), marked in every picture */
     const float *rollout;     /* (E, S, S) encoder rollout (aggregate.h), or NULL: with the

@@ -203,12 +203,13 @@ static int importance_tokens(Show *w, const Importance *im) {
     char title[512];
     snprintf(title, sizeof title, "Δ log p of each target token when one head is knocked out · %s", w->s->text);
     hm.title = title;
-    hm.subtitle = "E = encoder self, D = decoder masked self, X = cross; E2 h0 = layer 2 head 0; blue: the head helped";
+    hm.subtitle = im->positions ? "each token the model predicted (rows); E1 h0 = layer 1 head 0; blue: the head helped"
+                                : "E = encoder self, D = decoder masked self, X = cross; E2 h0 = layer 2 head 0; blue: the head helped";
     hm.values = vals;
     hm.rows = T; hm.cols = N;
     hm.row_labels = im->targets;
     hm.col_labels = cl;
-    hm.row_axis = "target token";
+    hm.row_axis = im->positions ? "predicted token" : "target token";
     hm.col_axis = "head knocked out";
     hm.mask = mask;
     hm.mask_label = "off";
@@ -233,8 +234,17 @@ int pictures_importance(Show *w) {
         snprintf(what, sizeof what, "“%s” (the translation of “%s”)", im->targets[im->pronoun_t],
                  w->s->words.tok[im->pronoun_q]);
     else
-        snprintf(what, sizeof what, "the translation (mean over its tokens)");
-    html_section(w->pg, "importance", "Does this head matter? Knock-outs",
+        importance_what(im, what, sizeof what);
+    if (im->positions)
+        html_section(w->pg, "importance", "Does this head matter? Knock-outs",
+                     "Each head is knocked out alone (its output replaced by zeros before W_O) and the same text is read "
+                     "again; the token the model predicted is scored again where it predicted it. The number is the change "
+                     "in its log-probability: blue (negative) means the head helped; white means the model did not need it.",
+                     "Loại bỏ từng head một (thay đầu ra của nó bằng 0 trước W_O) rồi đọc lại đúng văn bản đó và chấm lại "
+                     "token mà mô hình đã đoán. Con số là thay đổi của log xác suất: xanh (âm) nghĩa là head đó có giúp; "
+                     "trắng nghĩa là mô hình không cần nó.");
+    else
+        html_section(w->pg, "importance", "Does this head matter? Knock-outs",
                  "Each head is knocked out alone (its output replaced by zeros before W_O) and the model's own "
                  "translation is scored again, teacher-forced. The number is the change in log-probability: "
                  "blue (negative) means the head helped; white means the model did not need it. A head can look at "
@@ -242,12 +252,39 @@ int pictures_importance(Show *w) {
                  "Loại bỏ từng head một (thay đầu ra của nó bằng 0 trước W_O) rồi chấm lại bản dịch của chính mô hình. "
                  "Con số là thay đổi của log xác suất: xanh (âm) nghĩa là head đó có giúp; trắng nghĩa là mô hình không cần nó.");
     if (!w->ps->no_pictures) {
-        if (importance_grids(w, im, what) || importance_tokens(w, im)) return -1;
+        int per_token = !im->positions || im->n_targets > 1;   /* one predicted token: the grid says it all */
+        if (importance_grids(w, im, what) || (per_token && importance_tokens(w, im))) return -1;
         snprintf(cap, sizeof cap, "Δ log p of %s per head, one grid per kind of attention (layers × heads).", what);
         snprintf(capvi, sizeof capvi, "Δ log p của %s theo từng head, mỗi loại chú ý một lưới (lớp × head).", what);
         html_figure(w->pg, "importance.png", cap, capvi, NULL);
-        html_figure(w->pg, "importance.tokens.png", "Δ log p of every target token (rows) per knocked-out head (columns).",
+        if (per_token) html_figure(w->pg, "importance.tokens.png", "Δ log p of every target token (rows) per knocked-out head (columns).",
                     "Δ log p của từng token đích (hàng) khi loại bỏ từng head (cột).", NULL);
     }
+    return 0;
+}
+
+/* ---- direct logit attribution ---- */
+
+int pictures_attribution(Show *w) {
+    const Attribution *at = w->ps->attribution;
+    if (!at) return 0;
+    char cap[1024], capvi[1024], path[4096];
+    html_section(w->pg, "attribution", "Which heads wrote the next token? Direct logit attribution",
+                 "The logit of the predicted token is a sum: the residual stream is the embedding plus every head's and "
+                 "every MLP's output, and once the final norm's scale is frozen at this pass's value, each part's share "
+                 "is its dot product with the token's unembedding row. Red pushes the token up, blue down.",
+                 "Logit của token được đoán là một tổng: dòng dư (residual) là embedding cộng đầu ra của mọi head và mọi "
+                 "MLP; khi giữ cố định hệ số của lớp chuẩn hoá cuối, phần của mỗi thành phần là tích vô hướng của nó với "
+                 "hàng unembedding của token. Đỏ đẩy token lên, xanh kéo xuống.");
+    if (w->ps->no_pictures) return 0;
+    pictures_path(w, "attribution.png", path, sizeof path);
+    char title[256];
+    snprintf(title, sizeof title, "Direct logit attribution of “%s”", at->token);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
+    if (attribution_draw(path, at, w->s->text, &meta, w->err, w->errlen) || trace_add_image(w->t, "attribution.png"))
+        return -1;
+    attribution_caption(at, cap, sizeof cap, capvi, sizeof capvi);
+    html_figure(w->pg, "attribution.png", cap, capvi, NULL);
     return 0;
 }

@@ -28,5 +28,8 @@ int pictures_aggregate(Show *w, int q);
 /* In a sentence's page (w->ps->importance given): the importance section,
  * importance.png and importance.tokens.png.  0, or -1. */
 int pictures_importance(Show *w);
+/* In a sentence's page (w->ps->attribution given): the attribution section and
+ * attribution.png.  0, or -1. */
+int pictures_attribution(Show *w);
 
 #endif

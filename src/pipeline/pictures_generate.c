@@ -246,8 +246,32 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
     html_pre(&pg, sb.buf ? sb.buf : "");
     free(sb.buf);
     write_page_figures(&pg, g, rep);
+    if (ps->attribution) {
+        char cap[1024], capvi[1024];
+        attribution_caption(ps->attribution, cap, sizeof cap, capvi, sizeof capvi);
+        html_section(&pg, "attribution", "Which heads wrote the first token? Direct logit attribution",
+                     "The first written token's logit, split into what each head, MLP and the embedding add to the "
+                     "residual stream (the prompt read again in one pass). Red pushes the token up, blue down.",
+                     "Logit của token đầu tiên được viết, tách thành phần mà mỗi head, MLP và embedding cộng vào dòng dư "
+                     "(đọc lại lời nhắc trong một lượt). Đỏ đẩy token lên, xanh kéo xuống.");
+        html_figure(&pg, "attribution.png", cap, capvi, NULL);
+    }
     if (ps->head_roles) head_roles_section(&pg);
     return finish_page(&pg, views_at, ps->trace, ps->dir, err, errlen);
+}
+
+/* attribution.png: the first written token's logit, split by head (--attribution). */
+static int draw_attribution(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err,
+                            size_t errlen) {
+    if (!ps->attribution) return 0;
+    char path[4096], title[256], text[1200];
+    snprintf(path, sizeof path, "%s/attribution.png", ps->dir);
+    snprintf(title, sizeof title, "Direct logit attribution of “%s”", ps->attribution->token);
+    snprintf(text, sizeof text, "%s …", g->prompt);
+    RenderMetaItem items[] = {{"Title", title}, {"Prompt", g->prompt}, {"Model", ps->model_name}};
+    RenderMeta meta = {items, 3};
+    if (attribution_draw(path, ps->attribution, text, &meta, err, errlen)) return -1;
+    return add_image(rep, "attribution.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
 }
 
 int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen) {
@@ -258,7 +282,8 @@ int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureR
         default_head(g, &rep->layer, &rep->head);
     }
     if (draw_timeline(g, ps, rep, err, errlen) || draw_last_row(g, ps, rep, err, errlen) ||
-        draw_top_k(g, ps, rep, err, errlen) || draw_kv_cache(g, ps, rep, err, errlen))
+        draw_top_k(g, ps, rep, err, errlen) || draw_kv_cache(g, ps, rep, err, errlen) ||
+        draw_attribution(g, ps, rep, err, errlen))
         return -1;
     return write_page(g, ps, rep, err, errlen);
 }

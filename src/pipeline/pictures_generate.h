@@ -28,6 +28,7 @@ typedef struct {
     const char *model_name;   /* for captions and the PNG metadata     */
     int head_roles;           /* the caller drew head_roles.png: on the page too */
     const Trace *trace;       /* embedded in the interactive page (render/page.h), or NULL */
+    const Attribution *attribution;  /* --attribution: attribution.png and its section; NULL: none */
 } GenPictureSpec;
 
 typedef struct {

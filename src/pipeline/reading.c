@@ -55,6 +55,9 @@ static int own_begin(Reading *rd, char *err, size_t errlen) {
     if (a->ablate && net_ablate(rd->net, a->ablate, rd->why, sizeof rd->why) != 0)
         return errmsg_set(err, errlen, "--ablate %s", rd->why);
     if (a->focus && links_check_focus(a->focus, &mf->m.config, err, errlen) != 0) return -1;   /* before any sentence runs */
+    if (a->attribution)
+        return errmsg_set(err, errlen, "--attribution splits a decoder's next-token logit (GPT-2, the Llama family, "
+                          "llama2.c); on the translator, --importance measures each head");
     unsigned want = LOOK_WORLD | LOOK_TRACE | LOOK_STEPS | LOOK_UNSURE | LOOK_FINITE | LOOK_LINKS | LOOK_AGGREGATES |
                     LOOK_RECORD | (a->importance ? LOOK_IMPORTANCE : 0);
     LookSpec spec = {.want = want, .tag = a->to && !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR, .target = a->target,
@@ -149,9 +152,15 @@ static void print_links(const Reading *rd, const Look *L, FILE *out) {
 
 /* Prints the heads whose knock-out costs the most (run --importance). */
 static void print_importance(const Importance *im, const Sentence *s, FILE *out) {
-    ImportanceRank rows[3 * 64];
-    int n = importance_rank(im, rows, 3 * 64);
-    if (im->pronoun_t >= 0)
+    int cap = 3 * im->Lmax * im->H;
+    ImportanceRank *rows = malloc((size_t)(cap > 0 ? cap : 1) * sizeof *rows);
+    if (!rows) return;
+    int n = importance_rank(im, rows, cap);
+    char what[512];
+    importance_what(im, what, sizeof what);
+    if (im->positions)
+        fprintf(out, "  knock-outs: Δ log p of %s when one head is knocked out; the 5 that cost most:\n", what);
+    else if (im->pronoun_t >= 0)
         fprintf(out, "  knock-outs: Δ log p of “%s” (translating “%s”) when one head is knocked out; the 5 that cost most:\n",
                im->targets[im->pronoun_t], s->words.tok[im->pronoun_q]);
     else
@@ -162,6 +171,7 @@ static void print_importance(const Importance *im, const Sentence *s, FILE *out)
         fprintf(out, "      %-22s head %d  %+.3f  (p × %.3g)\n", map, rows[i].head, (double)rows[i].summary,
                exp((double)rows[i].summary));
     }
+    free(rows);
 }
 
 /* What the look of a sentence found, as far as it came: the translation and
@@ -270,11 +280,11 @@ static void print_hf_links(const Reading *rd, FILE *out) {
 /* The refusals, then a --batch's longest sentence.  0, or -1 with err. */
 static int family_begin(Reading *rd, char *err, size_t errlen) {
     const ReadSpec *a = rd->spec;
-    if (a->importance)   /* head importance is measured on the translator's words for now */
-        return errmsg_set(err, errlen, "--importance works on attnviz's own models (taught, untaught, a .safetensors "
-                          "checkpoint), not yet on GPT-2, BERT or Llama-family models (--ablate MAP.H does)");
     if (a->ablate && net_ablate(rd->net, a->ablate, rd->why, sizeof rd->why) != 0)
         return errmsg_set(err, errlen, "--ablate %s", rd->why);
+    if (a->attribution && !hf_file_causal(&rd->net->fam))
+        return errmsg_set(err, errlen, "--attribution splits a decoder's next-token logit (GPT-2, the Llama family, "
+                          "llama2.c); BERT fills [MASK]s through norms after each residual add: --importance measures it");
     if (a->target || (a->to && strcmp(a->to, "fr")))
         return errmsg_set(err, errlen, "--target and --to are for attnviz's translation model, not a GPT-2, BERT or "
                           "Llama-family model");
@@ -288,14 +298,57 @@ static int family_begin(Reading *rd, char *err, size_t errlen) {
     return 0;
 }
 
+/* --importance: every head knocked out alone, the model's predictions (the
+ * next token, each [MASK]'s filling) scored again; in the trace as the
+ * translator's are.  0, or -1 with err. */
+static int family_importance(Reading *rd, char *err, size_t errlen) {
+    HfRun *h = &rd->hf;
+    int pos[HF_RUN_MAX_MASKS], ids[HF_RUN_MAX_MASKS], n = 0;
+    const char *labels[HF_RUN_MAX_MASKS];
+    if (hf_file_causal(&rd->net->fam)) {
+        pos[0] = h->in.n_real - 1, ids[0] = h->next[0].id, labels[0] = h->next[0].text;
+        n = 1;
+    }
+    for (int m = 0; m < h->n_masks; m++, n++)
+        pos[n] = h->mask_pos[m], ids[n] = h->fill[m][0].id, labels[n] = h->fill[m][0].text;
+    if (n == 0)
+        return errmsg_set(err, errlen, "--importance: nothing predicted to score (write [MASK] where BERT should guess "
+                          "a word; the checkpoint needs its masked-LM head)");
+    if (importance_compute_stack(&rd->imp, &rd->net->fam, &h->in, pos, ids, labels, n, rd->net->knocked, rd->why,
+                                 sizeof rd->why))
+        return errmsg_set(err, errlen, "--importance: %s", rd->why);
+    rd->has_imp = 1;
+    char *j = importance_json(&rd->imp);
+    int rc = j ? trace_set_section(&h->t, "importance", j) : -1;
+    free(j);
+    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+}
+
+/* --attribution: the predicted next token's logit split into its parts, in
+ * the trace.  0, or -1 with err. */
+static int family_attribution(Reading *rd, char *err, size_t errlen) {
+    HfRun *h = &rd->hf;
+    if (attribution_compute(&rd->attr, &rd->net->fam, &h->in, h->in.n_real - 1, h->next[0].id, rd->why, sizeof rd->why))
+        return errmsg_set(err, errlen, "%s", rd->why);
+    rd->has_attr = 1;
+    char *j = attribution_json(&rd->attr);
+    int rc = j ? trace_set_section(&h->t, "attribution", j) : -1;
+    free(j);
+    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+}
+
 static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
     const ReadSpec *a = rd->spec;
     HfFile *f = &rd->net->fam;
     hf_run_free(&rd->hf);
-    rd->hf_ready = 0;
+    importance_free(&rd->imp);
+    attribution_free(&rd->attr);
+    rd->hf_ready = rd->has_imp = rd->has_attr = 0;
     HfRunSpec spec = {rd->texts[i], a->trace, a->no_pictures, rd->pad_to};
     double t0 = now_ms();
     if (hf_run_forward(&rd->hf, f, &spec, err, errlen)) return -1;
+    if (a->attribution && family_attribution(rd, err, errlen)) return -1;
+    if (a->importance && family_importance(rd, err, errlen)) return -1;
     if (a->head_roles) {   /* after the predictions: the probe is a pass of its own */
         if (head_roles_measure(&rd->roles, rd->net, &rd->hf.t, rd->hf.in.n_real, a->probe_seed, a->probe_length, rd->why,
                                   sizeof rd->why))
@@ -329,6 +382,8 @@ static void family_print(const Reading *rd, FILE *out) {
     if (!a->quiet && rd->net->ablated[0])
         fprintf(out, "  knocked out: %s (each head's output replaced by zeros before W_O)\n", rd->net->ablated);
     if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(rd, out);
+    if (!a->quiet && rd->has_attr) attribution_print(&rd->attr, out);
+    if (!a->quiet && rd->has_imp) print_importance(&rd->imp, &rd->hf.s, out);
     size_t bytes = hf_run_trace_bytes(&rd->hf);
     if (a->trace != HF_TRACE_NONE && bytes > (size_t)READING_TRACE_WARN_MB << 20)
         a->warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it",
@@ -347,6 +402,8 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     ps->links = rd->links;
     ps->n_links = rd->n_links;
     ps->coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
+    ps->importance = rd->has_imp ? &rd->imp : NULL;
+    ps->attribution = rd->has_attr ? &rd->attr : NULL;
     if (ps->lines_top < 0) ps->lines_top = 8;
     ps->sinks = ps->link_heads = f->family >= HF_FILE_LLAMA;   /* the Llama family's pages (GPT-2's kept as they were) */
     return hf_run_pictures(&rd->hf, f, ps, rep, err, errlen);
@@ -400,6 +457,8 @@ void reading_end(Reading *rd) {
     if (!rd) return;
     for (int i = 0; i < READING_MAX_SENTENCES; i++) look_free(&rd->look[i]);
     hf_run_free(&rd->hf);
+    importance_free(&rd->imp);
+    attribution_free(&rd->attr);
     head_roles_free(&rd->roles);
     free(rd->links);
     memset(rd, 0, sizeof *rd);

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "net/net.h"
+#include "pipeline/attribution.h"
 #include "pipeline/head_roles.h"
 #include "pipeline/hf_run.h"
 #include "pipeline/look.h"
@@ -43,6 +44,7 @@ typedef struct {
     const char *query;         /* links of this token; NULL: the pronouns             */
     const char *focus;         /* the strip's head, "L.H" or "MAP.H"; NULL: chosen    */
     int importance;            /* head importance by knock-out                        */
+    int attribution;           /* direct logit attribution of a decoder's next token  */
     int head_roles;            /* what each head does (head_roles.h)                  */
     unsigned long long probe_seed;
     int probe_length;
@@ -67,6 +69,10 @@ typedef struct {
     LinksFound *links;         /* a foreign model: the current sentence's links       */
     int n_links;
     int focus_map, focus_head; /* a foreign model: --focus on the current sentence    */
+    Importance imp;            /* a foreign model: --importance of the current sentence */
+    int has_imp;
+    Attribution attr;          /* a foreign decoder: --attribution of the current sentence */
+    int has_attr;
     HeadRoles roles;           /* --head-roles of the current sentence                */
     int has_roles;
     double ms_model;           /* time in the model (load aside): decode, forward, probe */
