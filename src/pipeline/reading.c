@@ -362,7 +362,7 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
         if (trace_set_section(&rd->hf.t, "ablated", json)) return errmsg_set(err, errlen, "out of memory");
     }
     static const CorefHead none = {.layer = -1, .head = -1, .accuracy = -1};
-    LinksAsk ask = {.query = a->query, .coref = &none, .focus_map = -1, .prefer_content = f->family >= HF_FILE_LLAMA};
+    LinksAsk ask = {.query = a->query, .coref = &none, .focus_map = -1, .prefer_content = 1};
     rd->focus_map = -1;
     rd->focus_head = 0;
     if (a->focus && links_parse_focus(a->focus, &rd->hf.t, &rd->focus_map, &rd->focus_head, err, errlen)) return -1;
@@ -381,7 +381,7 @@ static void family_print(const Reading *rd, FILE *out) {
     if (!a->quiet) print_hf_predictions(&rd->hf, f, a->warn, out);
     if (!a->quiet && rd->net->ablated[0])
         fprintf(out, "  knocked out: %s (each head's output replaced by zeros before W_O)\n", rd->net->ablated);
-    if (!a->quiet && f->family >= HF_FILE_LLAMA) print_hf_links(rd, out);
+    if (!a->quiet) print_hf_links(rd, out);
     if (!a->quiet && rd->has_attr) attribution_print(&rd->attr, out);
     if (!a->quiet && rd->has_imp) print_importance(&rd->imp, &rd->hf.s, out);
     size_t bytes = hf_run_trace_bytes(&rd->hf);
@@ -405,7 +405,7 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     ps->importance = rd->has_imp ? &rd->imp : NULL;
     ps->attribution = rd->has_attr ? &rd->attr : NULL;
     if (ps->lines_top < 0) ps->lines_top = 8;
-    ps->sinks = ps->link_heads = f->family >= HF_FILE_LLAMA;   /* the Llama family's pages (GPT-2's kept as they were) */
+    ps->sinks = ps->link_heads = 1;
     return hf_run_pictures(&rd->hf, f, ps, rep, err, errlen);
 }
 
