@@ -445,18 +445,24 @@ def test_page_every_head_its_own_colour(tmp):
 
 
 def test_page_labels_are_not_cut(tmp):
-    """Long tokens ("<unk> Constantinople") fit in the heatmap's label room: no
-    ink on the canvas's left column or top row (a label running off the canvas)."""
+    """Long tokens ("<unk> Constantinopolitanization") fit in the heatmap's and the
+    head view's label room (with the weights printed beside them): no ink on the
+    canvases' edge columns or top row (a label running off the canvas)."""
     browser()
     out = os.path.join(tmp, "run")
     run_ok("run", "--out", out, "Constantinopolitanization visited the market because it was open .")
     [d] = page_data(os.path.join(out, "index.html"))
     longest = max((t for m in d["maps"] for t in m["queries"] + m["keys"]), key=len)
-    edges = ("(() => { const c = document.getElementById('av-heat-canvas'), g = c.getContext('2d'); "
-             "const ink = d => Array.from(d).some((v, i) => i % 4 < 3 && v < 200); "
+    edges = ("(() => { const c = document.getElementById('av-%s-canvas'), g = c.getContext('2d'); "
+             "const ink = d => Array.from(d).some((v, i) => i %% 4 < 3 && v < 200); "
              "return { left: ink(g.getImageData(0, 0, 1, c.height).data), top: ink(g.getImageData(0, 0, c.width, 1).data), "
              "right: ink(g.getImageData(c.width - 1, 0, 1, c.height).data) }; })()")
-    res = probe(tmp, os.path.join(out, "index.html"), [{"tab": "heatmap"}, {"eval": edges}, {"shot": "labels.png"}],
-                "labels")
-    print(f"     longest label “{longest}”: ink at the edges {res[1]}")
-    assert len(longest) > 20 and res[1] == {"left": False, "top": False, "right": False}, res[1]
+    q = d["maps"][d["focus"]["map"]]["queries"].index(longest)
+    res = probe(tmp, os.path.join(out, "index.html"), [
+        {"tab": "heatmap"}, {"eval": edges % "heat"}, {"shot": "labels.png"},
+        {"tab": "head"}, {"eval": f"(() => {{ attnvizPage.state.pinned = [{{ side: 'q', i: {q} }}]; "
+                                  "attnvizPage.chooseTab('head'); return 0; })()"},
+        {"eval": edges % "head"}, {"shot": "labels-head.png"}], "labels")
+    print(f"     longest label “{longest}”: ink at the edges of the heatmap {res[1]}, of the head view {res[5]}")
+    none = {"left": False, "top": False, "right": False}
+    assert len(longest) > 20 and res[1] == none and res[5] == none, (res[1], res[5])

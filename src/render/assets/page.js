@@ -341,10 +341,15 @@
     g.textBaseline = 'middle';
     var one = act.length === 1 && S.heads.length === 1 ? act[0] : null;
     var ws = one ? linkWeights(m, S.heads[0], one) : null;
+    g.save();
+    g.font = Math.round(G.font * 0.8) + 'px "DejaVu Sans Mono", monospace';
+    var wroom = G.rh >= 20 ? g.measureText('0.00').width + 14 : 4;   /* the weights beside the tokens */
+    g.restore();
     [['q', m.queries, G.xl, 'right'], ['k', m.keys, G.xr, 'left']].forEach(function (c) {
       g.textAlign = c[3];
-      c[1].forEach(function (tok, i) {
-        var y = G.top + (i + 0.5) * G.rh;
+      var room = (c[0] === 'q' ? G.xl : G.w - G.xr) - wroom - 10;   /* a longer token ends in "…" */
+      c[1].forEach(function (whole, i) {
+        var y = G.top + (i + 0.5) * G.rh, tok = fitText(g, whole, room);
         var pinned = S.pinned.some(function (p) { return p.side === c[0] && p.i === i; });
         var hov = S.hover && S.hover.side === c[0] && S.hover.i === i;
         var tw = g.measureText(tok).width + 10, x0 = c[3] === 'right' ? c[2] - tw : c[2];
