@@ -360,6 +360,12 @@ def test_page_compare_opens_on_the_largest_difference(tmp):
                       f"difference, {what} |Δ| {D[cell]:+.4f}")
     assert_colour(px["bar_top"], diverging_rgb(1.0), "colour bar at +max")
     assert_colour(px["bar_bottom"], diverging_rgb(0.0), "colour bar at −max")
+    # no map of equal shape (sentences of different lengths): no difference to open on
+    out2 = os.path.join(tmp, "cmp-lengths")
+    run_ok("compare", "--out", out2, "the dog is hungry .", "the big dog is very hungry .")
+    st2, hidden2 = probe(tmp, os.path.join(out2, "index.html"), [
+        {"eval": STATE}, {"eval": "document.getElementById('av-tab-diff').hidden"}], "compare-lengths")
+    assert hidden2 and st2["tab"] == "head", (st2, hidden2)
 
 
 # ---- where the page opens ----

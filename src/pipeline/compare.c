@@ -496,7 +496,7 @@ int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, con
         page_focus_most(c, &fa, &fb);
         rc = page_data_add(&pd, a, "A", "trace-a.json", &fa, err, errlen) ||
              page_data_add(&pd, b, "B", "trace-b.json", &fb, err, errlen);
-        page_data_compare(&pd, c->scale);
+        if (c->n_heads > 0) page_data_compare(&pd, c->scale);   /* no map of equal shape: no difference tab */
         if (rc == 0) rc = page_write(&pg, views_at, &pd, path, err, errlen);
         else html_page_free(&pg);
         page_data_free(&pd);

@@ -623,6 +623,7 @@
     var P = diffPair(), m = map();
     dv.title.textContent = mapTitle(m) + ' — head ' + (P ? P.a.heads[P.h].head : '?') + ': B − A';
     dv.note.hidden = !!(P && P.same);
+    dv.scroll.hidden = !(P && P.same);
     if (!P || !P.same) {
       dv.note.textContent = P ? 'No difference for ' + m.id + ': A is ' + P.a.queries.length + '×' + P.a.keys.length +
         ', B is ' + P.b.queries.length + '×' + P.b.keys.length + ', so a cell of one has no cell of the other.'
