@@ -489,7 +489,7 @@
     p.appendChild(v.title);
     v.note = el('p', { 'class': 'av-note', hidden: '' });
     p.appendChild(v.note);
-    v.readout = el('p', { 'class': 'av-readout', id: 'av-' + id + '-readout' }, ' ');
+    v.readout = el('p', { 'class': 'av-readout', id: 'av-' + id + '-readout' }, 'Point at a cell.');
     p.appendChild(v.readout);
     v.scroll = el('div', { 'class': 'av-scroll' });
     v.canvas = el('canvas', { id: 'av-' + id + '-canvas', 'aria-label': id });
@@ -509,6 +509,7 @@
      text(v): a cell's number } into view v, with the PNGs' colours and colour bar. */
   function paintMatrix(v, spec, width) {
     var Tq = spec.rows.length, Tk = spec.cols.length, font = '"DejaVu Sans", Verdana, sans-serif';
+    if (!Tq || !Tk) { setupCanvas(v.canvas, 1, 1); v.G = { cell: 1, lab: 0, top: 0, Tq: 0, Tk: 0 }; return v.G; }
     var g = v.canvas.getContext('2d');
     g.font = '16px ' + font;
     function widest(ls) { var w = 0; ls.forEach(function (t) { w = Math.max(w, g.measureText(t).width); }); return w; }
