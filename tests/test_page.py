@@ -472,3 +472,30 @@ def test_page_labels_are_not_cut(tmp):
     print(f"     longest label “{longest}”: ink at the edges of the heatmap {res[1]}, of the head view {res[5]}")
     none = {"left": False, "top": False, "right": False}
     assert len(longest) > 20 and res[1] == none and res[5] == none, (res[1], res[5])
+
+
+def test_page_step_through_colours_are_the_step_strips(tmp):
+    """The step-through colours each number as the step strip PNG does: Q·Kᵀ on the
+    diverging map, ±max|score| over the head's whole matrix (blue negative, red
+    positive), the softmax weights on viridis."""
+    browser()
+    out = os.path.join(tmp, "steps")
+    run_ok("run", "--out", out, "--trace", "steps", SENTENCE)
+    t = load_json(os.path.join(out, "trace.json"))
+    [d] = page_data(os.path.join(out, "index.html"))
+    fm = t["maps"][d["focus"]["map"]]
+    hd = next(h for h in fm["heads"] if h["head"] == d["focus"]["head"])
+    q = d["focus"]["query"]
+    cells = ("Array.from(document.querySelectorAll('#av-step-table td.av-value')).map(e => "
+             "getComputedStyle(e).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number))")
+    res = probe(tmp, os.path.join(out, "index.html"), [
+        {"tab": "steps"}, {"eval": "document.getElementById('av-steps').getAttribute('data-stage')"}, {"eval": cells},
+        {"shot": "step-scores.png"}, {"key": "ArrowRight"}, {"key": "ArrowRight"}, {"key": "ArrowRight"},
+        {"eval": "document.getElementById('av-steps').getAttribute('data-stage')"}, {"eval": cells}], "step-colours")
+    assert (res[1], res[7]) == ("scores", "weights"), (res[1], res[7])
+    S = float(np.abs(np.array(hd["scores"], dtype=float)).max())
+    for j, (got, v) in enumerate(zip(res[2], hd["scores"][q])):
+        assert_colour(got, diverging_rgb(0.5 + 0.5 * v / S), f"Q·Kᵀ[{j}] = {v:.3f} (scale ±{S:.3f})")
+    for j, (got, w) in enumerate(zip(res[8], hd["weights"][q])):
+        assert_colour(got, viridis_rgb(w), f"weight[{j}] = {w:.4f}")
+    print(f"     {len(res[2])} scores on ±{S:.3f} and {len(res[8])} weights coloured as the step strip")

@@ -706,20 +706,34 @@
     p.appendChild(el('p', { 'class': 'av-formula' }, st.map(function (x, i) {
       return i === S.stage ? '[' + x.name + ']' : x.name; }).join('  →  ')));
     p.appendChild(el('p', {}, s.text));
-    p.appendChild(stepTable(m, s));
+    p.appendChild(stepTable(m, hd, s));
     p.setAttribute('data-stage', s.key);
     p.setAttribute('data-query', S.query);
     p.setAttribute('data-head', hd.head);
     prev.disabled = S.stage === 0;
     next.disabled = S.stage === st.length - 1;
   }
-  function stepTable(m, s) {
+  /* A stage's colours, as the step strip PNG (stepview.c) draws its panel: the
+     weights on viridis 0 … 1; the others on the diverging map, ±max|finite value|
+     over the whole matrix (masked cells left out of the masked scores). */
+  function stageScale(m, hd, s) {
+    if (s.key === 'weights') return { cmap: 'viridis', vmin: 0, vmax: 1 };
+    var big = 0;
+    (hd[s.key] || [s.row]).forEach(function (row, q) {
+      row.forEach(function (v, k) {
+        if (v === null || !isFinite(v) || (s.key === 'masked' && !visible(m, q, k))) return;
+        big = Math.max(big, Math.abs(v));
+      });
+    });
+    return { cmap: 'diverging', vmin: -(big || 1), vmax: big || 1 };
+  }
+  function stepTable(m, hd, s) {
     var t = el('table', { 'class': 'av-steps', id: 'av-step-table' }), q = S.query;
     var head = el('tr');
     [s.vector ? 'dimension' : 'key', s.prev ? 'before: ' + s.prevName : null, s.row ? s.name : 'may see', ''].forEach(function (c) {
       if (c !== null) head.appendChild(el('th', {}, c)); });
     t.appendChild(head);
-    var n = s.vector ? s.row.length : m.keys.length, big = 0;
+    var n = s.vector ? s.row.length : m.keys.length, big = 0, sc = s.row ? stageScale(m, hd, s) : null;
     if (s.row) s.row.forEach(function (v) { if (v !== null && Math.abs(v) > big) big = Math.abs(v); });
     for (var j = 0; j < n; j++) {
       var tr = el('tr', { 'data-index': j });
@@ -727,10 +741,15 @@
       if (s.prev) tr.appendChild(el('td', { 'class': 'av-before' }, fmt(s.prev[j])));
       if (s.row) {
         var v = s.row[j];
-        tr.appendChild(el('td', { 'class': 'av-value', 'data-value': v === null ? '-inf' : String(v) }, fmt(v)));
+        var td = el('td', { 'class': 'av-value', 'data-value': v === null ? '-inf' : String(v) }, fmt(v));
+        var c = v === null ? [190, 190, 190] : cmapAt(sc.cmap, position(sc.cmap, v, sc.vmin, sc.vmax));
+        td.style.background = 'rgb(' + c.join(',') + ')';   /* the step strip's colour of the number */
+        td.style.color = textOn(c);
+        tr.appendChild(td);
         var bc = el('td', { 'class': 'av-barcell' });
         if (v !== null && big > 0) {
           var span = el('span', { 'class': v < 0 ? 'av-bar-neg' : 'av-bar-pos' });
+          span.style.background = 'rgb(' + c.join(',') + ')';
           span.style.width = (100 * Math.abs(v) / big).toFixed(1) + '%';
           bc.appendChild(span);
         }
