@@ -42,7 +42,6 @@
     var hue = 360 * h / n, light = h % 2 ? 62 : 38;   /* neighbours differ in lightness too */
     return 'hsl(' + hue.toFixed(1) + ',80%,' + light + '%)';
   }
-  function nHeads() { return map().heads.length; }
   function data() { return sets[S.set]; }
   function map() { return data().maps[S.map]; }
   function headOf(m, h) { return m.heads[h]; }
