@@ -8,6 +8,19 @@
  *   expected stage keys), missing_note (1: the "weights only" note must show),
  *   shots (folder for screenshots, or null), timing (1: measure redraws),
  *   phone (1: a phone-sized run too), chromium, npm (build/npm/node_modules).
+ *   probe: a list of steps instead of the walk-through above, each one of
+ *     {tab: name}                click that tab
+ *     {key: name}                press that key (the page's body has the focus)
+ *     {click: selector}          click the element
+ *     {shot: file}               a screenshot of the views into cfg.shots
+ *     {eval: expression}         its value (JSON) is added to the results' probe
+ *     {wait: expression}         wait until it is true
+ *     {pixels: view, cells: [[q, k] …]}   the drawn colour at the centre of each
+ *                                cell of a matrix view (heat, diff, gen), read
+ *                                back from its canvas, and of its colour bar's
+ *                                top and bottom rows: {cells: [[r, g, b] …],
+ *                                bar_top, bar_bottom, cmap, scale}
+ *     {thumb: [map, head], at: [x, y]}   the colour of a model view thumbnail's pixel
  * Every request that is not a file:// of the page's own folder is refused and
  * fails the run, as does any console error.  Prints one JSON line of results;
  * exits 1 with the first difference on stderr. */
@@ -36,6 +49,42 @@ function shown(text) {
   return Number(text.replace(/−/g, '-'));
 }
 
+/* One step of cfg.probe (see the top): its result, or null. */
+async function probeStep(page, step) {
+  if (step.tab) { await page.click('#av-tab-' + step.tab); return null; }
+  if (step.key) { await page.evaluate(() => document.activeElement && document.activeElement.blur()); await page.keyboard.press(step.key); return null; }
+  if (step.click) { await page.click(step.click); return null; }
+  if (step.shot) {
+    if (cfg.shots) {
+      await page.evaluate(() => document.getElementById('views').scrollIntoView());
+      await page.screenshot({ path: path.join(cfg.shots, step.shot) });
+    }
+    return null;
+  }
+  if (step.eval) return page.evaluate(step.eval);
+  if (step.wait) { await page.waitForFunction(step.wait, { timeout: 20000 }); return null; }
+  if (step.thumb) return page.evaluate((m, h, at) => {
+    const cv = document.querySelector(`#av-model-grid canvas[data-map="${m}"][data-head="${h}"]`);
+    return Array.from(cv.getContext('2d').getImageData(at[0], at[1], 1, 1).data.slice(0, 3));
+  }, step.thumb[0], step.thumb[1], step.at);
+  if (step.pixels) return page.evaluate((view, cells) => {
+    const cv = document.getElementById('av-' + view + '-canvas'), G = attnvizPage.geometry && attnvizPage.geometry(view);
+    const r = cv.width / parseFloat(cv.style.width), g = cv.getContext('2d');
+    const px = (x, y) => Array.from(g.getImageData(Math.floor(x * r), Math.floor(y * r), 1, 1).data.slice(0, 3));
+    /* a cell's centre on the canvas (a page without geometry(): from cellPoint, the heatmap's) */
+    const centre = c => {
+      if (G) return [G.lab + (c[1] + 0.5) * G.cell, G.top + (c[0] + 0.5) * G.cell];
+      const p = attnvizPage.cellPoint(c[0], c[1]), b = cv.getBoundingClientRect();
+      return [p.x - b.left, p.y - b.top];
+    };
+    const bar = JSON.parse(cv.getAttribute('data-bar'));
+    return { cells: cells.map(c => px(...centre(c))),
+             bar_top: bar && px(bar.x + bar.w / 2, bar.y), bar_bottom: bar && px(bar.x + bar.w / 2, bar.y + bar.h - 1),
+             cmap: cv.getAttribute('data-cmap'), scale: (cv.getAttribute('data-scale') || '').split(' ').map(Number) };
+  }, step.pixels, step.cells);
+  fail('unknown probe step ' + JSON.stringify(step));
+}
+
 async function main() {
   const results = { checks: 0, max_diff: 0 };
   const browser = await puppeteer.launch({ executablePath: cfg.chromium, headless: true,
@@ -57,8 +106,14 @@ async function main() {
     await page.goto('file://' + pageFile, { waitUntil: 'load' });
     if (!await page.evaluate(() => !!window.attnvizPage)) fail('the page did not start (no window.attnvizPage)');
 
-    const trace = JSON.parse(fs.readFileSync(cfg.trace, 'utf8'));
+    const trace = cfg.probe ? null : JSON.parse(fs.readFileSync(cfg.trace, 'utf8'));
     const stepsTrace = cfg.steps_trace ? JSON.parse(fs.readFileSync(cfg.steps_trace, 'utf8')) : trace;
+    walk: {   /* the teacher's walk-through, unless a probe replaces it */
+    if (cfg.probe) {
+      results.probe = [];
+      for (const step of cfg.probe) results.probe.push(await probeStep(page, step));
+      break walk;
+    }
     if (cfg.set) {
       const ok = await page.evaluate(name => {
         const i = attnvizPage.sets.findIndex(d => d.name === name);
@@ -67,6 +122,9 @@ async function main() {
       }, cfg.set);
       if (!ok) fail(`no data set ${cfg.set} on the page`);
     }
+    /* from the head view with nothing pinned (the page opens with its focus token pinned) */
+    await page.click('#av-tab-head');
+    await page.evaluate(() => { attnvizPage.state.pinned.length = 0; attnvizPage.chooseTab('head'); });
     const state = () => page.evaluate(() => {
       const S = attnvizPage.state, m = attnvizPage.sets[S.set].maps[S.map];
       return { set: S.set, map: S.map, id: m.id, heads: S.heads.map(h => m.heads[h].head), query: S.query };
@@ -227,7 +285,7 @@ async function main() {
 
     /* ---- the keyboard (a presenter's remote): ↓ to the query, Enter pins it ---- */
     await page.click('#av-tab-head');
-    await page.evaluate(() => attnvizPage.chooseSet(attnvizPage.state.set));
+    await page.evaluate(() => { attnvizPage.chooseSet(attnvizPage.state.set); attnvizPage.state.pinned.length = 0; });
     await page.focus('#av-head-canvas');
     for (let i = 0; i <= qi; i++) await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
@@ -249,7 +307,7 @@ async function main() {
       if (steps.length !== cfg.generation.steps) fail(`${steps.length} generation steps shown, ${cfg.generation.steps} in the trace`);
       await steps[cfg.generation.step].click();
       const line = await page.$eval('#av-gen-readout', e => e.textContent);
-      if (!line.includes(`strongest key ${cfg.generation.strongest} `)) fail(`generation step read-out: ${line}`);
+      if (!line.includes(`looking most at “${cfg.generation.strongest}” `)) fail(`generation step read-out: ${line}`);
       if (!await page.$('#av-gen-canvas')) fail('no generation map drawn');
       if (cfg.shots) {
         await page.evaluate(() => document.getElementById('av-tab-generation').scrollIntoView());
@@ -278,6 +336,7 @@ async function main() {
       await page.setViewport({ width: 390, height: 844, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
       await page.reload({ waitUntil: 'load' });
       if (cfg.set) await page.evaluate(name => attnvizPage.chooseSet(attnvizPage.sets.findIndex(d => d.name === name)), cfg.set);
+      await page.evaluate(() => { attnvizPage.state.pinned.length = 0; attnvizPage.chooseTab('head'); });
       p = await tokenPoint('q', qi);
       await page.touchscreen.tap(p.x, p.y);
       const pin = JSON.parse(await attr('#av-head-canvas', 'data-pinned'));
@@ -289,6 +348,7 @@ async function main() {
         await page.screenshot({ path: path.join(cfg.shots, 'phone.png') });
       }
       results.checks++;
+    }
     }
   } finally {
     await browser.close();

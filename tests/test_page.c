@@ -88,3 +88,57 @@ TEST(page_write_puts_the_views_between_header_and_pictures) {
     page_data_free(&pd);
     trace_free(&t);
 }
+
+/* The page's own block: the colour maps as hex, 256 viridis colours from
+ * #440154 to #FDE725 (the published ends) and 1021 diverging ones whose every
+ * 102nd is one of ColorBrewer RdBu's eleven; a comparison's sides and scale; no
+ * focus row unless one is given. */
+TEST(page_block_carries_the_pictures_colour_maps) {
+    Trace t;
+    trace_init(&t);
+    REQUIRE(tricky_map(&t) != NULL);
+    PageData pd;
+    page_data_init(&pd);
+    char err[256] = "", path[4200];
+    REQUIRE(page_data_add(&pd, &t, "A", NULL, NULL, err, sizeof err) == 0);
+    REQUIRE(page_data_add(&pd, &t, "B", NULL, NULL, err, sizeof err) == 0);
+    page_data_compare(&pd, 0.5f);
+    HtmlPage g;
+    html_page_begin(&g, "title", NULL);
+    snprintf(path, sizeof path, "%s/page-block.html", check_tmpdir());
+    REQUIRE(page_write(&g, g.len, &pd, path, err, sizeof err) == 0);
+    size_t n = 0;
+    char *html = file_read_all(path, 1u << 24, &n, err, sizeof err);
+    REQUIRE(html != NULL);
+    char *at = strstr(html, "<script type=\"application/json\" id=\"attnviz-page\">");
+    REQUIRE(at != NULL);
+    at = strchr(at, '>') + 1;
+    char *end = strstr(at, "</script>");
+    REQUIRE(end != NULL);
+    *end = '\0';
+    cJSON *b = cJSON_Parse(at);
+    REQUIRE(b != NULL);
+    cJSON *cm = cJSON_GetObjectItem(b, "colormaps");
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "viridis"));
+    const char *d = cJSON_GetStringValue(cJSON_GetObjectItem(cm, "diverging"));
+    REQUIRE(v && d);
+    CHECK_INT((int)strlen(v), 256 * 6);
+    CHECK_INT((int)strlen(d), 1021 * 6);
+    CHECK(!strncmp(v, "440154", 6) && !strncmp(v + 255 * 6, "fde725", 6));
+    static const char *const rdbu[11] = {"053061", "2166ac", "4393c3", "92c5de", "d1e5f0", "f7f7f7",
+                                         "fddbc7", "f4a582", "d6604d", "b2182b", "67001f"};
+    for (int i = 0; i < 11; i++) CHECK(!strncmp(d + 102 * i * 6, rdbu[i], 6));
+    cJSON *c = cJSON_GetObjectItem(b, "compare");
+    REQUIRE(c != NULL);
+    CHECK_INT(cJSON_GetObjectItem(c, "a")->valueint, 0);
+    CHECK_INT(cJSON_GetObjectItem(c, "b")->valueint, 1);
+    CHECK_NEAR(cJSON_GetObjectItem(c, "scale")->valuedouble, 0.5, 1e-9);
+    cJSON_Delete(b);
+    cJSON *d0 = cJSON_Parse(pd.json[0]);
+    REQUIRE(d0 != NULL);
+    CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(d0, "focus"), "query")->valueint, -1);
+    cJSON_Delete(d0);
+    free(html);
+    page_data_free(&pd);
+    trace_free(&t);
+}

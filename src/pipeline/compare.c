@@ -454,6 +454,19 @@ static int write_traces(CmpWrite *W) {
                : 0;
 }
 
+/* Where the page opens on each side: the head whose largest |Δ| is largest
+ * (the summary's first line), at that cell's query row; none compared: the
+ * first map and head. */
+static void page_focus_most(const Comparison *c, PageFocus *fa, PageFocus *fb) {
+    *fa = *fb = (PageFocus){0, 0, -1};
+    const CompareHead *best = NULL;
+    for (int i = 0; i < c->n_heads; i++)   /* ties: trace order, as rank_heads */
+        if (!best || c->heads[i].max_abs > best->max_abs) best = &c->heads[i];
+    if (!best) return;
+    *fa = (PageFocus){best->map_a, best->head, best->row};
+    *fb = (PageFocus){best->map_b, best->head, best->row};
+}
+
 int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, const Trace *b, int *n_pictures,
                   char *err, size_t errlen) {
     HtmlPage pg;
@@ -479,8 +492,11 @@ int compare_write(const CompareSpec *s, const Comparison *c, const Trace *a, con
     if (rc == 0 && cmp_path(&W, "index.html", path, sizeof path) == 0) {
         PageData pd;
         page_data_init(&pd);
-        rc = page_data_add(&pd, a, "A", "trace-a.json", NULL, err, errlen) ||
-             page_data_add(&pd, b, "B", "trace-b.json", NULL, err, errlen);
+        PageFocus fa, fb;
+        page_focus_most(c, &fa, &fb);
+        rc = page_data_add(&pd, a, "A", "trace-a.json", &fa, err, errlen) ||
+             page_data_add(&pd, b, "B", "trace-b.json", &fb, err, errlen);
+        if (c->n_heads > 0) page_data_compare(&pd, c->scale);   /* no map of equal shape: no difference tab */
         if (rc == 0) rc = page_write(&pg, views_at, &pd, path, err, errlen);
         else html_page_free(&pg);
         page_data_free(&pd);

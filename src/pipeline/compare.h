@@ -22,7 +22,10 @@
  *                    head, with its colour bar), lines.{pos}-{tok}.png (A's and
  *                    B's lines views of one head in one picture), trace-a.json,
  *                    trace-b.json (the trace format, docs/trace-format.md),
- *                    compare.json (every difference matrix) and index.html
+ *                    compare.json (every difference matrix) and index.html,
+ *                    whose interactive views (render/page.h) open on the
+ *                    difference B − A of the head whose largest |Δ| is largest
+ *                    (compare_summary's first line), at that cell's query
  *
  * Ownership: a Comparison owns its difference matrices; compare_free releases
  * them (accepts a zeroed one).  The traces stay the caller's.  Errors: -1 and

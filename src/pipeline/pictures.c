@@ -653,16 +653,22 @@ static int draw_all(Show *w) {
     return every_head(w);
 }
 
-/* The row of --query (or of the first pronoun) in the focus map, -1: none. */
+/* The row the page opens on in the focus map: the first query token the
+ * terminal and the pictures show (links_find's first: the --query token, else
+ * the first pronoun, whatever its case: "It", "She"), where the focus map
+ * reads it; else the first --query token or pronoun there; -1: none. */
 static int page_query_row(const PictureSpec *ps, const Trace *t) {
-    static const char *const pronouns[] = {"it", "he", "she", "they", "him", "her", "them"};
     if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
     const TraceMap *m = &t->maps[ps->focus_map];
-    for (int i = 0; i < m->Tq; i++) {
-        if (ps->query && !strcmp(m->queries[i], ps->query)) return i;
-        for (size_t k = 0; !ps->query && k < sizeof pronouns / sizeof pronouns[0]; k++)
-            if (!strcmp(m->queries[i], pronouns[k])) return i;
+    const LinksFound *f = ps->n_links > 0 ? &ps->links[0] : NULL;
+    if (f && f->view.link.map >= 0 && f->view.link.map < t->n_maps && f->q < t->maps[f->view.link.map].Tq) {
+        const char *word = t->maps[f->view.link.map].queries[f->q];
+        if (f->q < m->Tq && !strcmp(m->queries[f->q], word)) return f->q;
+        for (int i = 0; i < m->Tq; i++)
+            if (!strcmp(m->queries[i], word)) return i;
     }
+    for (int i = 0; i < m->Tq; i++)
+        if (ps->query ? !strcmp(m->queries[i], ps->query) : links_is_pronoun(m->queries[i])) return i;
     return -1;
 }
 

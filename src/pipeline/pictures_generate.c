@@ -206,14 +206,19 @@ static void write_page_figures(HtmlPage *pg, const Generation *g, const GenPictu
 }
 
 /* index.html: the gallery page pg, with the interactive views of trace (when
- * given) under its header at byte `at`.  Frees pg.  0, or -1 with err. */
-static int finish_page(HtmlPage *pg, size_t at, const Trace *trace, const char *dir, char *err, size_t errlen) {
+ * given) under its header at byte `at`, opening on the timeline's head: map
+ * map_id, head (its newest row).  Frees pg.  0, or -1 with err. */
+static int finish_page(HtmlPage *pg, size_t at, const Trace *trace, const char *map_id, int head, const char *dir,
+                       char *err, size_t errlen) {
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", dir);
     if (!trace) return html_page_write(pg, path, err, errlen);
     PageData pd;
     page_data_init(&pd);
-    int rc = page_data_add(&pd, trace, "trace.json", "trace.json", NULL, err, errlen);
+    PageFocus focus = {-1, head, -1};
+    for (int i = 0; i < trace->n_maps; i++)
+        if (!strcmp(trace->maps[i].id, map_id)) focus = (PageFocus){i, head, trace->maps[i].Tq - 1};
+    int rc = page_data_add(&pd, trace, "trace.json", "trace.json", &focus, err, errlen);
     if (rc == 0) rc = page_write(pg, at, &pd, path, err, errlen);
     else html_page_free(pg);
     page_data_free(&pd);
@@ -257,7 +262,9 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
         html_figure(&pg, "attribution.png", cap, capvi, NULL);
     }
     if (ps->head_roles) head_roles_section(&pg);
-    return finish_page(&pg, views_at, ps->trace, ps->dir, err, errlen);
+    char id[64];
+    snprintf(id, sizeof id, "decoder.%d.masked_self", rep->layer);
+    return finish_page(&pg, views_at, ps->trace, id, rep->head, ps->dir, err, errlen);
 }
 
 /* attribution.png: the first written token's logit, split by head (--attribution). */
@@ -371,5 +378,5 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
     html_figure(&pg, "growing.gif", "The cross-attention map growing, one frame per written word (for slides).",
                 "Bản đồ chú ý chéo lớn dần, mỗi từ một khung hình.", NULL);
     if (ts->head_roles) head_roles_section(&pg);
-    return finish_page(&pg, views_at, ts->trace, ts->dir, err, errlen);
+    return finish_page(&pg, views_at, ts->trace, id[1], ts->cross_head, ts->dir, err, errlen);
 }

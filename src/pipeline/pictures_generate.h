@@ -7,7 +7,9 @@
  *   top-k.png        each step's candidates as bars, the chosen one in colour
  *   kv-cache.png     the cache's bytes per step, with the model's key/value
  *                    heads and as if each query head had its own
- *   index.html       the pictures in order, captions in English and Vietnamese
+ *   index.html       the pictures in order, captions in English and Vietnamese,
+ *                    under the interactive views (render/page.h), which open
+ *                    on the Generation tab at the timeline's head
  * The head: --head MAP.H ("decoder.1.masked_self.3" or "1.3"); by default the
  * head whose written steps look furthest back (the largest mean over steps of
  * Σ_{j>=1} w_j·(q − j): the distance of what it reads, the first token — the

@@ -2,6 +2,7 @@
 #include "render/page.h"
 #include "core/errmsg.h"
 #include "core/floatfmt.h"
+#include "render/render.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,10 +190,10 @@ static void put_data(HtmlPage *p, const Trace *t, const char *name, const char *
     put_strings(p, t->target_tokens, t->n_target);
     html_raw(p, ",\"images\":");
     put_strings(p, t->images, t->n_images);
-    PageFocus f = focus ? *focus : (PageFocus){0, 0, 0};
-    if (f.map < 0 || f.map >= kept) f = (PageFocus){0, 0, 0};
+    PageFocus f = focus ? *focus : (PageFocus){0, 0, -1};
+    if (f.map < 0 || f.map >= kept) f = (PageFocus){0, 0, -1};
     snprintf(b, sizeof b, ",\"focus\":{\"map\":%d,\"head\":%d,\"query\":%d}", f.map, f.head < 0 ? 0 : f.head,
-             f.query < 0 ? 0 : f.query);
+             f.query < 0 || f.query >= t->maps[f.map].Tq ? -1 : f.query);
     html_raw(p, b);
     snprintf(b, sizeof b, ",\"maps_left_out\":%d,\"steps_left_out\":%s,\"maps\":[", t->n_maps - kept,
              steps ? "false" : "true");
@@ -235,6 +236,41 @@ int page_data_add(PageData *pd, const Trace *t, const char *name, const char *tr
     return 0;
 }
 
+void page_data_compare(PageData *pd, float scale) {
+    pd->compare = 1;
+    pd->compare_scale = scale > 0 ? scale : 1.0f;
+}
+
+/* render_cmap_rgb at n evenly spaced positions, 0 … 1, as one hex string. */
+static void put_cmap(HtmlPage *p, RenderCmap cmap, int n) {
+    char *hex = malloc((size_t)n * 6 + 1);
+    if (!hex) { p->oom = 1; return; }
+    for (int k = 0; k < n; k++) {
+        unsigned char c[3];
+        render_cmap_rgb(cmap, (float)k / (float)(n - 1), c);
+        snprintf(hex + 6 * k, 7, "%02x%02x%02x", c[0], c[1], c[2]);
+    }
+    html_raw(p, "\"");
+    html_raw(p, hex);
+    html_raw(p, "\"");
+    free(hex);
+}
+
+/* The page's own block: colour maps, and the comparison's sides. */
+static void put_page_block(HtmlPage *p, const PageData *pd) {
+    html_raw(p, "<script type=\"application/json\" id=\"attnviz-page\">{\"colormaps\":{\"viridis\":");
+    put_cmap(p, RENDER_CMAP_VIRIDIS, 256);
+    html_raw(p, ",\"diverging\":");
+    put_cmap(p, RENDER_CMAP_DIVERGING, 1021);
+    html_raw(p, "}");
+    if (pd->compare) {
+        html_raw(p, ",\"compare\":{\"a\":0,\"b\":1,\"scale\":");
+        put_number(p, pd->compare_scale);
+        html_raw(p, "}");
+    }
+    html_raw(p, "}</script>\n");
+}
+
 /* The views' markup: an empty frame page.js fills, the data blocks, the code. */
 static void put_app(HtmlPage *p, const PageData *pd) {
     char b[96];
@@ -249,6 +285,7 @@ static void put_app(HtmlPage *p, const PageData *pd) {
         html_raw(p, pd->json[i]);
         html_raw(p, "</script>\n");
     }
+    put_page_block(p, pd);
     html_raw(p, "<script>\n");
     html_raw(p, (const char *)page_js);
     html_raw(p, "</script>\n<h2 id=\"pictures\">Pictures (PNG, click one to open or download it)</h2>\n");

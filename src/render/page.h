@@ -11,8 +11,13 @@
  *
  * Use: page_data_add() each trace (while it still holds what the page should
  * show), then page_write() the gallery page with the views inserted at a byte
- * offset of it (where its header ends).  Numbers are written with %.6g (the
- * trace keeps %.9g); −∞ and NaN as null.  At most PAGE_MAX_CELLS numbers are
+ * offset of it (where its header ends).  Besides the traces the page gets one
+ * block of its own (id "attnviz-page"): the colour maps as the PNGs draw them
+ * (render_cmap_rgb sampled at N evenly spaced positions, hex "rrggbb" per
+ * colour; viridis N = 256, exactly its table; diverging N = 1021, so its
+ * eleven control colours sit on samples), so page.js paints no colour of its
+ * own, and, for a comparison (page_data_compare), which sets are A and B.
+ * Numbers are written with %.6g (the trace keeps %.9g); −∞ and NaN as null.  At most PAGE_MAX_CELLS numbers are
  * embedded over all traces: past that the step matrices, then whole maps, are
  * left out, and the page says how many.
  *
@@ -31,12 +36,16 @@ typedef struct {
     char **json;      /* n JSON object texts, one per trace, owned  */
     int n, cap;
     size_t cells;     /* numbers embedded so far, over every trace  */
+    int compare;      /* page_data_compare was called: sets 0 (A) and 1 (B) */
+    float compare_scale;
 } PageData;
 
 void page_data_init(PageData *pd);
 void page_data_free(PageData *pd);
 
-/* Where the page opens: map index, head index and query row (-1: the first). */
+/* Where the page opens: map index, head index and query row (-1: none).  The
+ * page shows that head and, when a row is given, opens with that query token
+ * pinned in the head view and chosen in the step-through. */
 typedef struct {
     int map, head, query;
 } PageFocus;
@@ -49,6 +58,12 @@ typedef struct {
  * 0, or -1 with err (out of memory). */
 int page_data_add(PageData *pd, const Trace *t, const char *name, const char *trace_file,
                   const PageFocus *focus, char *err, size_t errlen);
+
+/* Marks the page as a comparison: data sets 0 and 1 (page_data_add's order)
+ * are sides A and B.  The page adds a Difference tab (B − A of the head shown,
+ * cell by cell, on the diverging map with the symmetric scale ±scale, the
+ * scale of the comparison's PNGs) and opens on it. */
+void page_data_compare(PageData *pd, float scale);
 
 /* Writes the gallery page g with the interactive views (and pd's data)
  * inserted at byte offset `at` of it, atomically to path (html_page_write).

@@ -11,10 +11,23 @@
   var blocks = document.querySelectorAll('script.attnviz-data');
   var sets = [];
   for (var b = 0; b < blocks.length; b++) sets.push(JSON.parse(blocks[b].textContent));
-  /* Okabe & Ito's colour-blind-safe palette (yellow left out: too pale on white);
-     heads past the seventh reuse it with dashed lines. */
-  var PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000'];
-  var VIRIDIS = [[255, 255, 255], [253, 231, 37], [94, 201, 98], [33, 145, 140], [59, 82, 139], [68, 1, 84]];
+  var PAGE = (function () {
+    var b = document.getElementById('attnviz-page');
+    return b ? JSON.parse(b.textContent) : { colormaps: {} };
+  })();
+  /* The colour maps exactly as the PNGs draw them (render_cmap_rgb, written
+     into the page by the C side): n colours at evenly spaced positions 0 … 1. */
+  var CMAPS = {};
+  Object.keys(PAGE.colormaps || {}).forEach(function (name) {
+    var hex = PAGE.colormaps[name], t = [];
+    for (var i = 0; i + 6 <= hex.length; i += 6)
+      t.push([parseInt(hex.substr(i, 2), 16), parseInt(hex.substr(i + 2, 2), 16), parseInt(hex.substr(i + 4, 2), 16)]);
+    CMAPS[name] = t;
+  });
+  /* Okabe & Ito's colour-blind-safe palette (yellow left out: too pale on white),
+     then five more of Paul Tol's; more heads than that get evenly spaced hues. */
+  var PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000',
+                 '#882255', '#44AA99', '#999933', '#332288', '#AA4499'];
   var S = { set: 0, map: 0, heads: [0], pinned: [], hover: null, query: 0, stage: 0, tab: 'head', genStep: 0 };
 
   function el(tag, attrs, text) {
@@ -23,8 +36,12 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  function headColour(h) { return PALETTE[h % PALETTE.length]; }
-  function headDash(h) { return h >= PALETTE.length ? [8, 5] : []; }
+  /* Head h of a map with n heads: a colour no other head of it has. */
+  function headColour(h, n) {
+    if (n <= PALETTE.length) return PALETTE[h];
+    var hue = 360 * h / n, light = h % 2 ? 62 : 38;   /* neighbours differ in lightness too */
+    return 'hsl(' + hue.toFixed(1) + ',80%,' + light + '%)';
+  }
   function data() { return sets[S.set]; }
   function map() { return data().maps[S.map]; }
   function headOf(m, h) { return m.heads[h]; }
@@ -35,10 +52,85 @@
     var t = x.toFixed(4);
     return (t === '-0.0000' ? '0.0000' : t).replace('-', '−');
   }
-  function colour(v) {
-    v = Math.max(0, Math.min(1, v)) * (VIRIDIS.length - 1);
-    var i = Math.min(VIRIDIS.length - 2, Math.floor(v)), f = v - i, a = VIRIDIS[i], c = VIRIDIS[i + 1];
-    return [a[0] + (c[0] - a[0]) * f, a[1] + (c[1] - a[1]) * f, a[2] + (c[2] - a[2]) * f];
+  /* Where value v sits on the scale [vmin, vmax] of a map, as render_cmap_position
+     does: the diverging map keeps 0 at its white centre. */
+  function position(cmap, v, vmin, vmax) {
+    if (v !== v) return 0.5;
+    var t;
+    if (cmap === 'diverging' && vmin < 0 && vmax > 0) t = v < 0 ? 0.5 - 0.5 * (v / vmin) : 0.5 + 0.5 * (v / vmax);
+    else if (!(vmax > vmin)) return cmap === 'diverging' ? 0.5 : 0;
+    else t = (v - vmin) / (vmax - vmin);
+    return t < 0 ? 0 : t > 1 ? 1 : t;
+  }
+  function cmapAt(cmap, t) {
+    var tab = CMAPS[cmap];
+    if (!tab || !tab.length) { var g = Math.round(255 * (1 - t)); return [g, g, g]; }
+    return tab[Math.round((t > 1 ? 1 : t < 0 || t !== t ? 0 : t) * (tab.length - 1))];
+  }
+  /* A weight's colour: viridis on 0 … 1, as every heatmap PNG. */
+  function colour(v) { return cmapAt('viridis', position('viridis', v, 0, 1)); }
+  /* Black or white on a cell, whichever contrasts more (WCAG; render's cmap_text_on). */
+  function textOn(c) {
+    function lin(x) { x /= 255; return x <= 0.04045 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); }
+    return 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]) > 0.179 ? '#000' : '#fff';
+  }
+  /* Tick values of a colour bar h px tall (render/colorbar.c's rule): 0, 0.25 … 1
+     (0.5 steps below 120 px) on the weight scale, else a round step, about one per 36 px. */
+  function niceStep(range, target) {
+    var raw = range / target, p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+  }
+  function barTicks(vmin, vmax, h) {
+    var target = Math.max(2, Math.min(6, Math.floor(h / 36))), ticks, step;
+    for (;; target++) {
+      step = vmin === 0 && vmax === 1 ? (h >= 120 ? 0.25 : 0.5) : niceStep(vmax - vmin, target);
+      ticks = [];
+      for (var k = Math.ceil(vmin / step - 1e-9); k * step <= vmax + step * 1e-9; k++) ticks.push(k * step);
+      if (ticks.length >= 3 || target >= 12) break;
+    }
+    var dec = 0;
+    while (dec < 6 && Math.abs(step * Math.pow(10, dec) - Math.round(step * Math.pow(10, dec))) > 1e-6 * Math.pow(10, dec)) dec++;
+    return ticks.map(function (v) {
+      var t = (Math.abs(v) < step * 1e-6 ? 0 : v).toFixed(dec);
+      if (t.indexOf('.') >= 0) t = t.replace(/0+$/, '').replace(/\.$/, '');
+      return { v: v, text: (t === '-0' ? '0' : t).replace('-', '−') };
+    });
+  }
+  /* The colour bar of the PNGs: vmax at the top, a grey frame, ticks and labels
+     to the right.  Returns the width it took. */
+  function drawColourBar(g, x, y, w, h, cmap, vmin, vmax, font) {
+    for (var j = 0; j < h; j++) {
+      var c = cmapAt(cmap, position(cmap, vmax - (vmax - vmin) * j / (h - 1), vmin, vmax));
+      g.fillStyle = 'rgb(' + c.join(',') + ')';
+      g.fillRect(x, y + j, w, 1);
+    }
+    g.strokeStyle = '#8A8A8A'; g.lineWidth = 1;
+    g.strokeRect(x - 0.5, y - 0.5, w + 1, h + 1);
+    g.font = font + 'px "DejaVu Sans", Verdana, sans-serif';
+    g.textAlign = 'left'; g.textBaseline = 'middle';
+    var wide = 0;
+    barTicks(vmin, vmax, h).forEach(function (t) {
+      var ty = y + Math.round((vmax - t.v) / (vmax - vmin) * (h - 1));
+      g.fillStyle = '#444'; g.fillRect(x + w, ty, 5, 1);
+      g.fillStyle = '#000'; g.fillText(t.text, x + w + 9, ty + 0.5);
+      wide = Math.max(wide, g.measureText(t.text).width);
+    });
+    return w + 9 + wide;
+  }
+  /* A small horizontal legend of a colour map for a line of text. */
+  function legend(cmap, lo, hi, what) {
+    var wrap = el('span', { 'class': 'av-legend-wrap' });
+    wrap.appendChild(document.createTextNode(lo + ' '));
+    var cv = el('canvas', { 'class': 'av-legend', width: 160, height: 16, 'data-cmap': cmap, 'aria-label': what });
+    var g = cv.getContext('2d');
+    for (var i = 0; i < 160; i++) {
+      var c = cmapAt(cmap, i / 159);
+      g.fillStyle = 'rgb(' + c.join(',') + ')';
+      g.fillRect(i, 0, 1, 16);
+    }
+    wrap.appendChild(cv);
+    wrap.appendChild(document.createTextNode(' ' + hi));
+    return wrap;
   }
   function visible(m, q, k) { return !m.mask || m.mask[q].charAt(k) === '1'; }
   function mapTitle(m) {
@@ -83,7 +175,7 @@
     ui.tabs = el('div', { 'class': 'av-tabs', role: 'tablist' });
     app.appendChild(ui.tabs);
     ui.panels = {};
-    [['head', 'Head view'], ['model', 'Model view'], ['heatmap', 'Heatmap'], ['steps', 'Step-through'],
+    [['head', 'Head view'], ['model', 'Model view'], ['heatmap', 'Heatmap'], ['diff', 'Difference B − A'], ['steps', 'Step-through'],
      ['generation', 'Generation'], ['downloads', 'Downloads']].forEach(function (t) {
       var btn = el('button', { type: 'button', role: 'tab', id: 'av-tab-' + t[0], 'aria-selected': 'false' }, t[1]);
       btn.addEventListener('click', function () { chooseTab(t[0]); });
@@ -106,8 +198,8 @@
       var on = S.heads.indexOf(i) >= 0;
       var btn = el('button', { type: 'button', 'class': 'av-head', 'data-head': i, 'aria-pressed': on ? 'true' : 'false' },
                    'h' + hd.head);
-      btn.style.borderColor = headColour(i);
-      if (on) btn.style.background = headColour(i);
+      btn.style.borderColor = headColour(i, m.heads.length);
+      if (on) btn.style.background = headColour(i, m.heads.length);
       btn.addEventListener('click', function () {
         var at = S.heads.indexOf(i);
         if (at >= 0) S.heads.splice(at, 1); else S.heads.push(i);
@@ -128,13 +220,16 @@
     n.forEach(function (t) { ui.notes.appendChild(el('p', { 'class': 'av-note' }, t)); });
   }
 
-  /* Opens trace i where its focus says (the head the pictures' step strip shows). */
+  /* Opens trace i where its focus says: the head the pictures' step strip shows,
+     the query token they are about (pinned). */
   function chooseSet(i) {
-    var f = sets[i].focus || { map: 0, head: 0, query: 0 };
+    var f = sets[i].focus || { map: 0, head: 0, query: -1 };
     S.set = i; S.pinned = []; S.hover = null; S.stage = 0; S.genStep = 0;
     S.map = f.map < sets[i].maps.length ? f.map : 0;
     S.heads = map().heads.length ? [f.head < map().heads.length ? f.head : 0] : [];
-    S.query = f.query < map().queries.length ? f.query : 0;
+    var q = f.query >= 0 && f.query < map().queries.length ? f.query : -1;
+    S.query = q >= 0 ? q : 0;
+    if (q >= 0) S.pinned = [{ side: 'q', i: q }];   /* the focus token's links, from the start */
     if (ui.set) ui.set.value = i;
     fillMaps(); fillNotes(); refresh();
   }
@@ -161,7 +256,7 @@
   }
   function refresh() { fillHeads(); drawTab(); }
   function drawTab() {
-    ({ head: drawHeadView, model: drawModelView, heatmap: drawHeatmap, steps: drawSteps,
+    ({ head: drawHeadView, model: drawModelView, heatmap: drawHeatmap, diff: drawDiff, steps: drawSteps,
        generation: drawGeneration, downloads: drawDownloads })[S.tab]();
   }
 
@@ -213,8 +308,7 @@
     g.lineCap = 'round';
     S.heads.forEach(function (h, hi) {
       var off = (hi - (S.heads.length - 1) / 2) * Math.min(3, G.rh / 8);
-      g.strokeStyle = headColour(h);
-      g.setLineDash(headDash(h));
+      g.strokeStyle = headColour(h, m.heads.length);
       var draws = act.length ? act : showAll ? m.queries.map(function (_, i) { return { side: 'q', i: i }; }) : [];
       draws.forEach(function (t) {
         var ws = linkWeights(m, h, t);
@@ -232,7 +326,7 @@
         });
       });
     });
-    g.globalAlpha = 1; g.setLineDash([]);
+    g.globalAlpha = 1;
     drawTokens(g, m, G, act);
     hv.canvas.setAttribute('data-links', JSON.stringify(links));
     hv.canvas.setAttribute('data-drawn', drawn);
@@ -246,10 +340,15 @@
     g.textBaseline = 'middle';
     var one = act.length === 1 && S.heads.length === 1 ? act[0] : null;
     var ws = one ? linkWeights(m, S.heads[0], one) : null;
+    g.save();
+    g.font = Math.round(G.font * 0.8) + 'px "DejaVu Sans Mono", monospace';
+    var wroom = G.rh >= 20 ? g.measureText('0.00').width + 14 : 4;   /* the weights beside the tokens */
+    g.restore();
     [['q', m.queries, G.xl, 'right'], ['k', m.keys, G.xr, 'left']].forEach(function (c) {
       g.textAlign = c[3];
-      c[1].forEach(function (tok, i) {
-        var y = G.top + (i + 0.5) * G.rh;
+      var room = (c[0] === 'q' ? G.xl : G.w - G.xr) - wroom - 10;   /* a longer token ends in "…" */
+      c[1].forEach(function (whole, i) {
+        var y = G.top + (i + 0.5) * G.rh, tok = fitText(g, whole, room);
         var pinned = S.pinned.some(function (p) { return p.side === c[0] && p.i === i; });
         var hov = S.hover && S.hover.side === c[0] && S.hover.i === i;
         var tw = g.measureText(tok).width + 10, x0 = c[3] === 'right' ? c[2] - tw : c[2];
@@ -324,9 +423,13 @@
     for (var py = 0; py < size; py++) {
       var q0 = Math.floor(py * Tq / size), q1 = Math.max(q0 + 1, Math.floor((py + 1) * Tq / size));
       for (var px = 0; px < size; px++) {
-        var k0 = Math.floor(px * Tk / size), k1 = Math.max(k0 + 1, Math.floor((px + 1) * Tk / size)), v = 0;
-        for (var q = q0; q < q1; q++) for (var k = k0; k < k1; k++) if (W[q][k] > v) v = W[q][k];
-        var c = colour(v), o = 4 * (py * size + px);
+        var k0 = Math.floor(px * Tk / size), k1 = Math.max(k0 + 1, Math.floor((px + 1) * Tk / size)), v = 0, seen = 0;
+        for (var q = q0; q < q1; q++) for (var k = k0; k < k1; k++) {
+          if (!visible(m, q, k)) continue;
+          seen = 1;
+          if (W[q][k] > v) v = W[q][k];
+        }
+        var c = seen ? colour(v) : [190, 190, 190], o = 4 * (py * size + px);   /* grey: masked, as the PNGs */
         img.data[o] = c[0]; img.data[o + 1] = c[1]; img.data[o + 2] = c[2]; img.data[o + 3] = 255;
       }
     }
@@ -336,10 +439,9 @@
     var p = ui.panels.model, d = data();
     p.textContent = '';
     p.appendChild(el('p', { 'class': 'av-hint' },
-      'Every layer (rows) and head (columns); dark = strong weight (each pixel the strongest cell it covers). ' +
-      'Click a picture to open it in the heatmap. Scale: '));
-    p.lastChild.appendChild(el('span', { 'class': 'av-legend', title: '0 to 1' }));
-    p.lastChild.appendChild(document.createTextNode(' 0 → 1'));
+      'Every layer (rows) and head (columns); bright yellow = strong weight, dark purple = none (each pixel ' +
+      'the strongest cell it covers; grey, masked), the colours of the PNGs. Click a picture to open it in the heatmap. Weight: '));
+    p.lastChild.appendChild(legend('viridis', '0', '1', 'weight 0 to 1, viridis'));
     var nh = 0;
     d.maps.forEach(function (m) { nh = Math.max(nh, m.heads.length); });
     var grid = el('div', { 'class': 'av-model', id: 'av-model-grid' });
@@ -375,46 +477,56 @@
     })();
   }
 
-  /* ---- heatmap: one head, the value under the pointer ---- */
-  var hm = {};
-  function drawHeatmap() {
-    var p = ui.panels.heatmap, m = map(), h = S.heads.length ? S.heads[0] : 0;
-    if (!hm.canvas) {
-      p.appendChild(el('p', { 'class': 'av-hint' },
-        'Rows: queries; columns: keys. Point at a cell for its weight; click a row to step through it. ' +
-        'Grey: masked (may not be seen). Scale: '));
-      p.lastChild.appendChild(el('span', { 'class': 'av-legend', title: '0 to 1' }));
-      p.lastChild.appendChild(document.createTextNode(' 0 → 1'));
-      hm.title = el('p', { 'class': 'av-stage' });
-      p.appendChild(hm.title);
-      hm.readout = el('p', { 'class': 'av-readout', id: 'av-heat-readout' }, ' ');
-      p.appendChild(hm.readout);
-      hm.scroll = el('div', { 'class': 'av-scroll' });
-      hm.canvas = el('canvas', { id: 'av-heat-canvas', 'aria-label': 'heatmap' });
-      hm.scroll.appendChild(hm.canvas);
-      p.appendChild(hm.scroll);
-      hm.canvas.addEventListener('mousemove', heatPointer);
-      hm.canvas.addEventListener('click', function (e) {
-        var c = heatCell(e);
-        if (c) { S.query = c.q; S.stage = 0; chooseTab('steps'); }
-      });
-    }
-    hm.title.textContent = mapTitle(m) + ' — head ' + (m.heads[h] ? m.heads[h].head : '?') +
-      (S.heads.length > 1 ? ' (the first head chosen)' : '');
-    var Tq = m.queries.length, Tk = m.keys.length;
-    var width = Math.max(280, Math.min(1100, (ui.panels.heatmap.clientWidth || 900) - 10));
-    var lab = Tq <= 80 ? 150 : 0;
-    var cell = Math.max(1, Math.min(44, Math.floor((width - lab) / Tk)));
-    var top = Tk <= 80 ? 120 : 0;
+  /* ---- matrices: one head's weights (Heatmap) or B − A (Difference) ---- */
+  /* The frame of a matrix view in panel p: hint (a text and a legend), title,
+     read-out line, a scrolling canvas. */
+  function matrixView(p, id, hint, leg) {
+    var v = {};
+    p.appendChild(el('p', { 'class': 'av-hint' }, hint));
+    p.lastChild.appendChild(leg);
+    v.title = el('p', { 'class': 'av-stage' });
+    p.appendChild(v.title);
+    v.note = el('p', { 'class': 'av-note', hidden: '' });
+    p.appendChild(v.note);
+    v.readout = el('p', { 'class': 'av-readout', id: 'av-' + id + '-readout' }, 'Point at a cell.');
+    p.appendChild(v.readout);
+    v.scroll = el('div', { 'class': 'av-scroll' });
+    v.canvas = el('canvas', { id: 'av-' + id + '-canvas', 'aria-label': id });
+    v.scroll.appendChild(v.canvas);
+    p.appendChild(v.scroll);
+    return v;
+  }
+  /* A label that fits w px at the context's font: whole, or cut with "…" (never
+     silently); the read-out line always names the whole token. */
+  function fitText(g, t, w) {
+    if (g.measureText(t).width <= w) return t;
+    var a = Array.from(t);
+    while (a.length > 1 && g.measureText(a.join('') + '…').width > w) a.pop();
+    return a.join('') + '…';
+  }
+  /* Paints spec = { rows, cols: labels, value(q, k), shown(q, k), cmap, vmin, vmax,
+     text(v): a cell's number } into view v, with the PNGs' colours and colour bar. */
+  function paintMatrix(v, spec, width) {
+    var Tq = spec.rows.length, Tk = spec.cols.length, font = '"DejaVu Sans", Verdana, sans-serif';
+    if (!Tq || !Tk) { setupCanvas(v.canvas, 1, 1); v.G = { cell: 1, lab: 0, top: 0, Tq: 0, Tk: 0 }; return v.G; }
+    var g = v.canvas.getContext('2d');
+    g.font = '16px ' + font;
+    function widest(ls) { var w = 0; ls.forEach(function (t) { w = Math.max(w, g.measureText(t).width); }); return w; }
+    var bar = 100, rowW = Tq <= 80 ? widest(spec.rows) : 0, colW = Tk <= 80 ? widest(spec.cols) : 0;
+    var lab = rowW ? Math.min(Math.ceil(rowW) + 14, Math.round(width * 0.4)) : 0;
+    var cell = Math.max(Tk > 1000 ? 1 : 2, Math.min(44, Math.floor((width - lab - bar) / Tk)));
+    if (cell < 10) { lab = 0; colW = 0; }
+    var top = colW ? Math.min(Math.ceil(colW * 0.87) + 14, 260) : 0;
+    var right = Math.max(bar, colW ? Math.min(colW, 260 / 0.87) * 0.5 + 10 : 0);
+    var bh = Math.max(120, Math.min(cell * Tq, 500));
+    var W = lab + cell * Tk + right + 4, H = top + Math.max(cell * Tq, bh) + 4;
     var G = { cell: cell, lab: lab, top: top, Tq: Tq, Tk: Tk };
-    hm.G = G;
-    var g = setupCanvas(hm.canvas, lab + cell * Tk + 4, top + cell * Tq + 4);
-    g.fillStyle = '#fff'; g.fillRect(0, 0, lab + cell * Tk + 4, top + cell * Tq + 4);
-    if (!m.heads[h]) return;
-    var W = m.heads[h].weights;
+    g = setupCanvas(v.canvas, W, H);
+    g.fillStyle = '#fff'; g.fillRect(0, 0, W, H);
     var img = g.createImageData(Tk, Tq);
     for (var q = 0; q < Tq; q++) for (var k = 0; k < Tk; k++) {
-      var c = visible(m, q, k) ? colour(W[q][k]) : [190, 190, 190], o = 4 * (q * Tk + k);
+      var c = spec.shown(q, k) ? cmapAt(spec.cmap, position(spec.cmap, spec.value(q, k), spec.vmin, spec.vmax))
+                               : [190, 190, 190], o = 4 * (q * Tk + k);
       img.data[o] = c[0]; img.data[o + 1] = c[1]; img.data[o + 2] = c[2]; img.data[o + 3] = 255;
     }
     var off = document.createElement('canvas');
@@ -422,39 +534,122 @@
     off.getContext('2d').putImageData(img, 0, 0);
     g.imageSmoothingEnabled = false;
     g.drawImage(off, lab, top, cell * Tk, cell * Tq);
-    var fs = Math.max(11, Math.min(20, cell * 0.6));
-    g.font = fs + 'px "DejaVu Sans", Verdana, sans-serif';
-    g.fillStyle = '#000';
-    if (lab) { g.textAlign = 'right'; g.textBaseline = 'middle';
-      m.queries.forEach(function (t, i) { if (cell >= 10) g.fillText(t, lab - 6, top + (i + 0.5) * cell); }); }
-    if (top) { g.save(); g.textAlign = 'left'; g.textBaseline = 'middle';
-      m.keys.forEach(function (t, i) {
-        if (cell < 10) return;
-        g.save(); g.translate(lab + (i + 0.5) * cell, top - 6); g.rotate(-Math.PI / 3); g.fillText(t, 0, 0); g.restore();
-      }); g.restore(); }
+    var fs = Math.max(11, Math.min(16, Math.round(cell * 0.6)));
+    g.font = fs + 'px ' + font;
+    g.fillStyle = '#000'; g.textBaseline = 'middle';
+    if (lab) { g.textAlign = 'right';
+      spec.rows.forEach(function (t, i) { g.fillText(fitText(g, t, lab - 10), lab - 6, top + (i + 0.5) * cell); }); }
+    if (top) { g.textAlign = 'left';
+      spec.cols.forEach(function (t, i) {
+        g.save(); g.translate(lab + (i + 0.5) * cell, top - 6); g.rotate(-Math.PI / 3);
+        g.fillText(fitText(g, t, (top - 12) / 0.87), 0, 0); g.restore();
+      }); }
     if (cell >= 34 && Tq * Tk <= 400) {   /* the numbers themselves, when they fit */
       g.textAlign = 'center'; g.font = Math.round(cell * 0.3) + 'px "DejaVu Sans Mono", monospace';
       for (q = 0; q < Tq; q++) for (k = 0; k < Tk; k++) {
-        if (!visible(m, q, k) || W[q][k] < 0.005) continue;
-        g.fillStyle = W[q][k] > 0.45 ? '#fff' : '#000';
-        g.fillText(W[q][k].toFixed(2).replace(/^0/, ''), lab + (k + 0.5) * cell, top + (q + 0.5) * cell);
+        var x = spec.value(q, k), t = spec.shown(q, k) ? spec.text(x) : '';
+        if (!t) continue;
+        g.fillStyle = textOn(cmapAt(spec.cmap, position(spec.cmap, x, spec.vmin, spec.vmax)));
+        g.fillText(t, lab + (k + 0.5) * cell, top + (q + 0.5) * cell);
       }
     }
-    hm.canvas.setAttribute('data-map', m.id);
-    hm.canvas.setAttribute('data-head', m.heads[h].head);
+    var bx = lab + cell * Tk + 14;
+    drawColourBar(g, bx, top, 16, bh, spec.cmap, spec.vmin, spec.vmax, 13);
+    v.G = G;
+    v.canvas.setAttribute('data-cmap', spec.cmap);
+    v.canvas.setAttribute('data-scale', spec.vmin + ' ' + spec.vmax);
+    v.canvas.setAttribute('data-bar', JSON.stringify({ x: bx, y: top, w: 16, h: bh }));
+    return G;
   }
-  function heatCell(e) {
-    var G = hm.G, r = hm.canvas.getBoundingClientRect();
+  function matrixCell(v, e) {
+    var G = v.G, r = v.canvas.getBoundingClientRect();
     var k = Math.floor((e.clientX - r.left - G.lab) / G.cell), q = Math.floor((e.clientY - r.top - G.top) / G.cell);
     return q >= 0 && q < G.Tq && k >= 0 && k < G.Tk ? { q: q, k: k } : null;
   }
+  function panelWidth(p) { return Math.max(280, Math.min(1100, (p.clientWidth || 900) - 10)); }
+
+  var hm = null;
+  function drawHeatmap() {
+    var p = ui.panels.heatmap, m = map(), h = S.heads.length ? S.heads[0] : 0;
+    if (!hm) {
+      hm = matrixView(p, 'heat', 'Rows: queries; columns: keys. Point at a cell for its weight; click a row to step ' +
+        'through it. Grey: masked (may not be seen). The colours of the PNGs: ', legend('viridis', '0', '1', 'weight 0 to 1, viridis'));
+      hm.canvas.addEventListener('mousemove', heatPointer);
+      hm.canvas.addEventListener('click', function (e) {
+        var c = matrixCell(hm, e);
+        if (c) { S.query = c.q; S.stage = 0; chooseTab('steps'); }
+      });
+    }
+    hm.title.textContent = mapTitle(m) + ' — head ' + (m.heads[h] ? m.heads[h].head : '?') +
+      (S.heads.length > 1 ? ' (the first head chosen)' : '');
+    if (!m.heads[h]) return;
+    var W = m.heads[h].weights;
+    paintMatrix(hm, { rows: m.queries, cols: m.keys, cmap: 'viridis', vmin: 0, vmax: 1,
+                      value: function (q, k) { return W[q][k]; }, shown: function (q, k) { return visible(m, q, k); },
+                      text: function (x) { return x < 0.005 ? '' : x.toFixed(2).replace(/^0/, ''); } }, panelWidth(p));
+    hm.canvas.setAttribute('data-map', m.id);
+    hm.canvas.setAttribute('data-head', m.heads[h].head);
+  }
   function heatPointer(e) {
-    var c = heatCell(e), m = map(), h = S.heads.length ? S.heads[0] : 0;
+    var c = matrixCell(hm, e), m = map(), h = S.heads.length ? S.heads[0] : 0;
     if (!c || !m.heads[h]) return;
     var v = m.heads[h].weights[c.q][c.k];
     hm.readout.setAttribute('data-q', c.q); hm.readout.setAttribute('data-k', c.k); hm.readout.setAttribute('data-value', v);
     hm.readout.textContent = 'query “' + m.queries[c.q] + '” (' + c.q + ') → key “' + m.keys[c.k] + '” (' + c.k + '): ' +
       (visible(m, c.q, c.k) ? 'weight ' + fmt(v) : 'masked (weight 0)');
+  }
+
+  /* ---- difference (a comparison's page): B − A of the head shown ---- */
+  var CMP = PAGE.compare && sets[PAGE.compare.a] && sets[PAGE.compare.b] ? PAGE.compare : null;
+  var dv = null;
+  /* The current map and head on both sides: { a, b, h, same }, or null. */
+  function diffPair() {
+    var id = map().id, h = S.heads.length ? S.heads[0] : 0;
+    function find(i) { return (sets[i].maps || []).filter(function (x) { return x.id === id; })[0]; }
+    var a = find(CMP.a), b = find(CMP.b);
+    if (!a || !b || !a.heads[h] || !b.heads[h]) return null;
+    return { a: a, b: b, h: h, same: a.queries.length === b.queries.length && a.keys.length === b.keys.length };
+  }
+  function pairLabels(x, y) { return x.map(function (t, i) { return t === y[i] ? t : t + '/' + y[i]; }); }
+  function drawDiff() {
+    var p = ui.panels.diff, S0 = CMP.scale;
+    if (!dv) {
+      dv = matrixView(p, 'diff', 'B − A, cell by cell at the same positions (a/b: the two sides’ words differ): ' +
+        'red, B puts more weight; blue, A puts more; white, the same. One scale ±' + S0.toFixed(2) +
+        ' for every head, as the .diff.png pictures: ', legend('diverging', '−' + S0.toFixed(2), '+' + S0.toFixed(2),
+        'B − A, diverging'));
+      dv.canvas.addEventListener('mousemove', diffPointer);
+    }
+    var P = diffPair(), m = map();
+    dv.title.textContent = mapTitle(m) + ' — head ' + (P ? P.a.heads[P.h].head : '?') + ': B − A';
+    dv.note.hidden = !!(P && P.same);
+    dv.scroll.hidden = !(P && P.same);
+    if (!P || !P.same) {
+      dv.note.textContent = P ? 'No difference for ' + m.id + ': A is ' + P.a.queries.length + '×' + P.a.keys.length +
+        ', B is ' + P.b.queries.length + '×' + P.b.keys.length + ', so a cell of one has no cell of the other.'
+        : 'B has no ' + m.id + ' head ' + (S.heads[0] || 0) + ': no difference to draw.';
+      setupCanvas(dv.canvas, 1, 1);
+      dv.canvas.removeAttribute('data-map');
+      return;
+    }
+    var A = P.a.heads[P.h].weights, B = P.b.heads[P.h].weights;
+    paintMatrix(dv, { rows: pairLabels(P.a.queries, P.b.queries), cols: pairLabels(P.a.keys, P.b.keys),
+                      cmap: 'diverging', vmin: -S0, vmax: S0,
+                      value: function (q, k) { return B[q][k] - A[q][k]; },
+                      shown: function (q, k) { return visible(P.a, q, k) || visible(P.b, q, k); },
+                      text: function (x) { return Math.abs(x) < 0.005 ? '' : (x > 0 ? '+' : '−') + Math.abs(x).toFixed(2).replace(/^0/, ''); } },
+               panelWidth(p));
+    dv.canvas.setAttribute('data-map', m.id);
+    dv.canvas.setAttribute('data-head', P.a.heads[P.h].head);
+  }
+  function diffPointer(e) {
+    var P = diffPair(), c = P && P.same ? matrixCell(dv, e) : null;
+    if (!c) return;
+    var a = P.a.heads[P.h].weights[c.q][c.k], b = P.b.heads[P.h].weights[c.q][c.k];
+    dv.readout.setAttribute('data-q', c.q); dv.readout.setAttribute('data-k', c.k);
+    dv.readout.setAttribute('data-value', b - a);
+    dv.readout.textContent = 'query “' + pairLabels(P.a.queries, P.b.queries)[c.q] + '” → key “' +
+      pairLabels(P.a.keys, P.b.keys)[c.k] + '”: A ' + fmt(a) + ', B ' + fmt(b) + ', B − A ' + (b - a >= 0 ? '+' : '') + fmt(b - a);
   }
 
   /* ---- step-through: Q·Kᵀ → ÷√d_k → +mask → softmax → ·V ---- */
@@ -510,20 +705,34 @@
     p.appendChild(el('p', { 'class': 'av-formula' }, st.map(function (x, i) {
       return i === S.stage ? '[' + x.name + ']' : x.name; }).join('  →  ')));
     p.appendChild(el('p', {}, s.text));
-    p.appendChild(stepTable(m, s));
+    p.appendChild(stepTable(m, hd, s));
     p.setAttribute('data-stage', s.key);
     p.setAttribute('data-query', S.query);
     p.setAttribute('data-head', hd.head);
     prev.disabled = S.stage === 0;
     next.disabled = S.stage === st.length - 1;
   }
-  function stepTable(m, s) {
+  /* A stage's colours, as the step strip PNG (stepview.c) draws its panel: the
+     weights on viridis 0 … 1; the others on the diverging map, ±max|finite value|
+     over the whole matrix (masked cells left out of the masked scores). */
+  function stageScale(m, hd, s) {
+    if (s.key === 'weights') return { cmap: 'viridis', vmin: 0, vmax: 1 };
+    var big = 0;
+    (hd[s.key] || [s.row]).forEach(function (row, q) {
+      row.forEach(function (v, k) {
+        if (v === null || !isFinite(v) || (s.key === 'masked' && !visible(m, q, k))) return;
+        big = Math.max(big, Math.abs(v));
+      });
+    });
+    return { cmap: 'diverging', vmin: -(big || 1), vmax: big || 1 };
+  }
+  function stepTable(m, hd, s) {
     var t = el('table', { 'class': 'av-steps', id: 'av-step-table' }), q = S.query;
     var head = el('tr');
     [s.vector ? 'dimension' : 'key', s.prev ? 'before: ' + s.prevName : null, s.row ? s.name : 'may see', ''].forEach(function (c) {
       if (c !== null) head.appendChild(el('th', {}, c)); });
     t.appendChild(head);
-    var n = s.vector ? s.row.length : m.keys.length, big = 0;
+    var n = s.vector ? s.row.length : m.keys.length, big = 0, sc = s.row ? stageScale(m, hd, s) : null;
     if (s.row) s.row.forEach(function (v) { if (v !== null && Math.abs(v) > big) big = Math.abs(v); });
     for (var j = 0; j < n; j++) {
       var tr = el('tr', { 'data-index': j });
@@ -531,10 +740,15 @@
       if (s.prev) tr.appendChild(el('td', { 'class': 'av-before' }, fmt(s.prev[j])));
       if (s.row) {
         var v = s.row[j];
-        tr.appendChild(el('td', { 'class': 'av-value', 'data-value': v === null ? '-inf' : String(v) }, fmt(v)));
+        var td = el('td', { 'class': 'av-value', 'data-value': v === null ? '-inf' : String(v) }, fmt(v));
+        var c = v === null ? [190, 190, 190] : cmapAt(sc.cmap, position(sc.cmap, v, sc.vmin, sc.vmax));
+        td.style.background = 'rgb(' + c.join(',') + ')';   /* the step strip's colour of the number */
+        td.style.color = textOn(c);
+        tr.appendChild(td);
         var bc = el('td', { 'class': 'av-barcell' });
         if (v !== null && big > 0) {
           var span = el('span', { 'class': v < 0 ? 'av-bar-neg' : 'av-bar-pos' });
+          span.style.background = 'rgb(' + c.join(',') + ')';
           span.style.width = (100 * Math.abs(v) / big).toFixed(1) + '%';
           bc.appendChild(span);
         }
@@ -563,12 +777,14 @@
     S.stage = to;
     drawSteps();
   }
+  /* ← → step the step-through, and the generation (↑ ↓ too: its rows) */
   document.addEventListener('keydown', function (e) {
-    if (S.tab !== 'steps' || e.altKey || e.ctrlKey || e.metaKey) return;
+    if ((S.tab !== 'steps' && S.tab !== 'generation') || e.altKey || e.ctrlKey || e.metaKey) return;
     var tag = (e.target && e.target.tagName) || '';
     if (tag === 'SELECT' || tag === 'INPUT' || tag === 'TEXTAREA') return;
-    if (e.key === 'ArrowRight') { stepBy(1); e.preventDefault(); }
-    if (e.key === 'ArrowLeft') { stepBy(-1); e.preventDefault(); }
+    var by = S.tab === 'steps' ? stepBy : genBy;
+    var d = { ArrowRight: 1, ArrowLeft: -1 }[e.key] || (S.tab === 'generation' ? { ArrowDown: 1, ArrowUp: -1 }[e.key] : 0);
+    if (d) { by(d); e.preventDefault(); }
   });
 
   /* ---- generation timeline (a trace's "generation" section, when present) ---- */
@@ -580,7 +796,8 @@
     return steps.map(function (s, i) {
       var rows = s.rows || s.maps || s.attention || {};
       var tok = s.token !== undefined ? s.token : s.text !== undefined ? s.text : s.piece !== undefined ? s.piece : '#' + i;
-      return { token: typeof tok === 'string' ? tok : JSON.stringify(tok), rows: rows, keys: s.keys || null };
+      return { token: typeof tok === 'string' ? tok : JSON.stringify(tok), rows: rows, keys: s.keys || null,
+               query: typeof s.query === 'string' ? s.query : undefined };
     });
   }
   function genRow(rows, id, head) {
@@ -592,50 +809,75 @@
     if (r && !Array.isArray(r) && (r.weights || r.row)) r = r.weights || r.row;
     return Array.isArray(r) && typeof r[0] === 'number' ? r : null;
   }
+  var gv = null;
   function drawGeneration() {
     var p = ui.panels.generation, gs = genSteps(data().generation);
-    p.textContent = '';
-    if (!gs) return;
+    if (!gs) { p.textContent = ''; gv = null; return; }
     var ids = {};
     gs.forEach(function (s) {
       if (Array.isArray(s.rows)) s.rows.forEach(function (x) { if (x && x.map) ids[x.map] = 1; });
       else for (var k in s.rows) ids[k] = 1;
     });
     var idl = Object.keys(ids), cur = idl.indexOf(map().id) >= 0 ? map().id : idl[0];
-    var head = S.heads.length ? S.heads[0] : 0;
-    p.appendChild(el('p', { 'class': 'av-hint' },
-      'Each generated token (rows) and the keys it could see (columns): only the new row is computed each step; ' +
-      'the keys before it come from the KV cache. Click a token below. Map: ' + (cur || 'none') + ', head ' + head + '.'));
-    var tl = el('div', { 'class': 'av-timeline', id: 'av-gen-steps' });
+    var m = data().maps.filter(function (x) { return x.id === cur; })[0] || map();
+    var hi = S.heads.length ? S.heads[0] : 0, head = m.heads[hi] ? m.heads[hi].head : hi;
+    if (!gv) {
+      p.textContent = '';
+      gv = matrixView(p, 'gen', 'Each written token (rows: the token read → the token written) and the tokens it ' +
+        'could see (columns): only the new row is computed each step; the keys before it come from the KV cache. ' +
+        'Click a token below, or step with ← → (↑ ↓). The colours of the PNGs: ', legend('viridis', '0', '1', 'weight 0 to 1, viridis'));
+      gv.steps = el('div', { 'class': 'av-timeline', id: 'av-gen-steps' });
+      p.insertBefore(gv.steps, gv.title);
+      gv.canvas.addEventListener('click', function (e) {
+        var c = matrixCell(gv, e);
+        if (c) { S.genStep = c.q; drawGeneration(); }
+      });
+    }
+    gv.steps.textContent = '';
     gs.forEach(function (s, i) {
       var b = el('button', { type: 'button', 'aria-pressed': i === S.genStep ? 'true' : 'false' }, s.token);
       b.addEventListener('click', function () { S.genStep = i; drawGeneration(); });
-      tl.appendChild(b);
+      gv.steps.appendChild(b);
     });
-    p.appendChild(tl);
     var rows = gs.map(function (s) { return cur ? genRow(s.rows, cur, head) : null; });
     var Tk = 0;
     rows.forEach(function (r) { if (r && r.length > Tk) Tk = r.length; });
-    if (!Tk) { p.appendChild(el('p', { 'class': 'av-note' }, 'The generation section holds no rows this page can read.')); return; }
-    var cell = Math.max(4, Math.min(30, Math.floor(860 / Tk)));
-    var cv = el('canvas', { id: 'av-gen-canvas' });
-    var g = setupCanvas(cv, cell * Tk + 2, cell * gs.length + 2);
-    g.fillStyle = '#fff'; g.fillRect(0, 0, cell * Tk + 2, cell * gs.length + 2);
-    rows.forEach(function (r, i) {
-      (r || []).forEach(function (v, k) {
-        var c = colour(v);
-        g.fillStyle = 'rgb(' + c.map(Math.round).join(',') + ')';
-        g.fillRect(1 + k * cell, 1 + i * cell, cell - 1, cell - 1);
-      });
-      if (i === S.genStep) { g.strokeStyle = '#D55E00'; g.lineWidth = 3; g.strokeRect(1, 1 + i * cell, cell * Tk, cell); }
-    });
-    var sc = el('div', { 'class': 'av-scroll' });
-    sc.appendChild(cv);
-    p.appendChild(sc);
-    var r = rows[S.genStep];
-    p.appendChild(el('p', { 'class': 'av-readout', id: 'av-gen-readout' }, r ?
-      'step ' + S.genStep + ' “' + gs[S.genStep].token + '”: strongest key ' +
-      r.indexOf(Math.max.apply(null, r)) + ' (' + fmt(Math.max.apply(null, r)) + ')' : 'no row for this step'));
+    gv.title.textContent = (cur ? mapTitle(m) + ' — head ' + head : '') + ' · the generation, step by step';
+    gv.note.hidden = !!Tk;
+    gv.note.textContent = 'The generation section holds no rows this page can read.';
+    if (!Tk) { setupCanvas(gv.canvas, 1, 1); gv.readout.textContent = ''; return; }
+    /* the tokens of the keys: the map's keys (prompt, then what was written) */
+    var keys = [];
+    for (var j = 0; j < Tk; j++) keys.push(gs[0].keys && gs[0].keys[j] !== undefined ? gs[0].keys[j] :
+                                           m.keys[j] !== undefined ? m.keys[j] : String(j));
+    var labels = gs.map(function (s) { return (s.query !== undefined ? s.query + ' → ' : '') + s.token; });
+    var G = paintMatrix(gv, { rows: labels, cols: keys, cmap: 'viridis', vmin: 0, vmax: 1,
+      value: function (q, k) { return rows[q] ? rows[q][k] : 0; },
+      shown: function (q, k) { return !!rows[q] && k < rows[q].length; },
+      text: function (x) { return x < 0.005 ? '' : x.toFixed(2).replace(/^0/, ''); } }, panelWidth(p));
+    var g = gv.canvas.getContext('2d');
+    g.strokeStyle = '#D55E00'; g.lineWidth = 3;
+    g.strokeRect(G.lab, G.top + S.genStep * G.cell, G.cell * Tk, G.cell);
+    gv.canvas.setAttribute('data-step', S.genStep);
+    gv.canvas.setAttribute('data-map', cur);
+    gv.canvas.setAttribute('data-head', head);
+    gv.canvas.setAttribute('data-rows', JSON.stringify(labels));
+    gv.canvas.setAttribute('data-cols', JSON.stringify(keys));
+    var r = rows[S.genStep], s = gs[S.genStep];
+    if (!r) { gv.readout.textContent = 'no row for this step'; return; }
+    var order = r.map(function (_, k) { return k; }).sort(function (x, y) { return r[y] - r[x]; }).slice(0, 3);
+    gv.readout.setAttribute('data-strongest', order[0]);
+    gv.readout.textContent = 'step ' + S.genStep + ': ' + (s.query !== undefined ? 'reading “' + s.query + '”, ' : '') +
+      'it wrote “' + s.token + '”, looking most at ' + order.map(function (k) {
+        return '“' + keys[k] + '” ' + r[k].toFixed(2); }).join(', ');
+  }
+  function genBy(d) {
+    var gs = genSteps(data().generation);
+    if (!gs) return;
+    var to = Math.max(0, Math.min(gs.length - 1, S.genStep + d));
+    if (to === S.genStep) return;
+    S.genStep = to;
+    drawGeneration();
   }
 
   function drawDownloads() {
@@ -664,9 +906,11 @@
   document.getElementById('av-tab-generation').hidden = !sets.some(function (d) { return genSteps(d.generation); });
   var resizeT = 0;
   window.addEventListener('resize', function () { clearTimeout(resizeT); resizeT = setTimeout(drawTab, 150); });
-  S.tab = 'head';
-  for (var k in ui.panels) ui.panels[k].hidden = k !== 'head';
-  document.getElementById('av-tab-head').setAttribute('aria-selected', 'true');
+  document.getElementById('av-tab-diff').hidden = !CMP;
+  /* a comparison opens on its difference, a generation on its timeline */
+  S.tab = CMP ? 'diff' : genSteps(sets[first].generation) ? 'generation' : 'head';
+  for (var k in ui.panels) ui.panels[k].hidden = k !== S.tab;
+  document.getElementById('av-tab-' + S.tab).setAttribute('aria-selected', 'true');
   chooseSet(first);
 
   function reveal(cv, x, y) {
@@ -692,6 +936,10 @@
       var G = hm.G;
       return reveal(hm.canvas, G.lab + (k + 0.5) * G.cell, G.top + (q + 0.5) * G.cell);
     },
+    /* The cell geometry of a matrix view ('heat', 'diff', 'gen'): label
+       column width, top margin, cell size, in CSS pixels of its canvas. */
+    geometry: function (v) { var x = { heat: hm, diff: dv, gen: gv }[v]; return x && x.G; },
+    headColour: headColour,
     chooseSet: chooseSet, chooseMap: chooseMap, chooseTab: chooseTab
   };
 })();
