@@ -182,9 +182,11 @@ model: $(BUILD)/attnviz
 
 # make bench: times `run` on the lesson's sentences (model, pictures, trace,
 # pictures per second), then training beside PyTorch (bench-train), foreign
-# model shapes beside PyTorch (bench-hf), labelled heatmaps beside
-# PyTorch + matplotlib (bench-pictures) and generation with a KV cache beside
-# PyTorch's (bench-generate), all in the same run.
+# model shapes beside PyTorch (bench-hf: run with and without pictures, forward),
+# labelled heatmaps beside PyTorch + matplotlib (bench-pictures) and generate
+# beside PyTorch's KV cache (bench-generate).  Each side is timed alone, in
+# processes of its own, at 1 and 2 threads; the load average is printed before
+# and after, and above 1 the figures get no verdict (tests/bench_common.py).
 BENCH_SENTENCES := "the animal didn't cross the street because it was too tired ." \
                    "the animal didn't cross the street because it was too wide ." \
                    "the cat sat on the mat ." "she ate the pizza with mushrooms ." "i am happy ."
@@ -208,20 +210,23 @@ bench-train: $(BUILD)/attnviz
 	@echo "== train: attnviz beside PyTorch"
 	@/usr/bin/python3 tests/bench_train.py $(BUILD)/attnviz $(BUILD)/bench-train
 
-# GPT-2-small- and SmolLM2-135M-shaped folders (saved once in $(BUILD)/bench-hf)
-# beside PyTorch's forward, each side at its faster of 1 and 2 threads: load + forward + the binary trace of
-# every map at 64 and 512 tokens; a Qwen2.5-0.5B-shaped BF16 folder's load time
-# and peak memory (tests/bench_hf.py; docs/own-model.md has the figures).
+# GPT-2-small- and SmolLM2-135M-shaped folders (saved once in $(BUILD)/bench-hf):
+# PyTorch's forward returning every map, in its own warm process, then the commands
+# a user types (run --no-pictures --trace weights, run with pictures, forward --src)
+# as fresh processes, on a 64-token text (forward also at 512 tokens), at 1 and 2
+# threads; a Qwen2.5-0.5B-shaped BF16 folder's load time and peak memory
+# (tests/bench_hf.py; docs/own-model.md).  QUICK=1: 64 tokens only; BENCH_RUNS=N.
 bench-hf: $(BUILD)/attnviz
-	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py
+	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_hf.py $(if $(QUICK),--quick)
 
 # Greedy generation of stories260K (../shared) with a KV cache: attnviz's tokens/s
-# beside PyTorch's in the same run, the same tokens checked (tests/bench_generate.py).
+# beside PyTorch's (own process), the same tokens checked, and the whole generate
+# command with and without pictures (tests/bench_generate.py).
 bench-generate: $(BUILD)/attnviz
 	@ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_generate.py
 
 # Labelled per-head heatmaps: attnviz run beside PyTorch + matplotlib
-# (python3-matplotlib), per picture (tests/bench_pictures.py).
+# (python3-matplotlib, own process), per picture (tests/bench_pictures.py).
 bench-pictures: $(BUILD)/attnviz
 	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_pictures.py
 
@@ -279,6 +284,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf | make bench-pictures | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf [QUICK=1] | make bench-pictures | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

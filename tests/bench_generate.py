@@ -1,39 +1,49 @@
 """Generation speed: attnviz's greedy decoding of stories260K with its KV cache beside
-PyTorch's greedy decoding of the same model with a KV cache, measured in the same run
-(make bench).
+PyTorch's greedy decoding of the same model with a KV cache (make bench-generate, part of
+make bench; tests/bench_common.py says how each side is timed alone).
 
   attnviz  `attnviz generate ... --steps N --no-pictures --trace none`: its printed
            tokens/s, the wall time of the N steps that write a token (each reads one
            token, computes its query row in every layer and head, keeps every head's
            row, and chooses the next token with its top 5); the prompt's other tokens
-           are read before the clock starts
-  PyTorch  the llama2.c architecture written here in torch (float32, 1 thread, which
-           is faster than 2 on this machine), eval and no_grad, a preallocated
-           (L, P, Hkv·D) cache: the prompt but its last token read first, then the
+           are read before the clock starts.  Then the whole commands a user types, as
+           fresh processes (best and median): `generate ... --out D` (pictures, trace
+           and page, the default) and `generate ... --no-pictures` (trace.json only)
+  PyTorch  the llama2.c architecture written here in torch (float32), eval and no_grad,
+           a preallocated (L, P, Hkv·D) cache, in /usr/bin/python3 processes of its own,
+           all after attnviz's runs: the prompt but its last token read first, then the
            clock runs over the same N steps (one token in, argmax out)
 
-Both write the same ids (checked).  The machine has 2 shared cores, often busy: the
-ratio is of CPU time (the process's, over the same steps), the wall-clock figures are
-printed beside it; each figure is the best of REPEAT runs.  Skips with a reason when ../shared/models/stories260K is absent.
+Both write the same ids (checked, whatever the load).  The ratio is of CPU time (the
+process's, over the same steps), the wall-clock figures are printed beside it; each is
+the best of REPEAT runs, at each thread count of BENCH_THREADS (default 1,2) on both
+sides.  The load average is printed before and after.  Skips with a reason when
+../shared/models/stories260K is absent.
 Usage: bench_generate.py [STEPS]"""
-import os, re, subprocess, sys, time
+import os, re, shutil, subprocess, sys, time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import llama_ref as ref
+import bench_common as bc
 
 ROOT = os.path.dirname(HERE)
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
 STORIES = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "stories260K"))
 PROMPT = "Once upon a time"
-REPEAT = 3
+REPEAT = int(os.environ.get("BENCH_RUNS", "3"))
+THREADS = [int(x) for x in os.environ.get("BENCH_THREADS", "1,2").split(",")]
 
 
-def attnviz_run(steps):
-    args = [ATTNVIZ, "generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
-            os.path.join(STORIES, "tok512.bin"), PROMPT, "--steps", str(steps), "--no-pictures", "--trace", "none"]
-    r = subprocess.run(args, capture_output=True, text=True, check=True)
+def generate_argv(steps, *more):
+    return [ATTNVIZ, "generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
+            os.path.join(STORIES, "tok512.bin"), PROMPT, "--steps", str(steps), *more]
+
+
+def attnviz_run(steps, env):
+    r = subprocess.run(generate_argv(steps, "--no-pictures", "--trace", "none"), capture_output=True, text=True,
+                       check=True, env=env)
     tps = float(re.search(r"speed: ([0-9.]+) tokens/s", r.stdout).group(1))
     cpu = float(re.search(r"CPU time ([0-9.]+) tokens/s", r.stdout).group(1))
     n = int(re.search(r"written \((\d+) tokens", r.stdout).group(1))
@@ -82,9 +92,10 @@ class Llama:
         return w["cls"] @ self.rms(x, w["rms_final"])
 
 
-def torch_run(steps):
+def torch_run(steps, threads):
+    """In the worker process: (CPU tokens/s, wall tokens/s, the ids written)."""
     import torch
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     cfg, w = ref.read_llama2c(os.path.join(STORIES, "stories260K.bin"))
     pieces, scores = ref.read_tok(os.path.join(STORIES, "tok512.bin"), cfg["V"])
     ids = ref.encode(pieces, scores, PROMPT)
@@ -102,25 +113,62 @@ def torch_run(steps):
     return steps / dc, steps / dt, out
 
 
+def torch_child(steps, threads):
+    """One PyTorch run in a /usr/bin/python3 process of its own."""
+    argv, env = [bc.TORCH_PY, os.path.abspath(__file__), "--torch-worker", str(steps), str(threads)], \
+        bc.thread_env(threads)
+    r = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench_generate: {bc.shell(argv, env)} failed:\n{r.stderr.strip()}")
+    cpu, wall, *ids = r.stdout.split()
+    return float(cpu), float(wall), [int(x) for x in ids]
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--torch-worker":
+        cpu, wall, ids = torch_run(int(sys.argv[2]), int(sys.argv[3]))
+        print(cpu, wall, *ids)
+        return 0
     if not os.path.exists(os.path.join(STORIES, "stories260K.bin")):
         print(f"skip: {STORIES} is absent (the real stories260K weights)")
         return 0
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    a = max(attnviz_run(steps) for _ in range(REPEAT))
-    n = a[2]                                  # tokens attnviz wrote (it stops at end of text)
-    p = max(torch_run(n) for _ in range(REPEAT))
-    want = ref.encode(*ref.read_tok(os.path.join(STORIES, "tok512.bin"), 512), PROMPT)
-    r = subprocess.run([ATTNVIZ, "generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
-                        os.path.join(STORIES, "tok512.bin"), PROMPT, "--steps", str(n), "--no-pictures",
-                        "--out", os.path.join(ROOT, "build", "bench-generate")], capture_output=True, text=True)
+    ses = bc.Session("generate: stories260K with a KV cache, attnviz beside PyTorch, each alone")
+    out = os.path.join(ROOT, "build", "bench-generate")
+    clean = lambda: shutil.rmtree(out, ignore_errors=True)
+    a, cmds = {}, {}
+    for n in THREADS:
+        env = bc.thread_env(n)
+        print(f"    $ {bc.shell(generate_argv(steps, '--no-pictures', '--trace', 'none'), env)}")
+        a[n] = max(attnviz_run(steps, env) for _ in range(REPEAT))
+    n_tok = a[THREADS[0]][2]                 # tokens attnviz wrote (it stops at end of text)
+    for label, more in (("generate (pictures, trace, page: the default)", ("--out", out)),
+                        ("generate --no-pictures (trace.json)", ("--no-pictures", "--out", out))):
+        for n in THREADS:
+            argv, env = generate_argv(n_tok, *more), bc.thread_env(n)
+            print(f"    $ {bc.shell(argv, env)}")
+            cmds[(label, n)] = bc.time_processes(argv, REPEAT, env, before=clean)[0]
+    clean()
+    r = subprocess.run(generate_argv(n_tok, "--no-pictures", "--out", out), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
     import json
-    tr = json.load(open(os.path.join(ROOT, "build", "bench-generate", "trace.json")))
-    same = [s["id"] for s in tr["generation"]["steps"]] == p[2]
-    print(f"generate stories260K greedy, {n} tokens after \"{PROMPT}\" ({len(want)} prompt tokens), CPU time: "
-          f"attnviz {a[0]:.0f} tokens/s (every head's row kept), PyTorch {p[0]:.0f} tokens/s "
-          f"(1 thread, KV cache), ratio {a[0] / p[0]:.1f}x; wall clock: {a[1]:.0f} and {p[1]:.0f}; "
-          f"same tokens: {'yes' if same else 'NO'}")
+    with open(os.path.join(out, "trace.json")) as f:
+        written = [s["id"] for s in json.load(f)["generation"]["steps"]]
+    p = {}
+    for n in THREADS:
+        print(f"    $ {bc.shell([bc.TORCH_PY, os.path.abspath(__file__), '--torch-worker', str(n_tok), str(n)], bc.thread_env(n))}")
+        p[n] = max(torch_child(n_tok, n) for _ in range(REPEAT))
+    want = ref.encode(*ref.read_tok(os.path.join(STORIES, "tok512.bin"), 512), PROMPT)
+    same = all(written == p[n][2] for n in THREADS)
+    print(f"generate stories260K greedy, {n_tok} tokens after \"{PROMPT}\" ({len(want)} prompt tokens), "
+          f"best of {REPEAT}; same tokens: {'yes' if same else 'NO'}")
+    for n in THREADS:
+        print(f"  {n} thread{'s' * (n > 1)}: CPU time: attnviz {a[n][0]:.0f} tokens/s (every head's row kept), "
+              f"PyTorch {p[n][0]:.0f} tokens/s (KV cache), ratio {a[n][0] / p[n][0]:.1f}x; wall clock: "
+              f"{a[n][1]:.0f} and {p[n][1]:.0f}")
+    for (label, n), xs in cmds.items():
+        print(f"  attnviz {label:<48} {n} thread{'s' * (n > 1)}: {bc.fmt(xs)}")
+    ses.finish()
     return 0 if same else 1
 
 

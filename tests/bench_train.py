@@ -15,8 +15,10 @@ final LayerNorm, like attnviz), nn.Embedding·√d_model + sinusoidal PE, a sepa
 nn.Linear output projection, key-padding and causal masks.
 Tokens counted the same way on both sides: per step Σ source lengths + Σ target
 lengths (non-pad positions) = 64·(12+11) = 1472; tokens/s = that / step time.
-Each measurement is a fresh process (warm-up steps not timed); attnviz and PyTorch
-alternate, ROUNDS times (env BENCH_ROUNDS, default 3), and the median counts.
+Each measurement is a fresh process (warm-up steps not timed), ROUNDS times (env
+BENCH_ROUNDS, default 3), and the median counts; a configuration's runs all run one after
+the other, never alternating with the other side's (tests/bench_common.py), and the load
+average is printed before and after (above 1: the figures are noisy).
 Threads: "1 thread" = OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=1 for attnviz and
 torch.set_num_threads(1); "2 threads" = 2 for attnviz, and PyTorch at its best
 of 1 and 2 threads.  Both sides run with GOMP_SPINCOUNT=10000 (attnviz's default,
@@ -32,6 +34,8 @@ against that PyTorch too (a setting of glibc, not of PyTorch; attnviz allocates
 once and takes no page faults a step, so the setting does not change it).
 """
 import os, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common as bc
 
 SHAPES = {
     "small": dict(d_model=96, heads=4, enc=3, dec=2, d_ff=256, steps=40),
@@ -176,8 +180,11 @@ def bench_shape(attnviz, work, shape, rounds):
     r = {key: [] for key, _, _ in runs}
     cpu = {"a1": [], "t1": [], "k1": []}
     mem = {"a": 0.0, "t": 0.0}
-    for _ in range(rounds):       # interleaved: every configuration once per round
-        for key, argv, env in runs:
+    print(f"{shape}: d_model {s['d_model']}, {s['heads']} heads, {s['enc']}+{s['dec']} layers, "
+          f"d_ff {s['d_ff']}, vocab {VOCAB}, batch {BATCH}, {rounds} rounds (median tokens/s)")
+    for key, argv, env in runs:   # one configuration's runs together, each side alone
+        print(f"    $ {bc.shell(argv, env)}" + ("  (glibc MALLOC_* settings, below)" if key[0] == "k" else ""))
+        for _ in range(rounds):
             tps, cpu_ms, rss = measure(argv, env)
             r[key].append(tps)
             if key in cpu:
@@ -188,8 +195,6 @@ def bench_shape(attnviz, work, shape, rounds):
     t2 = max(t1, median(r["t2"]))          # PyTorch at its best thread setting
     k1 = median(r["k1"])
     k2 = max(k1, median(r["k2"]))
-    print(f"{shape}: d_model {s['d_model']}, {s['heads']} heads, {s['enc']}+{s['dec']} layers, "
-          f"d_ff {s['d_ff']}, vocab {VOCAB}, batch {BATCH}, {rounds} rounds (median tokens/s)")
     print(f"  1 thread   attnviz {a1:8.0f}  pytorch {t1:8.0f}  ratio {a1 / t1:.2f}x")
     print(f"  2 threads  attnviz {a2:8.0f}  pytorch {t2:8.0f}  ratio {a2 / t2:.2f}x"
           f"   (pytorch 1 thread {t1:.0f}, 2 threads {median(r['t2']):.0f})")
@@ -226,14 +231,16 @@ def main():
     os.makedirs(work, exist_ok=True)
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     shapes = os.environ.get("BENCH_SHAPES", "small,large").split(",")
+    ses = bc.Session("train: attnviz beside PyTorch, each alone")
     print("training tokens/s (source + target non-pad tokens per step / step time), "
-          "attnviz vs PyTorch in the same run")
+          "attnviz vs PyTorch, each configuration's runs together")
     print(f"OpenBLAS kernels (both sides, the same library): {blas_core()}")
     ratios = {sh: bench_shape(attnviz, work, sh, rounds) for sh in shapes}
     print("ratios (attnviz / PyTorch): " +
           ", ".join(f"{sh} {r[0]:.2f}x 1 thread, {r[1]:.2f}x 2 threads" for sh, r in ratios.items()))
     print("ratios (attnviz / PyTorch with its memory kept): " +
           ", ".join(f"{sh} {r[2]:.2f}x 1 thread, {r[3]:.2f}x 2 threads" for sh, r in ratios.items()))
+    ses.finish()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,165 @@
+"""How every bench times and what it prints (bench_hf, bench_pictures, bench_generate,
+bench_train), so that a figure holds up:
+
+- each side is timed in processes of its own: attnviz as N fresh processes of the command
+  a user types, PyTorch as one /usr/bin/python3 child that loads its weights, warms up and
+  times N calls in its own warm process (it prints best and median);
+- one side's runs of a configuration all run before the other side's, never alternating,
+  so neither side's process shares the two cores with the other's;
+- each thread count is a configuration of its own (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+  MKL_NUM_THREADS = N for both sides, and torch.set_num_threads(N)), and each is printed;
+- the date, the machine, the 1-minute load average (/proc/loadavg) before and after and the
+  exact commands are printed; when the load is above LOAD_LIMIT before or after, the
+  figures are printed but no verdict: a busy machine slows the two sides unequally.
+"""
+import os, platform, shlex, statistics, subprocess, sys, tempfile, time
+
+TORCH_PY = "/usr/bin/python3"
+LOAD_LIMIT = 1.0
+
+
+def load1():
+    """The 1-minute load average."""
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def machine():
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} processors, Python {platform.python_version()}"
+
+
+def thread_env(n, base=None):
+    """The environment of a process at n threads (both sides get the same variables)."""
+    env = dict(os.environ if base is None else base)
+    env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(n)
+    return env
+
+
+THREAD_KEYS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def shell(argv, env=None, keys=THREAD_KEYS):
+    """argv as a user would type it, with the thread variables that differ from the shell's."""
+    if env is None:
+        return " ".join(shlex.quote(a) for a in argv)
+    unset = [k for k in keys if k not in env]
+    pre = ["env"] + [f"-u {k}" for k in unset] if unset else []
+    pre += [f"{k}={env[k]}" for k in keys if k in env]
+    return " ".join(pre + [shlex.quote(a) for a in argv])
+
+
+def short(x, n=160):
+    return x if len(x) <= n else x[:n - 1] + "…"
+
+
+class Session:
+    """One bench's header, its commands and its verdict."""
+
+    def __init__(self, title):
+        self.load_before = load1()
+        print(f"== {title}")
+        print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; machine: {machine()}")
+        print(f"load average (1 minute) before: {self.load_before:.2f}")
+        self.checks = []
+
+    def check(self, cond, what):
+        self.checks.append((cond, what))
+
+    def finish(self):
+        """Prints the load after and the verdict; the exit status (0 when noisy or met)."""
+        after = load1()
+        print(f"load average (1 minute) after: {after:.2f}")
+        load = max(self.load_before, after)
+        if load > LOAD_LIMIT:
+            print(f"load {load:.2f}: figures are noisy, no verdict")
+            for _, what in self.checks:
+                print(f"  (not judged) {what}")
+            return 0
+        ok = True
+        for cond, what in self.checks:
+            print(f"  {'ok  ' if cond else 'MISS'} {what}")
+            ok &= cond
+        return 0 if ok else 1
+
+
+def time_processes(argv, n, env=None, warm=1, before=None, stdin=None):
+    """Wall seconds of n fresh processes of argv (warm untimed ones first, so the files are
+    in the page cache); before(), when given, runs untimed before each (e.g. to remove an
+    output folder).  Returns (seconds, the largest peak RSS in bytes (wait4), last stdout)."""
+    walls, peak, out = [], 0, ""
+    for k in range(warm + n):
+        if before:
+            before()
+        with tempfile.TemporaryFile("w+") as o, tempfile.TemporaryFile("w+") as e, \
+                tempfile.TemporaryFile("w+") as i:
+            if stdin is not None:
+                i.write(stdin)
+                i.seek(0)
+            t = time.perf_counter()
+            p = subprocess.Popen(argv, env=env, stdin=i, stdout=o, stderr=e)
+            _, status, ru = os.wait4(p.pid, 0)
+            w = time.perf_counter() - t
+            p.returncode = os.waitstatus_to_exitcode(status)
+            o.seek(0)
+            e.seek(0)
+            if p.returncode != 0:
+                sys.exit(f"bench: {shell(argv, env)} failed ({p.returncode}):\n{e.read().strip()}")
+            if k >= warm:
+                walls.append(w)
+                peak = max(peak, ru.ru_maxrss * 1024)
+                out = o.read()
+    return walls, peak, out
+
+
+def stats(xs):
+    return min(xs), statistics.median(xs)
+
+
+def fmt(xs, unit="s"):
+    """'best 0.123 s, median 0.130 s (5 runs)'."""
+    b, m = stats(xs)
+    return f"best {b:.3f} {unit}, median {m:.3f} {unit} ({len(xs)} run{'s' * (len(xs) != 1)})"
+
+
+def torch_child(argv, env):
+    """Runs a PyTorch worker (/usr/bin/python3 ...) that prints a line 'torch_bench <seconds>...'
+    of its timed calls; returns the seconds."""
+    r = subprocess.run(argv, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench: {shell(argv, env)} failed:\n{r.stderr.strip()}")
+    line = [l for l in r.stdout.splitlines() if l.startswith("torch_bench ")][-1]
+    return [float(x) for x in line.split()[1:]]
+
+
+def torch_report(seconds):
+    """The worker's last line: every timed call's seconds."""
+    print("torch_bench " + " ".join(f"{s:.6f}" for s in seconds), flush=True)
+
+
+def label(n):
+    return f"{n} thread{'s' * (n != 1)}"
+
+
+def torch_configs(threads):
+    """PyTorch's configurations, [(label, torch.set_num_threads count, environment)]: each
+    count with every pool at it, and, when 1 is among them on a machine of several
+    processors, torch at 1 with OpenBLAS at its default (its own threads over every
+    processor: Debian's torch calls the pthreads OpenBLAS), which was PyTorch's fastest on
+    the 2-vCPU machine; the verdict takes PyTorch's fastest of them all."""
+    out = [(label(n), n, thread_env(n)) for n in threads]
+    if 1 in threads and (os.cpu_count() or 1) > 1:
+        env = thread_env(1)
+        del env["OPENBLAS_NUM_THREADS"]
+        out.append(("1 thread, OpenBLAS default", 1, env))
+    return out
+
+
+def faster(runs):
+    """The key of runs ({label: seconds}) with the smallest median."""
+    return min(runs, key=lambda k: statistics.median(runs[k]))

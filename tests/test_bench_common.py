@@ -1,0 +1,78 @@
+"""The benches' rules (tests/bench_common.py, issue 41): a run whose load average is above
+1 prints its figures but no verdict and exits 0; a quiet run judges and fails on a miss;
+a command is printed so that a user can paste it (thread variables set or unset as the
+run had them); attnviz's side is timed as fresh processes and a failing one stops the
+bench with its command; PyTorch's configurations include each thread count."""
+import contextlib, io, os, shlex, subprocess
+import bench_common as bc
+
+
+def finish_with(load, checks):
+    """(exit status, printed text) of a Session whose load is `load` before and after."""
+    real = bc.load1
+    bc.load1 = lambda: load
+    try:
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            ses = bc.Session("test")
+            for cond, what in checks:
+                ses.check(cond, what)
+            status = ses.finish()
+    finally:
+        bc.load1 = real
+    return status, text.getvalue()
+
+
+def test_busy_machine_gives_no_verdict():
+    status, text = finish_with(2.5, [(False, "slower than PyTorch")])
+    assert status == 0, text
+    assert "load 2.50: figures are noisy, no verdict" in text, text
+    assert "MISS" not in text and "ok  " not in text, text
+    assert "load average (1 minute) before: 2.50" in text and "after: 2.50" in text, text
+
+
+def test_quiet_machine_judges():
+    status, text = finish_with(0.4, [(True, "the first limit"), (False, "the second limit")])
+    assert status == 1, text
+    assert "ok   the first limit" in text and "MISS the second limit" in text, text
+    assert "no verdict" not in text, text
+    status, text = finish_with(1.0, [(True, "met")])   # 1.0 itself is not above 1
+    assert status == 0 and "ok   met" in text, text
+
+
+def test_printed_command_runs_as_printed(tmp):
+    env = bc.thread_env(2)
+    del env["OPENBLAS_NUM_THREADS"]
+    probe = os.path.join(tmp, "say.sh")
+    with open(probe, "w") as f:
+        f.write('#!/bin/sh\necho "$OMP_NUM_THREADS|${OPENBLAS_NUM_THREADS-unset}|$1"\n')
+    os.chmod(probe, 0o755)
+    line = bc.shell([probe, "it's a \"text\""], env)
+    # pasted into a shell whose environment has the variable set, the run still has it unset
+    r = subprocess.run(line, shell=True, capture_output=True, text=True,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="7", OMP_NUM_THREADS="5"))
+    assert r.stdout.strip() == "2|unset|it's a \"text\"", (line, r.stdout, r.stderr)
+
+
+def test_fresh_processes_are_timed_and_a_failure_stops_the_bench(tmp):
+    marks = os.path.join(tmp, "marks")
+    argv = ["/bin/sh", "-c", f"echo x >> {shlex.quote(marks)}; echo done"]
+    walls, peak, out = bc.time_processes(argv, 3, warm=2)
+    assert len(walls) == 3 and all(0 < w < 10 for w in walls), walls
+    assert open(marks).read().count("x") == 5          # 2 untimed + 3 timed processes
+    assert out.strip() == "done" and peak > 0
+    try:
+        bc.time_processes(["/bin/sh", "-c", "echo broken >&2; exit 3"], 1)
+    except SystemExit as e:
+        assert "exit 3" in str(e.code) and "broken" in str(e.code), e.code
+    else:
+        raise AssertionError("a failing command did not stop the bench")
+
+
+def test_torch_configurations_and_summary():
+    labels = [k for k, _, _ in bc.torch_configs([1, 2])]
+    assert labels[:2] == ["1 thread", "2 threads"], labels
+    for key, n, env in bc.torch_configs([1, 2]):
+        assert env["OMP_NUM_THREADS"] == str(n)
+    assert bc.fmt([0.3, 0.1, 0.2]) == "best 0.100 s, median 0.200 s (3 runs)"
+    assert bc.faster({"a": [3, 1, 3], "b": [2, 2, 2]}) == "b"      # by median, not by best
