@@ -1,5 +1,6 @@
 /* strbuf.c — see strbuf.h. */
 #include "core/strbuf.h"
+#include "core/floatfmt.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,5 +37,8 @@ int strbuf_json_string(StrBuf *s, const char *t) {
 }
 
 int strbuf_json_number(StrBuf *s, float x) {
-    return isfinite(x) ? strbuf_printf(s, "%.9g", (double)x) : strbuf_printf(s, "null");
+    char b[FLOAT_FORMAT_MAX];
+    if (!isfinite(x)) return strbuf_printf(s, "null");
+    float_format(x, 9, b);   /* the trace's numbers: the fewest digits that read back */
+    return strbuf_printf(s, "%s", b);
 }

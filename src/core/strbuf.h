@@ -16,7 +16,8 @@ typedef struct { char *buf; size_t len, cap; } StrBuf;
 int strbuf_printf(StrBuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A JSON string literal of UTF-8 text t (RFC 8259 escapes). */
 int strbuf_json_string(StrBuf *s, const char *t);
-/* A JSON number with full float32 precision (%.9g); null when not finite. */
+/* A JSON number with full float32 precision, the fewest digits that read back
+ * (core/floatfmt.h, as the trace prints it); null when not finite. */
 int strbuf_json_number(StrBuf *s, float x);
 
 #endif
