@@ -128,18 +128,13 @@ static void print_links(const Reading *rd, const Look *L, FILE *out) {
                    "(by the corpus lexicon's persons, genders and numbers); %s head %d (%s) still puts %.2f on “%s”, "
                    "which says where the head looks, not what the pronoun means%s\n", w, q, w, m->id, v.link.head, why,
                    (double)v.top_weight, m->keys[v.top_key], ko);
-        else if (v.no_antecedent && v.top_key != q)
-            fprintf(out, "  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”, a word that "
-                   "is never an antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training)%s\n", w, q, m->id, v.link.head, why,
-                   (double)v.top_weight, m->keys[v.top_key], ko);
-        else if (v.no_antecedent)
-            fprintf(out, "  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "
-                   "strongest link to another word is “%s” (%.2f, weak link)%s\n", w, q, m->id, v.link.head, why,
-                   (double)v.top_weight, m->keys[v.top_key], v.top_key == q ? " itself" : "", m->keys[v.link.key],
-                   (double)v.link.weight, ko);
-        else
-            fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[v.link.key],
-                   v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "", why, ko);
+        else {
+            char rule[600], rulevi[600], brief[160];
+            links_rule_note(&v, t, q, w, rule, sizeof rule, rulevi, sizeof rulevi, brief, sizeof brief);
+            fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s%s%s\n", w, q,
+                   m->keys[v.link.key], v.link.key, m->id, v.link.head, (double)v.link.weight,
+                   v.weak ? " (weak link: below 0.5)" : "", why, ko, *rule ? "; not the word the rule expects: " : "", rule);
+        }
         if (v.why != LINKS_BY_STRENGTH && B.map >= 0 && (B.map != v.link.map || B.head != v.link.head))
             fprintf(out, "      strongest link of any encoder head: “%s” (%s head %d, weight %.2f)\n",
                    t->maps[B.map].keys[B.key], t->maps[B.map].id, B.head, (double)B.weight);
