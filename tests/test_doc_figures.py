@@ -127,3 +127,22 @@ def test_guide_part_12_quotes_the_translators_timeline(tmp):
     last = f"{w[-2][eos]:.2f} and {w[-1][eos]:.2f}"
     assert f"read the source's `<eos>` at {last}" in g, last
     assert f"đọc `<eos>` của câu nguồn với {last.replace('.', ',').replace(' and ', ' và ')}" in v
+
+
+def test_guide_part_10_quotes_the_heads_rows(tmp):
+    """Guide part 10 quotes each shipped model's coreference head on the animal
+    sentence; `run` prints the same row (its link and weight)."""
+    text = "the animal didn't cross the street because it was too tired ."
+    g, v = flat(doc("guide.md")), flat(doc("guide.vi.md"))
+    got = {}
+    for model in ("taught", "untaught"):
+        r = run_ok("run", "--model", model, "--no-pictures", "--out", os.path.join(tmp, model), text)
+        m = re.search(r"it \(position 7\) → (\w+) \(position \d+\): encoder\.(\d)\.self head (\d), weight ([0-9.]+)", r.stdout)
+        assert m, r.stdout
+        got[model] = m.groups()
+    word, _, _, w = got["taught"]
+    assert f"the taught head's row of `it` (→ `{word}`, weight {w})" in g
+    assert f"hàng `it` của head được dạy (→ `{word}`, trọng số {w})" in v
+    word, layer, head, w = got["untaught"]
+    assert f"(layer {layer}, head {head}) links `it` to `{word}` with {w}" in g
+    assert f"(tầng {layer}, head {head}) nối `it` với `{word}` với trọng số {w}" in v
