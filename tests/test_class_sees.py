@@ -34,3 +34,12 @@ def test_tokenize_says_what_is_wrong_with_bytes_and_where(tmp):
             err = r.stderr.decode()
             assert r.returncode != 0 and err.count("\n") == 1, err
             assert want in err and "top bits" not in err and err.startswith("attnviz: error: line 1: "), err
+
+
+def test_one_naming_rule_for_a_tokens_pictures(tmp):
+    """"It" starting a sentence: its lines view and its explain picture carry the
+    same name part (they were lines.5-it.png beside explain.5-It.png)."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--out", out, "The dog is hungry. It wants some food.")
+    names = sorted(f for f in os.listdir(out) if f.startswith(("lines.", "explain.")))
+    assert names == ["explain.5-it.png", "lines.5-it.png"], names
