@@ -43,3 +43,39 @@ def test_one_naming_rule_for_a_tokens_pictures(tmp):
     run_ok("run", "--out", out, "The dog is hungry. It wants some food.")
     names = sorted(f for f in os.listdir(out) if f.startswith(("lines.", "explain.")))
     assert names == ["explain.5-it.png", "lines.5-it.png"], names
+
+
+STORIES = os.path.join(os.path.dirname(ROOT), "shared", "models", "stories260K")
+
+
+def png_text(path):
+    """The tEXt/iTXt chunks of a PNG, decoded (the title is one of them)."""
+    data, out, i = open(path, "rb").read(), [], 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind in (b"tEXt", b"iTXt"):
+            out.append(body.decode("utf-8", "replace"))
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            out.append(zlib.decompress(rest[1:]).decode("utf-8", "replace"))
+        i += 12 + n
+    return "\n".join(out)
+
+
+def test_kv_cache_plot_and_terminal_agree(tmp):
+    """After the last of 30 steps the cache holds the prompt and every written token
+    but the last (no step has read it yet): (prompt + 30 - 1) positions × 2 (k, v) ×
+    5 layers × 4 key/value heads × 8 numbers × 4 bytes.  The terminal said 51,200
+    bytes (one token more) while kv-cache.png ended at 48.75 KiB."""
+    out = os.path.join(tmp, "g")
+    r = run_ok("generate", "--model", os.path.join(STORIES, "stories260K.bin"), "--tokenizer",
+               os.path.join(STORIES, "tok512.bin"), "Lily had a red ball. She", "--steps", 30, "--out", out)
+    g = load_json(os.path.join(out, "trace.json"))["generation"]
+    assert len(g["steps"]) == 30
+    want = (g["prompt_tokens"] + 30 - 1) * 2 * 5 * 4 * 8 * 4
+    m = re.search(r"KV cache: 1280 bytes per token \(2560 without grouped-query attention\), (\d+) bytes \(([0-9.]+) KiB\)",
+                  r.stdout)
+    assert m and int(m.group(1)) == want and float(m.group(2)) == round(want / 1024, 2), (r.stdout, want)
+    assert g["steps"][-1]["kv_cache_bytes"] == want
+    assert f"{want} bytes ({want / 1024:.2f} KiB) after the last step" in png_text(os.path.join(out, "kv-cache.png"))

@@ -166,19 +166,21 @@ static int draw_kv_cache(const Generation *g, const GenPictureSpec *ps, GenPictu
     if (!x) return errmsg_set(err, errlen, "out of memory");
     for (int s = 0; s < n; s++) {
         x[s] = (float)s;
-        gqa[s] = (float)((double)(g->n_prompt + s) * g->kv_per_token / 1024.0);
+        gqa[s] = (float)(generate_kv_bytes(g, s) / 1024.0);
         mha[s] = (float)((double)(g->n_prompt + s) * g->kv_per_token_mha / 1024.0);
     }
-    snprintf(title, sizeof title, "KV cache: %zu bytes per token%s", g->kv_per_token,
-             g->Hkv < g->H ? ", grouped-query attention" : " (every head has its own keys and values)");
+    size_t end = generate_kv_bytes(g, n - 1);
+    snprintf(title, sizeof title, "KV cache: %zu bytes per token%s · %zu bytes (%.2f KiB) after the last step",
+             g->kv_per_token, g->Hkv < g->H ? ", grouped-query attention" : " (every head has its own keys and values)",
+             end, end / 1024.0);
     snprintf(lab_gqa, sizeof lab_gqa, "this model: %d key/value heads", g->Hkv);
     snprintf(lab_mha, sizeof lab_mha, "without grouping: %d key/value heads", g->H);
     RenderSeries se[2] = {{lab_gqa, gqa}, {lab_mha, mha}};
     RenderPlot p = {.title = title, .x_label = "step (positions cached = prompt + step)",
                     .y_label = "KiB of keys and values (float32)", .x = x, .n_points = n, .series = se,
                     .n_series = g->Hkv < g->H ? 2 : 1};
-    RenderMetaItem it[1] = {{"Model", ps->model_name}};
-    RenderMeta meta = {it, 1};
+    RenderMetaItem it[2] = {{"Title", title}, {"Model", ps->model_name}};
+    RenderMeta meta = {it, 2};
     snprintf(path, sizeof path, "%s/kv-cache.png", ps->dir);
     if (render_plot(path, &p, &meta, err, errlen) == 0)
         rc = add_image(rep, "kv-cache.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
