@@ -79,3 +79,21 @@ def test_kv_cache_plot_and_terminal_agree(tmp):
     assert m and int(m.group(1)) == want and float(m.group(2)) == round(want / 1024, 2), (r.stdout, want)
     assert g["steps"][-1]["kv_cache_bytes"] == want
     assert f"{want} bytes ({want / 1024:.2f} KiB) after the last step" in png_text(os.path.join(out, "kv-cache.png"))
+
+
+def test_sqrt_dk_plots_tick_the_d_k_measured(tmp):
+    """Part 2 measures d_k = 16, 64, 256, 512; its plots' x ticks (the vertical grid
+    lines) are those four, placed on the log axis as log2 says: 16→64 and 64→256
+    are two doublings each, 256→512 one (they were 20, 50, 100, 200, 500)."""
+    from PIL import Image
+    out = os.path.join(tmp, "d")
+    run_ok("demo", "--out", out)
+    for name in ("p2-sqrtdk-std.png", "p2-sqrtdk-peaked.png", "p2-sqrtdk-gradient.png"):
+        im = Image.open(os.path.join(out, name)).convert("RGB")
+        W, H = im.size
+        px = im.load()
+        grid = [x for x in range(W) if sum(px[x, y] == (228, 230, 232) for y in range(H)) >= 300]
+        assert len(grid) == 4, (name, grid)
+        span = grid[3] - grid[0]
+        for x, doublings in zip(grid, (0, 2, 4, 5)):
+            assert abs((x - grid[0]) - span * doublings / 5) <= 1.5, (name, grid)

@@ -697,7 +697,7 @@ TEST(render_strip_grid_lines_plot_table) {
 
     float x[4] = {1, 10, 100, 1000}, y1[4] = {1, 3.2f, 10, 31.6f}, y2[4] = {1, 1, 1, 1};
     RenderSeries se[2] = {{"unscaled", y1}, {"scaled", y2}};
-    RenderPlot pl = {"plot", "d_k", "std", x, 4, se, 2, 1, 1};
+    RenderPlot pl = {"plot", "d_k", "std", x, 4, se, 2, 1, 1, 0};
     tmp_path(path, sizeof path, "plot.png");
     REQUIRE(render_plot(path, &pl, NULL, err, sizeof err) == 0);
     check_png_ok(path, 300, 200);
