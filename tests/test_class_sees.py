@@ -97,3 +97,19 @@ def test_sqrt_dk_plots_tick_the_d_k_measured(tmp):
         span = grid[3] - grid[0]
         for x, doublings in zip(grid, (0, 2, 4, 5)):
             assert abs((x - grid[0]) - span * doublings / 5) <= 1.5, (name, grid)
+
+
+def test_a_name_read_as_a_word_is_not_dropped_silently(tmp):
+    """"Minh" is a word of the model's vocabulary (Vietnamese), so it is not copied
+    through as a name; when the translation leaves it out the summary says so, as it
+    does for an unknown word.  "English" is a word French writes otherwise
+    ("anglais"): no such line."""
+    for to in ("fr", "vi"):
+        for text in ("Minh and Lan went to the market.", "My friend Minh lives in Hanoi."):
+            r = run_ok("run", "--to", to, "--no-pictures", "--out", os.path.join(tmp, to), text)
+            said = re.search(rf"→ {to}: (.*)", r.stdout).group(1).split()
+            left = "name left out of the translation: Minh" in r.stdout
+            assert left == ("Minh" not in said and "minh" not in said), r.stdout
+            assert left or "Minh" in said, r.stdout   # one or the other, never silence
+    r = run_ok("run", "--no-pictures", "--out", os.path.join(tmp, "e"), "I speak English.")
+    assert "left out" not in r.stdout, r.stdout

@@ -84,10 +84,14 @@ static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
 
 /* The summary's lines on names copied through, on a sentence outside training
  * and on the words the model hesitated over. */
-static void print_world(const Look *L, int given, FILE *out) {
+static void print_world(const Look *L, int given, const Model *m, FILE *out) {
     const WorldCheck *w = &L->world;
     const Sentence *s = &L->s;
     char missing[512], copy[600];
+    world_names_left_out(w, s, decode_lang_mask(m, VOCAB_2FR), decode_lang_mask(m, VOCAB_2VI), m->config.vocab_size,
+                         missing, sizeof missing);
+    if (!given && *missing)   /* a name read as a word the translation dropped: said, as an unknown word is */
+        fprintf(out, "  name left out of the translation: %s (the model reads it as one of its words)\n", missing);
     if (w->n_names) {
         world_missing_names(w, s, missing, sizeof missing);
         fprintf(out, "  copied through: %s%s%s%s\n", w->names, *missing ? "   (not in the translation: " : "", missing,
@@ -168,7 +172,7 @@ static void own_print(const Reading *rd, const Look *L, FILE *out) {
         fprintf(out, "%s\n", L->s.text);
         fprintf(out, "  → %s: %s%s\n", a->to, L->s.translation, a->target ? "   (given with --target)" : "");
         if (L->s.stop_warning[0]) fprintf(out, "  warning: %s\n", L->s.stop_warning);
-        print_world(L, a->target != NULL, out);
+        print_world(L, a->target != NULL, &rd->net->mf.m, out);
         if (rd->net->ablated[0])
             fprintf(out, "  knocked out: %s (each head's output replaced by zeros before W_O)\n", rd->net->ablated);
     }

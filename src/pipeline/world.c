@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define WORLD_SUGGESTIONS 3
 #define WORLD_MAX_WORD 64
@@ -119,7 +120,11 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
     for (int k = 0; k < s->words.n; k++) {
         const char *tok = s->words.tok[k];
         int id = s->src[k];
-        if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
+        if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) {
+            if (capitalized(s->raw[k], tok) && !sentence_opener(tok) && w->n_read_names < 64)
+                w->read_name_pos[w->n_read_names++] = k;
+            continue;
+        }
         if (all_digits(tok) || all_signs(tok) || (capitalized(s->raw[k], tok) && !sentence_opener(tok))) {
             s->src[k] = VOCAB_UNK;
             if (w->n_names < 64) w->name_pos[w->n_names] = k;
@@ -182,5 +187,27 @@ void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size
         int k = w->name_pos[i], copied = 0;
         for (int c = 0; c < s->n_copies; c++) copied |= s->copies[c].source == k;
         if (!copied) append(out, n, ", ", s->raw[k]);
+    }
+}
+
+/* 1 if the translation holds word (any case) as one of its words. */
+static int in_translation(const Sentence *s, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = s->translation; *p;) {
+        size_t k = strcspn(p, " ");
+        if (k == n && !strncasecmp(p, word, n)) return 1;
+        p += k;
+        if (*p) p++;
+    }
+    return 0;
+}
+
+void world_names_left_out(const WorldCheck *w, const Sentence *s, const unsigned char *fr, const unsigned char *vi,
+                          int n_words, char *out, size_t n) {
+    out[0] = '\0';
+    for (int i = 0; i < w->n_read_names; i++) {
+        int k = w->read_name_pos[i], id = s->src[k];
+        if (id < 0 || id >= n_words || !((fr && fr[id]) || (vi && vi[id]))) continue;   /* "English" → "anglais" */
+        if (!in_translation(s, s->raw[k]) && !in_translation(s, s->words.tok[k])) append(out, n, ", ", s->raw[k]);
     }
 }
