@@ -113,3 +113,17 @@ def test_a_name_read_as_a_word_is_not_dropped_silently(tmp):
             assert left or "Minh" in said, r.stdout   # one or the other, never silence
     r = run_ok("run", "--no-pictures", "--out", os.path.join(tmp, "e"), "I speak English.")
     assert "left out" not in r.stdout, r.stdout
+
+
+def test_decoder_row_titles_name_the_word_written(tmp):
+    """A decoder row is labelled with the word it writes (the big label) and the word
+    it reads small beside it; part 8's title named only the word read ("row học")
+    while the outlined row's label is "." — the word after "học" in "tôi đi học .".
+    The title now names both."""
+    out = os.path.join(tmp, "d")
+    run_ok("demo", "--out", out)
+    words = "tôi đi học .".split()
+    written = words[words.index("học") + 1]
+    for name in ("p8-vi-decoder-hoc.png", "p8-vi-lines-hoc.png"):
+        title = png_text(os.path.join(out, name))
+        assert f"reading “học”" in title and f"writing “{written}”" in title, (name, title)

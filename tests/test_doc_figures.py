@@ -146,3 +146,11 @@ def test_guide_part_10_quotes_the_heads_rows(tmp):
     word, layer, head, w = got["untaught"]
     assert f"(layer {layer}, head {head}) links `it` to `{word}` with {w}" in g
     assert f"(tầng {layer}, head {head}) nối `it` với `{word}` với trọng số {w}" in v
+
+
+def test_guide_part_7_names_the_shipped_models_size():
+    out = run_ok("info", "--model", "taught").stdout
+    d = re.search(r"d_model: +(\d+)", out).group(1)
+    n = re.search(r"max_len: +(\d+)", out).group(1)
+    assert f"for the shipped model: d_model = {d}, {n} positions" in flat(doc("guide.md"))
+    assert f"cho mô hình đi kèm: d_model = {d}, {n} vị trí" in flat(doc("guide.vi.md"))
