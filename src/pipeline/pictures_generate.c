@@ -3,6 +3,7 @@
 #include "render/page.h"
 #include "core/errmsg.h"
 #include "render/html.h"
+#include "render/fmt.h"
 #include "render/render.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,20 +126,20 @@ done:
 /* top-k.png: each step's candidates, the chosen one in colour. */
 static int draw_top_k(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen) {
     int n = g->n_steps, k = g->top_k < TOP_SHOWN ? g->top_k : TOP_SHOWN, rc = -1;
-    char (*rt)[96] = malloc((size_t)n * sizeof *rt);
+    char (*rt)[96] = malloc((size_t)n * sizeof *rt), (*vis)[40] = malloc((size_t)n * k * sizeof *vis), one[40];
     const char **rows = malloc((size_t)n * sizeof *rows), **labels = malloc((size_t)n * k * sizeof *labels);
     float *v = malloc((size_t)n * k * sizeof *v);
     int *chosen = malloc((size_t)n * sizeof *chosen);
     char title[300], path[4096];
-    if (!rt || !rows || !labels || !v || !chosen) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    if (!rt || !vis || !rows || !labels || !v || !chosen) { errmsg_set(err, errlen, "out of memory"); goto done; }
     for (int s = 0; s < n; s++) {
         int q = g->n_prompt - 1 + s;
         const HfCandidate *top = g->top + (size_t)s * g->top_k;
-        snprintf(rt[s], sizeof rt[s], "step %d: after \"%s\"", s, g->tokens[q]);
+        snprintf(rt[s], sizeof rt[s], "step %d: after \"%s\"", s, fmt_visible_token(g->tokens[q], one, sizeof one));
         rows[s] = rt[s];
         chosen[s] = -1;
         for (int j = 0; j < k; j++) {
-            labels[(size_t)s * k + j] = top[j].text;
+            labels[(size_t)s * k + j] = fmt_visible_token(top[j].text, vis[(size_t)s * k + j], sizeof vis[0]);
             v[(size_t)s * k + j] = top[j].prob;
             if (top[j].id == g->ids[q + 1]) chosen[s] = j;
         }
@@ -153,7 +154,7 @@ static int draw_top_k(const Generation *g, const GenPictureSpec *ps, GenPictureR
     if (render_bars(path, &b, &meta, err, errlen)) goto done;
     rc = add_image(rep, "top-k.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
 done:
-    free(rt); free(rows); free(labels); free(v); free(chosen);
+    free(rt); free(vis); free(rows); free(labels); free(v); free(chosen);
     return rc;
 }
 
