@@ -127,3 +127,21 @@ def test_decoder_row_titles_name_the_word_written(tmp):
     for name in ("p8-vi-decoder-hoc.png", "p8-vi-lines-hoc.png"):
         title = png_text(os.path.join(out, name))
         assert f"reading “học”" in title and f"writing “{written}”" in title, (name, title)
+
+
+def test_400_tokens_on_12_by_12_heads_draw_their_grid(tmp):
+    """GPT-2 small's shape (12 layers × 12 heads) on a 400-word text: the grid of
+    every head was refused ("picture would be 1503 x 21914 pixels, too large to
+    draw"): folded to a slide's width it grew too tall.  Now it is drawn, within
+    the size the pictures keep (3,000 px a side), its thinned labels said."""
+    import hf_fixtures as hf
+    from PIL import Image
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d, C=24, H=12, L=12, P=512)
+    words = ("the cat sat on a mat and she saw it run to the big red ball because they were happy today "
+             * 20).split()[:400]
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--trace", "none", "--out", out, " ".join(words), timeout=600)
+    im = Image.open(os.path.join(out, "grid.decoder.masked_self.png"))
+    assert max(im.size) <= 3000 and min(im.size) > 1000, im.size
+    assert "every head" in im.text.get("Title", "") or "every layer" in im.text.get("Title", ""), im.text

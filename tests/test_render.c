@@ -708,3 +708,12 @@ TEST(render_strip_grid_lines_plot_table) {
     check_png_ok(path, 100, 80);
     CHECK_INT(leftovers(check_tmpdir()), 0);
 }
+
+TEST(too_large_picture_names_itself_and_the_option) {
+    Canvas c;
+    char err[300];
+    CHECK_INT(canvas_init_named(&c, "/tmp/o/grid.decoder.masked_self.png", 20000, 10, COL_BG, err, sizeof err), -1);
+    CHECK(!strncmp(err, "grid.decoder.masked_self.png: picture would be 20000 x 10 pixels", 64));
+    CHECK(strstr(err, "--layers and --heads") != NULL);
+    CHECK(c.px == NULL);
+}
