@@ -145,3 +145,19 @@ def test_400_tokens_on_12_by_12_heads_draw_their_grid(tmp):
     im = Image.open(os.path.join(out, "grid.decoder.masked_self.png"))
     assert max(im.size) <= 3000 and min(im.size) > 1000, im.size
     assert "every head" in im.text.get("Title", "") or "every layer" in im.text.get("Title", ""), im.text
+
+
+def test_times_and_prices_are_named_as_typed(tmp):
+    """"10:30" and "3.50" are read as 10, ':', 30 and 3, '.', 50; the summary names
+    them as typed, and when only part came through it says which part (it said
+    "not in the translation: 30, 50", numbers nobody typed)."""
+    r = run_ok("run", "--no-pictures", "--out", os.path.join(tmp, "o"), "The meeting is at 10:30 and it costs 3.50 euros.")
+    m = re.search(r"copied through: (.*?)(   \(not in the translation: (.*)\))?$", r.stdout, re.M)
+    assert m and m.group(1) == "10:30, 3.50", r.stdout
+    said = re.search(r"→ fr: (.*)", r.stdout).group(1).split()
+    for typed, parts in (("10:30", ("10", "30")), ("3.50", ("3", "50"))):
+        kept = [p for p in parts if p in said]
+        if len(kept) == len(parts):
+            continue
+        want = typed if not kept else f"{typed} (only {', '.join(kept)} came through)"
+        assert m.group(3) and want in m.group(3), r.stdout
