@@ -161,3 +161,23 @@ def test_times_and_prices_are_named_as_typed(tmp):
             continue
         want = typed if not kept else f"{typed} (only {', '.join(kept)} came through)"
         assert m.group(3) and want in m.group(3), r.stdout
+
+
+def test_a_knocked_out_models_label_is_folded_not_cut(tmp):
+    """compare --ablate: B's caption above its lines view, "B: model taught with
+    decoder.0.masked_self.1 knocked out", was cut to "… kno…" at 48 bytes; it is
+    whole, folded onto a second line under the picture's width."""
+    from PIL import Image
+    out = os.path.join(tmp, "c")
+    run_ok("compare", "--ablate", "decoder.0.masked_self.1", "--out", out,
+           "the animal didn't cross the street because it was too tired .")
+    raw = Image.open(os.path.join(out, "lines.7-it.png"))
+    assert raw.text["B"] == "B: model taught with decoder.0.masked_self.1 knocked out", raw.text
+    im = raw.convert("RGB")
+    W, H = im.size
+    px = im.load()
+    # the B panel's frame: the first light-grey row that spans most of the right half
+    frame = next(y for y in range(60, H) if sum(px[x, y] == (228, 230, 232) for x in range(W // 2, W)) > W // 3)
+    ink = [y for y in range(60, frame) if any(sum(px[x, y]) < 200 for x in range(W // 2, W))]
+    lines = 1 + sum(1 for a, b in zip(ink, ink[1:]) if b > a + 1)   # bands of text rows
+    assert lines == 2, (lines, frame)
