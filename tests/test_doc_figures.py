@@ -154,3 +154,26 @@ def test_guide_part_7_names_the_shipped_models_size():
     n = re.search(r"max_len: +(\d+)", out).group(1)
     assert f"for the shipped model: d_model = {d}, {n} positions" in flat(doc("guide.md"))
     assert f"cho mô hình đi kèm: d_model = {d}, {n} vị trí" in flat(doc("guide.vi.md"))
+
+
+def test_model_card_table_is_the_checkpoints_eval():
+    """The model card's table of held-out figures (taught | untaught) holds each
+    checkpoint's stored eval_heldout, to the four decimals it keeps."""
+    def meta(model):
+        path = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi.safetensors" if model == "taught"
+                            else "attnviz-en-fr-vi-untaught.safetensors")
+        with open(path, "rb") as f:
+            (n,) = struct.unpack("<Q", f.read(8))
+            return json.loads(json.loads(f.read(n))["__metadata__"]["eval_heldout"])
+    T, U = meta("taught"), meta("untaught")
+    card = doc("model-card.md")
+    for lang in ("fr", "vi"):
+        row = (f"| translation_exact_match.{lang} | {T['translation_exact_match'][lang]:.4f} | "
+               f"{U['translation_exact_match'][lang]:.4f} |")
+        assert row in card, row
+    row = f"| pronoun_accuracy | {T['pronoun_accuracy']:.4f} | {U['pronoun_accuracy']:.4f} |"
+    assert row in card, row
+    tc, uc = T["coreference_head"], U["coreference_head"]
+    row = (f"| coreference_head.accuracy (best encoder head) | {tc['accuracy']:.4f} ({tc['map']} h{tc['head']}, taught) | "
+           f"{uc['accuracy']:.4f} ({uc['map']} h{uc['head']}) |")
+    assert row in card, row
