@@ -355,29 +355,30 @@ void links_rule_note(const LinksView *v, const Trace *t, int q, const char *word
     if (v->odd == LINKS_FITS || v->link.map < 0) return;
     const TraceMap *m = &t->maps[v->link.map];
     const char *k = m->keys[v->odd_key], *fit = v->fit_key >= 0 ? m->keys[v->fit_key] : NULL;
-    char take[160] = "", takevi[160] = "";
+    char take[160] = "", takevi[160] = "", can[160] = "";
     if (fit) {
         snprintf(take, sizeof take, "; the word the rule takes for it is “%s”", fit);
         snprintf(takevi, sizeof takevi, "; từ mà quy tắc chọn là “%s”", fit);
+        snprintf(can, sizeof can, "; “%s” can", fit);
     }
     switch (v->odd) {
     case LINKS_ODD_SELF:
         snprintf(en, en_len, "the head puts %.2f on “%s” itself%s", (double)v->top_weight, word, take);
         snprintf(vi, vi_len, "head dồn %.2f vào chính “%s”%s", (double)v->top_weight, word, takevi);
-        snprintf(brief, brief_len, "%.2f on itself", (double)v->top_weight);
+        snprintf(brief, brief_len, "%.2f on itself%s", (double)v->top_weight, can);
         break;
     case LINKS_ODD_NO_WORD:
         snprintf(en, en_len, "the head puts %.2f on “%s”, a sign, special token or function word, which the rule never "
                  "takes for an antecedent%s", (double)v->top_weight, k, take);
         snprintf(vi, vi_len, "head dồn %.2f vào “%s”, một dấu, token đặc biệt hoặc hư từ, mà quy tắc không bao giờ coi là "
                  "tiền ngữ%s", (double)v->top_weight, k, takevi);
-        snprintf(brief, brief_len, "rule: “%s” is no antecedent", k);
+        snprintf(brief, brief_len, "rule: “%s” is no antecedent%s", k, can);
         break;
     default:
         snprintf(en, en_len, "by the corpus lexicon's persons, genders and numbers, “%s” cannot be what “%s” refers "
                  "to%s", k, word, take);
         snprintf(vi, vi_len, "theo người, giống và số của từ vựng corpus, “%s” không thể là cái mà “%s” chỉ tới%s", k, word,
                  takevi);
-        snprintf(brief, brief_len, "rule: “%s” cannot be “%s”", k, word);
+        snprintf(brief, brief_len, "rule: “%s” cannot be “%s”%s", k, word, can);
     }
 }

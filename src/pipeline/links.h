@@ -106,7 +106,7 @@ void links_why(const LinksView *v, const CorefHead *c, char *en, size_t en_len, 
  * take (v->odd), the one wording the terminal, the picture and the page give:
  * en/vi a clause ("by the corpus lexicon's persons, genders and numbers, “day”
  * cannot be what “they” refers to; the word the rule takes for it is
- * “parents”"), brief a title's few words ("rule: “day” cannot be “they”").
+ * “parents”"), brief a title's few words ("rule: “day” cannot be “they”; “parents” can").
  * All three "" when the rule takes that word. */
 void links_rule_note(const LinksView *v, const Trace *t, int q, const char *word, char *en, size_t en_len, char *vi,
                      size_t vi_len, char *brief, size_t brief_len);
