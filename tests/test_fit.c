@@ -78,3 +78,13 @@ TEST(fmt_fit_marks_a_cut_with_an_ellipsis) {
     CHECK_INT(fmt_fit(buf, sizeof buf, -1), 1);
     CHECK(!strcmp(buf, ""));
 }
+
+TEST(visible_token_shows_white_space) {
+    char buf[32];
+    CHECK(!strcmp(fmt_visible_token(" ", buf, sizeof buf), "\xE2\x90\xA3"));              /* ␣ */
+    CHECK(!strcmp(fmt_visible_token("\n\n", buf, sizeof buf), "\xE2\x86\xB5\xE2\x86\xB5")); /* ↵↵ */
+    CHECK(!strcmp(fmt_visible_token(" \t", buf, sizeof buf), "\xE2\x90\xA3\xE2\x87\xA5"));  /* ␣⇥ */
+    const char *the = " the";
+    CHECK(fmt_visible_token(the, buf, sizeof buf) == the);   /* a word keeps its own form */
+    CHECK(!strcmp(fmt_visible_token("    ", buf, 8), "\xE2\x90\xA3\xE2\x90\xA3"));   /* cut whole: 2 of 4 fit */
+}

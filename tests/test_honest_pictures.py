@@ -80,3 +80,77 @@ def test_unsure_words_are_said(tmp):
         assert "unsure:" not in r.stdout, r.stdout
     r = run_ok("run", "--no-pictures", "--out", out, "--target", "le chien est affamé .", "Anna gave her brother a book")
     assert "unsure:" not in r.stdout, r.stdout       # a given translation: nothing was written
+
+
+def png_text(path):
+    """The tEXt/iTXt chunks of a PNG, decoded (the title is one of them)."""
+    import struct, zlib
+    data, out, i = open(path, "rb").read(), [], 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind in (b"tEXt", b"iTXt"):
+            out.append(body.decode("utf-8", "replace"))
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            out.append(key.decode() + zlib.decompress(rest[1:]).decode("utf-8", "replace"))
+        i += 12 + n
+    return "\n".join(out)
+
+
+def test_antecedents_no_training_list_knew_are_links(tmp):
+    """Issue 39: "they" → parents / friends / neighbours was called "no antecedent
+    in the sentence" because those words were never antecedents in training.  The
+    plural noun before "they" agrees with it, so the sentence offers an antecedent
+    and the terminal, the picture's title and the page show the head's link, the
+    one the trace's row holds (its strongest word other than "they" and <…>)."""
+    for text, want in [("My parents are tired because they worked all day", "parents"),
+                       ("My friends are happy because they won the game", "friends"),
+                       ("Our neighbors were angry because they heard a noise", "neighbors"),
+                       ("The children laughed because they saw a clown", "children")]:
+        out = os.path.join(tmp, want)
+        r = run_ok("run", "--out", out, text)
+        assert "no antecedent" not in r.stdout, r.stdout
+        q = text.split().index("they")
+        m = re.search(rf"they \(position {q}\) → (\S+) \(position (\d+)\): (\S+) head (\d+), weight ([0-9.]+)", r.stdout)
+        assert m, r.stdout
+        t = load_json(os.path.join(out, "trace.json"))
+        mp = next(x for x in t["maps"] if x["id"] == m.group(3))
+        row = mp["heads"][int(m.group(4))]["weights"][q]
+        k = max((j for j in range(len(row)) if j != q and not mp["keys"][j].startswith("<")), key=lambda j: row[j])
+        assert (mp["keys"][k], k) == (m.group(1), int(m.group(2))) and abs(row[k] - float(m.group(5))) < 0.006
+        if m.group(1) == want:   # the head found it: nothing else to say
+            assert "not the word the rule expects" not in r.stdout, r.stdout
+        title = png_text(os.path.join(out, f"lines.{q}-they.png"))
+        assert "no antecedent" not in title and f"“they” → “{m.group(1)}”" in title, title
+        html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+        assert "no antecedent" not in html
+
+
+def test_a_head_off_the_rule_shows_its_link_and_the_rule(tmp):
+    """The --focus head of layer 0 (whatever it looks at) is shown as a link; when
+    that word is not one the rule takes for "they", the line says so and names
+    "parents", the word it takes (the plural noun after "My")."""
+    text = "My parents are tired because they worked all day"
+    out = os.path.join(tmp, "o")
+    t = None
+    for head in range(4):
+        r = run_ok("run", "--out", out, "--focus", f"0.{head}", text)
+        assert "no antecedent" not in r.stdout, r.stdout
+        m = re.search(r"they \(position 5\) → (\S+) \(position (\d+)\)", r.stdout)
+        assert m, r.stdout
+        t = load_json(os.path.join(out, "trace.json"))
+        row = next(x for x in t["maps"] if x["id"] == "encoder.0.self")["heads"][head]["weights"][5]
+        top = max(range(len(row)), key=lambda j: row[j])
+        keys = t["source_tokens"]
+        # by hand: what the rule takes for "they" here is "parents" alone
+        if top != 1:
+            assert "not the word the rule expects" in r.stdout and "the word the rule takes for it is “parents”" in r.stdout, r.stdout
+            title = png_text(os.path.join(out, "lines.5-they.png"))
+            assert "“they” → “" in title and "“parents” can" in title, title   # the link is drawn, the rule said
+            if top == 5:
+                assert "on “they” itself" in r.stdout
+            elif keys[top] in ("day", "worked", "tired"):
+                assert f"“{keys[top]}” cannot be what “they” refers to" in r.stdout, r.stdout
+        else:
+            assert "not the word the rule expects" not in r.stdout

@@ -64,7 +64,7 @@ def test_stories260k_run_done_when(tmp):
     files = set(os.listdir(out))
     assert {f"decoder.{l}.masked_self.h{h}.png" for l in range(5) for h in range(8)} <= files, files
     assert {"grid.decoder.masked_self.png", "index.html", "trace.json"} <= files
-    assert any(f.startswith("steps.decoder.") for f in files) and any(f.endswith("-She.png") for f in files), files
+    assert any(f.startswith("steps.decoder.") for f in files) and any(f.endswith("-she.png") for f in files), files   # file names lowercase (issue 39)
     trace = load_json(os.path.join(out, "trace.json"))
     validate_trace(trace)
     toks = trace["target_tokens"]

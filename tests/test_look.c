@@ -188,7 +188,7 @@ TEST(look_links_and_the_strip_head) {
     REQUIRE(look_sentence(&L, &mf, text, &spec, err, sizeof err) == 0);
     REQUIRE(L.n_links == 1);   /* the one pronoun */
     CHECK_INT(L.links[0].q, 4);
-    CorefHead none = {-1, -1, -1, 0, NULL, NULL, NULL};
+    CorefHead none = {-1, -1, -1, 0, NULL};
     LinksView v = links_view(&L.t, 4, 1, &none, -1, 0);
     CHECK_INT(L.links[0].view.link.map, v.link.map);
     CHECK_INT(L.links[0].view.link.head, v.link.head);

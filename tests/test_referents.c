@@ -39,6 +39,22 @@ TEST(referents_who_can_be_she_he_it_they) {
     CHECK_INT(possible(&r, unknown, 0), 1);                   /* a word the lexicon lacks may be anything */
     const char *none[] = {"the", "cat", "sleeps", ".", NULL};
     CHECK_INT(possible(&r, none, 1), 1);                      /* no pronoun: nothing to claim */
+    /* issue 39: agreement read from the sentence, no list of training antecedents */
+    const char *parents[] = {"My", "parents", "are", "tired", "because", "they", "worked", "all", "day", ".", NULL};
+    CHECK_INT(possible(&r, parents, 5), 1);
+    int sure = 0;
+    CHECK_INT(referents_can_be(&r, parents, 10, 5, 1, &sure), 1);   /* after "My", in -s: a plural noun */
+    CHECK_INT(sure, 1);
+    CHECK_INT(referents_can_be(&r, parents, 10, 5, 8, NULL), 0);    /* "all day": one day */
+    CHECK_INT(referents_can_be(&r, parents, 10, 5, 6, NULL), 0);    /* "they worked": a verb */
+    CHECK_INT(referents_can_be(&r, parents, 10, 5, 5, NULL), 0);    /* itself */
+    const char *late[] = {"she", "was", "late", ".", NULL};
+    CHECK_INT(possible(&r, late, 0), 0);                      /* after "was": no noun */
+    const char *test[] = {"The", "teacher", "gave", "them", "a", "difficult", "test", ".", NULL};
+    CHECK_INT(possible(&r, test, 3), 0);                      /* two singulars not joined by "and" */
+    const char *minh[] = {"<unk> Minh", "and", "<unk> Lan", "went", "home", "because", "they", "were", "tired", NULL};
+    CHECK_INT(referents_can_be(&r, minh, 9, 6, 0, &sure), 1);
+    CHECK_INT(sure, 1);                                       /* a name, written with a capital */
     CHECK(referents_function_word("the") && referents_function_word("they") && !referents_function_word("cat"));
     CHECK(referents_is_sign("“") && referents_is_sign("...") && !referents_is_sign("a") && !referents_is_sign("3"));
     referents_free(&r);

@@ -697,7 +697,7 @@ TEST(render_strip_grid_lines_plot_table) {
 
     float x[4] = {1, 10, 100, 1000}, y1[4] = {1, 3.2f, 10, 31.6f}, y2[4] = {1, 1, 1, 1};
     RenderSeries se[2] = {{"unscaled", y1}, {"scaled", y2}};
-    RenderPlot pl = {"plot", "d_k", "std", x, 4, se, 2, 1, 1};
+    RenderPlot pl = {"plot", "d_k", "std", x, 4, se, 2, 1, 1, 0};
     tmp_path(path, sizeof path, "plot.png");
     REQUIRE(render_plot(path, &pl, NULL, err, sizeof err) == 0);
     check_png_ok(path, 300, 200);
@@ -707,4 +707,13 @@ TEST(render_strip_grid_lines_plot_table) {
     REQUIRE(render_table(path, "table", tc, 3, 2, NULL, err, sizeof err) == 0);
     check_png_ok(path, 100, 80);
     CHECK_INT(leftovers(check_tmpdir()), 0);
+}
+
+TEST(too_large_picture_names_itself_and_the_option) {
+    Canvas c;
+    char err[300];
+    CHECK_INT(canvas_init_named(&c, "/tmp/o/grid.decoder.masked_self.png", 20000, 10, COL_BG, err, sizeof err), -1);
+    CHECK(!strncmp(err, "grid.decoder.masked_self.png: picture would be 20000 x 10 pixels", 64));
+    CHECK(strstr(err, "--layers and --heads") != NULL);
+    CHECK(c.px == NULL);
 }

@@ -101,7 +101,7 @@ TEST(tokenizer_invalid_utf8) {
     SPLIT_FAILS("\xE0\x80\xAF", "overlong");              /* overlong 3-byte */
     SPLIT_FAILS("\xF0\x80\x80\xAF", "overlong");          /* overlong 4-byte */
     SPLIT_FAILS("abc \xC3", "byte 4");                    /* truncated at the end */
-    SPLIT_FAILS("\xE1\xBB x", "truncated");               /* truncated in the middle */
+    SPLIT_FAILS("\xE1\xBB x", "byte 2 (0x20) does not continue it");   /* cut short in the middle */
     SPLIT_FAILS("\xED\xA0\x80", "surrogate");             /* U+D800 */
     SPLIT_FAILS("\xF4\x90\x80\x80", "U+10FFFF");
     SPLIT_FAILS("\xFF", "byte 0");

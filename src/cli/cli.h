@@ -61,6 +61,9 @@ void cli_set_quiet(int quiet);
 
 /* 1 if arg is --help or -h. */
 int cli_is_help(const char *arg);
+/* --to LANG in any case ("FR", "Vi"): *to becomes "fr" or "vi".  0, or -1
+ * after cli_error naming the languages. */
+int cli_target_language(const char **to);
 
 /* An option that takes a value: --name VALUE or --name=VALUE. */
 typedef struct { const char *name; const char **dst; } CliOption;

@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +150,15 @@ int cli_stage_close(OutStage *st, int ok) {
 
 int cli_is_help(const char *arg) {
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
+
+int cli_target_language(const char **to) {
+    if (!strcasecmp(*to, "fr") || !strcasecmp(*to, "vi")) {
+        *to = tolower((unsigned char)**to) == 'f' ? "fr" : "vi";
+        return 0;
+    }
+    cli_error("--to '%s' is not a target language this model knows (use fr or vi)", *to);
+    return -1;
 }
 
 int cli_take_option(int argc, char **argv, int *i, const CliOption *opts, int n, const char *cmd) {

@@ -97,10 +97,7 @@ static int parse_args(CompareArgs *a, int argc, char **argv) {
                   "compare --help)");
         return -1;
     }
-    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
-        cli_error("--to '%s' is not a target language this model knows (use fr or vi)", a->to);
-        return -1;
-    }
+    if (cli_target_language(&a->to)) return -1;
     return 0;
 }
 

@@ -99,10 +99,7 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
     char err[256];
     if (a->max_memory && memory_set_limit(a->max_memory, err, sizeof err)) { cli_error("%s", err); return -1; }
     if (!a->prompt) { cli_error("generate needs a prompt: attnviz generate --model DIR \"Once upon a time\""); return -1; }
-    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
-        cli_error("--to is fr or vi, got '%s'", a->to);
-        return -1;
-    }
+    if (cli_target_language(&a->to)) return -1;
     if (a->probe_length && !a->head_roles) {
         cli_error("--probe-length sets the probe of --head-roles; add --head-roles");
         return -1;
@@ -194,8 +191,9 @@ static void print_generation(const Generation *g) {
     printf("speed: %.1f tokens/s (%d steps with a KV cache, %.2f ms each; CPU time %.1f tokens/s)\n",
            generate_tokens_per_s(g), g->n_steps, g->n_steps ? g->seconds * 1e3 / g->n_steps : 0.0,
            g->cpu_seconds > 0 ? g->n_steps / g->cpu_seconds : 0.0);
-    printf("KV cache: %zu bytes per token (%zu without grouped-query attention), %zu bytes at the end\n",
-           g->kv_per_token, g->kv_per_token_mha, (size_t)g->n * g->kv_per_token);
+    size_t end = generate_kv_bytes(g, g->n_steps > 0 ? g->n_steps - 1 : 0);   /* kv-cache.png's last point */
+    printf("KV cache: %zu bytes per token (%zu without grouped-query attention), %zu bytes (%.2f KiB) after the last "
+           "step\n", g->kv_per_token, g->kv_per_token_mha, end, end / 1024.0);
 }
 
 /* The translator's pictures, page and trace into dir.  0, or -1 (printed). */

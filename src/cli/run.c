@@ -206,10 +206,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         cli_error("run needs a sentence, e.g. attnviz run \"the cat sat on the mat .\"");
         return -1;
     }
-    if (strcmp(a->to, "fr") && strcmp(a->to, "vi")) {
-        cli_error("--to '%s' is not a target language this model knows (use fr or vi)", a->to);
-        return -1;
-    }
+    if (cli_target_language(&a->to)) return -1;
     if (strcmp(a->trace_mode, "none") && strcmp(a->trace_mode, "weights") && strcmp(a->trace_mode, "steps")) {
         cli_error("--trace '%s' must be none, weights or steps", a->trace_mode);
         return -1;

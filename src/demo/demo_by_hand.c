@@ -246,7 +246,7 @@ int demo_why_sqrt_dk(Demo *d) {
     const char *cmd = "attnviz demo   (part 2)";
     RenderSeries s_std[2] = {{"q·k (no scaling)", y[0]}, {"q·k / √d_k", y[1]}};
     RenderPlot p1 = {"How large the scores get: std of q·k grows like √d_k", "d_k (log scale)",
-                     "standard deviation (log scale)", x, SQ_N_DK, s_std, 2, 1, 1};
+                     "standard deviation (log scale)", x, SQ_N_DK, s_std, 2, 1, 1, 1};
     char cap[1024], capvi[1024];
     snprintf(cap, sizeof cap,
              "Raw scores spread like √d_k: std %.2f at d_k = 16 (√16 = 4), %.2f at d_k = 512 (√512 = %.2f). After "
@@ -260,7 +260,7 @@ int demo_why_sqrt_dk(Demo *d) {
 
     RenderSeries s_max[3] = {{"softmax(q·k)", y[2]}, {"softmax(q·k / √d_k)", y[3]}, {"uniform 1/8", uni}};
     RenderPlot p2 = {"How peaked softmax becomes: mean largest weight over 8 keys", "d_k (log scale)",
-                     "mean largest weight", x, SQ_N_DK, s_max, 3, 1, 0};
+                     "mean largest weight", x, SQ_N_DK, s_max, 3, 1, 0, 1};
     snprintf(cap, sizeof cap,
              "Without scaling the largest of 8 weights is %.2f on average at d_k = 16 and %.2f at d_k = 512 — "
              "nearly one-hot; with scaling it stays at %.2f–%.2f whatever d_k.",
@@ -273,7 +273,7 @@ int demo_why_sqrt_dk(Demo *d) {
 
     RenderSeries s_jac[2] = {{"no scaling", y[4]}, {"÷ √d_k", y[5]}};
     RenderPlot p3 = {"How small the gradient gets: mean ‖∂softmax/∂scores‖ (Frobenius)", "d_k (log scale)",
-                     "mean Jacobian norm (log scale)", x, SQ_N_DK, s_jac, 2, 1, 1};
+                     "mean Jacobian norm (log scale)", x, SQ_N_DK, s_jac, 2, 1, 1, 1};
     snprintf(cap, sizeof cap,
              "The softmax Jacobian diag(p) − p·pᵀ tells how much the weights move when a score moves. Unscaled its "
              "norm falls from %.3f (d_k = 16) to %.3f (d_k = 512); scaled it stays near %.2f.",

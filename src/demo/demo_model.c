@@ -470,25 +470,32 @@ int demo_vietnamese(Demo *d) {
         size_t len = strlen(dst);
         snprintf(dst + len, 256 - len, "%s%s", len ? ", " : "", m->keys[j]);
     }
-    snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0 · row “học”");
+    const char *written = row + 1 < L.s.T ? L.s.tgt_tok[row + 1] : "<eos>";   /* the row's big label */
+    snprintf(title, sizeof title, "decoder layer 0 · masked self-attention · head 0 · row reading “học”, writing “%s”",
+             written);
     char sub[256];
     snprintf(sub, sizeof sub, "%s → %s", s_en, s_vi);
     RenderHeatmap hm = mapview_weights_heatmap(m, 0, title, sub, row);
     hm.show_values = 1;
     fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap,
-             "The row of “học” (outlined) may use %s — itself and what came before — and not %s, which is masked "
+             "The row that reads “học” and writes “%s” (outlined; labelled with the word it writes, the word it "
+             "reads small beside it) may use %s — “học” and what came before — and not %s, which is masked "
              "(−∞ → weight 0). At this row the decoder has read up to “học” and predicts the next word, so seeing "
              "“%s” would be cheating. The model's own greedy translation is “%s”.",
-             seen, hidden[0] ? hidden : "(nothing)", hidden[0] ? hidden : "", greedy));
+             written, seen, hidden[0] ? hidden : "(nothing)", hidden[0] ? hidden : "", greedy));
     fmt_fit(capvi, sizeof capvi, snprintf(capvi, sizeof capvi,
-             "Hàng của “học” (được viền) được dùng %s — chính nó và những gì đứng trước — và không được dùng %s, bị "
+             "Hàng đọc “học” và viết “%s” (được viền; nhãn là từ nó viết, từ nó đọc ghi nhỏ bên cạnh) được dùng %s "
+             "— “học” và những gì đứng trước — và không được dùng %s, bị "
              "che (−∞ → trọng số 0). Ở hàng này decoder đã đọc tới “học” và dự đoán từ tiếp theo, nên nhìn thấy "
              "“%s” là gian lận. Bản dịch greedy của chính mô hình là “%s”.",
-             seen, hidden[0] ? hidden : "(không có)", hidden[0] ? hidden : "", greedy));
+             written, seen, hidden[0] ? hidden : "(không có)", hidden[0] ? hidden : "", greedy));
     demo_cmd(d, cmd, sizeof cmd, "attnviz run", "--to vi --target \"tôi đi học .\" \"i go to school .\"");
     if (demo_heatmap(d, "p8-vi-decoder-hoc.png", &hm, cap, capvi, cmd)) goto done;
     trace_add_image(&L.t, "p8-vi-decoder-hoc.png");
-    if (demo_lines(d, "p8-vi-lines-hoc.png", "what “học” sees: decoder layer 0 · head 0",
+    char lines_title[256];
+    snprintf(lines_title, sizeof lines_title, "what the row reading “học” (writing “%s”) sees: decoder layer 0 · head 0",
+             written);
+    if (demo_lines(d, "p8-vi-lines-hoc.png", lines_title,
                    m, 0, row,
                    "The same row as lines: one line from “học” to each key it may see, thicker for more weight; the "
                    "masked future has no line.",

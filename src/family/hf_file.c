@@ -4,9 +4,7 @@
 #include "core/fileio.h"
 #include "family/llama_config.h"
 #include "tokenize/tokenizer.h"
-#define PCRE2_CODE_UNIT_WIDTH 8
 #include <cJSON.h>
-#include <pcre2.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,28 +293,13 @@ const char *hf_file_tokenizer_name(const HfFile *f) {
     return f->family == HF_FILE_LLAMA2C ? "SentencePiece BPE: llama2.c tokenizer.bin" : "";
 }
 
-/* The line invalid UTF-8 has always given with GPT-2's vocabulary files:
- * PCRE2's reason, as the pattern's first match found it. */
-static int pcre2_utf8_error(const char *text, char *err, size_t errlen) {
-    int code;
-    PCRE2_SIZE at;
-    pcre2_code *re = pcre2_compile((PCRE2_SPTR) "", 0, PCRE2_UTF, &code, &at, NULL);
-    pcre2_match_data *md = re ? pcre2_match_data_create_from_pattern(re, NULL) : NULL;
-    int r = md ? pcre2_match(re, (PCRE2_SPTR)text, strlen(text), 0, 0, md, NULL) : PCRE2_ERROR_NOMEMORY;
-    PCRE2_UCHAR msg[120];
-    pcre2_get_error_message(r, msg, sizeof msg);
-    pcre2_match_data_free(md);
-    pcre2_code_free(re);
-    return errmsg_set(err, errlen, "cannot tokenize the text: %s", (char *)msg);
-}
-
-/* tokjson_encode, with the message each source has always given for text
- * that is not UTF-8 (BERT's vocab.txt: none of the reason). */
+/* tokjson_encode; text that is not UTF-8 gets one message whatever the
+ * tokenizer's files: where and what is wrong (tokenizer_check_utf8). */
 static int tj_encode(const HfFile *f, const char *text, int add_special, TokJsonEnc *e, char *err, size_t errlen) {
-    if (f->tok_from != HF_TOK_JSON && tokenizer_check_utf8(text, strlen(text), NULL, 0)) {
+    char why[200];
+    if (tokenizer_check_utf8(text, strlen(text), why, sizeof why)) {
         memset(e, 0, sizeof *e);
-        return f->tok_from == HF_TOK_GPT2_FILES ? pcre2_utf8_error(text, err, errlen)
-             : errmsg_set(err, errlen, "cannot tokenize the text (invalid UTF-8, or out of memory)");
+        return errmsg_set(err, errlen, "%s", why);
     }
     return tokjson_encode(f->tj, text, add_special, e, err, errlen);
 }

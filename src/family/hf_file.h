@@ -23,10 +23,9 @@
  * keeps them and adds bos_token first when add_bos_token is true and the
  * post-processor puts nothing before the text (eos_token likewise after it).
  * Without tokenizer.json: BERT's [CLS] … [SEP], nothing for GPT-2.
- * Invalid UTF-8 gives the line each source has always given: "the text is
- * not valid UTF-8" (tokenizer.json), "cannot tokenize the text: UTF-8 error:
- * …" with PCRE2's reason (vocab.json + merges.txt), "cannot tokenize the text
- * (invalid UTF-8, or out of memory)" (vocab.txt).
+ * Invalid UTF-8 gives one line whatever the files: "invalid UTF-8 at byte 2
+ * (0xC3): it starts a 2-byte character but byte 3 (0x28) does not continue it
+ * (save the text as UTF-8)".
  *
  *   hf_file_route           what --model (and --tokenizer) name: attnviz's own
  *                           model, a folder, or a llama2.c file (one line when

@@ -56,17 +56,6 @@ void model_file_no_language_mask(ModelFile *f) {
     decode_set_lang_mask(&f->m, VOCAB_2VI, NULL);
 }
 
-/* f->antecedent from train_antecedent_tokens, when the checkpoint has them.  0, or -1 (memory). */
-static int load_antecedents(ModelFile *f) {
-    int V = f->m.config.vocab_size;
-    if (!(f->antecedent = malloc((size_t)(V > 0 ? V : 1)))) return -1;
-    if (!checkpoint_meta_token_set(f->metadata, "train_antecedent_tokens", V, f->antecedent)) {
-        free(f->antecedent);
-        f->antecedent = NULL;
-    }
-    return 0;
-}
-
 /* "no model 'X' (no such file or folder); shipped models: taught, untaught …". */
 static int no_such_model(const char *given, char *err, size_t errlen) {
     char names[256] = "";
@@ -116,7 +105,7 @@ int model_file_load(ModelFile *f, const char *given, char *err, size_t errlen) {
     }
     char lex_err[256];
     if (referents_load_shipped(&f->referents, lex_err, sizeof lex_err) != 0) referents_free(&f->referents);
-    if (load_language_mask(f) != 0 || load_antecedents(f) != 0 || decode_set_sentence_ends(&f->m, &f->v) != 0) {
+    if (load_language_mask(f) != 0 || decode_set_sentence_ends(&f->m, &f->v) != 0) {
         errmsg_set(err, errlen, "out of memory");
         model_file_free(f);
         return -1;
@@ -128,8 +117,6 @@ int model_file_coref_head(const ModelFile *f, CorefHead *out) {
     out->layer = out->head = -1;
     out->accuracy = -1;
     out->taught = 0;
-    out->vocab = NULL;
-    out->antecedent = NULL;
     out->referents = f->referents.loaded ? &f->referents : NULL;
     if (!checkpoint_meta_coref_head(f->metadata, f->m.config.n_enc_layers, f->m.config.n_heads, &out->layer,
                                     &out->head, &out->accuracy)) {
@@ -139,8 +126,6 @@ int model_file_coref_head(const ModelFile *f, CorefHead *out) {
     char id[64];
     snprintf(id, sizeof id, "encoder.%d.self", out->layer);
     out->taught = checkpoint_meta_head_supervised(f->metadata, id, out->head);
-    out->vocab = &f->v;
-    out->antecedent = f->antecedent;
     return 1;
 }
 
@@ -150,7 +135,5 @@ void model_file_free(ModelFile *f) {
     model_free(&f->m);
     free(f->metadata);
     f->metadata = NULL;
-    free(f->antecedent);
-    f->antecedent = NULL;
     referents_free(&f->referents);
 }

@@ -30,7 +30,6 @@ typedef struct {
     Vocab v;
     char path[4096];      /* the file loaded                                */
     char *metadata;       /* the checkpoint's __metadata__ JSON, or NULL    */
-    unsigned char *antecedent;  /* train_antecedent_tokens, or NULL         */
     Referents referents;  /* the shipped corpus lexicon (referents.h), when found */
 } ModelFile;
 
@@ -41,10 +40,6 @@ typedef struct {
     int layer, head;      /* encoder.LAYER.self head HEAD; layer -1: none recorded */
     double accuracy;      /* its held-out accuracy (0..1), or -1                   */
     int taught;           /* 1 if train --supervise-coref taught it the link       */
-    const Vocab *vocab;   /* with antecedent: the model's vocabulary               */
-    const unsigned char *antecedent;  /* (vocab size) 1 = the token was a gold
-                             antecedent in training (train_antecedent_tokens), or
-                             NULL when the checkpoint does not record them        */
     const Referents *referents; /* what can be a pronoun's antecedent (referents.h),
                              or NULL: not known                                   */
 } CorefHead;

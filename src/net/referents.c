@@ -114,6 +114,65 @@ static int label_fits(const Referents *r, const char *label) {
     return fits;
 }
 
+/* The word of a label as the tokenizer reads it ("My" → "my"), into w; "" when
+ * it is no single word. */
+static const char *label_word(const char *label, char *w, size_t n) {
+    Tokens tk;
+    w[0] = '\0';
+    if (!strncmp(label, "<unk> ", 6)) label += 6;
+    if (tokenizer_split_max(&tk, label, 4, NULL, 0) != 0) return w;
+    if (tk.n == 1) snprintf(w, n, "%s", tk.tok[0]);
+    tokens_free(&tk);
+    return w;
+}
+
+/* 1 for an adjective of the lexicon. */
+static int is_adj(const Referents *r, const char *w) {
+    for (int i = 0; *w && i < r->lx.n_adjs; i++)
+        if (form_has(r->lx.adjs[i].en, w)) return 1;
+    return 0;
+}
+
+/* 1 if w is one of list's words. */
+static int one_of(const char *w, const char *const *list) {
+    for (; *list; list++)
+        if (!strcmp(w, *list)) return 1;
+    return 0;
+}
+
+/* The fits of labels[j] read with the word before it, for a word the lexicon
+ * does not hold: after a determiner it is a noun, plural when it ends in -s ("my
+ * parents", "all day"); after a subject pronoun, a form of be, "to", "very" or
+ * "not" it is a verb or an adjective ("they worked", "was late"), and so is a
+ * word in -ed or -ly; a word written with a capital is a name (or a noun
+ * starting the sentence).  Otherwise it may be anything.  *sure: 1 when a noun or a name is known
+ * (lexicon or context), 0 when the word is only possibly one. */
+static int fits_at(const Referents *r, const char *const *labels, int n, int j, int *sure) {
+    static const char *const det[] = {"the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this",
+                                      "that", "these", "those", "some", "all", "every", "each", "many", "several",
+                                      "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", NULL};
+    static const char *const before_verb[] = {"i", "you", "he", "she", "it", "we", "they", "is", "are", "am", "was",
+                                              "were", "be", "been", "to", "very", "too", "not", "will", "would", "can",
+                                              "could", "did", "do", "does", NULL};
+    int fits = label_fits(r, labels[j]);
+    *sure = fits && fits != FIT_ANY;
+    if (fits != FIT_ANY) return fits;
+    char w[TOKENIZER_MAX_TOKEN_BYTES + 1], prev[TOKENIZER_MAX_TOKEN_BYTES + 1] = "";
+    label_word(labels[j], w, sizeof w);
+    for (int i = j - 1; i >= 0; i--)   /* the word before, past adjectives: "a difficult test" */
+        if (!is_adj(r, label_word(labels[i], prev, sizeof prev))) break;
+    size_t len = strlen(w);
+    const char *typed = strncmp(labels[j], "<unk> ", 6) ? labels[j] : labels[j] + 6;
+    if (one_of(prev, det)) {
+        *sure = 1;
+        return len > 2 && w[len - 1] == 's' && w[len - 2] != 's' ? FIT_PLURAL : FIT_HE | FIT_SHE | FIT_IT;
+    }
+    if (one_of(prev, before_verb)) return 0;
+    if (len > 3 && (!strcmp(w + len - 2, "ed") || !strcmp(w + len - 2, "ly"))) return 0;
+    if (typed[0] >= 'A' && typed[0] <= 'Z') *sure = 1;   /* "Minh and Lan", "John said" */
+    return FIT_ANY;
+}
+
 /* What the pronoun at label needs, or 0 when it is no he/she/it/they pronoun. */
 static int pronoun_needs(const char *label) {
     static const struct { const char *w; int need; } p[] = {
@@ -129,15 +188,36 @@ static int pronoun_needs(const char *label) {
     return 0;
 }
 
-int referents_possible(const Referents *r, const char *const *labels, int n, int q) {
-    if (!r || !r->loaded || q < 0 || q >= n) return 1;
-    int need = pronoun_needs(labels[q]), singles = 0;
-    if (!need) return 1;
-    for (int j = 0; j < n; j++) {
-        if (j == q) continue;
-        int fits = label_fits(r, labels[j]);
-        if (fits & need) return 1;
-        if (need == FIT_PLURAL && (fits & (FIT_HE | FIT_SHE | FIT_IT)) && ++singles >= 2) return 1;   /* "X and Y … they" */
+/* 1 if labels[j] can be the antecedent of the pronoun at q (needing need);
+ * *sure as fits_at's. */
+static int can_be(const Referents *r, const char *const *labels, int n, int q, int need, int j, int *sure) {
+    int fits = fits_at(r, labels, n, j, sure), other;
+    if (fits & need) return 1;
+    if (need != FIT_PLURAL || !(fits & (FIT_HE | FIT_SHE | FIT_IT))) return 0;
+    char w[16] = "";   /* "X and Y … they": j joined by "and" to another singular */
+    for (int d = -2; d <= 2; d++) {
+        int a = j + d, i = d < 0 ? a - 1 : a + 1;   /* "and" at a, the other noun at i or one further */
+        if (!d || a < 0 || a >= n || strcmp(label_word(labels[a], w, sizeof w), "and")) continue;
+        for (int e = 0; e < 2; e++, i += d < 0 ? -1 : 1)
+            if (i >= 0 && i < n && i != q && i != j && (fits_at(r, labels, n, i, &other) & (FIT_HE | FIT_SHE | FIT_IT)))
+                return 1;
     }
+    return 0;
+}
+
+int referents_can_be(const Referents *r, const char *const *labels, int n, int q, int j, int *sure) {
+    int dummy;
+    if (!sure) sure = &dummy;
+    *sure = 0;
+    if (!r || !r->loaded || q < 0 || q >= n || j < 0 || j >= n) return 1;
+    int need = pronoun_needs(labels[q]);
+    if (!need) return 1;
+    return j != q && can_be(r, labels, n, q, need, j, sure);
+}
+
+int referents_possible(const Referents *r, const char *const *labels, int n, int q) {
+    if (!r || !r->loaded || q < 0 || q >= n || !pronoun_needs(labels[q])) return 1;
+    for (int j = 0; j < n; j++)
+        if (j != q && referents_can_be(r, labels, n, q, j, NULL)) return 1;
     return 0;
 }

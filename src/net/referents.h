@@ -10,14 +10,19 @@
  *                        (the lexicon's gender; `neutral` persons), a male name;
  *   she / her / hers     the same, female;
  *   it / its             a singular noun that is no person, a city;
- *   they / them / their  a plural noun, or any two that fit he, she or it
- *                        ("the cat and the dog … they");
- * and, whatever the pronoun, a word the lexicon does not hold (an unknown
- * word, a name written with a capital, a noun of the larger vocabulary): it
- * may be anything, so it counts as a possible antecedent.  Never one: the
- * pronoun itself, signs, numbers, special tokens, function words (articles,
+ *   they / them / their  a plural noun, or a noun that fits he, she or it
+ *                        joined by "and" to another ("the cat and the dog …
+ *                        they"; in "the teacher gave them a test", nothing);
+ * A word the lexicon does not hold is read with the word before it: after a
+ * determiner (the, my, all, two…) it is a noun, plural when it ends in -s
+ * ("my parents … they", "all day" is no "they"); after a subject pronoun, a
+ * form of be, "to", "very" or "not" it is a verb or an adjective ("they
+ * worked", "was late"), and so is a word in -ed or -ly; otherwise (a name
+ * written with a capital, a noun of the larger vocabulary) it may be
+ * anything, so it counts as a possible antecedent.  Never one: the pronoun
+ * itself, signs, numbers, special tokens, function words (articles,
  * pronouns, prepositions, conjunctions, auxiliaries), and the lexicon's verbs
- * and adjectives.
+ * and adjectives.  Nothing comes from a list of training antecedents.
  *
  * Ownership: referents_load fills a Referents that referents_free releases
  * (accepts a zeroed one).  Errors: -1 with one line in err; nothing exits. */
@@ -48,5 +53,11 @@ int referents_is_sign(const char *text);
  * typed ("Book" is "book"), a word read as <unk> as "<unk> Alice", specials
  * such as "<eos>".  A q that is no he/she/it/they pronoun gives 1. */
 int referents_possible(const Referents *r, const char *const *labels, int n, int q);
+/* 1 if labels[j] can be the antecedent of the pronoun at q by the rules above
+ * (agreement in person, gender and number): what the rule thinks of a head's
+ * link.  j == q gives 0; a q that is no he/she/it/they pronoun, or no
+ * lexicon, gives 1.  *sure (may be NULL): 1 when j is known to be a noun or a
+ * name, 0 when it only may be one. */
+int referents_can_be(const Referents *r, const char *const *labels, int n, int q, int j, int *sure);
 
 #endif

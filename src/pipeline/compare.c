@@ -188,10 +188,16 @@ static void cut_end(const char *s, char *out, size_t n, size_t max) {
     snprintf(out, n, "%.*s…", (int)max, s);
 }
 
-/* A side's label ("A: “…”") cut to about max bytes; when it is longer, the
+/* A side's label ("A: “…”") cut to about max bytes (a label that quotes no
+ * sentence is kept whole); when it is longer, the
  * part that differs from `other` is kept: after the "A:", a "…" and the text
  * from a few words before the first byte where the two differ. */
 static void short_label(const char *s, const char *other, char *out, size_t n, size_t max) {
+    if (!strstr(s, "“")) {   /* a model's label ("B: model taught with decoder.0.masked_self.1 knocked out"):
+                                whole, the picture folds it (it was cut to "…masked_self.1 kno…") */
+        snprintf(out, n, "%s", s);
+        return;
+    }
     size_t len = strlen(s), from = 0, p, head;
     for (head = 0; s[head] && s[head] != ' '; head++) {}
     for (p = head; s[p] && strlen(other) > p && s[p] == other[p]; p++) {}

@@ -212,6 +212,10 @@ double generate_tokens_per_s(const Generation *g) {
     return g->seconds > 0 ? g->n_steps / g->seconds : 0.0;
 }
 
+size_t generate_kv_bytes(const Generation *g, int s) {
+    return (size_t)(g->n_prompt + s) * g->kv_per_token;
+}
+
 const float *generate_row(const Generation *g, int l, int h, int q) {
     return g->maps + (((size_t)l * g->H + h) * g->N + q) * g->N;
 }
@@ -247,7 +251,7 @@ static int json_step(const Generation *g, int s, StrBuf *sb) {
     rc |= strbuf_json_string(sb, g->tokens[q]);
     rc |= strbuf_printf(sb, ",\"id\":%d,\"token\":", id);
     rc |= strbuf_json_string(sb, g->tokens[q + 1]);
-    rc |= strbuf_printf(sb, ",\"kv_cache_bytes\":%zu,\"top_k\":[", (size_t)(q + 1) * g->kv_per_token);
+    rc |= strbuf_printf(sb, ",\"kv_cache_bytes\":%zu,\"top_k\":[", generate_kv_bytes(g, s));
     for (int i = 0; i < g->top_k; i++) {
         rc |= strbuf_printf(sb, "%s{\"id\":%d,\"token\":", i ? "," : "", top[i].id);
         rc |= strbuf_json_string(sb, top[i].text);

@@ -82,6 +82,11 @@ int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err
 /* Tokens written per second (n_steps / seconds). */
 double generate_tokens_per_s(const Generation *g);
 
+/* Bytes of keys and values cached after step s: the positions read so far,
+ * n_prompt + s (the token a step writes is cached by the next step).  The
+ * kv-cache plot, the trace's kv_cache_bytes and the terminal all say this. */
+size_t generate_kv_bytes(const Generation *g, int s);
+
 /* Row q of head (l, h): (q + 1) weights. */
 const float *generate_row(const Generation *g, int l, int h, int q);
 

@@ -76,15 +76,6 @@ static int is_punct(const char *w) {
     return 1;
 }
 
-/* 1 when the checkpoint records its training's gold antecedents and w, a word
- * of its vocabulary, was never one (a verb, an adjective…).  Words outside the
- * vocabulary (names, numbers) may be antecedents. */
-static int never_antecedent(const CorefHead *coref, const char *w) {
-    if (!coref->antecedent || !coref->vocab) return 0;
-    int id = vocab_id(coref->vocab, w);
-    return id >= VOCAB_N_SPECIAL && id < coref->vocab->size && !coref->antecedent[id];
-}
-
 /* The word of a key labelled as typed, as the tokenizer reads it ("The" →
  * "the"; "<unk> Alice" → "alice", "<unk> “" → "\""), into buf. */
 static const char *key_token(const char *key, char *buf, size_t n) {
@@ -96,18 +87,54 @@ static const char *key_token(const char *key, char *buf, size_t n) {
     return buf;
 }
 
-/* 1 when the key the head looks at most is no possible antecedent: the
- * pronoun itself, a sign, a special token, a function word, or a word that
- * was no pronoun's antecedent in training. */
-static int never_a_referent(const TraceMap *m, int key, int q, const CorefHead *coref) {
-    char buf[TOKENIZER_MAX_TOKEN_BYTES + 1];
-    const char *w = key_token(m->keys[key], buf, sizeof buf);
-    if (key == q || maps_is_special(m->keys[key])) return 1;
-    return w && (is_punct(w) || referents_function_word(w) || never_antecedent(coref, w));
+static int no_content(const char *key);
+
+/* The source labels the rule reads for map m (an encoder self-attention map
+ * whose keys are the source tokens), or NULL when it cannot judge there. */
+static const char *const *rule_labels(const Trace *t, const TraceMap *m, const CorefHead *coref) {
+    if (!coref->referents || strcmp(m->kind, "self") || m->Tk != t->n_source) return NULL;
+    return (const char *const *)t->source_tokens;
+}
+
+/* 1 when key j of m is a word the rule takes for a possible antecedent of q;
+ * *sure (may be NULL) 1 when it is known to be a noun or a name (referents_can_be). */
+static int rule_takes(const Trace *t, const TraceMap *m, int q, int j, const CorefHead *coref, int *sure) {
+    const char *const *labels = rule_labels(t, m, coref);
+    if (sure) *sure = 0;
+    if (j == q || no_content(m->keys[j])) return 0;
+    return !labels || referents_can_be(coref->referents, labels, t->n_source, q, j, sure);
+}
+
+/* What the rule thinks of where the view's head looks in row q (v->odd,
+ * odd_key, fit_key; none_fits and no_antecedent).  Never from a list of
+ * training antecedents: agreement in the sentence alone (referents.h). */
+static void judge(LinksView *v, const Trace *t, int q, const CorefHead *coref) {
+    const TraceMap *m = &t->maps[v->link.map];
+    v->odd = LINKS_FITS;
+    v->odd_key = v->fit_key = -1;
+    v->none_fits = coref->referents && q < t->n_source &&
+                   !referents_possible(coref->referents, (const char *const *)t->source_tokens, t->n_source, q);
+    v->no_antecedent = v->none_fits;
+    if (v->top_key < 0) return;
+    int maybe = -1, sure;   /* the nearest word it takes, a known noun or name first, the earlier on a tie */
+    for (int d = 1; v->fit_key < 0 && d < m->Tk; d++)
+        for (int j = q - d; j <= q + d && v->fit_key < 0; j += 2 * d)
+            if (j >= 0 && j < m->Tk && (!m->mask || m->mask[(size_t)q * m->Tk + j]) &&
+                rule_takes(t, m, q, j, coref, &sure)) {
+                if (sure) v->fit_key = j;
+                else if (maybe < 0) maybe = j;
+            }
+    if (v->fit_key < 0) v->fit_key = maybe;
+    int k = v->top_key != v->link.key ? v->top_key : v->link.key;   /* where the head looks most */
+    v->odd_key = k;
+    if (k == q) v->odd = LINKS_ODD_SELF;
+    else if (no_content(m->keys[k])) v->odd = LINKS_ODD_NO_WORD;
+    else if (!rule_takes(t, m, q, k, coref, NULL)) v->odd = LINKS_ODD_DISAGREES;
+    else v->odd_key = -1;
 }
 
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
-    LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1};
+    LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1, .odd_key = -1, .fit_key = -1};
     const TraceMap *fm = focus_map >= 0 && focus_map < t->n_maps ? &t->maps[focus_map] : NULL;
     if (fm && strstr(fm->kind, "self") && q < fm->Tq && focus_head >= 0 && focus_head < fm->n_heads) {
         float w;
@@ -134,10 +161,7 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
             v.top_key = j;
             v.top_weight = row[j];
         }
-    v.no_antecedent = is_pronoun && v.top_key >= 0 && never_a_referent(m, v.top_key, q, coref);
-    v.none_fits = is_pronoun && coref->referents && q < t->n_source &&
-                  !referents_possible(coref->referents, (const char *const *)t->source_tokens, t->n_source, q);
-    v.no_antecedent |= v.none_fits;
+    if (is_pronoun) judge(&v, t, q, coref);
     return v;
 }
 
@@ -266,7 +290,8 @@ void links_prefer_content(LinksView *v, const Trace *t, int q) {
     v->link = L;
     v->why = LINKS_BY_CONTENT;
     v->weak = L.weight < 0.5f;
-    v->no_antecedent = v->none_fits;   /* no word of the sentence fits, wherever the head looks */
+    v->odd = LINKS_FITS;   /* a word that can be an antecedent, by construction */
+    v->odd_key = -1;
     const float *row = m->heads[L.head].weights + (size_t)q * m->Tk;
     v->top_key = -1;
     for (int j = 0; j < m->Tk; j++)
@@ -321,5 +346,39 @@ void links_why(const LinksView *v, const CorefHead *c, char *en, size_t en_len, 
     default:
         snprintf(en, en_len, "the head whose link from it is strongest");
         snprintf(vi, vi_len, "head có liên kết mạnh nhất từ nó");
+    }
+}
+
+void links_rule_note(const LinksView *v, const Trace *t, int q, const char *word, char *en, size_t en_len, char *vi,
+                     size_t vi_len, char *brief, size_t brief_len) {
+    en[0] = vi[0] = brief[0] = '\0';
+    if (v->odd == LINKS_FITS || v->link.map < 0) return;
+    const TraceMap *m = &t->maps[v->link.map];
+    const char *k = m->keys[v->odd_key], *fit = v->fit_key >= 0 ? m->keys[v->fit_key] : NULL;
+    char take[160] = "", takevi[160] = "", can[160] = "";
+    if (fit) {
+        snprintf(take, sizeof take, "; the word the rule takes for it is “%s”", fit);
+        snprintf(takevi, sizeof takevi, "; từ mà quy tắc chọn là “%s”", fit);
+        snprintf(can, sizeof can, "; “%s” can", fit);
+    }
+    switch (v->odd) {
+    case LINKS_ODD_SELF:
+        snprintf(en, en_len, "the head puts %.2f on “%s” itself%s", (double)v->top_weight, word, take);
+        snprintf(vi, vi_len, "head dồn %.2f vào chính “%s”%s", (double)v->top_weight, word, takevi);
+        snprintf(brief, brief_len, "%.2f on itself%s", (double)v->top_weight, can);
+        break;
+    case LINKS_ODD_NO_WORD:
+        snprintf(en, en_len, "the head puts %.2f on “%s”, a sign, special token or function word, which the rule never "
+                 "takes for an antecedent%s", (double)v->top_weight, k, take);
+        snprintf(vi, vi_len, "head dồn %.2f vào “%s”, một dấu, token đặc biệt hoặc hư từ, mà quy tắc không bao giờ coi là "
+                 "tiền ngữ%s", (double)v->top_weight, k, takevi);
+        snprintf(brief, brief_len, "rule: “%s” is no antecedent%s", k, can);
+        break;
+    default:
+        snprintf(en, en_len, "by the corpus lexicon's persons, genders and numbers, “%s” cannot be what “%s” refers "
+                 "to%s", k, word, take);
+        snprintf(vi, vi_len, "theo người, giống và số của từ vựng corpus, “%s” không thể là cái mà “%s” chỉ tới%s", k, word,
+                 takevi);
+        snprintf(brief, brief_len, "rule: “%s” cannot be “%s”%s", k, word, can);
     }
 }

@@ -44,23 +44,32 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref);
  *                  (links_strongest, LINKS_BY_STRENGTH; links_prefer_content
  *                  turns it into LINKS_BY_CONTENT).
  * link is that head's strongest link (q itself and <…> tokens left out);
- * weak: its weight is below 0.5; no_antecedent (pronouns): over all keys the
- * head's strongest is q itself, punctuation or an English function word (the,
- * with, we…: never an antecedent) (top_key, top_weight), so the sentence offers
- * it nothing to refer to; none_fits (pronouns, when coref->referents is
- * known): no word of the sentence can be what it refers to — the sentence
- * offers no antecedent whatever the head points at. */
+ * weak: its weight is below 0.5.  For a pronoun the view also says what the
+ * rule thinks (referents.h: agreement in person, gender and number read from
+ * the sentence, never a list of training antecedents):
+ *   none_fits      (when coref->referents is known) no word of the sentence
+ *                  can be what it refers to ("she reads a book"), wherever the
+ *                  head looks; then and only then no_antecedent is 1 and `run`
+ *                  says "no antecedent in the sentence";
+ *   odd, odd_key   where the head looks most is not a word the rule takes:
+ *                  the pronoun itself (LINKS_ODD_SELF), a sign, a special token
+ *                  or a function word (LINKS_ODD_NO_WORD), or a word that does
+ *                  not agree with it (LINKS_ODD_DISAGREES: "day" for "they");
+ *                  the link is still shown, with links_rule_note;
+ *   fit_key        the nearest word the rule takes (the earlier on a tie), -1: none. */
 typedef enum { LINKS_BY_FOCUS, LINKS_BY_COREF, LINKS_BY_STRENGTH, LINKS_BY_CONTENT } LinksWhy;
+typedef enum { LINKS_FITS, LINKS_ODD_SELF, LINKS_ODD_NO_WORD, LINKS_ODD_DISAGREES } LinksOdd;
 typedef struct {
     HeadLink link;
     LinksWhy why;
     int taught;            /* training taught this head the antecedent (train --supervise-coref) */
     int weak;              /* link.weight < 0.5                                                  */
-    int no_antecedent;     /* a pronoun whose head looks mostly at itself, at punctuation or at
-                              a function word (the, with, we…: never an antecedent), or
-                              none_fits                                                          */
+    int no_antecedent;     /* none_fits: the sentence offers the pronoun no antecedent            */
     int none_fits;         /* a pronoun that no word of the sentence can refer to (coref->referents,
                               referents.h: "she reads a book"), wherever the head looks          */
+    LinksOdd odd;          /* what the rule thinks of the key the head looks at most              */
+    int odd_key;           /* that key when odd != LINKS_FITS, else -1                            */
+    int fit_key;           /* the nearest key the rule takes for the antecedent, or -1            */
     int top_key;           /* the head's strongest key over all keys of row q                    */
     float top_weight;
 } LinksView;
@@ -92,6 +101,15 @@ void links_prefer_content(LinksView *v, const Trace *t, int q);
  * head whose link from it to a word that can be an antecedent is strongest:
  * punctuation and function words left out". */
 void links_why(const LinksView *v, const CorefHead *c, char *en, size_t en_len, char *vi, size_t vi_len);
+
+/* What the rule thinks when the head of v looks most at a word it does not
+ * take (v->odd), the one wording the terminal, the picture and the page give:
+ * en/vi a clause ("by the corpus lexicon's persons, genders and numbers, “day”
+ * cannot be what “they” refers to; the word the rule takes for it is
+ * “parents”"), brief a title's few words ("rule: “day” cannot be “they”; “parents” can").
+ * All three "" when the rule takes that word. */
+void links_rule_note(const LinksView *v, const Trace *t, int q, const char *word, char *en, size_t en_len, char *vi,
+                     size_t vi_len, char *brief, size_t brief_len);
 
 /* A query token's link, decided once for the terminal, the pictures and the
  * page (none of them decides again). */

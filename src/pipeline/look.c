@@ -145,7 +145,7 @@ static int record_words(Trace *t, const Sentence *s, const WorldCheck *w, const 
 /* The step strip's head: spec->focus, else the first query token's drawn head,
  * else encoder.0.self head 0.  Then each query token's link (links_find). */
 static int find_links(Look *L, const LookSpec *spec, char *err, size_t errlen) {
-    static const CorefHead none = {-1, -1, -1, 0, NULL, NULL, NULL};
+    static const CorefHead none = {-1, -1, -1, 0, NULL};
     LinksAsk ask = {.query = spec->query, .coref = spec->coref ? spec->coref : &none, .focus_map = -1};
     L->focus_map = -1;
     L->focus_head = 0;

@@ -210,31 +210,20 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
             snprintf(capvi, vn, "Không từ nào trong câu có thể là cái mà “%s” chỉ tới, nên câu này không có tiền ngữ cho nó; "
                      "head vẫn dồn %.2f vào “%s” (%s, head %d).", word, (double)v->top_weight, m->keys[v->top_key], m->id,
                      L->head);
-            return;
         }
-        if (v->top_key != q) {   /* a function word, a sign, a word never an antecedent in training */
-            snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s”, a word that is never an "
-                     "antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training), so "
-                     "the sentence offers no antecedent here.%s", m->id,
-                     L->head, why, word, (double)v->top_weight, m->keys[v->top_key], only);
-            snprintf(capvi, vn, "“%s” dồn %.2f vào “%s” (%s, head %d), một từ không bao giờ là tiền ngữ (hư từ, dấu, hoặc từ chưa từng là tiền ngữ khi huấn luyện): "
-                     "câu này không có tiền ngữ cho nó.", word, (double)v->top_weight, m->keys[v->top_key], m->id, L->head);
-            return;
-        }
-        snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” puts %.2f on “%s” itself, so the sentence offers no "
-                 "antecedent here; its strongest link to another word, “%s”, is weak (%.2f).%s", m->id, L->head, why, word,
-                 (double)v->top_weight, m->keys[v->top_key], m->keys[L->key], (double)L->weight, only);
-        snprintf(capvi, vn, "“%s” dồn %.2f vào chính nó (%s, head %d): câu này không có tiền ngữ cho nó; liên kết mạnh nhất "
-                 "tới từ khác, “%s”, yếu (%.2f).", word, (double)v->top_weight, m->id, L->head,
-                 m->keys[L->key], (double)L->weight);
         return;
     }
-    snprintf(title, tn, "“%s” → “%s”   (%s head %d, %.2f%s%s)%s", word, m->keys[L->key], m->id, L->head,
-             (double)L->weight, v->weak ? ", weak link" : "", taught, ablated_note(w, note, sizeof note));
-    snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” attends most to “%s” (weight %.2f%s).%s", m->id, L->head, why,
-             word, m->keys[L->key], (double)L->weight, v->weak ? ", a weak link: below 0.5" : "", only);
-    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s): %s.", word, m->keys[L->key], m->id,
-             L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "", whyvi);
+    char rule[600], rulevi[600], brief[160];   /* what the rule thinks, when the head looks elsewhere */
+    links_rule_note(v, w->t, q, word, rule, sizeof rule, rulevi, sizeof rulevi, brief, sizeof brief);
+    fmt_fit(title, tn, snprintf(title, tn, "“%s” → “%s”   (%s head %d, %.2f%s%s)%s%s%s", word, m->keys[L->key], m->id,
+                                L->head, (double)L->weight, v->weak ? ", weak link" : "", taught, *brief ? " · " : "",
+                                brief, ablated_note(w, note, sizeof note)));
+    snprintf(cap, cn, "Lines view of %s head %d (%s): “%s” attends most to “%s” (weight %.2f%s).%s%s%s%s", m->id, L->head,
+             why, word, m->keys[L->key], (double)L->weight, v->weak ? ", a weak link: below 0.5" : "",
+             *rule ? " Not the word the rule expects: " : "", rule, *rule ? "." : "", only);
+    snprintf(capvi, vn, "“%s” chú ý nhiều nhất tới “%s” (%s, head %d, trọng số %.2f%s): %s.%s%s%s", word, m->keys[L->key],
+             m->id, L->head, (double)L->weight, v->weak ? ", liên kết yếu" : "", whyvi,
+             *rulevi ? " Không phải từ mà quy tắc chờ đợi: " : "", rulevi, *rulevi ? "." : "");
 }
 
 /* Appends to the captions (ps->link_heads): every head that links q to the

@@ -7,7 +7,7 @@
 void pictures_safe_name(char *out, size_t n, const char *tok) {
     size_t j = 0;
     for (const unsigned char *p = (const unsigned char *)tok; *p && j + 1 < n && j < 24; p++)
-        out[j++] = (char)(isalnum(*p) ? *p : '_');
+        out[j++] = (char)(isalnum(*p) ? tolower(*p) : '_');   /* one rule: lines.5-it beside explain.5-it */
     out[j] = '\0';
 }
 

@@ -67,7 +67,8 @@ typedef struct {
     int skipped;         /* heatmaps left out by the cap (max_heatmaps) */
 } Show;
 
-/* A token as part of a file name: letters and digits, others '_', at most 24. */
+/* A token as part of a file name: letters (lowercased: "It" → "it") and
+ * digits, others '_', at most 24. */
 void pictures_safe_name(char *out, size_t n, const char *tok);
 /* DIR/file. */
 void pictures_path(const Show *w, const char *file, char *path, size_t n);

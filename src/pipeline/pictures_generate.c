@@ -3,6 +3,7 @@
 #include "render/page.h"
 #include "core/errmsg.h"
 #include "render/html.h"
+#include "render/fmt.h"
 #include "render/render.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,20 +126,20 @@ done:
 /* top-k.png: each step's candidates, the chosen one in colour. */
 static int draw_top_k(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen) {
     int n = g->n_steps, k = g->top_k < TOP_SHOWN ? g->top_k : TOP_SHOWN, rc = -1;
-    char (*rt)[96] = malloc((size_t)n * sizeof *rt);
+    char (*rt)[96] = malloc((size_t)n * sizeof *rt), (*vis)[40] = malloc((size_t)n * k * sizeof *vis), one[40];
     const char **rows = malloc((size_t)n * sizeof *rows), **labels = malloc((size_t)n * k * sizeof *labels);
     float *v = malloc((size_t)n * k * sizeof *v);
     int *chosen = malloc((size_t)n * sizeof *chosen);
     char title[300], path[4096];
-    if (!rt || !rows || !labels || !v || !chosen) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    if (!rt || !vis || !rows || !labels || !v || !chosen) { errmsg_set(err, errlen, "out of memory"); goto done; }
     for (int s = 0; s < n; s++) {
         int q = g->n_prompt - 1 + s;
         const HfCandidate *top = g->top + (size_t)s * g->top_k;
-        snprintf(rt[s], sizeof rt[s], "step %d: after \"%s\"", s, g->tokens[q]);
+        snprintf(rt[s], sizeof rt[s], "step %d: after \"%s\"", s, fmt_visible_token(g->tokens[q], one, sizeof one));
         rows[s] = rt[s];
         chosen[s] = -1;
         for (int j = 0; j < k; j++) {
-            labels[(size_t)s * k + j] = top[j].text;
+            labels[(size_t)s * k + j] = fmt_visible_token(top[j].text, vis[(size_t)s * k + j], sizeof vis[0]);
             v[(size_t)s * k + j] = top[j].prob;
             if (top[j].id == g->ids[q + 1]) chosen[s] = j;
         }
@@ -153,7 +154,7 @@ static int draw_top_k(const Generation *g, const GenPictureSpec *ps, GenPictureR
     if (render_bars(path, &b, &meta, err, errlen)) goto done;
     rc = add_image(rep, "top-k.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
 done:
-    free(rt); free(rows); free(labels); free(v); free(chosen);
+    free(rt); free(vis); free(rows); free(labels); free(v); free(chosen);
     return rc;
 }
 
@@ -166,19 +167,21 @@ static int draw_kv_cache(const Generation *g, const GenPictureSpec *ps, GenPictu
     if (!x) return errmsg_set(err, errlen, "out of memory");
     for (int s = 0; s < n; s++) {
         x[s] = (float)s;
-        gqa[s] = (float)((double)(g->n_prompt + s) * g->kv_per_token / 1024.0);
+        gqa[s] = (float)(generate_kv_bytes(g, s) / 1024.0);
         mha[s] = (float)((double)(g->n_prompt + s) * g->kv_per_token_mha / 1024.0);
     }
-    snprintf(title, sizeof title, "KV cache: %zu bytes per token%s", g->kv_per_token,
-             g->Hkv < g->H ? ", grouped-query attention" : " (every head has its own keys and values)");
+    size_t end = generate_kv_bytes(g, n - 1);
+    snprintf(title, sizeof title, "KV cache: %zu bytes per token%s · %zu bytes (%.2f KiB) after the last step",
+             g->kv_per_token, g->Hkv < g->H ? ", grouped-query attention" : " (every head has its own keys and values)",
+             end, end / 1024.0);
     snprintf(lab_gqa, sizeof lab_gqa, "this model: %d key/value heads", g->Hkv);
     snprintf(lab_mha, sizeof lab_mha, "without grouping: %d key/value heads", g->H);
     RenderSeries se[2] = {{lab_gqa, gqa}, {lab_mha, mha}};
     RenderPlot p = {.title = title, .x_label = "step (positions cached = prompt + step)",
                     .y_label = "KiB of keys and values (float32)", .x = x, .n_points = n, .series = se,
                     .n_series = g->Hkv < g->H ? 2 : 1};
-    RenderMetaItem it[1] = {{"Model", ps->model_name}};
-    RenderMeta meta = {it, 1};
+    RenderMetaItem it[2] = {{"Title", title}, {"Model", ps->model_name}};
+    RenderMeta meta = {it, 2};
     snprintf(path, sizeof path, "%s/kv-cache.png", ps->dir);
     if (render_plot(path, &p, &meta, err, errlen) == 0)
         rc = add_image(rep, "kv-cache.png") ? errmsg_set(err, errlen, "too many pictures") : 0;

@@ -87,10 +87,14 @@ static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
 
 /* The summary's lines on names copied through, on a sentence outside training
  * and on the words the model hesitated over. */
-static void print_world(const Look *L, int given, FILE *out) {
+static void print_world(const Look *L, int given, const Model *m, FILE *out) {
     const WorldCheck *w = &L->world;
     const Sentence *s = &L->s;
     char missing[512], copy[600];
+    world_names_left_out(w, s, decode_lang_mask(m, VOCAB_2FR), decode_lang_mask(m, VOCAB_2VI), m->config.vocab_size,
+                         missing, sizeof missing);
+    if (!given && *missing)   /* a name read as a word the translation dropped: said, as an unknown word is */
+        fprintf(out, "  name left out of the translation: %s (the model reads it as one of its words)\n", missing);
     if (w->n_names) {
         world_missing_names(w, s, missing, sizeof missing);
         fprintf(out, "  copied through: %s%s%s%s\n", w->names, *missing ? "   (not in the translation: " : "", missing,
@@ -131,18 +135,13 @@ static void print_links(const Reading *rd, const Look *L, FILE *out) {
                    "(by the corpus lexicon's persons, genders and numbers); %s head %d (%s) still puts %.2f on “%s”, "
                    "which says where the head looks, not what the pronoun means%s\n", w, q, w, m->id, v.link.head, why,
                    (double)v.top_weight, m->keys[v.top_key], ko);
-        else if (v.no_antecedent && v.top_key != q)
-            fprintf(out, "  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”, a word that "
-                   "is never an antecedent (a function word, a sign, or a word that was no pronoun's antecedent in training)%s\n", w, q, m->id, v.link.head, why,
-                   (double)v.top_weight, m->keys[v.top_key], ko);
-        else if (v.no_antecedent)
-            fprintf(out, "  %s (position %d): no antecedent in the sentence — %s head %d (%s) puts %.2f on “%s”%s; its "
-                   "strongest link to another word is “%s” (%.2f, weak link)%s\n", w, q, m->id, v.link.head, why,
-                   (double)v.top_weight, m->keys[v.top_key], v.top_key == q ? " itself" : "", m->keys[v.link.key],
-                   (double)v.link.weight, ko);
-        else
-            fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s\n", w, q, m->keys[v.link.key],
-                   v.link.key, m->id, v.link.head, (double)v.link.weight, v.weak ? " (weak link: below 0.5)" : "", why, ko);
+        else {
+            char rule[600], rulevi[600], brief[160];
+            links_rule_note(&v, t, q, w, rule, sizeof rule, rulevi, sizeof rulevi, brief, sizeof brief);
+            fprintf(out, "  %s (position %d) → %s (position %d): %s head %d, weight %.2f%s — %s%s%s%s\n", w, q,
+                   m->keys[v.link.key], v.link.key, m->id, v.link.head, (double)v.link.weight,
+                   v.weak ? " (weak link: below 0.5)" : "", why, ko, *rule ? "; not the word the rule expects: " : "", rule);
+        }
         if (v.why != LINKS_BY_STRENGTH && B.map >= 0 && (B.map != v.link.map || B.head != v.link.head))
             fprintf(out, "      strongest link of any encoder head: “%s” (%s head %d, weight %.2f)\n",
                    t->maps[B.map].keys[B.key], t->maps[B.map].id, B.head, (double)B.weight);
@@ -183,7 +182,7 @@ static void own_print(const Reading *rd, const Look *L, FILE *out) {
         fprintf(out, "%s\n", L->s.text);
         fprintf(out, "  → %s: %s%s\n", a->to, L->s.translation, a->target ? "   (given with --target)" : "");
         if (L->s.stop_warning[0]) fprintf(out, "  warning: %s\n", L->s.stop_warning);
-        print_world(L, a->target != NULL, out);
+        print_world(L, a->target != NULL, &rd->net->mf.m, out);
         if (rd->net->ablated[0])
             fprintf(out, "  knocked out: %s (each head's output replaced by zeros before W_O)\n", rd->net->ablated);
     }

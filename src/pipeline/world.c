@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define WORLD_SUGGESTIONS 3
 #define WORLD_MAX_WORD 64
@@ -102,6 +103,30 @@ static void nearest(char *out, size_t n, const char *w, const Vocab *v, const un
     if (len < n) snprintf(out + len, n - len, ")");
 }
 
+/* The number as typed that word k belongs to: "10:30" is read as 10, ":", 30
+ * and "3.50" as 3, ".", 50; *first and *last are its words (k alone when it is
+ * no such number), joined into out as typed.  Returns the number of words. */
+static int typed_number(const Sentence *s, int k, int *first, int *last, char *out, size_t n) {
+    if (k > 0 && k + 1 < s->words.n && strlen(s->raw[k]) == 1 && strchr(":.,", s->raw[k][0]) &&
+        all_digits(s->raw[k - 1]) && all_digits(s->raw[k + 1]))
+        k--;   /* the ':' of 10:30: the number it joins */
+    int a = k, b = k;
+    while (a >= 2 && all_digits(s->raw[a - 2]) && strlen(s->raw[a - 1]) == 1 && strchr(":.,", s->raw[a - 1][0]) &&
+           all_digits(s->raw[a]))
+        a -= 2;
+    while (b + 2 < s->words.n && all_digits(s->raw[b]) && strlen(s->raw[b + 1]) == 1 && strchr(":.,", s->raw[b + 1][0]) &&
+           all_digits(s->raw[b + 2]))
+        b += 2;
+    out[0] = '\0';
+    size_t len = 0;
+    for (int i = a; i <= b && len < n; i++) len += (size_t)snprintf(out + len, n - len, "%s", s->raw[i]);
+    if (a < b && !strstr(s->text, out)) a = b = k;   /* "10 : 30" typed apart stays apart */
+    if (a == b) snprintf(out, n, "%s", s->raw[k]);
+    *first = a;
+    *last = b;
+    return b - a + 1;
+}
+
 static void append(char *buf, size_t n, const char *sep, const char *text) {
     size_t len = strlen(buf);
     if (len + strlen(sep) + strlen(text) + 4 >= n) {   /* cut with an ellipsis, once */
@@ -119,12 +144,19 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
     for (int k = 0; k < s->words.n; k++) {
         const char *tok = s->words.tok[k];
         int id = s->src[k];
-        if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) continue;
+        if (id != VOCAB_UNK && id >= 0 && id < v->size && known[id]) {
+            if (capitalized(s->raw[k], tok) && !sentence_opener(tok) && w->n_read_names < 64)
+                w->read_name_pos[w->n_read_names++] = k;
+            continue;
+        }
         if (all_digits(tok) || all_signs(tok) || (capitalized(s->raw[k], tok) && !sentence_opener(tok))) {
             s->src[k] = VOCAB_UNK;
             if (w->n_names < 64) w->name_pos[w->n_names] = k;
             w->n_names++;
-            append(w->names, sizeof w->names, ", ", s->raw[k]);
+            int a, b;
+            char num[128];
+            typed_number(s, k, &a, &b, num, sizeof num);
+            if (k == a) append(w->names, sizeof w->names, ", ", num);   /* "10:30" once, as typed */
             set_shown(s, k, 0);
         } else {
             set_shown(s, k, 1);
@@ -179,8 +211,42 @@ void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size
     out[0] = '\0';
     if (!w->n_names) return;
     for (int i = 0; i < w->n_names && i < 64; i++) {
-        int k = w->name_pos[i], copied = 0;
-        for (int c = 0; c < s->n_copies; c++) copied |= s->copies[c].source == k;
-        if (!copied) append(out, n, ", ", s->raw[k]);
+        int k = w->name_pos[i], a, b, missing = 0, parts = 0;
+        char num[128], kept[128] = "", one[300];
+        typed_number(s, k, &a, &b, num, sizeof num);
+        if (k != a && a != b) continue;   /* a number typed as one is said once, at its first word */
+        for (int j = a; j <= b; j += 2) {   /* its digit groups (k alone, or 10 and 30 of 10:30) */
+            int copied = 0;
+            for (int c = 0; c < s->n_copies; c++) copied |= s->copies[c].source == j;
+            parts++;
+            if (!copied) missing++;
+            else append(kept, sizeof kept, ", ", s->raw[j]);
+        }
+        if (!missing) continue;
+        if (missing < parts) snprintf(one, sizeof one, "%s (only %s came through)", num, kept);
+        else snprintf(one, sizeof one, "%s", num);
+        append(out, n, ", ", one);
+    }
+}
+
+/* 1 if the translation holds word (any case) as one of its words. */
+static int in_translation(const Sentence *s, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = s->translation; *p;) {
+        size_t k = strcspn(p, " ");
+        if (k == n && !strncasecmp(p, word, n)) return 1;
+        p += k;
+        if (*p) p++;
+    }
+    return 0;
+}
+
+void world_names_left_out(const WorldCheck *w, const Sentence *s, const unsigned char *fr, const unsigned char *vi,
+                          int n_words, char *out, size_t n) {
+    out[0] = '\0';
+    for (int i = 0; i < w->n_read_names; i++) {
+        int k = w->read_name_pos[i], id = s->src[k];
+        if (id < 0 || id >= n_words || !((fr && fr[id]) || (vi && vi[id]))) continue;   /* "English" → "anglais" */
+        if (!in_translation(s, s->raw[k]) && !in_translation(s, s->words.tok[k])) append(out, n, ", ", s->raw[k]);
     }
 }

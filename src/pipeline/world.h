@@ -42,6 +42,9 @@ typedef struct {
     char unknown[1024];      /* "'giraffe' (nearest: 'girl', 'gift'), 'zorp' (no near word)" */
     int unknown_pos[64];     /* each one's first source position (the first 64)       */
     unsigned char unknown_in_vocab[64]; /* 1: a vocabulary word no training source held */
+    int n_read_names;        /* known words written with a capital that open no
+                                sentence ("Minh"): names the model reads as its word  */
+    int read_name_pos[64];   /* their source positions (the first 64)                 */
     int words, max_words;    /* the sentence's words; the longest training source (-1: not recorded) */
     char outside[1024];      /* "" or "outside what the model was trained on: …"      */
 } WorldCheck;
@@ -54,6 +57,15 @@ void world_check(WorldCheck *w, Sentence *s, const Vocab *v, const unsigned char
 /* "Alice, 3" → the names of w that the translation does not hold (after the
  * copy), as typed, into out ("" when every name came through). */
 void world_missing_names(const WorldCheck *w, const Sentence *s, char *out, size_t n);
+
+/* The names of w the model read as one of its words ("Minh" as "minh") that
+ * a target language writes unchanged (fr[id] or vi[id], the decoder's language
+ * masks: a name passes through; "English" is written "anglais", "tiếng anh")
+ * and the translation does not hold, as typed, into out ("" when none): they
+ * would vanish without a word, where an unknown word gets its "left out of the
+ * translation" line. */
+void world_names_left_out(const WorldCheck *w, const Sentence *s, const unsigned char *fr, const unsigned char *vi,
+                          int n_words, char *out, size_t n);
 
 /* Where the model hesitated over its own translation: from the last forward
  * (teacher-forced on s's translation, batch item b), the probability the raw

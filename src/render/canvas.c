@@ -2,6 +2,7 @@
 #include "render/canvas.h"
 #include "core/errmsg.h"
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -10,13 +11,24 @@ int canvas_init(Canvas *c, long w, long h, Rgb bg, char *err, size_t errlen) {
     c->px = NULL;
     if (w < 1 || h < 1 || w > CANVAS_MAX_SIDE || h > CANVAS_MAX_SIDE || w * h > CANVAS_MAX_PIXELS)
         return errmsg_set(err, errlen, "picture would be %ld x %ld pixels, too large to draw "
-                          "(render fewer tokens or fewer panels)", w, h);
+                          "(draw fewer with --layers and --heads, or give a shorter text)", w, h);
     c->px = malloc((size_t)w * (size_t)h * 3);
     if (!c->px) return errmsg_set(err, errlen, "out of memory for a %ld x %ld picture", w, h);
     c->w = (int)w;
     c->h = (int)h;
     canvas_fill_rect(c, 0, 0, c->w, c->h, bg);
     return 0;
+}
+
+int canvas_init_named(Canvas *c, const char *path, long w, long h, Rgb bg, char *err, size_t errlen) {
+    if (canvas_init(c, w, h, bg, err, errlen) == 0) return 0;
+    const char *slash = path ? strrchr(path, '/') : NULL, *name = slash ? slash + 1 : path;
+    if (name && err && errlen) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", err);
+        errmsg_set(err, errlen, "%s: %s", name, why);
+    }
+    return -1;
 }
 
 void canvas_free(Canvas *c) {

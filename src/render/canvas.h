@@ -45,8 +45,12 @@ typedef struct {
 #define CANVAS_MAX_PIXELS (40L * 1000 * 1000)
 
 /* A w × h canvas filled with bg.  0, or -1 with err: "picture would be W x H
- * pixels, too large to draw (…)" or out of memory; c is then empty. */
+ * pixels, too large to draw (draw fewer with --layers and --heads, or give a
+ * shorter text)" or out of memory; c is then empty. */
 int canvas_init(Canvas *c, long w, long h, Rgb bg, char *err, size_t errlen);
+/* The same for the picture at path: its error names the file ("grid.decoder.
+ * masked_self.png: picture would be …"). */
+int canvas_init_named(Canvas *c, const char *path, long w, long h, Rgb bg, char *err, size_t errlen);
 void canvas_free(Canvas *c);
 
 void canvas_fill_rect(Canvas *c, int x, int y, int w, int h, Rgb col);

@@ -130,3 +130,15 @@ int fmt_fit(char *buf, size_t n, int written) {
     else buf[utf8_prefix(buf, n - 1)] = '\0';
     return 1;
 }
+
+const char *fmt_visible_token(const char *tok, char *buf, size_t n) {
+    if (!*tok || tok[strspn(tok, " \n\t\r")] || n == 0) return tok;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (; *tok; tok++) {
+        const char *g = *tok == ' ' ? "␣" : *tok == '\n' ? "↵" : *tok == '\t' ? "⇥" : "\\r";
+        if (k + strlen(g) >= n) break;
+        k += (size_t)snprintf(buf + k, n - k, "%s", g);
+    }
+    return buf;
+}

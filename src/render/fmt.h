@@ -1,6 +1,6 @@
 /* fmt.h — numbers as the pictures print them: cell values, tick labels, and
- * the tick step of an axis or colour bar; and a text cut to its buffer that
- * says so (fmt_fit).
+ * the tick step of an axis or colour bar; a text cut to its buffer that
+ * says so (fmt_fit); a white-space token made visible (fmt_visible_token).
  *
  * Output is UTF-8 with the typographic minus U+2212 ("−0.5") and "−∞", "+∞",
  * "NaN" for non-finite values, written into the caller's buffer (cut to
@@ -39,5 +39,11 @@ double fmt_tick_step(double range, int target);
  *
  *     fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s → %s", a, b)); */
 int fmt_fit(char *buf, size_t n, int written);
+
+/* A token made of white space only, as a label that can be seen: each space
+ * "␣", newline "↵", tab "⇥", carriage return "\r" (into buf, cut to n);
+ * any other token is returned as it is (buf untouched).  " " → "␣", "\n\n" →
+ * "↵↵", "the" → "the". */
+const char *fmt_visible_token(const char *tok, char *buf, size_t n);
 
 #endif

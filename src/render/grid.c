@@ -234,6 +234,7 @@ static double grid_slide_scale(const GridLayout *L) {
 }
 
 static void grid_layout_folds(GridLayout *L);
+static int grid_drawable(const GridLayout *L);
 
 /* grid_layout_folds, then, when it is taller than FIT_MAX_SIDE (or drawn
  * smaller on a slide) with every thumbnail labelled, grid_layout_edges. */
@@ -285,6 +286,19 @@ static void grid_layout_folds(GridLayout *L) {
         if (sc > best_scale * 1.02) { best = fold; best_scale = sc; }
     }
     grid_layout_place(L, best);
+    if (grid_drawable(L)) return;
+    /* folded to a slide's width it grew too tall to draw (GPT-2's 12 x 12 heads at
+     * 400 tokens: 1503 x 21914): the fold whose longer side is shortest among those
+     * that draw; fit.h then scales it to FIT_MAX_SIDE */
+    int pick = 0;
+    long side = 0;
+    for (int fold = 1; fold <= L->cols; fold++) {
+        if (fold > 1 && (L->cols + fold - 1) / fold == (L->cols + fold - 2) / (fold - 1)) continue;
+        grid_layout_place(L, fold);
+        long s = L->w > L->h ? L->w : L->h;
+        if (grid_drawable(L) && (!pick || s < side)) { pick = fold; side = s; }
+    }
+    grid_layout_place(L, pick ? pick : best);
 }
 
 /* Query labels right-aligned left of a thumbnail at (x, y), every step-th. */
@@ -353,7 +367,7 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     grid_layout(&L);
 
     Canvas c;
-    if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
+    if (canvas_init_named(&c, path, L.w, L.h, COL_BG, err, errlen)) return -1;
     int asc, desc;
     font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
     if (L.title_base) label_draw_lines(&c, FONT_BOLD, TITLE_PX, MARGIN, L.title_base, asc + desc + 2, &L.title_ls, COL_TEXT);

@@ -415,7 +415,7 @@ int render_heatmap(const char *path, const RenderHeatmap *hm, const RenderMeta *
     if (hm_check(hm, err, errlen) || font_ensure(err, errlen)) return -1;
     hm_layout(&L, hm, 0, HEATMAP_TITLE_PX, HEATMAP_MARGIN, 0);
     Canvas c;
-    if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
+    if (canvas_init_named(&c, path, L.w, L.h, COL_BG, err, errlen)) return -1;
     hm_draw(&c, &L, 0, 0);
     int status = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);

@@ -103,7 +103,7 @@ int render_label_grid(const char *path, const RenderLabelGrid *g, const RenderMe
     GridLayout L;
     grid_layout(&L, g);
     Canvas c;
-    if (canvas_init(&c, L.w, L.h, COL_BG, err, errlen)) return -1;
+    if (canvas_init_named(&c, path, L.w, L.h, COL_BG, err, errlen)) return -1;
     grid_draw(&c, &L, g);
     int rc = png_write_canvas(path, &c, meta, err, errlen);
     canvas_free(&c);

@@ -237,7 +237,7 @@ int render_lines(const char *path, const char *title, const char *const *left,
     lines_layout(&V, title);
 
     Canvas c;
-    if (canvas_init(&c, V.w, V.h, COL_BG, err, errlen)) return -1;
+    if (canvas_init_named(&c, path, V.w, V.h, COL_BG, err, errlen)) return -1;
     int asc, desc;
     font_vmetrics(FONT_BOLD, TITLE_PX, &asc, &desc);
     if (V.title_base) label_draw_lines(&c, FONT_BOLD, TITLE_PX, MARGIN, V.title_base, asc + desc + 2, &V.title_ls, COL_TEXT);

@@ -116,6 +116,13 @@ static void plot_axes(const RenderPlot *plot, Axis *ax, Axis *ay) {
     *ay = (Axis){.log = plot->log_y};
     axis_ticks(ax, xmn, xmx, 8);
     axis_ticks(ay, ymn, ymx, 6);
+    if (plot->x_ticks_at_x) {   /* the values measured, in order, each once */
+        ax->n = 0;
+        for (int i = 0; i < plot->n_points && ax->n < MAX_TICKS; i++) {
+            double x = plot->x[i];
+            if (usable(x, plot->log_x) && (ax->n == 0 || x > ax->ticks[ax->n - 1])) ax->ticks[ax->n++] = x;
+        }
+    }
 }
 
 /* Left to right: y caption, y tick labels, the plot area, the legend; top to

@@ -130,6 +130,8 @@ typedef struct {
     const RenderSeries *series;
     int n_series;
     int log_x, log_y;
+    int x_ticks_at_x;                /* 1: the x ticks are the x values themselves (the
+                                        d_k measured), not round numbers */
 } RenderPlot;
 
 int render_plot(const char *path, const RenderPlot *plot, const RenderMeta *meta,

@@ -179,7 +179,7 @@ int render_sheet(const char *path, const char *title, const char *notes, const R
     SheetWalk S = {.cell_w = sheet_cell_width(blocks, n)};
     sheet_walk(&S, title, notes, blocks, n);
     Canvas c;
-    if (canvas_init(&c, S.w, S.h, COL_BG, err, errlen)) return -1;
+    if (canvas_init_named(&c, path, S.w, S.h, COL_BG, err, errlen)) return -1;
     S.c = &c;
     sheet_walk(&S, title, notes, blocks, n);
     int rc = png_write_canvas(path, &c, meta, err, errlen);

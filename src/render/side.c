@@ -3,6 +3,7 @@
 #include "render/side.h"
 #include "render/canvas.h"
 #include "render/font.h"
+#include "render/label.h"
 #include "render/png.h"
 #include "core/errmsg.h"
 #include <png.h>
@@ -71,16 +72,18 @@ static int draw_title(Canvas *c, const char *title, int *width) {
 /* Lays out (c NULL) or draws the title, captions and pictures; returns the size. */
 static void side_walk(Canvas *c, const char *title, const SideImage *im, const char *const *captions, int n,
                       long *w, long *h) {
-    int tw, top = draw_title(c, title, &tw), cap_h = 0, x = MARGIN, tallest = 0;
-    for (int i = 0; captions && i < n; i++)
-        if (captions[i]) cap_h = text_height(FONT_BOLD, CAPTION_PX) + 8;
+    int tw, top = draw_title(c, title, &tw), cap_h = 0, x = MARGIN, tallest = 0, pitch = text_height(FONT_BOLD, CAPTION_PX) + 2;
+    LabelLines ls[RENDER_SIDE_MAX];
+    for (int i = 0; captions && i < n; i++) {   /* folded to its picture's width, never cut */
+        ls[i].n = 0;
+        if (captions[i]) label_wrap(FONT_BOLD, CAPTION_PX, captions[i], im[i].w, &ls[i]);
+        if (ls[i].n && ls[i].n * pitch + 6 > cap_h) cap_h = ls[i].n * pitch + 6;
+    }
     for (int i = 0; i < n; i++) {
-        if (c && captions && captions[i]) {   /* cut to its picture's width */
+        if (c && captions && ls[i].n) {
             int asc, desc;
-            char fit[1024];
             font_vmetrics(FONT_BOLD, CAPTION_PX, &asc, &desc);
-            font_fit(FONT_BOLD, CAPTION_PX, captions[i], im[i].w, fit, sizeof fit);
-            font_draw(c, FONT_BOLD, CAPTION_PX, x, top + asc, fit, COL_TEXT);
+            label_draw_lines(c, FONT_BOLD, CAPTION_PX, x, top + asc, pitch, &ls[i], COL_TEXT);
         }
         for (int r = 0; c && r < im[i].h; r++)
             memcpy(c->px + ((size_t)(top + cap_h + r) * c->w + x) * 3, im[i].px + (size_t)r * im[i].w * 3,

@@ -75,6 +75,16 @@ int tokenizer_check_utf8(const char *s, size_t n, char *err, size_t errlen) {
         uint32_t cp;
         const char *why = "";
         int len = utf8_decode(u, n, i, &cp, &why);
+        if (!len && !strcmp(why, "truncated multi-byte sequence")) {   /* say which byte breaks it */
+            int need = u[i] < 0xE0 ? 2 : u[i] < 0xF0 ? 3 : 4, k = 1;
+            while (k < need && i + k < n && (u[i + k] & 0xC0) == 0x80) k++;
+            if (i + k >= n)
+                return errmsg_set(err, errlen, "invalid UTF-8 at byte %zu (0x%02X): it starts a %d-byte character "
+                                  "but the text ends after %d of its bytes (save the text as UTF-8)", i, u[i], need, k);
+            return errmsg_set(err, errlen, "invalid UTF-8 at byte %zu (0x%02X): it starts a %d-byte character but "
+                              "byte %zu (0x%02X) does not continue it (save the text as UTF-8)", i, u[i], need, i + k,
+                              u[i + k]);
+        }
         if (!len)
             return errmsg_set(err, errlen, "invalid UTF-8 at byte %zu (0x%02X): %s "
                            "(save the text as UTF-8)", i, u[i], why);
