@@ -3,14 +3,14 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CC      ?= cc
-PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc
+PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc zlib
 OPENMP  ?= 1
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(strip $(PKG_LIBS)),)
 PKG_CFLAGS := -I/usr/include/libpng16 -I/usr/include/freetype2 -I/usr/include/cjson
-PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc
+PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc -lz
 endif
 
 # OpenMP only where the compiler accepts it (make OPENMP=0 turns it off).
@@ -109,7 +109,7 @@ $(BUILD)/flags: FORCE | $(DEPS_FIRST)
 FORCE:
 
 # Installs what is missing from Debian's packages (sudo when not root).
-DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
+DEB_PKGS := build-essential pkg-config libpng-dev zlib1g-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
             clang libclang-rt-dev libgif-dev libisal-dev python3-pil python3-matplotlib
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
