@@ -270,6 +270,8 @@ install: $(BUILD)/attnviz
 	install -m 755 $(BUILD)/attnviz $(DESTDIR)$(PREFIX)/bin/attnviz
 	if [ -d samples/models ]; then cp -r samples/models $(DESTDIR)$(PREFIX)/share/attnviz/; fi
 	if [ -d samples/corpus ]; then cp -r samples/corpus $(DESTDIR)$(PREFIX)/share/attnviz/; fi
+	install -d $(DESTDIR)$(PREFIX)/share/attnviz/python
+	install -m 644 src/python/attnviz.py $(DESTDIR)$(PREFIX)/share/attnviz/python/attnviz.py
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/attnviz

@@ -527,7 +527,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 typedef struct {
     const TraceMap *m;
     int h;
-    char file[256], title[400], sub[1400], cap[800];
+    char file[256], title[400], sub[1400], cap[1400];
     int rc;
     char err[512];
 } HeadJob;
@@ -563,7 +563,7 @@ static void head_job_texts(const Show *w, HeadJob *j) {
                  "“%s” on average (above %.1f): this head parks its weight there when it has nothing to look "
                  "for.", j->title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
     else
-        snprintf(j->cap, sizeof j->cap, "%s", j->title);
+        snprintf(j->cap, sizeof j->cap, "%s%s", j->title, w->ps->origin ? world : "");
 }
 
 /* Draws job j's PNG (no trace or page change: safe beside other jobs). */

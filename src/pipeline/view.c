@@ -432,7 +432,7 @@ int view_pictures(Trace *t, const ViewSpec *spec, const char *dir, const char *c
     char origin[600], model[700];
     snprintf(origin, sizeof origin, "weights from %s, computed outside attnviz (attnviz does not know the model)%s",
              base, spec->scores ? "; softmax of the given scores by attnviz" : "");
-    snprintf(model, sizeof model, "none known to attnviz: the weights were read from %s", spec->file);
+    snprintf(model, sizeof model, "none: weights computed outside attnviz, read from %s", spec->file);
     Sentence s;
     memset(&s, 0, sizeof s);
     size_t len = 0;
