@@ -233,7 +233,7 @@ sanitize:
 # with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
 # keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
 # FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.
-FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config gpt2_vocab bert_vocab llama2c tokjson outdir folder tsv
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config gpt2_vocab bert_vocab llama2c tokjson outdir folder tsv npy
 FUZZ_SECONDS ?= 30
 # FUZZ_RUNS=N: stop each target after N executions instead (the long local run:
 # make fuzz FUZZ_RUNS=10000000 FUZZ_SECONDS=0).
