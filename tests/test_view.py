@@ -173,8 +173,14 @@ def bad_inputs(tmp):
     open(p("trunc.json"), "w").write(json.dumps(ws.tolist())[:-20])
     open(p("ragged.json"), "w").write("[[0.5, 0.5], [1.0]]")
     np.savez(p("heads.npz"), **{"a": ws, "b": ws[:2]})
+    for name, shape, order in (("huge.npy", "(268435456, 268435456, 268435456)", "False"), ("fortran.npy", "(2, 2)", "True")):
+        hdr = "{'descr': '<f4', 'fortran_order': %s, 'shape': %s, }" % (order, shape)   # a header as numpy writes it
+        hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
+        open(p(name), "wb").write(b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 16)
     src = " ".join(SRC)
     return [
+        ("sizes overflow", p("huge.npy"), ["--tokens", src], "the array holds more than 268435456 values"),
+        ("fortran order", p("fortran.npy"), ["--tokens", "a b"], "Fortran order"),
         ("tokens", p("ok.npy"), ["--tokens", "the animal"], "map layer.0 has 10 queries but --tokens gives 2 tokens"),
         ("keys", p("ok.npy"), ["--tokens", src, "--keys", "a b c"], "map layer.0 has 10 keys but --keys gives 3"),
         ("negative", p("neg.npy"), ["--tokens", src], "map layer.0 head 1 row 3 (“cross”): weight -0.01 at key 2 is negative"),
