@@ -61,6 +61,12 @@ def test_view_reads_pytorch_weights_in_every_format(tmp):
     np.savez(os.path.join(tmp, "both.npz"), **both)
     np.savez_compressed(os.path.join(tmp, "both-z.npz"), **both)
     write_safetensors(os.path.join(tmp, "both.safetensors"), {}, both, order=list(both))
+    raw = [np.ascontiguousarray(both[k], dtype="<f8").tobytes() for k in both]   # F64, by hand
+    head = {k: {"dtype": "F64", "shape": list(both[k].shape), "data_offsets": [sum(map(len, raw[:i])), sum(map(len, raw[:i + 1]))]}
+            for i, k in enumerate(both)}
+    h = json.dumps(head).encode()
+    with open(os.path.join(tmp, "both64.safetensors"), "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(raw))
     with open(os.path.join(tmp, "both.json"), "w") as f:
         json.dump({k: v.tolist() for k, v in both.items()}, f)
     with open(os.path.join(tmp, "enc.json"), "w") as f:
@@ -68,7 +74,7 @@ def test_view_reads_pytorch_weights_in_every_format(tmp):
     check_trace(view(tmp, "npy", os.path.join(tmp, "enc.npy"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
     check_trace(view(tmp, "npy64", os.path.join(tmp, "enc64.npy"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
     check_trace(view(tmp, "json1", os.path.join(tmp, "enc.json"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
-    for f in ("both.npz", "both-z.npz", "both.safetensors", "both.json"):
+    for f in ("both.npz", "both-z.npz", "both.safetensors", "both64.safetensors", "both.json"):
         out = view(tmp, f.replace(".", "-"), os.path.join(tmp, f), "--tokens", src, *q)
         t = check_trace(out, both, kinds)
         cross = t["maps"][1]
