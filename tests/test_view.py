@@ -173,6 +173,11 @@ def bad_inputs(tmp):
     bad = bytearray(z)
     bad[200] ^= 0xFF
     open(p("crc.npz"), "wb").write(bytes(bad))
+    np.savez_compressed(p("ok-z.npz"), a=ws)
+    lie = bytearray(open(p("ok-z.npz"), "rb").read())
+    at = lie.rindex(b"PK\x01\x02")                      # the central directory's entry:
+    lie[at + 24:at + 28] = (0x80000000).to_bytes(4, "little")   # it claims 2 GB inflated
+    open(p("lie.npz"), "wb").write(bytes(lie))
     write_safetensors(p("ok.safetensors"), {}, {"encoder.0.self": ws})
     st = open(p("ok.safetensors"), "rb").read()
     open(p("trunc.safetensors"), "wb").write(st[:len(st) - 100])
@@ -198,6 +203,7 @@ def bad_inputs(tmp):
         ("truncated header", p("head.npy"), ["--tokens", src], "truncated"),
         ("truncated npz", p("trunc.npz"), ["--tokens", src], "truncated"),
         ("crc", p("crc.npz"), ["--tokens", src], "CRC-32"),
+        ("size lie", p("lie.npz"), ["--tokens", src], "member a.npy is damaged (its sizes disagree)"),
         ("truncated safetensors", p("trunc.safetensors"), ["--tokens", src], "truncated"),
         ("truncated json", p("trunc.json"), ["--tokens", src], "not valid JSON (or is truncated)"),
         ("ragged json", p("ragged.json"), ["--tokens", "a b"], "rows of different lengths"),

@@ -81,8 +81,9 @@ static const unsigned char *member_bytes(const ZipEntry *e, const unsigned char 
         errmsg_set(err, errlen, "%s: member %s is too large (%llu bytes)", what, e->name, (unsigned long long)e->usize);
         return NULL;
     }
-    if (e->method == 0 && e->csize != e->usize) {
-        errmsg_set(err, errlen, "%s: member %s is damaged (stored sizes differ)", what, e->name);
+    /* deflate expands at most 1032-fold: a larger size is a lie, refused before it is allocated */
+    if ((e->method == 0 && e->csize != e->usize) || (e->method == 8 && e->usize / 1032 > e->csize + 1)) {
+        errmsg_set(err, errlen, "%s: member %s is damaged (its sizes disagree)", what, e->name);
         return NULL;
     }
     const unsigned char *data = buf + at;
