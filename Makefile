@@ -111,7 +111,7 @@ FORCE:
 # Installs what is missing from Debian's packages (sudo when not root).
 DEB_PKGS := build-essential pkg-config libpng-dev zlib1g-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
-            clang libclang-rt-dev libgif-dev libisal-dev python3-pil python3-matplotlib
+            clang libclang-rt-dev libgif-dev libisal-dev python3-pil python3-matplotlib python3-nbconvert python3-ipykernel
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
