@@ -72,7 +72,10 @@ def test_view_reads_pytorch_weights_in_every_format(tmp):
     with open(os.path.join(tmp, "enc.json"), "w") as f:
         json.dump(ws.tolist(), f)
     check_trace(view(tmp, "npy", os.path.join(tmp, "enc.npy"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
-    check_trace(view(tmp, "npy64", os.path.join(tmp, "enc64.npy"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
+    with open(os.path.join(tmp, "tokens.txt"), "w") as f:   # one token a line: a token may hold a space
+        f.write("\n".join(SRC[:-1] + [" tired"]) + "\n")
+    out = view(tmp, "npy64", os.path.join(tmp, "enc64.npy"), "--tokens", os.path.join(tmp, "tokens.txt"))
+    assert check_trace(out, {"layer.0": ws}, {"layer.0": "custom"})["maps"][0]["keys"][-1] == " tired"
     check_trace(view(tmp, "json1", os.path.join(tmp, "enc.json"), "--tokens", src), {"layer.0": ws}, {"layer.0": "custom"})
     for f in ("both.npz", "both-z.npz", "both.safetensors", "both64.safetensors", "both.json"):
         out = view(tmp, f.replace(".", "-"), os.path.join(tmp, f), "--tokens", src, *q)
