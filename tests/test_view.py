@@ -84,7 +84,7 @@ def test_view_reads_pytorch_weights_in_every_format(tmp):
         assert cross["queries"] == TGT and cross["keys"] == SRC and t["maps"][0]["queries"] == SRC
         assert cross["mask"] is None and t["maps"][0]["mask"] is None
     files = os.listdir(out)
-    for want in ("grid.encoder.self.png", "grid.decoder.cross.png", "encoder.0.self.h3.png", "decoder.0.cross.h0.png",
+    for want in ("grid.encoder.self.png", "grid.decoder.cross.png", "encoder.0.self.h3.png", "decoder.0.cross.h0.png", "lines.7-it.png",
                  "index.html"):
         assert want in files, files
     # a 4-D (layers, heads, queries, keys) array: maps layer.0 … layer.L-1

@@ -303,6 +303,8 @@ static int query_views(Show *w, int q, const LinksView *v) {
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
+    const char *outside = w->ps->origin ? " · weights computed outside attnviz" : "";
+    strncat(title, outside, sizeof title - strlen(title) - 1);
     if (w->ps->link_heads && !v->no_antecedent) link_heads_note(w, q, v, cap, sizeof cap, capvi, sizeof capvi);
     char path[4096], headtxt[16];
     pictures_path(w, file, path, sizeof path);
@@ -317,8 +319,8 @@ static int query_views(Show *w, int q, const LinksView *v) {
     snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, kind_title(m->kind), L->head,
              v->taught ? " · TAUGHT" : "");
     char clip[400];
-    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, v->taught ? " · this head was taught with gold antecedents" : "",
-             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
+             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
     RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
     if (write_heatmap(w, file, &hm, m, L->head)) return -1;
     html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",

@@ -5,6 +5,7 @@
 #include "core/fileio.h"
 #include "core/safetensors.h"
 #include "core/sizes.h"
+#include "pipeline/links.h"
 #include "tokenize/tokenizer.h"
 #include <cJSON.h>
 #include <math.h>
@@ -454,7 +455,14 @@ int view_pictures(Trace *t, const ViewSpec *spec, const char *dir, const char *c
     s.copy_layer = -1;
     PictureSpec ps = {.dir = dir, .model_path = model, .command = command, .focus_map = -1, .focus_head = 0,
                       .keep_steps = 1, .coref = {.layer = -1}, .origin = origin};
-    int rc = pictures_show_sentence(&ps, &s, t, rep, err, errlen);
+    /* the pronouns' lines views, as run draws them, from the self-attention maps */
+    LinksAsk ask = {.coref = &ps.coref, .focus_map = -1};
+    LinksFound *found = NULL;
+    int n = links_find(t, (const char *const *)spec->tokens.tok, spec->tokens.n, &ask, &found);
+    ps.links = found;
+    ps.n_links = n > 0 ? n : 0;
+    int rc = n < 0 ? errmsg_set(err, errlen, "out of memory") : pictures_show_sentence(&ps, &s, t, rep, err, errlen);
+    free(found);
     free(text);
     return rc;
 }

@@ -20,7 +20,8 @@
  *               softmax takes: attnviz computes the weights, the numbers are
  *               kept as the head's `masked` step.
  *   view_pictures  pictures_show_sentence with the file named as the weights'
- *               origin on every picture and the page.
+ *               origin on every picture and the page, and each pronoun's lines
+ *               view from the self-attention maps (links_find, as run).
  * Ownership: a ViewArrays owns its arrays (view_arrays_free); the Trace owns
  * what view_trace adds.  Errors: -1 and one line in err. */
 #ifndef ATTNVIZ_VIEW_H
