@@ -286,6 +286,10 @@ print(v._repr_html_())
 hf = tuple(torch.stack([torch.rand_like(ws), ws]) for _ in range(2))     # (batch, heads, q, k) per layer
 attnviz.show(hf, {" ".join(SRC)!r}, out='b', batch=1)
 attnviz.show({{'encoder.0.self': ws, 'decoder.0.cross': wc}}, {SRC!r}, out='c', queries={{'decoder.0.cross': {TGT!r}}})
+from types import SimpleNamespace   # an encoder-decoder's output, as Hugging Face returns it
+sq = lambda *t: tuple(x.unsqueeze(0) for x in t)
+hf2 = SimpleNamespace(encoder_attentions=sq(ws, ws), cross_attentions=sq(wc), decoder_attentions=None)
+attnviz.show(hf2, {SRC!r}, out='e', queries={{'decoder.0.cross': {TGT!r}}})
 try:
     attnviz.show(ws, ['too', 'few'], out='d')
 except attnviz.AttnvizError as e:
@@ -298,6 +302,8 @@ except attnviz.AttnvizError as e:
     check_trace(os.path.join(tmp, "b"), {"layer.0": ws, "layer.1": ws}, {"layer.0": "custom", "layer.1": "custom"})
     check_trace(os.path.join(tmp, "c"), {"encoder.0.self": ws, "decoder.0.cross": wc},
                 {"encoder.0.self": "self", "decoder.0.cross": "cross"})
+    check_trace(os.path.join(tmp, "e"), {"encoder.0.self": ws, "encoder.1.self": ws, "decoder.0.cross": wc},
+                {"encoder.0.self": "self", "encoder.1.self": "self", "decoder.0.cross": "cross"})
 
 
 def test_sample_notebook_runs(tmp):

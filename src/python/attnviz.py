@@ -13,6 +13,9 @@ show() accepts
     (heads, queries, keys) or (queries, keys) — maps layer.0, layer.1, …;
   - the tuple a Hugging Face model returns with output_attentions=True: one
     (batch, heads, queries, keys) tensor per layer (batch item `batch`);
+  - a Hugging Face output object (or dict) with encoder_attentions,
+    decoder_attentions, cross_attentions: maps encoder.L.self,
+    decoder.L.masked_self, decoder.L.cross (queries= gives the decoder's tokens);
   - a dict {map id: (batch, heads, queries, keys), (heads, queries, keys) or
     (queries, keys)}; ids such as "encoder.0.self", "decoder.0.masked_self",
     "decoder.0.cross" are drawn as that kind, and a tuple under "NAME" gives
@@ -45,8 +48,26 @@ def _array(x, batch=None):
     return a[batch] if batch is not None else a
 
 
+# A Hugging Face encoder-decoder's outputs, and the maps they become.
+_HF_NAMES = {"encoder_attentions": "encoder.{}.self", "decoder_attentions": "decoder.{}.masked_self",
+             "cross_attentions": "decoder.{}.cross"}
+
+
+def _hf_outputs(out):
+    """{map id pattern: tuple} of a Hugging Face output object (or a dict with those keys), or None."""
+    get = out.get if isinstance(out, dict) else lambda k: getattr(out, k, None)
+    found = {pat: get(k) for k, pat in _HF_NAMES.items() if get(k) is not None}
+    if not found and not isinstance(out, (dict, tuple, list)) and getattr(out, "attentions", None) is not None:
+        found = {"layer.{}": out.attentions}
+    return found or None
+
+
 def _maps(attentions, batch):
     """{map id: float32 array} from any accepted form."""
+    hf = _hf_outputs(attentions) if not hasattr(attentions, "shape") else None
+    if hf:
+        return {pat.format(l): _array(t, batch if np.ndim(_array(t)) == 4 else None)
+                for pat, layers in hf.items() for l, t in enumerate(layers)}
     if isinstance(attentions, dict):
         out = {}
         for name, v in attentions.items():
