@@ -34,7 +34,7 @@ RANK = {
 }
 
 ASSETS = "assets"
-PYTHON = "python"    # src/python/*.py: the notebook helper (no C, no rank)
+PYTHON = "python"    # src/python/*.py: the notebook module (no C, no rank)
 ASSET_EXTENSIONS = (".js", ".css")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -53,7 +53,7 @@ def scan(src):
                 with open(os.path.join(d, name), encoding="utf-8") as f:
                     files[f"{room}/{name}"] = INCLUDE.findall(f.read())
             elif room == PYTHON and (name.endswith(".py") or name == "__pycache__"):
-                continue   # the notebook helper, installed beside the program (make install)
+                continue   # the notebook module, installed beside the program (make install)
             elif name == ASSETS and os.path.isdir(os.path.join(d, name)):
                 stray += [f"{room}/{ASSETS}/{a}" for a in sorted(os.listdir(os.path.join(d, name)))
                           if not a.endswith(ASSET_EXTENSIONS)]

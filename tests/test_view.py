@@ -1,7 +1,7 @@
-"""`attnviz view` (src/pipeline/view.h, src/cli/view.c) and the notebook helper
+"""`attnviz view` (src/pipeline/view.h, src/cli/view.c) and the notebook module
 (src/python/attnviz.py): PyTorch's own attention weights — nn.MultiheadAttention
 with need_weights=True, average_attn_weights=False, an encoder's self-attention
-and a decoder's cross-attention — saved by the helper and as .npy, .npz (stored
+and a decoder's cross-attention — saved by the notebook module and as .npy, .npz (stored
 and deflated), .safetensors and JSON: trace.json holds exactly PyTorch's numbers
 (within 1e-6), the page embeds them and passes the browser checks of the other
 pages; each bad input gets one line, a non-zero exit and leaves --out as it was."""
@@ -11,7 +11,7 @@ from helpers import ROOT, ATTNVIZ, run, run_ok, load_json, validate_trace, write
 
 SRC = "the animal didn't cross the street because it was tired".split()
 TGT = "<2fr> l' animal n' a pas traversé".split()
-HELPER = os.path.join(ROOT, "src", "python")
+MODULE = os.path.join(ROOT, "src", "python")
 NOTEBOOK = os.path.join(ROOT, "samples", "notebooks", "attnviz_view.ipynb")
 
 
@@ -264,21 +264,21 @@ def test_view_page_embeds_the_trace_and_passes_the_browser_checks(tmp):
                      query="it", missing_note=1, stages=stages_of(t, t["maps"][0]["id"], 0, False))
 
 
-def run_helper(tmp, code):
-    env = dict(os.environ, ATTNVIZ=ATTNVIZ, PYTHONPATH=HELPER, PYTHONDONTWRITEBYTECODE="1")
+def run_module(tmp, code):
+    env = dict(os.environ, ATTNVIZ=ATTNVIZ, PYTHONPATH=MODULE, PYTHONDONTWRITEBYTECODE="1")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
 
-def test_helper_takes_tensors_hf_tuples_and_dicts(tmp):
+def test_module_takes_tensors_hf_tuples_and_dicts(tmp):
     """attnviz.show with PyTorch tensors, a Hugging Face-style tuple (batch 2,
     item 1 chosen) and a dict of maps: the trace holds those numbers; the
     object's _repr_html_ is an iframe of the page; a bad input raises one line."""
     ws, wc = torch_weights()
     np.save(os.path.join(tmp, "ws.npy"), ws)
     np.save(os.path.join(tmp, "wc.npy"), wc)
-    out = run_helper(tmp, f"""
+    out = run_module(tmp, f"""
 import numpy as np, torch, attnviz
 ws, wc = torch.from_numpy(np.load('ws.npy')), torch.from_numpy(np.load('wc.npy'))
 v = attnviz.show(ws.unsqueeze(0), {SRC!r}, out='a')
@@ -311,7 +311,7 @@ def test_sample_notebook_runs(tmp):
     python3-nbconvert and python3-ipykernel are installed; else its code cells
     run as one script, and the test says so."""
     nb = json.load(open(NOTEBOOK, encoding="utf-8"))
-    env = dict(os.environ, ATTNVIZ=ATTNVIZ, PYTHONPATH=HELPER, PYTHONDONTWRITEBYTECODE="1")
+    env = dict(os.environ, ATTNVIZ=ATTNVIZ, PYTHONPATH=MODULE, PYTHONDONTWRITEBYTECODE="1")
     try:
         import nbconvert, ipykernel   # noqa: F401
         have = True
@@ -339,7 +339,7 @@ def test_sample_notebook_runs(tmp):
     assert [m["id"] for m in t["maps"]] == ["encoder.0.self", "encoder.1.self"]
 
 
-def test_make_install_installs_the_helper(tmp):
+def test_make_install_installs_the_module(tmp):
     prefix = os.path.join(tmp, "pfx")
     build = os.path.relpath(os.path.dirname(ATTNVIZ), ROOT)
     r = subprocess.run(["make", "-s", "-C", ROOT, "install", "PREFIX=" + prefix, "BUILD=" + build],
