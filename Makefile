@@ -3,14 +3,14 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 CC      ?= cc
-PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc
+PKGS    := libpng freetype2 libcjson libpcre2-8 libutf8proc zlib
 OPENMP  ?= 1
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ifeq ($(strip $(PKG_LIBS)),)
 PKG_CFLAGS := -I/usr/include/libpng16 -I/usr/include/freetype2 -I/usr/include/cjson
-PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc
+PKG_LIBS   := -lpng16 -lfreetype -lcjson -lpcre2-8 -lutf8proc -lz
 endif
 
 # OpenMP only where the compiler accepts it (make OPENMP=0 turns it off).
@@ -109,9 +109,9 @@ $(BUILD)/flags: FORCE | $(DEPS_FIRST)
 FORCE:
 
 # Installs what is missing from Debian's packages (sudo when not root).
-DEB_PKGS := build-essential pkg-config libpng-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
+DEB_PKGS := build-essential pkg-config libpng-dev zlib1g-dev libcjson-dev libfreetype-dev libpcre2-dev libutf8proc-dev \
             fonts-dejavu-core libopenblas-dev python3 python3-numpy python3-jsonschema python3-torch chromium \
-            clang libclang-rt-dev libgif-dev libisal-dev python3-pil python3-matplotlib
+            clang libclang-rt-dev libgif-dev libisal-dev python3-pil python3-matplotlib python3-nbconvert python3-ipykernel
 # node and npm run the GPT-2 tokenizer's oracle in the tests; they are looked
 # for as commands, since a node from elsewhere (NodeSource) bundles npm.
 NODE_PKGS := nodejs npm
@@ -238,7 +238,7 @@ sanitize:
 # with clang under ASan + UBSan; `make fuzz` runs each for FUZZ_SECONDS and
 # keeps what it learns in build/fuzz/corpus-NAME.  A new parser: one word in
 # FUZZ_TARGETS, one tests/fuzz/fuzz_NAME.c, one seed folder.
-FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config gpt2_vocab bert_vocab llama2c tokjson outdir folder tsv
+FUZZ_TARGETS ?= checkpoint jsonmat tokenizer model_config safetensors hf_config gpt2_vocab bert_vocab llama2c tokjson outdir folder tsv npy
 FUZZ_SECONDS ?= 30
 # FUZZ_RUNS=N: stop each target after N executions instead (the long local run:
 # make fuzz FUZZ_RUNS=10000000 FUZZ_SECONDS=0).
@@ -259,7 +259,7 @@ $(FUZZ_DIR)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(GIF_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(GIF_LIBS) -lm
 fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@fail=0; for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
@@ -275,6 +275,8 @@ install: $(BUILD)/attnviz
 	install -m 755 $(BUILD)/attnviz $(DESTDIR)$(PREFIX)/bin/attnviz
 	if [ -d samples/models ]; then cp -r samples/models $(DESTDIR)$(PREFIX)/share/attnviz/; fi
 	if [ -d samples/corpus ]; then cp -r samples/corpus $(DESTDIR)$(PREFIX)/share/attnviz/; fi
+	install -d $(DESTDIR)$(PREFIX)/share/attnviz/python
+	install -m 644 src/python/attnviz.py $(DESTDIR)$(PREFIX)/share/attnviz/python/attnviz.py
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/attnviz

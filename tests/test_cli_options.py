@@ -2,7 +2,7 @@
 --name VALUE and --name=VALUE, ranges checked, one message form for mistakes."""
 from helpers import run, run_ok
 
-COMMANDS = ["run", "steps", "demo", "corpus", "train", "eval", "info", "model-init", "forward", "tokenize", "generate", "compare", "worksheet"]
+COMMANDS = ["run", "steps", "demo", "corpus", "train", "eval", "info", "model-init", "forward", "tokenize", "generate", "compare", "worksheet", "view"]
 
 
 def one_error_line(r):
@@ -29,7 +29,7 @@ def test_every_command_names_an_unknown_option_the_same_way():
 def test_a_missing_value_is_named():
     for cmd, opt in [("run", "--model"), ("steps", "--q"), ("demo", "--out"), ("corpus", "--out"),
                      ("train", "--corpus"), ("eval", "--model"), ("info", "--model"), ("model-init", "--config"),
-                     ("forward", "--model"), ("train", "--steps"), ("eval", "--limit")]:
+                     ("forward", "--model"), ("train", "--steps"), ("eval", "--limit"), ("view", "--tokens")]:
         r = run(cmd, opt)
         assert r.returncode == 2, (cmd, opt, r.stderr)
         assert f"{opt} needs a value (see attnviz {cmd} --help)" in one_error_line(r), (cmd, opt, r.stderr)

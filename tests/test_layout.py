@@ -34,6 +34,7 @@ RANK = {
 }
 
 ASSETS = "assets"
+PYTHON = "python"    # src/python/*.py: the notebook module (no C, no rank)
 ASSET_EXTENSIONS = (".js", ".css")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
@@ -51,6 +52,8 @@ def scan(src):
             if name.endswith((".c", ".h")):
                 with open(os.path.join(d, name), encoding="utf-8") as f:
                     files[f"{room}/{name}"] = INCLUDE.findall(f.read())
+            elif room == PYTHON and (name.endswith(".py") or name == "__pycache__"):
+                continue   # the notebook module, installed beside the program (make install)
             elif name == ASSETS and os.path.isdir(os.path.join(d, name)):
                 stray += [f"{room}/{ASSETS}/{a}" for a in sorted(os.listdir(os.path.join(d, name)))
                           if not a.endswith(ASSET_EXTENSIONS)]

@@ -31,6 +31,7 @@ int cli_tokenize(int argc, char **argv);    /* tokenize.c: a GPT-2/BERT tokenize
 int cli_generate(int argc, char **argv);    /* generate.c: a decoder writes, KV cache */
 int cli_compare(int argc, char **argv);     /* compare.c: two sentences or models     */
 int cli_worksheet(int argc, char **argv);   /* worksheet.c: exercises with a key      */
+int cli_view(int argc, char **argv);        /* view.c: weights computed anywhere      */
 
 /* Prints "attnviz: error: <fmt>" + newline on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

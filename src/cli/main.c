@@ -25,6 +25,8 @@ static void usage(FILE *f) {
         "  compare two sentences, two models, or a model with and without --ablate: maps side by side\n"
         "          and their differences\n"
         "  worksheet  printable attention exercises with blanks and the answer key\n"
+        "  view    attention weights from any framework (.npy, .npz, .safetensors, JSON) drawn\n"
+        "          as run draws its own\n"
         "  help    this text\n\n"
         "Every command takes --help.  Pictures and trace.json go to --out DIR (default output/ for\n"
         "demo, output/run/ and output/steps/ for run and steps).\n",
@@ -78,6 +80,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "generate")) return cli_generate(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare")) return cli_compare(argc - 1, argv + 1);
     if (!strcmp(cmd, "worksheet")) return cli_worksheet(argc - 1, argv + 1);
+    if (!strcmp(cmd, "view")) return cli_view(argc - 1, argv + 1);
     fprintf(stderr, "attnviz: error: unknown command '%s' (try: attnviz --help)\n", cmd);
     return 2;
 }

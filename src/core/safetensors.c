@@ -4,6 +4,8 @@
 #include "core/fileio.h"
 #include <cJSON.h>
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ static void swap_bytes(void *p, size_t n, int es) {
 int safetensors_dtype_size(const char *dtype) {
     if (!strcmp(dtype, "F32")) return 4;
     if (!strcmp(dtype, "F16") || !strcmp(dtype, "BF16")) return 2;
+    if (!strcmp(dtype, "F64")) return 8;
     return 0;
 }
 
@@ -445,12 +448,33 @@ static void halves_to_f32(float *restrict out, const unsigned short *restrict ha
     for (size_t i = 0; i < n; i++) out[i] = safetensors_f16_to_f32(half[i]);
 }
 
+/* n float64 values at byte off of tensor t's file into out, rounded to float32
+ * (a value beyond float32's range is refused: it would become an infinity). */
+static int read_f64(const SafeTensors *st, const StTensor *t, size_t off, size_t n, float *out, char *err,
+                    size_t errlen) {
+    double d[1 << 12];
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < sizeof d / 8 ? n - done : sizeof d / 8;
+        if (read_at(st->fds[t->file], d, k * 8, off + done * 8) != 0)
+            return errmsg_set(err, errlen, "cannot read tensor %s from %s", t->name, st->paths[t->file]);
+        if (!host_is_little_endian()) swap_bytes(d, k, 8);
+        for (size_t i = 0; i < k; i++) {
+            if (isfinite(d[i]) && fabs(d[i]) > FLT_MAX)
+                return errmsg_set(err, errlen, "%s: tensor %s holds %g, beyond float32's range", st->paths[t->file],
+                                  t->name, d[i]);
+            out[done + i] = (float)d[i];
+        }
+        done += k;
+    }
+    return 0;
+}
+
 /* Elements first .. first + n - 1 of tensor t into out, as float32.  0, or -1 with err. */
 static int read_span_f32(const SafeTensors *st, const StTensor *t, size_t first, size_t n, float *out, char *err,
                          size_t errlen) {
     int es = safetensors_dtype_size(t->dtype);
     if (!es)
-        return errmsg_set(err, errlen, "%s: tensor %s has dtype %s; attnviz reads F32, F16 and BF16",
+        return errmsg_set(err, errlen, "%s: tensor %s has dtype %s; attnviz reads F32, F16, BF16 and F64",
                           st->paths[t->file], t->name, t->dtype);
     int fd = st->fds[t->file], le = host_is_little_endian();
     size_t off = t->begin + first * (size_t)es;
@@ -460,6 +484,7 @@ static int read_span_f32(const SafeTensors *st, const StTensor *t, size_t first,
         if (!le) swap_bytes(out, n, 4);
         return 0;
     }
+    if (es == 8) return read_f64(st, t, off, n, out, err, errlen);
     /* Half precision: in pieces through a buffer on the stack, converted. */
     unsigned short half[1 << 15];
     int bf = !strcmp(t->dtype, "BF16");

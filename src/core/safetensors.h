@@ -19,7 +19,7 @@
  * as such), end - begin = numel · element size for every dtype safetensors
  * defines, no name twice, no two tensors overlapping.  Other dtypes are listed
  * but cannot be read.  Data is read on demand with pread, converted to float32
- * from F32, F16 or BF16.  The metadata of the first file is kept, in header
+ * from F32, F16, BF16 or F64 (refused beyond float32's range).  The metadata of the first file is kept, in header
  * order.
  *
  * Writing.  safetensors_write takes named tensors (dtype, shape, data in host
@@ -83,7 +83,7 @@ const char *safetensors_meta(const SafeTensors *st, const char *key);
  * ("{}" when there is none); malloc'd, the caller frees.  NULL when out of memory. */
 char *safetensors_meta_json(const SafeTensors *st);
 
-/* Bytes per element of a dtype attnviz reads (F32 4, F16 2, BF16 2), else 0. */
+/* Bytes per element of a dtype attnviz reads (F32 4, F16 2, BF16 2, F64 8), else 0. */
 int safetensors_dtype_size(const char *dtype);
 
 /* Reads tensor t into out (t->numel floats), converting F16/BF16.  0, or -1. */

@@ -32,6 +32,7 @@ static const char *kind_title(const char *kind) {
     if (!strcmp(kind, "self")) return "self-attention";
     if (!strcmp(kind, "masked_self")) return "masked self-attention";
     if (!strcmp(kind, "cross")) return "cross-attention (encoder–decoder)";
+    if (!strcmp(kind, "custom")) return "attention";
     return kind;
 }
 
@@ -39,7 +40,13 @@ static const char *kind_title_vi(const char *kind) {
     if (!strcmp(kind, "self")) return "tự chú ý (self-attention) của encoder";
     if (!strcmp(kind, "masked_self")) return "tự chú ý có che (masked self-attention) của decoder";
     if (!strcmp(kind, "cross")) return "chú ý encoder–decoder (cross-attention)";
+    if (!strcmp(kind, "custom")) return "chú ý (trọng số từ bên ngoài)";
     return kind;
+}
+
+/* A stack as titles name it: "" for the maps of `view` that name none. */
+static const char *stack_name(const char *stack) {
+    return strcmp(stack, "custom") ? stack : "";
 }
 
 /* 1 when layer l / head h is chosen by the spec. */
@@ -76,6 +83,24 @@ void pictures_copy_note(const Sentence *s, char *out, size_t n) {
                                 s->raw[s->copies[k].source], (double)s->copies[k].weight);
 }
 
+/* " · weights from FILE, computed outside attnviz …", then for map m (may be
+ * NULL) " · causal: …" when nothing above its diagonal is attended and
+ * " · N rows of zeros (padding) masked". */
+static void origin_note(const char *origin, const TraceMap *m, char *buf, size_t n) {
+    int causal = m && m->mask && m->Tq == m->Tk, zero = 0;
+    for (int i = 0; m && m->mask && i < m->Tq; i++) {
+        int z = 1;
+        for (int j = 0; j < m->Tk; j++) {
+            z &= !m->mask[(size_t)i * m->Tk + j];
+            if (j > i && m->mask[(size_t)i * m->Tk + j]) causal = 0;
+        }
+        zero += z;
+    }
+    size_t k = (size_t)snprintf(buf, n, " · %s", origin);
+    if (causal && k < n) k += (size_t)snprintf(buf + k, n - k, " · causal: no query sees a later key (hatched)");
+    if (zero && k < n) snprintf(buf + k, n - k, " · %d row%s of zeros (padding) drawn as masked", zero, zero > 1 ? "s" : "");
+}
+
 /* What a picture of map m says besides its title: " · <unk> copied from …"
  * on the cross-attention map that chose the copies (grid: any cross map),
  * then " · outside what the model was trained on: …" (short: " · outside
@@ -84,7 +109,9 @@ static const char *world_note(const Show *w, const TraceMap *m, int grid, int sh
     char copy[600] = "";
     if (m && !strcmp(m->kind, "cross") && (grid || m->layer == w->s->copy_layer)) pictures_copy_note(w->s, copy, sizeof copy);
     const char *out = w->ps->outside && *w->ps->outside ? (short_form ? "outside training data" : w->ps->outside) : "";
-    snprintf(buf, n, "%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out);
+    char from[900] = "";
+    if (w->ps->origin) origin_note(w->ps->origin, grid ? NULL : m, from, sizeof from);
+    snprintf(buf, n, "%s%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out, from);
     return buf;
 }
 
@@ -265,6 +292,8 @@ static int query_views(Show *w, int q, const LinksView *v) {
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
+    const char *outside = w->ps->origin ? " · weights computed outside attnviz" : "";
+    strncat(title, outside, sizeof title - strlen(title) - 1);
     if (w->ps->link_heads && !v->no_antecedent) link_heads_note(w, q, v, cap, sizeof cap, capvi, sizeof capvi);
     char path[4096], headtxt[16];
     pictures_path(w, file, path, sizeof path);
@@ -279,8 +308,8 @@ static int query_views(Show *w, int q, const LinksView *v) {
     snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, kind_title(m->kind), L->head,
              v->taught ? " · TAUGHT" : "");
     char clip[400];
-    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s", word, v->taught ? " · this head was taught with gold antecedents" : "",
-             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
+             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
     RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
     if (write_heatmap(w, file, &hm, m, L->head)) return -1;
     html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",
@@ -291,6 +320,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
 /* The pronouns (or the --query token): a lines view and a heatmap each, of
  * the links the spec gives (links_find decided them). */
 static int all_query_views(Show *w) {
+    if (w->ps->origin && !w->ps->n_links) return 0;   /* view: no pronoun links are looked for */
     coref_section(w);
     int any = 0;
     for (int k = 0; k < w->ps->n_links && any < MAX_QUERY_VIEWS; k++, any++) {
@@ -437,14 +467,14 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     if (*pictures_kv_groups(m0, groups, sizeof groups)) snprintf(gq, sizeof gq, " · %s", groups);
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
     char note[300], title2[1600];
-    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s%s", stack, kind_title(kind),
+    fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s%s", stack_name(stack), kind_title(kind),
                                           w->ps->layer_on || w->ps->head_on ? "chosen" : "every", gq,
                                           ablated_note(w, note, sizeof note)));
     /* the sentence on a second line, and what the outline means */
     char world[1200];
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
-    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s → %s%s%s%s", title, w->s->text,
-                                            w->s->translation, world,
+    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s%s%s%s%s%s", title, w->s->text,
+                                            *w->s->translation ? " → " : "", w->s->translation, world,
                                             m0->row_labels ? " · rows: the word each writes (small: the word it reads)"
                                                            : "",
                                             taught ? "   (outlined: a head training taught where to look)" : ""));
@@ -456,7 +486,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     free(cells); free(rt); free(ct); free(tb);
     if (r) return -1;
     trace_add_image(w->t, file);
-    snprintf(sub, sizeof sub, "%s %s", stack, kind_title(kind));
+    snprintf(sub, sizeof sub, "%s %s", stack_name(stack), kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
     if (*groups)
         fmt_fit(cap, sizeof cap, snprintf(cap, sizeof cap, "Model view: %s, every layer (rows) × head (columns). "
@@ -488,7 +518,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 typedef struct {
     const TraceMap *m;
     int h;
-    char file[256], title[400], sub[1400], cap[800];
+    char file[256], title[400], sub[1400], cap[1400];
     int rc;
     char err[512];
 } HeadJob;
@@ -505,13 +535,14 @@ static void head_job_texts(const Show *w, HeadJob *j) {
                           "on average", (double)sw, m->keys[0]);
     char win[48] = "";
     if (pictures_window(m)) snprintf(win, sizeof win, " (window %d)", pictures_window(m));
-    snprintf(j->title, sizeof j->title, "%s layer %d · %s%s · head %d%s%s%s", m->stack, m->layer, kind_title(m->kind),
+    snprintf(j->title, sizeof j->title, "%s%slayer %d · %s%s · head %d%s%s%s", stack_name(m->stack), *stack_name(m->stack) ? " " : "",
+             m->layer, kind_title(m->kind),
              win, h, kvs, is_taught(w, m->id, h) ? " · TAUGHT (trained with gold links)" : "",
              pictures_list_has(w->ps->ablated, m->id, h) ? " · KNOCKED OUT (output zeroed before W_O)" : "");
     /* A decoder row is the position that writes the NEXT target word. */
     char world[800];
     world_note(w, m, 0, 1, world, sizeof world);
-    if (!strcmp(m->stack, "decoder"))
+    if (!strcmp(m->stack, "decoder") && !w->ps->origin)
         snprintf(j->sub, sizeof j->sub, "%s%s · %s%s",
                  m->row_labels ? "rows: the word each row writes (small, left: the word it reads)"
                                : "rows: decoder input, each writes the next word", sink,
@@ -523,7 +554,7 @@ static void head_job_texts(const Show *w, HeadJob *j) {
                  "“%s” on average (above %.1f): this head parks its weight there when it has nothing to look "
                  "for.", j->title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
     else
-        snprintf(j->cap, sizeof j->cap, "%s", j->title);
+        snprintf(j->cap, sizeof j->cap, "%s%s", j->title, w->ps->origin ? world : "");
 }
 
 /* Draws job j's PNG (no trace or page change: safe beside other jobs). */
@@ -615,7 +646,7 @@ static void strip_steps(Trace *t, int keep_map, int keep_head) {
 
 static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) {
     char heading[1200];
-    snprintf(heading, sizeof heading, "%s → %s", s->text, s->translation);
+    snprintf(heading, sizeof heading, "%s%s%s", s->text, *s->translation ? " → " : "", s->translation);
     html_page_begin(pg, heading, NULL);
     html_raw(pg, "<p>Model: <code>");
     html_text(pg, ps->model_path);
@@ -627,6 +658,7 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
     pictures_copy_note(s, copy, sizeof copy);
     if (*copy) { html_raw(pg, "<p>"); html_text(pg, copy); html_raw(pg, "</p>\n"); }
     if (ps->outside && *ps->outside) { html_raw(pg, "<p><strong>"); html_text(pg, ps->outside); html_raw(pg, "</strong></p>\n"); }
+    if (ps->origin) { html_raw(pg, "<p><strong>"); html_text(pg, ps->origin); html_raw(pg, "</strong></p>\n"); }
 }
 
 /* Every picture, in page order. */
@@ -634,9 +666,9 @@ static int draw_all(Show *w) {
     if (all_query_views(w) || pictures_importance(w) || pictures_attribution(w)) return -1;
     if (w->ps->no_pictures) return head_roles_show(w);
     if (step_strip(w)) return -1;
-    static const char *const stacks[3] = {"encoder", "decoder", "decoder"};
-    static const char *const kinds[3] = {"self", "masked_self", "cross"};
-    for (int k = 0; k < 3; k++)
+    static const char *const stacks[4] = {"encoder", "decoder", "decoder", "custom"};
+    static const char *const kinds[4] = {"self", "masked_self", "cross", "custom"};
+    for (int k = 0; k < 4; k++)
         if (kind_grid(w, stacks[k], kinds[k])) return -1;
     if (head_roles_show(w)) return -1;
     return every_head(w);

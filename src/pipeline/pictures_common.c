@@ -91,12 +91,13 @@ int pictures_window(const TraceMap *m) {
     if (!m->mask || m->Tq != m->Tk) return 0;
     int sliding = 0, widest = 0;
     for (int i = 0; i < m->Tq; i++) {
-        int seen = 0;
+        int seen = 0, cut = 0;
         for (int j = 0; j < m->Tk; j++) {
             int on = m->mask[(size_t)i * m->Tk + j];
             seen += on;
-            sliding |= !on && j < i && m->mask[(size_t)j * m->Tk + j];
+            cut |= !on && j < i && m->mask[(size_t)j * m->Tk + j];
         }
+        sliding |= cut && seen > 0;   /* a row that sees nothing is padding, not a window */
         if (seen > widest) widest = seen;
     }
     return sliding ? widest : 0;

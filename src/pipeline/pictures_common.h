@@ -54,6 +54,9 @@ typedef struct {
                                  strongest link from it goes to a content word            */
     const struct HeadRoles *head_roles; /* run --head-roles (head_roles.h): the trace's
                                  head_roles and head_roles.png; NULL: none                */
+    const char *origin;       /* attnviz view: "weights from FILE, computed outside attnviz …"
+                                 on every heatmap's subtitle, the grids and the page, with
+                                 each map's causal mask and padded rows said (NULL: run) */
 } PictureSpec;
 
 /* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
