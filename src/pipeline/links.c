@@ -359,7 +359,7 @@ void links_rule_note(const LinksView *v, const Trace *t, int q, const char *word
     if (fit) {
         snprintf(take, sizeof take, "; the word the rule takes for it is “%s”", fit);
         snprintf(takevi, sizeof takevi, "; từ mà quy tắc chọn là “%s”", fit);
-        snprintf(can, sizeof can, "; “%s” can", fit);
+        snprintf(can, sizeof can, "; it takes “%s”", fit);
     }
     switch (v->odd) {
     case LINKS_ODD_SELF:
