@@ -63,7 +63,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (!safetensors_dtype_size(t->dtype) || t->numel > FUZZ_MAX_FLOATS) continue;
             float *out = malloc((t->numel ? t->numel : 1) * sizeof *out);
             if (!out) continue;
-            if (safetensors_read_f32(&st, t, out, err, sizeof err) != 0) abort();   /* checked at open */
+            if (safetensors_read_f32(&st, t, out, err, sizeof err) != 0) {
+                /* sizes and offsets are checked at open; an F64 value beyond float32's range only here */
+                if (strcmp(t->dtype, "F64") != 0 || !strstr(err, "beyond float32's range")) abort();
+                free(out);
+                continue;
+            }
             (void)safetensors_map_f32(&st, t);
             if (total + t->numel > FUZZ_MAX_FLOATS) { free(out); continue; }
             total += t->numel;
