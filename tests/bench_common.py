@@ -9,7 +9,10 @@ bench_train), so that a figure holds up:
 - each thread count is a configuration of its own (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
   MKL_NUM_THREADS = N for both sides, and torch.set_num_threads(N)), and each is printed;
 - the date, the machine, the 1-minute load average (/proc/loadavg) before and after and the
-  exact commands are printed; when the load is above LOAD_LIMIT before or after, the
+  exact commands are printed, and the cores that other processes used while the bench ran
+  (the machine's busy CPU time in /proc/stat, steal included, less the bench's own and its
+  children's); the load after counts the bench's own processes too, so the load judged is
+  the larger of the load before and the others' cores.  When it is above LOAD_LIMIT the
   figures are printed but no verdict: a busy machine slows the two sides unequally.
 """
 import os, platform, shlex, statistics, subprocess, sys, tempfile, time
@@ -22,6 +25,22 @@ def load1():
     """The 1-minute load average."""
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
+
+
+def cpu_snapshot():
+    """(wall seconds, the machine's busy CPU seconds, this process's and its waited-for
+    children's CPU seconds)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    busy = sum(v[:8]) - v[3] - v[4]   # user nice system idle iowait irq softirq steal: all but idle and iowait
+    t = os.times()
+    return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), t.user + t.system + t.children_user + t.children_system
+
+
+def others_cores(start, end):
+    """Cores other processes kept busy on average between two cpu_snapshot()s."""
+    wall = end[0] - start[0]
+    return max(0.0, ((end[1] - start[1]) - (end[2] - start[2])) / wall) if wall > 0 else 0.0
 
 
 def machine():
@@ -63,6 +82,7 @@ class Session:
 
     def __init__(self, title):
         self.load_before = load1()
+        self.cpu_start = cpu_snapshot()
         print(f"== {title}")
         print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; machine: {machine()}")
         print(f"load average (1 minute) before: {self.load_before:.2f}")
@@ -74,8 +94,10 @@ class Session:
     def finish(self):
         """Prints the load after and the verdict; the exit status (0 when noisy or met)."""
         after = load1()
-        print(f"load average (1 minute) after: {after:.2f}")
-        load = max(self.load_before, after)
+        others = others_cores(self.cpu_start, cpu_snapshot())
+        print(f"load average (1 minute) after: {after:.2f} (the bench's own processes included)")
+        print(f"cores other processes kept busy while the bench ran: {others:.2f}")
+        load = max(self.load_before, others)
         if load > LOAD_LIMIT:
             print(f"load {load:.2f}: figures are noisy, no verdict")
             for _, what in self.checks:
