@@ -61,7 +61,7 @@ static void begins_from_spans(const HfInput *in, const char *text, unsigned char
     for (int i = 0; i < in->n; i++) {
         int s = in->start[i], e = in->end[i];
         int empty = s >= e, prev_empty = i == 0 || in->start[i - 1] >= in->end[i - 1];
-        begins[i] = (unsigned char)(i == 0 || empty || prev_empty || s != in->end[i - 1] || isspace((unsigned char)text[s]) ||
+        begins[i] = (unsigned char)(i == 0 || empty || prev_empty || s > in->end[i - 1] || isspace((unsigned char)text[s]) ||
                                     only_punct(text + s, (size_t)(e - s)) ||
                                     only_punct(text + in->start[i - 1], (size_t)(in->end[i - 1] - in->start[i - 1])));
     }
