@@ -60,7 +60,7 @@ def test_stories260k_run_done_when(tmp):
     if not have_stories():
         return
     out = os.path.join(tmp, "out")
-    r = run_ok("run", *stories_args(), "--out", out, SENTENCE)
+    r = run_ok("run", *stories_args(), "--out", out, "--pieces", SENTENCE)   # the report in tokens
     files = set(os.listdir(out))
     assert {f"decoder.{l}.masked_self.h{h}.png" for l in range(5) for h in range(8)} <= files, files
     assert {"grid.decoder.masked_self.png", "index.html", "trace.json"} <= files
@@ -96,6 +96,77 @@ def test_stories260k_run_done_when(tmp):
     page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
     assert "K/V head" in page and "Attention sink" in page and "RoPE" in page
     assert f"{len(want)} of 40 heads put at least 0.1 of “She”" in page
+
+
+# "Lily had a red ball. She gave it to Tom. Then Tom said" in stories260K's pieces, grouped into words by
+# hand from its tokens (<s> Lily had a r ed b all . She g a ve it to T om . The n T om said)
+STORY = "Lily had a red ball. She gave it to Tom. Then Tom said"
+STORY_WORDS = [("<s>", [0]), ("Lily", [1]), ("had", [2]), ("a", [3]), ("red", [4, 5]), ("ball", [6, 7]), (".", [8]),
+               ("She", [9]), ("gave", [10, 11, 12]), ("it", [13]), ("to", [14]), ("Tom", [15, 16]), (".", [17]),
+               ("Then", [18, 19]), ("Tom", [20, 21]), ("said", [22])]
+
+
+def word_maps(atts):
+    """Each layer's heads merged into STORY_WORDS: summed over a key word's pieces, averaged over a query
+    word's pieces (G·A·Gᵀ with G's rows 1/|query word| on its pieces, then summed columns)."""
+    T = sum(len(p) for _, p in STORY_WORDS)
+    avg, tot = np.zeros((len(STORY_WORDS), T)), np.zeros((len(STORY_WORDS), T))
+    for k, (_, p) in enumerate(STORY_WORDS):
+        avg[k, p], tot[k, p] = 1.0 / len(p), 1.0
+    return [np.einsum("qi,hij,kj->hqk", avg, np.asarray(a, dtype=np.float64), tot) for a in atts]
+
+
+def test_stories260k_pronoun_report_in_words_equals_numpy(tmp):
+    """The default report names words ("it → gave"), not pieces ("ve"); every head and weight it
+    lists is NumPy's merge of the reference's maps (words grouped by hand)."""
+    if not have_stories():
+        return
+    out = os.path.join(tmp, "out")
+    r = run_ok("run", *stories_args(), "--out", out, STORY)
+    words = [w for w, _ in STORY_WORDS]
+    assert "  words (16): " + " ".join(words) + "\n" in r.stdout, r.stdout
+    assert "sum over the other's pieces, averaged over its own pieces" in r.stdout
+    cfg, w = ref.read_llama2c(os.path.join(STORIES, "stories260K.bin"))
+    pieces, scores = ref.read_tok(os.path.join(STORIES, "tok512.bin"), cfg["V"])
+    ids = ref.encode(pieces, scores, STORY)
+    assert len(ids) == 23, ids
+    merged = word_maps(ref.llama2c_forward(cfg, w, ids)[0])
+    n = len(words)
+    mask = [[1 if j <= i else 0 for j in range(n)] for i in range(n)]
+    for q, name in ((7, "She"), (9, "it")):
+        links = [(l, h) + content_link({"keys": words, "mask": mask, "heads": [{"weights": merged[l][h]}]}, 0, q)
+                 for l in range(5) for h in range(8)]
+        best = max(wt for _, _, _, wt in links)
+        key = [k for _, _, k, wt in links if wt == best][0]
+        line = [x for x in r.stdout.splitlines() if x.startswith(f"  {name} (position {q}) → ")][0]
+        said = re.match(r"  \S+ \(position \d+\) → (\S+) \(position (\d+)\): decoder\.(\d)\.masked_self head (\d), "
+                        r"weight (\d\.\d\d)", line)
+        assert said and said[1] == words[key] and int(said[2]) == key, (line, words[key])
+        l, h = int(said[3]), int(said[4])
+        assert abs(merged[l][h][q][key] - best) <= 1e-3 and abs(float(said[5]) - best) <= 0.006, (line, best)
+        want = {(f"decoder.{l}.masked_self", h, round(float(wt), 2)) for l, h, k, wt in links if k == key and wt >= 0.1}
+        listed = r.stdout.split(line)[1].split("\n")[1]
+        got = {(a, int(b), float(c)) for a, b, c in re.findall(r"(decoder\.\d\.masked_self) head (\d) (\d\.\d\d)", listed)}
+        assert got == want, (got ^ want)
+    assert "→ gave (position 8)" in r.stdout and "→ ve " not in r.stdout and "“ve”" not in r.stdout
+    png = open(os.path.join(out, "lines.9-it.png"), "rb").read()
+    assert "“it” → “gave”".encode() in png and b"in words" in png
+    page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    assert "In words, not pieces: a word&#39;s weight on another is the sum over the other&#39;s pieces" in page
+
+
+def test_stories260k_pieces_keeps_the_report_in_tokens(tmp):
+    """--pieces: today's report, positions and files in tokens ("it → ve"), no word line."""
+    if not have_stories():
+        return
+    out = os.path.join(tmp, "out")
+    r = run_ok("run", *stories_args(), "--out", out, "--pieces", STORY)
+    assert "words (" not in r.stdout and "links in words" not in r.stdout
+    assert "  it (position 13) → ve (position 12): decoder.3.masked_self head 5, weight 0.98\n" in r.stdout, r.stdout
+    assert "  She (position 9) → Lily (position 1): decoder.2.masked_self head 6, weight 0.41" in r.stdout
+    files = set(os.listdir(out))
+    assert {"lines.13-it.png", "lines.9-She.png"} <= files and "lines.9-it.png" not in files, files
+    assert b"in words" not in open(os.path.join(out, "lines.13-it.png"), "rb").read()
 
 
 def test_stories260k_rope_in_the_trace_matches_the_reference(tmp):

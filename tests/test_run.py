@@ -55,6 +55,27 @@ def test_run_one_sentence(tmp):
     for img in t["images"]:
         assert f'src="{img}"' in html, img
 
+def test_run_pieces_leaves_the_translator_unchanged(tmp):
+    """The translator's tokens are already words: --pieces changes no byte of what run prints or writes."""
+    mp = make_model(tmp)
+    outs, prints = [], []
+    for extra in ([], ["--pieces"]):
+        out = os.path.join(tmp, "out%d" % len(extra))
+        prints.append(run_ok("run", "--model", mp, "--out", out, *extra,
+                             "The animal didn't cross the street because it was too tired.").stdout.replace(out, "OUT"))
+        outs.append({f: open(os.path.join(out, f), "rb").read() for f in sorted(files_under(out))})
+    assert prints[0] == prints[1] and "words (" not in prints[0]
+    assert outs[0].keys() == outs[1].keys() and any(f.startswith("lines.7-it") for f in outs[0])
+    for f in outs[0]:
+        a, b = outs[0][f], outs[1][f]
+        if f == ".attnviz-files":   # the folder's own list of what run wrote
+            continue
+        if f == "index.html":   # it names the command that made it
+            a, b = a.replace(b" --pieces", b"").replace(b"out1", b"out0"), b.replace(b" --pieces", b"").replace(b"out1", b"out0")
+        assert a == b, f
+        assert b"in words" not in a, f
+
+
 def test_run_trace_steps_and_focus(tmp):
     mp = make_model(tmp, norm="pre")
     out = os.path.join(tmp, "out")

@@ -31,7 +31,7 @@
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
     long max_pictures, lines_top, probe_length, probe_seed;
-    int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide;
+    int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide, pieces;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
     int n_sentences;
@@ -78,6 +78,10 @@ static void run_usage(FILE *f) {
         "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
         "  --lines-top K     lines views draw each token's K strongest links (default: all;\n"
         "                    8 for GPT-2 / BERT folders)\n"
+        "  --pieces          a subword model's pronoun report and lines views in its tokens\n"
+        "                    (\"b\" \"all\"); by default in words (\"ball\"): a word's weight on\n"
+        "                    another is the sum over the other's pieces, averaged over its own;\n"
+        "                    --query then names a word (the translator's tokens are words)\n"
         "  --ablate MAP.H[,MAP.H…]  knock heads out: their output is replaced by zeros before\n"
         "                    W_O (e.g. encoder.2.self.0); the translation, every picture and\n"
         "                    the trace are those of the model without them\n"
@@ -190,6 +194,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         else if (!strcmp(arg, "--importance")) a->importance = 1;
         else if (!strcmp(arg, "--attribution")) a->attribution = 1;
         else if (!strcmp(arg, "--head-roles")) a->head_roles = 1;
+        else if (!strcmp(arg, "--pieces")) a->pieces = 1;
         else if (cli_is_help(arg)) { run_usage(stdout); return 1; }
         else if (arg[0] == '-' && arg[1] == '-') {
             cli_error("unknown option '%s' for run (see attnviz run --help)", arg);
@@ -332,7 +337,7 @@ int cli_run(int argc, char **argv) {
     ReadSpec spec = {.to = a.to, .target = a.target, .batch = a.batch, .query = a.query, .focus = a.focus,
                      .importance = a.importance, .attribution = a.attribution, .head_roles = a.head_roles, .probe_seed = (unsigned long long)a.probe_seed,
                      .probe_length = (int)a.probe_length, .no_pictures = a.no_pictures,
-                     .no_language_mask = a.no_mask, .ablate = a.ablate, .quiet = a.quiet, .warn = cli_warn,
+                     .no_language_mask = a.no_mask, .ablate = a.ablate, .quiet = a.quiet, .pieces = a.pieces, .warn = cli_warn,
                      .trace = !strcmp(a.trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a.trace_mode, "steps") ? HF_TRACE_STEPS
                                                                                                       : HF_TRACE_WEIGHTS};
     if (check_choice(&a, r.net.shape.n_layer, r.net.shape.n_head) != 0) goto cleanup;

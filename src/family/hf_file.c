@@ -367,6 +367,12 @@ void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
     }
 }
 
+int hf_file_token_begins_word(const HfFile *f, int id) {
+    if (f->tj || id < 3 || id >= f->llama.tok.n) return -1;   /* 0 <unk>, 1 <s>, 2 </s> */
+    const char *p = f->llama.tok.piece[id];
+    return p[0] == ' ' || !strncmp(p, "\xe2\x96\x81", 3);
+}
+
 /* in->ids, tokens (zeroed), and start/end when offsets: n of each. */
 static int input_alloc(HfInput *in, int n, int offsets, char *err, size_t errlen) {
     in->ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *in->ids);

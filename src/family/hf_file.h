@@ -192,6 +192,12 @@ int hf_file_set_ablation(HfFile *f, const unsigned char *mask, char *err, size_t
 int hf_file_attribution(HfFile *f, const HfInput *in, int pos, int token, StackAttribution *out, char *err,
                         size_t errlen);
 
+/* For a tokenizer whose input has no spans (llama2.c's tokenizer.bin): 1 when
+ * token id begins a word (its vocabulary text starts with a space or ▁), 0
+ * when it continues one, -1 for a control token (<unk>, <s>, </s>), a word of
+ * its own.  -1 for every id of a tokenizer with spans (they decide instead). */
+int hf_file_token_begins_word(const HfFile *f, int id);
+
 /* The display text of token id. */
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n);
 

@@ -5,6 +5,7 @@
 #include "core/errmsg.h"
 #include "model/checkpoint.h"
 #include "pipeline/links.h"
+#include "pipeline/words.h"
 #include "render/fmt.h"
 #include "render/mapview.h"
 #include "render/page.h"
@@ -165,6 +166,16 @@ static void coref_section(Show *w) {
 
 /* ---- one query token: lines view + its head's heatmap, row outlined ---- */
 
+/* The maps the links' positions count: merged into words (ps->words), or the trace's own. */
+static const Trace *link_trace(const Show *w) {
+    return w->ps->words ? w->ps->words : w->t;
+}
+
+/* Query q as the links name it: its word, or the sentence's token q. */
+static const char *query_word(const Show *w, int q) {
+    return w->ps->words ? w->ps->words->maps[0].queries[q] : w->s->words.tok[q];
+}
+
 /* The sentence as a picture's subtitle: at most max characters, then "…". */
 static const char *clip_text(char *out, size_t n, const char *text, int max) {
     size_t k = 0;
@@ -219,9 +230,9 @@ done:
 /* Title and captions of the lines view of q (EN, VI), from what its head shows. */
 static void query_texts(const Show *w, int q, const LinksView *v, char *title, size_t tn, char *cap, size_t cn,
                         char *capvi, size_t vn) {
-    const TraceMap *m = &w->t->maps[v->link.map];
+    const TraceMap *m = &link_trace(w)->maps[v->link.map];
     const HeadLink *L = &v->link;
-    const char *word = w->s->words.tok[q], *taught = v->taught ? ", TAUGHT head" : "";
+    const char *word = query_word(w, q), *taught = v->taught ? ", TAUGHT head" : "";
     char note[300], only[96] = "";
     if (w->ps->lines_top > 0 && w->ps->lines_top < m->Tk)
         snprintf(only, sizeof only, " Only the %d strongest links are drawn.", w->ps->lines_top);
@@ -257,23 +268,24 @@ static void query_texts(const Show *w, int q, const LinksView *v, char *title, s
  * same word as the view's head, and where the strongest link of any head
  * goes when that is elsewhere. */
 static void link_heads_note(const Show *w, int q, const LinksView *v, char *cap, size_t cn, char *capvi, size_t vn) {
+    const Trace *t = link_trace(w);
     HeadLink all[12];
-    int n = links_content_heads(w->t, q, v->link.key, LINKS_HEADS_MIN, all, 12), shown = n < 12 ? n : 12, total = 0;
-    for (int i = 0; i < w->t->n_maps; i++) total += w->t->maps[i].n_heads;
-    const char *word = w->s->words.tok[q], *key = w->t->maps[v->link.map].keys[v->link.key];
+    int n = links_content_heads(t, q, v->link.key, LINKS_HEADS_MIN, all, 12), shown = n < 12 ? n : 12, total = 0;
+    for (int i = 0; i < t->n_maps; i++) total += t->maps[i].n_heads;
+    const char *word = query_word(w, q), *key = t->maps[v->link.map].keys[v->link.key];
     size_t k = strlen(cap), kv = strlen(capvi);
     k += (size_t)snprintf(cap + k, k < cn ? cn - k : 0, " %d of %d heads put at least %.1f of “%s”'s weight on “%s”, "
                           "more than on any other word that can be an antecedent%s", n, total, (double)LINKS_HEADS_MIN,
                           word, key, n ? ":" : ".");
     for (int i = 0; i < shown && k < cn; i++)
-        k += (size_t)snprintf(cap + k, cn - k, "%s %s head %d (%.2f)%s", i ? "," : "", w->t->maps[all[i].map].id,
+        k += (size_t)snprintf(cap + k, cn - k, "%s %s head %d (%.2f)%s", i ? "," : "", t->maps[all[i].map].id,
                               all[i].head, (double)all[i].weight, i + 1 == shown && n == shown ? "." : "");
     if (k < cn && n > shown) k += (size_t)snprintf(cap + k, cn - k, " and %d more.", n - shown);
     kv += (size_t)snprintf(capvi + kv, kv < vn ? vn - kv : 0, " %d/%d head dồn ít nhất %.1f trọng số của “%s” vào “%s”.",
                            n, total, (double)LINKS_HEADS_MIN, word, key);
-    HeadLink B = links_strongest(w->t, q);
+    HeadLink B = links_strongest(t, q);
     if (B.map >= 0 && B.key != v->link.key && k < cn) {
-        const TraceMap *m = &w->t->maps[B.map];
+        const TraceMap *m = &t->maps[B.map];
         snprintf(cap + k, cn - k, " The strongest link of any head goes to “%s” (%s head %d, %.2f): heads of a causal "
                  "model often look at the token before or at punctuation.", m->keys[B.key], m->id, B.head,
                  (double)B.weight);
@@ -284,17 +296,27 @@ static void link_heads_note(const Show *w, int q, const LinksView *v, char *cap,
     fmt_fit(cap, cn, (int)strlen(cap));
 }
 
+/* Appends the word rule to a title and the captions (ps->words). */
+static void words_note(const Show *w, char *title, size_t tn, char *cap, size_t cn, char *capvi, size_t vn) {
+    if (!w->ps->words) return;
+    size_t k = strlen(title), kc = strlen(cap), kv = strlen(capvi);
+    snprintf(title + k, tn - k, " · in words");
+    snprintf(cap + kc, cn - kc, " In words, not pieces: %s (run --pieces draws the tokens).", WORDS_RULE);
+    snprintf(capvi + kv, vn - kv, " Theo từ, không theo mảnh: %s (run --pieces vẽ theo token).", WORDS_RULE_VI);
+}
+
 static int query_views(Show *w, int q, const LinksView *v) {
     const HeadLink *L = &v->link;
-    const TraceMap *m = &w->t->maps[L->map];
-    const char *word = w->s->words.tok[q];
-    char file[256], title[512], sub[512], cap[1024], capvi[1024], safe[32];
+    const TraceMap *m = &link_trace(w)->maps[L->map];
+    const char *word = query_word(w, q);
+    char file[256], title[512], sub[512], cap[1400], capvi[1400], safe[32];
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
     const char *outside = w->ps->origin ? " · weights computed outside attnviz" : "";
     strncat(title, outside, sizeof title - strlen(title) - 1);
     if (w->ps->link_heads && !v->no_antecedent) link_heads_note(w, q, v, cap, sizeof cap, capvi, sizeof capvi);
+    words_note(w, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
     char path[4096], headtxt[16];
     pictures_path(w, file, path, sizeof path);
     snprintf(headtxt, sizeof headtxt, "%d", L->head);
@@ -308,12 +330,16 @@ static int query_views(Show *w, int q, const LinksView *v) {
     snprintf(title, sizeof title, "%s · %s · head %d%s", m->id, kind_title(m->kind), L->head,
              v->taught ? " · TAUGHT" : "");
     char clip[400];
-    snprintf(sub, sizeof sub, "row “%s” outlined%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
-             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
+    snprintf(sub, sizeof sub, "row “%s” outlined%s%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
+             w->ps->words ? " · in words: pieces merged" : "", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
     RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
     if (write_heatmap(w, file, &hm, m, L->head)) return -1;
-    html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",
-                "Cùng head đó dạng bản đồ nhiệt, hàng của token được viền.", NULL);
+    if (w->ps->words)
+        html_figure(w->pg, file, "The same head as a heatmap in words (the same merge), the word's row outlined.",
+                    "Cùng head đó dạng bản đồ nhiệt theo từ (cùng cách gộp), hàng của từ được viền.", NULL);
+    else
+        html_figure(w->pg, file, "The same head as a heatmap, the token's row outlined.",
+                    "Cùng head đó dạng bản đồ nhiệt, hàng của token được viền.", NULL);
     return 0;
 }
 

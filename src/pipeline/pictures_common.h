@@ -26,6 +26,9 @@ typedef struct {
     const LinksFound *links;  /* each query token's link, as decided (links_find): one
                                  lines view and heatmap each, nothing decided again      */
     int n_links;
+    const Trace *words;       /* the maps merged into words (words.h) that links' positions
+                                 count, drawn by the lines views and their heatmaps;
+                                 NULL: the trace's own tokens                            */
     int keep_steps;           /* 1: trace.json keeps every head's step matrices;
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */

@@ -243,14 +243,20 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f, void (*warn)(c
  * any head. */
 static void print_hf_links(const Reading *rd, FILE *out) {
     const HfRun *h = &rd->hf;
-    const Trace *t = &h->t;
-    int total = 0;
+    const Trace *t = rd->has_words ? &rd->wt : &h->t;   /* positions count words, or pieces (--pieces) */
+    int total = 0, n_real = rd->has_words ? rd->words.n_real : h->in.n_real;
     for (int i = 0; i < t->n_maps; i++) total += t->maps[i].n_heads;
+    if (rd->has_words && rd->n_links) {
+        fprintf(out, "  words (%d):", rd->words.n_real);
+        for (int i = 0; i < rd->words.n_real && i < 40; i++) fprintf(out, " %s", rd->words.labels[i]);
+        fprintf(out, "%s\n  links in words (%s; --pieces shows the tokens):\n", rd->words.n_real > 40 ? " …" : "",
+                WORDS_RULE);
+    }
     for (int k = 0, shown = 0; k < rd->n_links && shown < 6; k++) {
         const LinksView v = rd->links[k].view;
         int q = rd->links[k].q;
-        const char *w = h->in.tokens[q];
-        if (q >= h->in.n_real) break;
+        const char *w = t->maps[v.link.map >= 0 ? v.link.map : 0].queries[q];
+        if (q >= n_real) break;
         shown++;
         if (v.why == LINKS_BY_STRENGTH) {   /* no word that can be an antecedent drew a link */
             fprintf(out, "  %s (position %d): no earlier word that can be an antecedent\n", w, q);
@@ -336,6 +342,20 @@ static int family_attribution(Reading *rd, char *err, size_t errlen) {
     return rc ? errmsg_set(err, errlen, "out of memory") : 0;
 }
 
+/* The sentence's pieces grouped into words and its maps merged into them,
+ * unless --pieces or no word has more than one piece.  0, or -1 with err. */
+static int family_words(Reading *rd, char *err, size_t errlen) {
+    words_free(&rd->words);
+    trace_free(&rd->wt);
+    rd->has_words = 0;
+    if (rd->spec->pieces) return 0;
+    if (words_of_input(&rd->words, &rd->net->fam, &rd->hf.in, rd->hf.s.text, err, errlen)) return -1;
+    if (!words_merged(&rd->words)) return 0;
+    if (words_merge_trace(&rd->words, &rd->hf.t, &rd->wt, err, errlen)) return -1;
+    rd->has_words = 1;
+    return 0;
+}
+
 static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
     const ReadSpec *a = rd->spec;
     HfFile *f = &rd->net->fam;
@@ -366,8 +386,12 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
     rd->focus_head = 0;
     if (a->focus && links_parse_focus(a->focus, &rd->hf.t, &rd->focus_map, &rd->focus_head, err, errlen)) return -1;
     if (a->focus) ask.focus_map = rd->focus_map, ask.focus_head = rd->focus_head;
+    if (family_words(rd, err, errlen)) return -1;
     free(rd->links);
-    rd->n_links = links_find(&rd->hf.t, (const char *const *)rd->hf.in.tokens, rd->hf.in.n, &ask, &rd->links);
+    if (rd->has_words)
+        rd->n_links = links_find(&rd->wt, (const char *const *)rd->words.labels, rd->words.n, &ask, &rd->links);
+    else
+        rd->n_links = links_find(&rd->hf.t, (const char *const *)rd->hf.in.tokens, rd->hf.in.n, &ask, &rd->links);
     if (rd->n_links < 0) { rd->n_links = 0; return errmsg_set(err, errlen, "out of memory"); }
     rd->hf_ready = 1;
     return 0;
@@ -400,6 +424,7 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     ps->focus_given = a->focus != NULL;
     ps->links = rd->links;
     ps->n_links = rd->n_links;
+    ps->words = rd->has_words ? &rd->wt : NULL;
     ps->coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
     ps->importance = rd->has_imp ? &rd->imp : NULL;
     ps->attribution = rd->has_attr ? &rd->attr : NULL;
@@ -459,6 +484,8 @@ void reading_end(Reading *rd) {
     importance_free(&rd->imp);
     attribution_free(&rd->attr);
     head_roles_free(&rd->roles);
+    words_free(&rd->words);
+    trace_free(&rd->wt);
     free(rd->links);
     memset(rd, 0, sizeof *rd);
 }

@@ -33,6 +33,7 @@
 #include "pipeline/hf_run.h"
 #include "pipeline/look.h"
 #include "pipeline/pictures.h"
+#include "pipeline/words.h"
 
 #define READING_MAX_SENTENCES 64
 #define READING_TRACE_WARN_MB 50     /* a trace.json above this is announced */
@@ -53,6 +54,8 @@ typedef struct {
     int no_language_mask;      /* the translator decodes without its language masks  */
     const char *ablate;        /* heads to knock out, "MAP.H[,MAP.H…]", or NULL       */
     int quiet;                 /* print nothing but what warn says                    */
+    int pieces;                /* a foreign model's links and lines views in its
+                                  subword pieces; 0: in words (words.h)               */
     void (*warn)(const char *fmt, ...);
 } ReadSpec;
 
@@ -66,6 +69,9 @@ typedef struct {
     int pad_to;                /* a foreign --batch: its longest sentence's tokens    */
     HfRun hf;                  /* a foreign model: the current sentence               */
     int hf_ready;              /* 1: hf holds the current sentence, read whole        */
+    Words words;               /* a foreign model: its pieces grouped into words      */
+    Trace wt;                  /* ... and its maps merged into them (words.h)         */
+    int has_words;             /* 1: the links and lines views are read in words      */
     LinksFound *links;         /* a foreign model: the current sentence's links       */
     int n_links;
     int focus_map, focus_head; /* a foreign model: --focus on the current sentence    */

@@ -1,0 +1,174 @@
+/* words.c — see words.h. */
+#include "pipeline/words.h"
+#include "core/errmsg.h"
+#include "core/strbuf.h"
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 1 when s[0..n) is one or more signs and nothing else (spaces aside): "." "," "?!". */
+static int only_punct(const char *s, size_t n) {
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (isspace(c)) continue;
+        if (!ispunct(c)) return 0;
+        any = 1;
+    }
+    return any;
+}
+
+static int words_alloc(Words *w, int n, char *err, size_t errlen) {
+    memset(w, 0, sizeof *w);
+    size_t k = (size_t)(n > 0 ? n : 1);
+    w->word_of = malloc(k * sizeof *w->word_of);
+    w->first = malloc((k + 1) * sizeof *w->first);
+    w->labels = calloc(k, sizeof *w->labels);
+    if (!w->word_of || !w->first || !w->labels) { words_free(w); return errmsg_set(err, errlen, "out of memory"); }
+    w->n_pieces = n;
+    return 0;
+}
+
+/* Fills word_of, first, n and n_real from begins (piece 0 and pads always begin). */
+static void group(Words *w, const unsigned char *begins, int n_real) {
+    w->n = w->n_real = 0;
+    for (int i = 0; i < w->n_pieces; i++) {
+        if (i == 0 || begins[i] || i >= n_real) w->first[w->n++] = i;
+        w->word_of[i] = w->n - 1;
+        if (i < n_real) w->n_real = w->n;
+    }
+    w->first[w->n] = w->n_pieces;
+}
+
+int words_from_begins(Words *w, const char *const *pieces, const unsigned char *begins, int n, int n_real, char *err,
+                      size_t errlen) {
+    if (words_alloc(w, n, err, errlen)) return -1;
+    group(w, begins, n_real);
+    for (int k = 0; k < w->n; k++) {
+        StrBuf s = {0};
+        int rc = strbuf_printf(&s, "%s", "");
+        for (int i = w->first[k]; i < w->first[k + 1]; i++) rc |= strbuf_printf(&s, "%s", pieces[i]);
+        w->labels[k] = s.buf;
+        if (rc) { words_free(w); return errmsg_set(err, errlen, "out of memory"); }
+    }
+    return 0;
+}
+
+/* begins[i] from the spans: a piece of no text (a special, a pad) is a word;
+ * so is one that a space or another piece's end separates from the one before,
+ * a sign, or the piece after a sign. */
+static void begins_from_spans(const HfInput *in, const char *text, unsigned char *begins) {
+    for (int i = 0; i < in->n; i++) {
+        int s = in->start[i], e = in->end[i];
+        int empty = s >= e, prev_empty = i == 0 || in->start[i - 1] >= in->end[i - 1];
+        begins[i] = (unsigned char)(i == 0 || empty || prev_empty || s > in->end[i - 1] || isspace((unsigned char)text[s]) ||
+                                    only_punct(text + s, (size_t)(e - s)) ||
+                                    only_punct(text + in->start[i - 1], (size_t)(in->end[i - 1] - in->start[i - 1])));
+    }
+}
+
+/* A span's text without its spaces, as a label. */
+static char *span_label(const char *text, int s, int e) {
+    while (s < e && isspace((unsigned char)text[s])) s++;
+    while (e > s && isspace((unsigned char)text[e - 1])) e--;
+    return strndup(text + s, (size_t)(e - s));
+}
+
+int words_of_input(Words *w, const HfFile *f, const HfInput *in, const char *text, char *err, size_t errlen) {
+    unsigned char *begins = malloc((size_t)(in->n > 0 ? in->n : 1));
+    if (!begins) return errmsg_set(err, errlen, "out of memory");
+    int rc;
+    if (in->start) {
+        begins_from_spans(in, text, begins);
+        rc = words_from_begins(w, (const char *const *)in->tokens, begins, in->n, in->n_real, err, errlen);
+        for (int k = 0; rc == 0 && k < w->n; k++) {   /* the word as typed; a special keeps its own name */
+            int s = in->start[w->first[k]], e = in->end[w->first[k + 1] - 1];
+            if (s >= e) continue;
+            char *typed = span_label(text, s, e);
+            if (!typed) { words_free(w); rc = errmsg_set(err, errlen, "out of memory"); break; }
+            free(w->labels[k]);
+            w->labels[k] = typed;
+        }
+    } else {
+        for (int i = 0; i < in->n; i++) {
+            const char *p = in->tokens[i], *q = i ? in->tokens[i - 1] : "";
+            begins[i] = (unsigned char)(i == 0 || hf_file_token_begins_word(f, in->ids[i]) ||
+                                        hf_file_token_begins_word(f, in->ids[i - 1]) < 0 ||
+                                        hf_file_token_begins_word(f, in->ids[i]) < 0 || only_punct(p, strlen(p)) ||
+                                        only_punct(q, strlen(q)));
+        }
+        rc = words_from_begins(w, (const char *const *)in->tokens, begins, in->n, in->n_real, err, errlen);
+    }
+    free(begins);
+    return rc;
+}
+
+int words_merged(const Words *w) {
+    return w->n < w->n_pieces;
+}
+
+/* One head's weights (T, T) merged into words (n, n). */
+static void merge_weights(const Words *w, const float *a, float *out) {
+    int T = w->n_pieces, n = w->n;
+    memset(out, 0, (size_t)n * n * sizeof *out);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) out[(size_t)w->word_of[i] * n + w->word_of[j]] += a[(size_t)i * T + j];
+    for (int Q = 0; Q < n; Q++) {
+        float pieces = (float)(w->first[Q + 1] - w->first[Q]);
+        for (int K = 0; K < n; K++) out[(size_t)Q * n + K] /= pieces;
+    }
+}
+
+static void merge_mask(const Words *w, const unsigned char *a, unsigned char *out) {
+    int T = w->n_pieces, n = w->n;
+    memset(out, 0, (size_t)n * n);
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) out[(size_t)w->word_of[i] * n + w->word_of[j]] |= a[(size_t)i * T + j];
+}
+
+/* Map m merged into a new map of out.  0, or -1 with err. */
+static int merge_map(const Words *w, const TraceMap *m, Trace *out, float *buf, unsigned char *mbuf, char *err,
+                     size_t errlen) {
+    if (m->Tq != w->n_pieces || m->Tk != w->n_pieces)
+        return errmsg_set(err, errlen, "map %s is %d × %d, not the %d pieces grouped into words", m->id, m->Tq, m->Tk,
+                          w->n_pieces);
+    if (m->mask) merge_mask(w, m->mask, mbuf);
+    const char *const *lab = (const char *const *)w->labels;
+    TraceMap *o = trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer, .kind = m->kind,
+                                                    .queries = lab, .Tq = w->n, .keys = lab, .Tk = w->n, .d_k = m->d_k,
+                                                    .Dv = m->Dv, .mask = m->mask ? mbuf : NULL, .mask_fill = m->mask_fill,
+                                                    .n_heads = m->n_heads, .n_kv_heads = m->n_kv_heads,
+                                                    .score_scale = m->score_scale});
+    if (!o) return errmsg_set(err, errlen, "out of memory");
+    for (int h = 0; h < m->n_heads; h++) {
+        merge_weights(w, m->heads[h].weights, buf);
+        if (trace_set_head(o, h, buf, NULL, NULL, NULL, NULL)) return errmsg_set(err, errlen, "out of memory");
+    }
+    return 0;
+}
+
+int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err, size_t errlen) {
+    trace_init(out);
+    size_t cells = (size_t)(w->n > 0 ? w->n : 1) * (size_t)(w->n > 0 ? w->n : 1);   /* n ≤ pieces, already in memory */
+    float *buf = malloc(cells * sizeof *buf);
+    unsigned char *mbuf = malloc(cells);
+    int rc = buf && mbuf ? 0 : errmsg_set(err, errlen, "out of memory");
+    const char *const *lab = (const char *const *)w->labels;   /* where the pieces' trace keeps its tokens */
+    if (rc == 0 && ((pieces->n_source && trace_set_source(out, lab, w->n)) ||
+                    (pieces->n_target && trace_set_target(out, lab, w->n))))
+        rc = errmsg_set(err, errlen, "out of memory");
+    for (int i = 0; rc == 0 && i < pieces->n_maps; i++) rc = merge_map(w, &pieces->maps[i], out, buf, mbuf, err, errlen);
+    free(buf);
+    free(mbuf);
+    if (rc) trace_free(out);
+    return rc;
+}
+
+void words_free(Words *w) {
+    if (!w) return;
+    for (int k = 0; w->labels && k < w->n; k++) free(w->labels[k]);
+    free(w->labels);
+    free(w->word_of);
+    free(w->first);
+    memset(w, 0, sizeof *w);
+}
