@@ -165,7 +165,7 @@ def test_stories260k_pieces_keeps_the_report_in_tokens(tmp):
     assert "  it (position 13) → ve (position 12): decoder.3.masked_self head 5, weight 0.98\n" in r.stdout, r.stdout
     assert "  She (position 9) → Lily (position 1): decoder.2.masked_self head 6, weight 0.41" in r.stdout
     files = set(os.listdir(out))
-    assert {"lines.13-it.png", "lines.9-She.png"} <= files and "lines.9-it.png" not in files, files
+    assert {"lines.13-it.png", "lines.9-she.png"} <= files and "lines.9-it.png" not in files, files
     assert b"in words" not in open(os.path.join(out, "lines.13-it.png"), "rb").read()
 
 

@@ -703,14 +703,16 @@ static int draw_all(Show *w) {
 /* The row the page opens on in the focus map: the first query token the
  * terminal and the pictures show (links_find's first: the --query token, else
  * the first pronoun, whatever its case: "It", "She"), where the focus map
- * reads it; else the first --query token or pronoun there; -1: none. */
+ * reads it (a word of the merged words: its piece of the same text); else
+ * the first --query token or pronoun there; -1: none. */
 static int page_query_row(const PictureSpec *ps, const Trace *t) {
     if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
     const TraceMap *m = &t->maps[ps->focus_map];
     const LinksFound *f = ps->n_links > 0 ? &ps->links[0] : NULL;
-    if (f && f->view.link.map >= 0 && f->view.link.map < t->n_maps && f->q < t->maps[f->view.link.map].Tq) {
-        const char *word = t->maps[f->view.link.map].queries[f->q];
-        if (f->q < m->Tq && !strcmp(m->queries[f->q], word)) return f->q;
+    const Trace *lt = ps->words ? ps->words : t;   /* the links count words when the pieces were merged */
+    if (f && f->view.link.map >= 0 && f->view.link.map < lt->n_maps && f->q < lt->maps[f->view.link.map].Tq) {
+        const char *word = lt->maps[f->view.link.map].queries[f->q];
+        if (!ps->words && f->q < m->Tq && !strcmp(m->queries[f->q], word)) return f->q;
         for (int i = 0; i < m->Tq; i++)
             if (!strcmp(m->queries[i], word)) return i;
     }
