@@ -44,6 +44,22 @@ def validate_trace(trace):
     import jsonschema
     jsonschema.validate(trace, schema())
 
+def png_text(path):
+    """The tEXt/iTXt/zTXt chunks of a PNG, decoded (the title is one of them)."""
+    import struct, zlib
+    data, out, i = open(path, "rb").read(), [], 8
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind in (b"tEXt", b"iTXt"):
+            out.append(body.decode("utf-8", "replace"))
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            out.append(key.decode() + zlib.decompress(rest[1:]).decode("utf-8", "replace"))
+        i += 12 + n
+    return "\n".join(out)
+
+
 def png_content(data):
     """A PNG's content, compared instead of its bytes: every chunk but the image
     data as written, then the image data inflated (the filtered rows).  ISA-L's

@@ -3,7 +3,7 @@
 times never dropped silently, one file-naming rule, plots whose ticks are the
 values measured, the kv-cache plot in the terminal's unit, labels never cut."""
 import json, os, re, struct, zlib
-from helpers import ROOT, run, run_ok, run_err, load_json, skip
+from helpers import ROOT, run, run_ok, run_err, load_json, skip, png_text
 
 HF = os.path.join(os.path.dirname(ROOT), "shared", "hf")
 
@@ -48,20 +48,6 @@ def test_one_naming_rule_for_a_tokens_pictures(tmp):
 
 STORIES = os.path.join(os.path.dirname(ROOT), "shared", "models", "stories260K")
 
-
-def png_text(path):
-    """The tEXt/iTXt chunks of a PNG, decoded (the title is one of them)."""
-    data, out, i = open(path, "rb").read(), [], 8
-    while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if kind in (b"tEXt", b"iTXt"):
-            out.append(body.decode("utf-8", "replace"))
-        elif kind == b"zTXt":
-            key, _, rest = body.partition(b"\0")
-            out.append(zlib.decompress(rest[1:]).decode("utf-8", "replace"))
-        i += 12 + n
-    return "\n".join(out)
 
 
 def test_kv_cache_plot_and_terminal_agree(tmp):

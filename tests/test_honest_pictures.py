@@ -2,7 +2,7 @@
 the head named, weak links and missing antecedents are said, --focus and
 --query choose the head, taught heads are marked."""
 import os, re
-from helpers import ROOT, run_ok, load_json
+from helpers import ROOT, run_ok, load_json, png_text
 
 def test_no_antecedent_is_said(tmp):
     out = os.path.join(tmp, "o")
@@ -81,21 +81,6 @@ def test_unsure_words_are_said(tmp):
     r = run_ok("run", "--no-pictures", "--out", out, "--target", "le chien est affamé .", "Anna gave her brother a book")
     assert "unsure:" not in r.stdout, r.stdout       # a given translation: nothing was written
 
-
-def png_text(path):
-    """The tEXt/iTXt chunks of a PNG, decoded (the title is one of them)."""
-    import struct, zlib
-    data, out, i = open(path, "rb").read(), [], 8
-    while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if kind in (b"tEXt", b"iTXt"):
-            out.append(body.decode("utf-8", "replace"))
-        elif kind == b"zTXt":
-            key, _, rest = body.partition(b"\0")
-            out.append(key.decode() + zlib.decompress(rest[1:]).decode("utf-8", "replace"))
-        i += 12 + n
-    return "\n".join(out)
 
 
 def test_antecedents_no_training_list_knew_are_links(tmp):
