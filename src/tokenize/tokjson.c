@@ -659,7 +659,8 @@ static int encode_cut(const TokJson *t, TjStr *s, int level, Out *o, char *err, 
 
 int tokjson_encode(const TokJson *t, const char *text, int add_special, TokJsonEnc *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    if (t->model.merges_txt) {   /* GPT-2's merges.txt, parsed at the first encode (tj_model_merges_txt) */
+    {   /* GPT-2's merges.txt, parsed at the first encode (tj_model_merges_txt); read under
+         * the lock, as another thread may be parsing it (an encode's text costs far more) */
         static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
         pthread_mutex_lock(&once);
         int rc = tj_model_merges_ready((TjModel *)&t->model, err, errlen);   /* t is heap memory: the cast is sound */
