@@ -1,12 +1,14 @@
 /* test_page.c — the interactive page's writer (render/page.h): the embedded
  * JSON reads back with cJSON (an independent parser) to the trace's numbers,
- * tokens cannot close the <script> block, −∞ is null, and the views land at
+ * tokens cannot close the <script> block, matrices decode (base64 by hand) to
+ * the trace's exact floats, and the views land at
  * the offset given, between the gallery's header and its pictures. */
 #include "check.h"
 #include "core/fileio.h"
 #include "render/page.h"
 #include <cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,39 @@ static TraceMap *tricky_map(Trace *t) {
     const float out[6] = {1, 2, 3, 4, 5, 6};
     if (m && trace_set_head(m, 0, w, sc, sc, ms, out) != 0) return NULL;
     return m;
+}
+
+/* A matrix the page embeds, {rows, cols, f32: base64 of little-endian
+ * float32}, decoded here by RFC 4648's table into x (rows × cols).  0, or -1
+ * when its shape or text is not that. */
+static int matrix_of(const cJSON *j, int rows, int cols, float *x) {
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const cJSON *s = cJSON_GetObjectItem(j, "f32");
+    if (!cJSON_IsString(s) || cJSON_GetObjectItem(j, "rows")->valueint != rows ||
+        cJSON_GetObjectItem(j, "cols")->valueint != cols)
+        return -1;
+    unsigned char bytes[64];
+    size_t n = 0, len = strlen(s->valuestring);
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < len && s->valuestring[i] != '='; i++) {
+        const char *at = strchr(A, s->valuestring[i]);
+        if (!at || !*at) return -1;
+        acc = acc << 6 | (unsigned)(at - A);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n == sizeof bytes) return -1;
+            bytes[n++] = (unsigned char)(acc >> bits);
+        }
+    }
+    if (n != (size_t)rows * cols * 4) return -1;
+    for (int i = 0; i < rows * cols; i++) {
+        uint32_t u = bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 | (uint32_t)bytes[4 * i + 2] << 16 |
+                     (uint32_t)bytes[4 * i + 3] << 24;
+        memcpy(&x[i], &u, 4);
+    }
+    return 0;
 }
 
 TEST(page_data_reads_back_with_cjson) {
@@ -47,10 +82,15 @@ TEST(page_data_reads_back_with_cjson) {
     CHECK(cJSON_IsNull(cJSON_GetObjectItem(d, "trace_file")));
     CHECK_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "focus"), "query")->valueint, 1);
     cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "heads"), 0);
-    cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(h, "weights"), 1);
-    CHECK_NEAR(cJSON_GetArrayItem(w1, 0)->valuedouble, 0.123457, 1e-9);   /* %.6g */
-    CHECK(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "masked"), 0), 1)));
-    CHECK_INT(cJSON_GetArraySize(cJSON_GetArrayItem(cJSON_GetObjectItem(h, "output"), 0)), 3);
+    float w[4], ms[4], out[6];
+    cJSON *wj = cJSON_GetObjectItem(h, "weights");
+    /* 1.0f is the bytes 00 00 80 3F, 0.0f four zeros: base64 "AACA" "PwAA" by hand */
+    CHECK(!strncmp(cJSON_GetObjectItem(wj, "f32")->valuestring, "AACAPwAA", 8));
+    CHECK(matrix_of(wj, 2, 2, w) == 0);
+    CHECK(w[0] == 1.0f && w[1] == 0.0f && w[2] == 0.123456789f && w[3] == 0.876543211f);   /* exact */
+    CHECK(matrix_of(cJSON_GetObjectItem(h, "masked"), 2, 2, ms) == 0);
+    CHECK(ms[0] == 1.0f && isinf(ms[1]) && ms[1] < 0 && ms[2] == -0.75f);
+    CHECK(matrix_of(cJSON_GetObjectItem(h, "output"), 2, 3, out) == 0 && out[5] == 6.0f);
     CHECK_INT(cJSON_GetObjectItem(d, "maps_left_out")->valueint, 0);
     cJSON_Delete(d);
     page_data_free(&pd);

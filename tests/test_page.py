@@ -7,7 +7,7 @@ show the trace's numbers, with no network request and no console error.  Runs on
 the own model, a GPT-2 folder (tiny, random; 512 tokens for the timing), the real
 stories260K (when ../shared has it) and the demo's page.  Set ATTNVIZ_PAGE_SHOTS=DIR
 to keep the screenshots."""
-import json, os, re, shutil, subprocess
+import base64, json, os, re, shutil, subprocess
 import numpy as np
 from helpers import ROOT, run_ok, load_json, skip
 import hf_fixtures as hf
@@ -19,11 +19,26 @@ STORIES = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "stories
 FULL = ["scores", "scaled", "masked", "weights", "output"]
 
 
+def page_matrix(x):
+    """A matrix as the page embeds it ({rows, cols, f32: base64 of little-endian float32})
+    as rows of numbers, non-finite values as None (what page.js makes of it)."""
+    a = np.frombuffer(base64.b64decode(x["f32"], validate=True), dtype="<f4")
+    assert a.size == x["rows"] * x["cols"], (a.size, x["rows"], x["cols"])
+    return [[float(v) if np.isfinite(v) else None for v in row] for row in a.reshape(x["rows"], x["cols"])]
+
+
 def page_data(path):
-    """The JSON data blocks embedded in an index.html."""
+    """The JSON data blocks embedded in an index.html, matrices read back as rows."""
     html = open(path, encoding="utf-8").read()
-    return [json.loads(b) for b in re.findall(
+    sets = [json.loads(b) for b in re.findall(
         r'<script type="application/json" class="attnviz-data" id="attnviz-data-\d+">(.*?)</script>', html, re.S)]
+    for d in sets:
+        for m in d.get("maps", []):
+            for hd in m["heads"]:
+                for k in FULL:
+                    if k in hd:
+                        hd[k] = page_matrix(hd[k])
+    return sets
 
 
 def browser():

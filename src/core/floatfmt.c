@@ -54,6 +54,22 @@ static uint64_t digits(const Scaled *s, int p, int *ok) {
     return D;
 }
 
+/* A lower bound on the fewest digits that can read back, in one pass of
+ * divisions by ten (den = 2^sh, k ≥ 0): p digits read back only if a multiple
+ * of 10^(P−p) lies within half a gap of x·10^k, i.e. in the integers [L, H]
+ * of the interval x·10^k ± t/(2·den) (the wider gap on both sides, ends
+ * included, so the bound never overshoots).  Multiples of 10^(j+1) are
+ * multiples of 10^j: drop digits while one still fits. */
+static int fewest_at_least(const Scaled *s) {
+    int sh = s->b.e < 0 ? -s->b.e : 0;
+    u128 a = 2 * s->num - s->t, b = 2 * s->num + s->t, w = (u128)1 << (sh + 1);
+    uint64_t lo = (uint64_t)((a + w - 1) >> (sh + 1)), hi = (uint64_t)(b >> (sh + 1));
+    if (lo > hi) return s->P;
+    int j = 0;
+    while (j < s->P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
+    return s->P - j;
+}
+
 /* digits (no trailing zeros) and exponent X as "%.Pg" lays them out. */
 static int layout(const char *dg, int X, int P, char *out) {
     int nd = (int)strlen(dg), n = 0;
@@ -95,7 +111,9 @@ int float_format(float x, int P, char *out) {
     }
     int n = 0;
     if (x < 0) out[n++] = '-';
-    Scaled s = {.b = bits_of(a), .P = P};
+    Scaled s;   /* every field set below: a {…} initializer's zeroing of 100 bytes was a sixth of the time */
+    s.b = bits_of(a);
+    s.P = P;
     int X = ((s.b.e + 23) * 78913) >> 18;   /* ⌊(e + 23)·log10 2⌋: x < 10^X is impossible, 10^(X+1) ≤ x possible */
     scaled(&s.b, -X, &s.num, &s.den);
     if (s.num >= 10 * s.den) X++;
@@ -110,14 +128,9 @@ int float_format(float x, int P, char *out) {
         s.r = s.num % s.den;
     }
     s.t = ((u128)1 << (s.b.e > 0 ? s.b.e : 0)) * POW10[k > 0 ? k : 0];
-    int lo = 1, hi = P, ok;   /* the fewest digits that read back: more digits never read back worse */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        digits(&s, mid, &ok);
-        if (ok) hi = mid; else lo = mid + 1;
-    }
-    int p = lo;
-    uint64_t D = digits(&s, p, &ok);   /* P digits when none read back */
+    int ok, p = k >= 0 ? fewest_at_least(&s) : 1;
+    uint64_t D = digits(&s, p, &ok);   /* the fewest digits that read back; P when none do */
+    while (!ok && p < P) D = digits(&s, ++p, &ok);
     if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
     char dg[16];
     int nd = p;

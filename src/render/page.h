@@ -17,7 +17,9 @@
  * colour; viridis N = 256, exactly its table; diverging N = 1021, so its
  * eleven control colours sit on samples), so page.js paints no colour of its
  * own, and, for a comparison (page_data_compare), which sets are A and B.
- * Numbers are written with %.6g (the trace keeps %.9g); −∞ and NaN as null.  At most PAGE_MAX_CELLS numbers are
+ * Matrices are embedded as their float32 bytes (little-endian, base64: each
+ * value exactly as the trace holds it, and cheap to write); page.js reads them
+ * back as rows of numbers, −∞ and NaN as null; single numbers are %.6g text.  At most PAGE_MAX_CELLS numbers are
  * embedded over all traces: past that the step matrices, then whole maps, are
  * left out, and the page says how many.
  *

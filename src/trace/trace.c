@@ -260,8 +260,8 @@ static void put_string(FILE *f, const char *s) {
 static void put_number(FILE *f, float x) {
     if (isfinite(x)) {
         char buf[FLOAT_FORMAT_MAX];
-        float_format(x == 0 ? 0.0f : x, 9, buf);   /* −0 prints as 0 */
-        fputs(buf, f);
+        int n = float_format(x == 0 ? 0.0f : x, 9, buf);   /* −0 prints as 0 */
+        fwrite(buf, 1, (size_t)n, f);
     } else {
         fputs("null", f);   /* JSON has no infinity: −∞ (masked) is null; NaN never gets here */
     }

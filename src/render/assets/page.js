@@ -10,7 +10,33 @@
   if (!app) return;
   var blocks = document.querySelectorAll('script.attnviz-data');
   var sets = [];
-  for (var b = 0; b < blocks.length; b++) sets.push(JSON.parse(blocks[b].textContent));
+  /* A matrix as the C side embeds it, {rows, cols, f32: base64 of its float32
+     bytes, little-endian}, back into rows of numbers (non-finite: null). */
+  function matrixOf(x) {
+    if (!x || typeof x.f32 !== 'string') return x;
+    var s = atob(x.f32), u = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    var dv = new DataView(u.buffer), rows = [];
+    for (var r = 0, at = 0; r < x.rows; r++) {
+      var row = new Array(x.cols);
+      for (var c = 0; c < x.cols; c++, at += 4) {
+        var v = dv.getFloat32(at, true);
+        row[c] = isFinite(v) ? v : null;
+      }
+      rows.push(row);
+    }
+    return rows;
+  }
+  var PARTS = ['weights', 'scores', 'scaled', 'masked', 'output'];
+  for (var b = 0; b < blocks.length; b++) {
+    var set = JSON.parse(blocks[b].textContent);
+    (set.maps || []).forEach(function (m) {
+      (m.heads || []).forEach(function (hd) {
+        PARTS.forEach(function (k) { if (hd[k]) hd[k] = matrixOf(hd[k]); });
+      });
+    });
+    sets.push(set);
+  }
   var PAGE = (function () {
     var b = document.getElementById('attnviz-page');
     return b ? JSON.parse(b.textContent) : { colormaps: {} };
