@@ -19,7 +19,14 @@
 
 unsigned long long outdir_hash(unsigned long long h, const void *data, size_t n) {
     const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {   /* a word at a time: the byte loop was 17 ms of a 12 MB run's 500 */
+        unsigned long long w = 0;
+        for (int b = 0; b < 8; b++) w |= (unsigned long long)p[i + b] << (8 * b);
+        h = (h ^ w) * 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
     return h;
 }
 
@@ -96,7 +103,12 @@ static int file_sig(int dir, const char *name, size_t *size, unsigned long long 
     char buf[65536];
     ssize_t got;
     size_t total = 0;
-    while ((got = read(fd, buf, sizeof buf)) > 0) { h = outdir_hash(h, buf, (size_t)got); total += (size_t)got; }
+    do {   /* whole 64 KB chunks but the last, so the hash never depends on how read() splits the file */
+        size_t have = 0;
+        while (have < sizeof buf && (got = read(fd, buf + have, sizeof buf - have)) > 0) have += (size_t)got;
+        h = outdir_hash(h, buf, have);
+        total += have;
+    } while (got > 0);
     close(fd);
     if (got < 0) return -1;
     *size = total;
