@@ -63,7 +63,7 @@ void outstage_abort(OutStage *st);
 void outstage_abort_now(const OutStage *st);
 
 /* A 64-bit hash of n bytes, continued from h (start with OUTDIR_HASH_START):
- * FNV-1a's multiplier over 8-byte little-endian words, mixed, then the last
+ * FNV-1a's multiplier over 8-byte words (host order), mixed, then the last
  * bytes one by one, so the same bytes cut into the same chunks hash the same
  * (the list of written files feeds whole 64 KB chunks). */
 #define OUTDIR_HASH_START 0xcbf29ce484222325ULL

@@ -301,14 +301,20 @@ static void put_matrix(FILE *f, const float *x, int rows, int cols, const char *
 
 static void put_mask(FILE *f, const unsigned char *m, int rows, int cols) {
     if (!m) { fputs("null", f); return; }
+    char *row = malloc(2 * (size_t)cols + 2);   /* "[1,0,…]" built, then written at once */
     fputc('[', f);
     for (int i = 0; i < rows; i++) {
         if (i) fputs(", ", f);
         fputc('[', f);
-        for (int j = 0; j < cols; j++) fprintf(f, "%s%d", j ? "," : "", m[(size_t)i * cols + j] ? 1 : 0);
+        for (int j = 0; j < cols; j++) {
+            if (row) { row[2 * j] = ','; row[2 * j + 1] = m[(size_t)i * cols + j] ? '1' : '0'; }
+            else fprintf(f, "%s%d", j ? "," : "", m[(size_t)i * cols + j] ? 1 : 0);
+        }
+        if (row && cols > 0) fwrite(row + 1, 1, 2 * (size_t)cols - 1, f);
         fputc(']', f);
     }
     fputc(']', f);
+    free(row);
 }
 
 static void put_map(FILE *f, const TraceMap *m) {
