@@ -14,8 +14,12 @@ bench_train), so that a figure holds up:
   children's); the load after counts the bench's own processes too, so the load judged is
   the larger of the load before and the others' cores.  When it is above LOAD_LIMIT the
   figures are printed but no verdict: a busy machine slows the two sides unequally.
+- a quiet run (a verdict given) records its figures in docs/bench/NAME.json (date, commit,
+  machine, loads, the commands and every figure, Session.record); the docs' tables quote
+  that file and tests/test_bench_docs.py fails when they differ.  A noisy run records
+  nothing.
 """
-import os, platform, shlex, statistics, subprocess, sys, tempfile, time
+import json, os, platform, shlex, statistics, subprocess, sys, tempfile, time
 
 TORCH_PY = "/usr/bin/python3"
 LOAD_LIMIT = 1.0
@@ -77,19 +81,65 @@ def short(x, n=160):
     return x if len(x) <= n else x[:n - 1] + "…"
 
 
-class Session:
-    """One bench's header, its commands and its verdict."""
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RECORDS = os.path.join(ROOT, "docs", "bench")
 
-    def __init__(self, title):
+
+def commit():
+    """The checkout's commit, "+changes" when src/ or tests/ differ from it; "?" without git."""
+    try:
+        head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "src", "tests", "Makefile"],
+                               capture_output=True, text=True).stdout.strip()
+        return head + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+class Session:
+    """One bench's header, its commands, its verdict and, when quiet, its record."""
+
+    def __init__(self, title, name=None):
         self.load_before = load1()
         self.cpu_start = cpu_snapshot()
+        self.name = name
+        self.date = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
         print(f"== {title}")
         print(f"date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; machine: {machine()}")
         print(f"load average (1 minute) before: {self.load_before:.2f}")
         self.checks = []
+        self.figures = {}
+        self.commands = {}
 
     def check(self, cond, what):
         self.checks.append((cond, what))
+
+    def record(self, key, seconds=None, command=None, **more):
+        """A figure for the record: seconds (a list of runs: best and median kept, or one
+        value), the command that gave it, other members as they are."""
+        f = dict(more)
+        if isinstance(seconds, (list, tuple)):
+            f.update(best=round(min(seconds), 4), median=round(statistics.median(seconds), 4), runs=len(seconds))
+        elif seconds is not None:
+            f["value"] = round(seconds, 4)
+        if command:
+            f["command"] = command.replace(ROOT + "/", "")
+        self.figures[key] = f
+
+    def save(self, load, others):
+        if not self.name:
+            return
+        os.makedirs(RECORDS, exist_ok=True)
+        path = os.path.join(RECORDS, f"{self.name}.json")
+        rec = {"bench": self.name, "date": self.date, "commit": commit(), "machine": machine(),
+               "load_before": round(self.load_before, 2), "others_cores": round(others, 2),
+               "figures": self.figures}
+        with open(path + ".tmp", "w") as f:
+            json.dump(rec, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        os.replace(path + ".tmp", path)
+        print(f"recorded in {os.path.relpath(path, ROOT)} (the docs quote it; tests/test_bench_docs.py checks them)")
 
     def finish(self):
         """Prints the load after and the verdict; the exit status (0 when noisy or met)."""
@@ -102,11 +152,14 @@ class Session:
             print(f"load {load:.2f}: figures are noisy, no verdict")
             for _, what in self.checks:
                 print(f"  (not judged) {what}")
+            if self.name:
+                print(f"nothing recorded (docs/bench/{self.name}.json keeps the last quiet run)")
             return 0
         ok = True
         for cond, what in self.checks:
             print(f"  {'ok  ' if cond else 'MISS'} {what}")
             ok &= cond
+        self.save(load, others)
         return 0 if ok else 1
 
 

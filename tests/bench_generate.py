@@ -133,7 +133,7 @@ def main():
         print(f"skip: {STORIES} is absent (the real stories260K weights)")
         return 0
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    ses = bc.Session("generate: stories260K with a KV cache, attnviz beside PyTorch, each alone")
+    ses = bc.Session("generate: stories260K with a KV cache, attnviz beside PyTorch, each alone", "generate")
     out = os.path.join(ROOT, "build", "bench-generate")
     clean = lambda: shutil.rmtree(out, ignore_errors=True)
     a, cmds = {}, {}
@@ -168,6 +168,10 @@ def main():
               f"{a[n][1]:.0f} and {p[n][1]:.0f}")
     for (label, n), xs in cmds.items():
         print(f"  attnviz {label:<48} {n} thread{'s' * (n > 1)}: {bc.fmt(xs)}")
+        ses.record(f"{label.split(' (')[0]} {bc.label(n)}", xs)
+    for n in THREADS:
+        ses.record(f"tokens/s {bc.label(n)}", None, attnviz=round(a[n][0]), pytorch=round(p[n][0]),
+                   ratio=round(a[n][0] / p[n][0], 2), tokens=n_tok)
     ses.finish()
     return 0 if same else 1
 

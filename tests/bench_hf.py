@@ -312,10 +312,13 @@ def compare(ses, kind, name, d, ids, text, n_maps):
             print(f"    $ {bc.shell(argv, env)}")
             res[what][bc.label(n)], p, _ = bc.time_processes(argv, RUNS, env, before=clean)
             peak[what] = max(peak.get(what, 0), p)
+    ses.record(f"{name} {T} PyTorch forward", torch_runs[pk], config=pk)
     for what in cmds:
         ak = side(f"attnviz {what}", res[what])
         r = statistics.median(res[what][ak]) / statistics.median(torch_runs[pk])
         print(f"      ratio attnviz ({ak}) / PyTorch ({pk}), medians: {r:.2f}; peak {peak[what] / 2**20:.0f} MB")
+        ses.record(f"{name} {T} {what.split(' (')[0]}", res[what][ak], bc.shell([a if len(a) < 60 else f"<the {T} tokens>" for a in cmds[what]]), config=ak,
+                   ratio=round(r, 2), peak_mb=round(peak[what] / 2**20))
     size = os.path.getsize(trace)
     os.remove(trace)
     clean()
@@ -350,6 +353,7 @@ def shape(ses, kind, name, d, words, filler, V, n_maps, lengths, rng):
             ses.check(r <= 1.0, f"{name} {T} tokens: run --no-pictures --trace weights no slower than PyTorch's "
                                 f"forward ({r:.2f})")
             a = torch_alone(kind, d, ids, config, torch_runs[config[0]])
+            ses.record(f"{name} {T} bench / PyTorch by itself", a)
             ses.check(a <= 1.25, f"{name} {T} tokens: the bench's PyTorch within 1.25x of PyTorch by itself "
                                  f"({a:.2f})")
         else:
@@ -366,7 +370,8 @@ def main():
         return 0
     quick = "--quick" in sys.argv
     lengths = (64,) if quick else (64, 512)
-    ses = bc.Session("GPT-2-small, SmolLM2-135M and Qwen2.5-0.5B shapes: attnviz's commands beside PyTorch")
+    ses = bc.Session("GPT-2-small, SmolLM2-135M and Qwen2.5-0.5B shapes: attnviz's commands beside PyTorch",
+                     "hf-quick" if quick else "hf")
     print(f"method: each side alone, PyTorch's runs of a configuration first, then each attnviz command's; "
           f"threads {THREADS} (BENCH_THREADS) for both sides, each count reported; {RUNS} timed runs "
           f"(BENCH_RUNS) after one untimed: attnviz fresh processes, PyTorch forwards in one warm "
@@ -398,6 +403,8 @@ def main():
     load = statistics.median(loads)
     print(f"    load (--timing) {bc.fmt(loads)}; load + forward {bc.fmt(walls)}; peak {peak / 2**20:.0f} MB  "
           f"[{line.strip()}]")
+    ses.record("Qwen2.5-0.5B BF16 64 load", loads)
+    ses.record("Qwen2.5-0.5B BF16 64 load + forward", walls, peak_mb=round(peak / 2**20))
     ses.check(load < 1.0, f"0.5B BF16 folder loads in under 1 s ({load:.3f} s)")
     ses.check(peak < 3 * 2**30, f"0.5B BF16 folder, 64-token forward under 3 GB ({peak / 2**30:.2f} GB)")
     return ses.finish()

@@ -91,7 +91,7 @@ def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--worker":
         matplotlib_worker(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
         return 0
-    ses = bc.Session("labelled heatmaps: attnviz beside PyTorch + matplotlib, each alone")
+    ses = bc.Session("labelled heatmaps: attnviz beside PyTorch + matplotlib, each alone", "pictures")
     d = bench_hf.gpt2_dir()
     ids, _ = tokens_of(d)
     m, a = {}, {}
@@ -117,6 +117,10 @@ def main():
     mn = min(m, key=lambda n: statistics.median(m[n]))
     ratio = statistics.median(m[mn]) / statistics.median(a[an])
     print(f"  ratio       attnviz ({an}) {ratio:.0f}x faster per labelled heatmap than matplotlib ({mn}), medians")
+    ses.record("attnviz a picture", a[an], bc.shell([x.replace(d, "build/bench-hf/gpt2-small") for x in argv]),
+               config=bc.label(an), pictures=pngs, heatmaps=heads)
+    ses.record("PyTorch + matplotlib a heatmap", m[mn], config=bc.label(mn))
+    ses.record("ratio", ratio)
     ses.check(ratio >= 50, f"at least 50x faster per labelled heatmap ({ratio:.0f}x)")
     return ses.finish()
 

@@ -168,7 +168,7 @@ def model_file(attnviz, work, shape):
     return path
 
 
-def bench_shape(attnviz, work, shape, rounds):
+def bench_shape(ses, attnviz, work, shape, rounds):
     s = SHAPES[shape]
     path = model_file(attnviz, work, shape)
     me = [attnviz, "forward", "--model", path, "--bench", str(s["steps"]), "--batch", str(BATCH),
@@ -204,6 +204,10 @@ def bench_shape(attnviz, work, shape, rounds):
     print(f"  1 thread, CPU time a step (steadier when the machine is shared): attnviz {ca:.1f} ms  "
           f"pytorch {ct:.1f} ms  ratio {ct / ca:.2f}x  (memory kept: {ck:.1f} ms, {ck / ca:.2f}x)")
     print(f"  peak resident memory  attnviz {mem['a']:.0f} MiB  pytorch {mem['t']:.0f} MiB")
+    for n, a, t in ((1, a1, t1), (2, a2, t2)):
+        ses.record(f"train {shape} {n} thread{'s' * (n > 1)} tokens/s", None,
+                   bc.shell([os.path.relpath(x) if os.path.isabs(x) else x for x in me], thread_env(n)),
+                   attnviz=round(a), pytorch=round(t), ratio=round(a / t, 2))
     return a1 / t1, a2 / t2, a1 / k1, a2 / k2
 
 
@@ -231,11 +235,11 @@ def main():
     os.makedirs(work, exist_ok=True)
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     shapes = os.environ.get("BENCH_SHAPES", "small,large").split(",")
-    ses = bc.Session("train: attnviz beside PyTorch, each alone")
+    ses = bc.Session("train: attnviz beside PyTorch, each alone", "train")
     print("training tokens/s (source + target non-pad tokens per step / step time), "
           "attnviz vs PyTorch, each configuration's runs together")
     print(f"OpenBLAS kernels (both sides, the same library): {blas_core()}")
-    ratios = {sh: bench_shape(attnviz, work, sh, rounds) for sh in shapes}
+    ratios = {sh: bench_shape(ses, attnviz, work, sh, rounds) for sh in shapes}
     print("ratios (attnviz / PyTorch): " +
           ", ".join(f"{sh} {r[0]:.2f}x 1 thread, {r[1]:.2f}x 2 threads" for sh, r in ratios.items()))
     print("ratios (attnviz / PyTorch with its memory kept): " +
