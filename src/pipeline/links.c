@@ -243,43 +243,71 @@ static int no_content(const char *key) {
     return maps_is_special(key) || is_punct(w) || referents_function_word(w);
 }
 
-/* Head h's strongest link from q to a word that can be an antecedent; -1 if none. */
-static int content_link(const TraceMap *m, int h, int q, float *w) {
-    unsigned char stack_skip[256] = {0}, *skip = m->Tk <= 256 ? stack_skip : malloc((size_t)m->Tk);
-    int best = -1;
-    if (skip) {
-        for (int j = 0; j < m->Tk; j++)   /* masked keys too: a causal row has no later word */
-            skip[j] = (unsigned char)(no_content(m->keys[j]) || (m->mask && !m->mask[(size_t)q * m->Tk + j]));
-        best = maps_argmax_link(m->heads[h].weights + (size_t)q * m->Tk, m->Tk, q, skip);
-        if (skip != stack_skip) free(skip);
-    }
+/* skip[j] = 1 where key j of m cannot be an antecedent of q (no content, or
+ * masked: a causal row has no later word): the same for every head of m.
+ * Returns skip: stack (room for 256) or malloc'd; NULL out of memory. */
+static unsigned char *content_skip(const TraceMap *m, int q, unsigned char *stack) {
+    unsigned char *skip = m->Tk <= 256 ? stack : malloc((size_t)m->Tk);
+    for (int j = 0; skip && j < m->Tk; j++)
+        skip[j] = (unsigned char)(no_content(m->keys[j]) || (m->mask && !m->mask[(size_t)q * m->Tk + j]));
+    return skip;
+}
+
+/* Head h's strongest link from q to a key skip leaves; -1 if none. */
+static int content_link(const TraceMap *m, int h, int q, const unsigned char *skip, float *w) {
+    int best = maps_argmax_link(m->heads[h].weights + (size_t)q * m->Tk, m->Tk, q, skip);
     *w = best >= 0 ? m->heads[h].weights[(size_t)q * m->Tk + best] : -1;
     return best;
 }
 
-HeadLink links_content_strongest(const Trace *t, int q) {
-    return strongest_by(t, q, content_link);
-}
-
-int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max) {
+/* Every head of link_kind's maps that reads row q, with what content_link
+ * finds there: each(arg, map, head, key, weight) for the heads that link.
+ * The skip list is made once a map (it was once a head: 10 ms of GPT-2's run). */
+static void content_links(const Trace *t, int q, void (*each)(void *, int, int, int, float), void *arg) {
     const char *kind = link_kind(t);
-    int n = 0;
+    unsigned char stack[256];
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
         if (strcmp(m->kind, kind) || q >= m->Tq) continue;
-        for (int h = 0; h < m->n_heads; h++) {
+        unsigned char *skip = content_skip(m, q, stack);
+        for (int h = 0; skip && h < m->n_heads; h++) {
             float w;
-            if (content_link(m, h, q, &w) != key || w < min_weight) continue;
-            int at = n < max ? n : max;   /* insertion, strongest first; the weakest falls off the end */
-            while (at > 0 && out[at - 1].weight < w) {
-                if (at < max) out[at] = out[at - 1];
-                at--;
-            }
-            if (at < max) out[at] = (HeadLink){i, h, key, w};
-            n++;
+            int k = content_link(m, h, q, skip, &w);
+            if (k >= 0) each(arg, i, h, k, w);
         }
+        if (skip != stack) free(skip);
     }
-    return n;
+}
+
+static void keep_strongest(void *arg, int map, int head, int key, float w) {
+    HeadLink *best = arg;
+    if (w > best->weight) *best = (HeadLink){map, head, key, w};
+}
+
+HeadLink links_content_strongest(const Trace *t, int q) {
+    HeadLink best = {-1, -1, -1, -1};
+    content_links(t, q, keep_strongest, &best);
+    return best;
+}
+
+typedef struct { int key; float min_weight; HeadLink *out; int max, n; } ContentHeads;
+
+static void keep_heads(void *arg, int map, int head, int key, float w) {
+    ContentHeads *c = arg;
+    if (key != c->key || w < c->min_weight) return;
+    int at = c->n < c->max ? c->n : c->max;   /* insertion, strongest first; the weakest falls off the end */
+    while (at > 0 && c->out[at - 1].weight < w) {
+        if (at < c->max) c->out[at] = c->out[at - 1];
+        at--;
+    }
+    if (at < c->max) c->out[at] = (HeadLink){map, head, key, w};
+    c->n++;
+}
+
+int links_content_heads(const Trace *t, int q, int key, float min_weight, HeadLink *out, int max) {
+    ContentHeads c = {key, min_weight, out, max, 0};
+    content_links(t, q, keep_heads, &c);
+    return c.n;
 }
 
 void links_prefer_content(LinksView *v, const Trace *t, int q) {
