@@ -315,7 +315,7 @@ def normalise(rel, data, root):
         from helpers import png_content
         return png_content(png_without_root(data, root))
     data = data.replace(root + b"/", b"<ROOT>/")
-    if os.path.basename(rel) == ".attnviz-files" and data.startswith(b"attnviz-files 2\n"):
+    if os.path.basename(rel) == ".attnviz-files" and data.startswith((b"attnviz-files 2\n", b"attnviz-files 3\n")):
         # the list's size and hash of a PNG follow its deflate bytes, which may vary
         # (png_content's docstring): only the names are compared
         data = b"\n".join(l.split(b" ", 2)[-1] for l in data.splitlines()) + b"\n"

@@ -69,7 +69,7 @@ def png_content(data):
     An output folder's list (.attnviz-files: "SIZE HASH NAME" lines, the hash of
     each file's bytes) is reduced to its names for the same reason.  Anything
     else is returned as it is."""
-    if data.startswith(b"attnviz-files 2\n"):
+    if data.startswith((b"attnviz-files 2\n", b"attnviz-files 3\n")):
         return b"\n".join(l.split(b" ", 2)[-1] for l in data.splitlines()) + b"\n"
     if not data.startswith(b"\x89PNG\r\n\x1a\n"):
         return data

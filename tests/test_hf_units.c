@@ -34,6 +34,31 @@ TEST(hf_f16_every_value) {
     CHECK_INT(bad, 0);
 }
 
+/* Float to half, against half_value: every finite half reads back as itself;
+ * the midpoint of two neighbours goes to the even one, the floats either
+ * side of it to the nearer; past 65504's midpoint (65520) infinity; signs kept. */
+TEST(hf_f32_to_f16_rounds_to_nearest_even) {
+    int bad = 0;
+    for (unsigned h = 0; h < 0x7c00; h++) {
+        double v = half_value(h), next = h < 0x7bff ? half_value(h + 1) : 65536.0;
+        float mid = (float)((v + next) / 2);   /* exact: 12 significant bits */
+        unsigned up = h + 1, even = (h & 1) ? up : h;
+        unsigned short got[4] = {safetensors_f32_to_f16((float)v), safetensors_f32_to_f16(mid),
+                                 safetensors_f32_to_f16(nextafterf(mid, 0.0f)), safetensors_f32_to_f16(nextafterf(mid, INFINITY))};
+        unsigned want[4] = {h, even, h, up};
+        for (int i = 0; i < 4; i++)
+            if (got[i] != want[i] && bad++ < 3)
+                check_fail(__FILE__, __LINE__, "f16 of case %d near %04x: %04x, expected %04x", i, h, got[i], want[i]);
+        if (safetensors_f32_to_f16(-(float)v) != (h | 0x8000) && bad++ < 3)
+            check_fail(__FILE__, __LINE__, "f16 of -%04x lost its sign", h);
+    }
+    CHECK_INT(bad, 0);
+    CHECK_INT(safetensors_f32_to_f16(0.1f), 0x2e66);         /* NumPy's float16(0.1) */
+    CHECK_INT(safetensors_f32_to_f16(1e9f), 0x7c00);
+    CHECK_INT(safetensors_f32_to_f16(-INFINITY), 0xfc00);
+    CHECK((safetensors_f32_to_f16(NAN) & 0x7c00) == 0x7c00 && (safetensors_f32_to_f16(NAN) & 0x3ff) != 0);
+}
+
 TEST(hf_bf16) {
     CHECK(safetensors_bf16_to_f32(0x3F80) == 1.0f);
     CHECK(safetensors_bf16_to_f32(0xC040) == -3.0f);

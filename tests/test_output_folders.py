@@ -173,3 +173,54 @@ def test_sigterm_removes_the_staging_folder_and_the_next_run_removes_stale_ones(
     open(os.path.join(stale, ".attnviz-stage"), "w").write(f"attnviz-stage {dead.pid}\n")
     run_ok("run", "--out", out, "i am happy .")
     assert not os.path.exists(stale)
+
+
+def list_hash(data):
+    """The list's hash (core/outdir.h), written here from its description: the file in
+    whole 64 KB chunks; in each, 8-byte little-endian words w: h = (h ^ w) * 0x100000001b3,
+    h ^= h >> 29 (64 bits), then the chunk's last bytes b: h = (h ^ b) * 0x100000001b3."""
+    M, h = (1 << 64) - 1, 0xcbf29ce484222325
+    for c in range(0, max(len(data), 1), 65536):
+        chunk = data[c:c + 65536]
+        words = len(chunk) // 8 * 8
+        for i in range(0, words, 8):
+            h = ((h ^ int.from_bytes(chunk[i:i + 8], "little")) * 0x100000001b3) & M
+            h ^= h >> 29
+        for b in chunk[words:]:
+            h = ((h ^ b) * 0x100000001b3) & M
+    return h
+
+
+def test_the_list_holds_each_files_size_and_hash(tmp):
+    """Every line of .attnviz-files: the file's size and the hash above, computed here
+    from the bytes on disk (the page is over 64 KB: chunks and tails are exercised)."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--out", out, TIRED)
+    lines = open(os.path.join(out, ".attnviz-files"), "rb").read().decode().splitlines()
+    assert lines[0] == "attnviz-files 3", lines[0]
+    assert len(lines) > 5
+    for line in lines[1:]:
+        size, h, name = line.split(" ", 2)
+        data = open(os.path.join(out, name), "rb").read()
+        assert int(size) == len(data) and int(h, 16) == list_hash(data), name
+    assert any(int(l.split()[0]) > 65536 for l in lines[1:])
+
+
+def test_an_earlier_version_2_list_still_removes_what_it_wrote(tmp):
+    """A folder an attnviz before the word hash wrote (list version 2, FNV-1a of the
+    bytes): what it listed and the new run does not write is removed; the user's own
+    file, listed with a wrong hash, stays."""
+    from test_bad_inputs import fnv1a64
+    out = os.path.join(tmp, "o")
+    os.makedirs(out)
+    files = {"trace.json": b'{"earlier": true}\n', "grid.encoder.self.png": b"earlier grid"}
+    listed = ["attnviz-files 2"] + [f"{len(d)} {fnv1a64(d):016x} {n}" for n, d in files.items()]
+    open(os.path.join(out, "notes.txt"), "w").write("mine")
+    listed.append(f"4 {fnv1a64(b'other'):016x} notes.txt")
+    for n, d in files.items():
+        open(os.path.join(out, n), "wb").write(d)
+    open(os.path.join(out, ".attnviz-files"), "w").write("\n".join(listed) + "\n")
+    run_ok("run", "--force", "--no-pictures", "--trace", "none", "--out", out, TIRED)
+    assert not os.path.exists(os.path.join(out, "trace.json"))
+    assert not os.path.exists(os.path.join(out, "grid.encoder.self.png"))
+    assert open(os.path.join(out, "notes.txt")).read() == "mine"

@@ -24,10 +24,12 @@ def read_bin(path):
 
 def view(path, start, slot, dtype="<f4"):
     assert slot["offset"] % 64 == 0, slot
+    if slot.get("dtype") == "f16":      # half precision, little-endian
+        dtype = "<f2"
     if slot.get("layout") == "lower":   # row i's first i + 1 cells, the rest +0.0
         n = slot["shape"][0]
-        assert slot["shape"] == [n, n] and dtype == "<f4", slot
-        full = np.zeros((n, n), np.float32)
+        assert slot["shape"] == [n, n] and dtype in ("<f4", "<f2"), slot
+        full = np.zeros((n, n), np.float32 if dtype == "<f4" else np.float16)
         full[np.tril_indices(n)] = np.memmap(path, dtype=dtype, mode="r", offset=start + slot["offset"],
                                              shape=(n * (n + 1) // 2,))
         return full
@@ -102,3 +104,45 @@ def test_binary_trace_holds_the_json_trace_bit_for_bit(tmp):
     # nothing half-written where the folder is missing
     r = run_err("forward", "--model", d, "--src", "5 17", "--out", os.path.join(tmp, "no", "x.bin"))
     assert "x.bin" in r.stderr and not os.path.exists(os.path.join(tmp, "no"))
+
+
+def test_run_writes_trace_bin_past_16_mb_of_json_and_halves_it_with_f16(tmp):
+    """run: trace.json up to about 16 MB of JSON, trace.bin past it (said in one line,
+    with how to read it); --trace-format bin on a short text; --trace-precision f16
+    writes the weights as NumPy's float16 of the float32 weights, bit for bit (so each
+    within 2^-12 of it), the rest float32."""
+    d = os.path.join(tmp, "gpt2")
+    hf.write_gpt2_dir(d, C=32, H=4, L=2, P=1024)
+    long = " ".join(["the cat sat on the mat because it was tired ."] * 60)   # 660 tokens
+    out = os.path.join(tmp, "long")
+    r = run_ok("run", "--model", d, "--no-pictures", "--out", out, long)
+    assert "trace.bin, not trace.json" in r.stdout and "docs/trace-format.md" in r.stdout, r.stdout
+    assert "trace.bin and index.html" in r.stdout
+    assert sorted(os.listdir(out)) == [".attnviz-files", "index.html", "trace.bin"]
+    assert 'href="trace.bin"' in open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    b, start = read_bin(os.path.join(out, "trace.bin"))
+    assert len(b["maps"]) == 2 and b["maps"][0]["heads"][0]["weights"]["shape"] == [660, 660]
+    short = "the animal didn't cross the street because it was too tired ."
+    j, f32, f16 = (os.path.join(tmp, x) for x in ("j", "b32", "b16"))
+    run_ok("run", "--model", d, "--no-pictures", "--out", j, short)
+    assert os.path.exists(os.path.join(j, "trace.json")) and not os.path.exists(os.path.join(j, "trace.bin"))
+    run_ok("run", "--model", d, "--no-pictures", "--trace-format", "bin", "--out", f32, short)
+    run_ok("run", "--model", d, "--no-pictures", "--trace-precision", "f16", "--out", f16, short)
+    js = load_json(os.path.join(j, "trace.json"))
+    assert check_same(js, os.path.join(f32, "trace.bin")) == 8
+    h, s16 = read_bin(os.path.join(f16, "trace.bin"))
+    worst = 0.0
+    for mh, mj in zip(h["maps"], js["maps"]):
+        for hh, hj in zip(mh["heads"], mj["heads"]):
+            assert hh["weights"]["dtype"] == "f16"
+            got = view(os.path.join(f16, "trace.bin"), s16, hh["weights"])
+            want = as_float(hj["weights"])
+            assert got.tobytes() == want.astype(np.float16).tobytes(), mj["id"]
+            worst = max(worst, float(np.abs(got.astype(np.float32) - want).max()))
+    assert 0 < worst <= 2.0 ** -12, worst
+    assert os.path.getsize(os.path.join(f16, "trace.bin")) < os.path.getsize(os.path.join(f32, "trace.bin"))
+    for bad, said in ((["--trace-format", "json", "--trace-precision", "f16"], "f16"),
+                      (["--trace-format", "xml"], "auto, json or bin"), (["--trace-precision", "f8"], "f32 or f16")):
+        r = run_err("run", "--model", d, *bad, "--out", os.path.join(tmp, "bad"), short)
+        assert said in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not os.path.exists(os.path.join(tmp, "bad"))

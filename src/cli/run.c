@@ -30,6 +30,7 @@
 
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
+    const char *trace_format, *trace_precision;
     long max_pictures, lines_top, probe_length, probe_seed;
     int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide, pieces;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
@@ -45,6 +46,7 @@ typedef struct {
     char command[2048];          /* the command line, shown on each page */
     double ms_model, ms_pictures, ms_trace;
     int n_pictures;
+    char trace_file[16];         /* what the last sentence's trace went to */
     char err[1024];
 } Run;
 
@@ -73,6 +75,10 @@ static void run_usage(FILE *f) {
         "                    whose link from the token is strongest)\n"
         "  --trace none|weights|steps  none writes no trace.json; steps also keeps scores,\n"
         "                    scaled, masked, output (a trace over 50 MB is announced first)\n"
+        "  --trace-format auto|json|bin  auto (default): trace.json up to about 16 MB of JSON,\n"
+        "                    trace.bin past it (binary, read with NumPy: docs/trace-format.md)\n"
+        "  --trace-precision f32|f16  f16: trace.bin's weights in half precision (half the\n"
+        "                    bytes; a weight off by at most 2^-12)\n"
         "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
         "  --heads LIST      draw only these heads, e.g. 0-3 (default: all)\n"
         "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
@@ -151,12 +157,13 @@ static int parse_list(const char *opt, const char *s, unsigned char *on) {
 /* What was written, only that: pictures unless --no-pictures, trace.json
  * unless --trace none, always index.html; one folder per sentence when
  * there are several (the top folder holds only index.html). */
-static void print_written(const RunArgs *a) {
+static void print_written(const RunArgs *a, const char *trace_file) {
     int trace = strcmp(a->trace_mode, "none") != 0;
-    const char *what = !a->no_pictures && trace ? "pictures, trace.json and index.html"
-                     : !a->no_pictures ? "pictures and index.html (no trace.json: --trace none)"
-                     : trace ? "trace.json and index.html (no pictures: --no-pictures)"
-                             : "index.html (no pictures: --no-pictures; no trace.json: --trace none)";
+    char what[160];
+    if (!a->no_pictures && trace) snprintf(what, sizeof what, "pictures, %s and index.html", trace_file);
+    else if (!a->no_pictures) snprintf(what, sizeof what, "pictures and index.html (no trace.json: --trace none)");
+    else if (trace) snprintf(what, sizeof what, "%s and index.html (no pictures: --no-pictures)", trace_file);
+    else snprintf(what, sizeof what, "index.html (no pictures: --no-pictures; no trace.json: --trace none)");
     if (a->n_sentences > 1)
         printf("index.html in %s/, and %s in one folder per sentence (sentence-1/ … sentence-%d/)\n", a->out, what,
                a->n_sentences);
@@ -169,6 +176,8 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     a->out = "output/run";   /* its own folder: the demo's lesson in output/ stays */
     a->to = "fr";
     a->trace_mode = "weights";
+    a->trace_format = "auto";
+    a->trace_precision = "f32";
     a->max_pictures = 64;
     a->lines_top = -1;
     a->probe_seed = 1;
@@ -177,7 +186,8 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         const CliOption opts[] = {
             {"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
-            {"--heads", &a->heads}, {"--ablate", &a->ablate}, {"--max-memory", &a->max_memory}};
+            {"--heads", &a->heads}, {"--ablate", &a->ablate}, {"--max-memory", &a->max_memory},
+            {"--trace-format", &a->trace_format}, {"--trace-precision", &a->trace_precision}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
                                  {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
@@ -214,6 +224,18 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     if (cli_target_language(&a->to)) return -1;
     if (strcmp(a->trace_mode, "none") && strcmp(a->trace_mode, "weights") && strcmp(a->trace_mode, "steps")) {
         cli_error("--trace '%s' must be none, weights or steps", a->trace_mode);
+        return -1;
+    }
+    if (strcmp(a->trace_format, "auto") && strcmp(a->trace_format, "json") && strcmp(a->trace_format, "bin")) {
+        cli_error("--trace-format '%s' must be auto, json or bin", a->trace_format);
+        return -1;
+    }
+    if (strcmp(a->trace_precision, "f32") && strcmp(a->trace_precision, "f16")) {
+        cli_error("--trace-precision '%s' must be f32 or f16", a->trace_precision);
+        return -1;
+    }
+    if (!strcmp(a->trace_precision, "f16") && !strcmp(a->trace_format, "json")) {
+        cli_error("--trace-precision f16 halves trace.bin; trace.json keeps every float32 (drop one of the two)");
         return -1;
     }
     if (parse_list("--layers", a->layers, a->layer_on) || parse_list("--heads", a->heads, a->head_on)) return -1;
@@ -281,6 +303,11 @@ static int show_sentence(Run *r, int i, const char *dir) {
     r->ms_pictures += rep.ms_pictures;
     r->ms_trace += rep.ms_trace;
     r->n_pictures += rep.n_pictures;
+    snprintf(r->trace_file, sizeof r->trace_file, "%s", rep.trace_file);
+    if (rc == 0 && rep.trace_switched && !a->quiet)
+        printf("  trace.bin, not trace.json: about %zu MB of JSON (past %zu MB the trace is binary, lower triangles of "
+               "float32); NumPy reads it as docs/trace-format.md shows; --trace-format json writes JSON anyway\n",
+               rep.trace_json_bytes >> 20, TRACE_JSON_MAX_BYTES >> 20);
     if (rc != 0) cli_error("%s", r->err);
     else if (rep.n_heatmaps_skipped > 0 && !a->quiet)
         printf("  %d heads not drawn as heatmaps (at most %ld; --max-pictures, --layers, --heads); the grid shows "
@@ -338,6 +365,9 @@ int cli_run(int argc, char **argv) {
                      .importance = a.importance, .attribution = a.attribution, .head_roles = a.head_roles, .probe_seed = (unsigned long long)a.probe_seed,
                      .probe_length = (int)a.probe_length, .no_pictures = a.no_pictures,
                      .no_language_mask = a.no_mask, .ablate = a.ablate, .quiet = a.quiet, .pieces = a.pieces, .warn = cli_warn,
+                     .trace_format = !strcmp(a.trace_format, "json") ? PICTURES_TRACE_JSON
+                                   : !strcmp(a.trace_format, "bin") ? PICTURES_TRACE_BIN : PICTURES_TRACE_AUTO,
+                     .trace_f16 = !strcmp(a.trace_precision, "f16"),
                      .trace = !strcmp(a.trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a.trace_mode, "steps") ? HF_TRACE_STEPS
                                                                                                       : HF_TRACE_WEIGHTS};
     if (check_choice(&a, r.net.shape.n_layer, r.net.shape.n_head) != 0) goto cleanup;
@@ -352,7 +382,7 @@ int cli_run(int argc, char **argv) {
     int shown = show_all(&r) == 0;
     a.out = out;
     if (cli_stage_close(&stage, shown) != 0) goto cleanup;
-    if (!a.quiet) print_written(&a);
+    if (!a.quiet) print_written(&a, r.trace_file);
     r.ms_model += r.rd.ms_model;
     if (a.timing)
         printf("timing: model %.1f ms (load, decode, forward, probe), pictures %.1f ms (%d pictures, %.0f/s), "

@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MANIFEST_HEADER "attnviz-files 2\n"
+#define MANIFEST_HEADER "attnviz-files 3\n"      /* sizes and outdir_hash       */
+#define MANIFEST_HEADER_V2 "attnviz-files 2\n"   /* sizes and byte-wise FNV-1a   */
 #define BACKUP_DIR ".attnviz-old"
 
 unsigned long long outdir_hash(unsigned long long h, const void *data, size_t n) {
@@ -94,7 +95,20 @@ static int open_parent(int base, const char *rel, const char **leaf, int create,
 
 /* Size and hash of the regular file name in dir fd, opened without following
  * a link and without blocking (a FIFO is no file of ours).  0, or -1. */
+static int file_sig_as(int dir, const char *name, int fnv, size_t *size, unsigned long long *hash);
+
 static int file_sig(int dir, const char *name, size_t *size, unsigned long long *hash) {
+    return file_sig_as(dir, name, 0, size, hash);
+}
+
+/* A version-2 list's hash: FNV-1a 64, a byte at a time. */
+static unsigned long long fnv_bytes(unsigned long long h, const unsigned char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* file_sig with outdir_hash, or (fnv) the hash a version-2 list holds. */
+static int file_sig_as(int dir, const char *name, int fnv, size_t *size, unsigned long long *hash) {
     int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat sb;
@@ -106,7 +120,7 @@ static int file_sig(int dir, const char *name, size_t *size, unsigned long long 
     do {   /* whole 64 KB chunks but the last, so the hash never depends on how read() splits the file */
         size_t have = 0;
         while (have < sizeof buf && (got = read(fd, buf + have, sizeof buf - have)) > 0) have += (size_t)got;
-        h = outdir_hash(h, buf, have);
+        h = fnv ? fnv_bytes(h, (const unsigned char *)buf, have) : outdir_hash(h, buf, have);
         total += have;
     } while (got > 0);
     close(fd);
@@ -163,7 +177,9 @@ static const char *line_name(const char *line, size_t len, size_t *n, size_t *si
  * list (nothing for any other text). */
 static void each_listed(const char *list, void (*fn)(const char *, size_t, size_t, unsigned long long, void *),
                         void *arg) {
-    if (!list || strncmp(list, MANIFEST_HEADER, strlen(MANIFEST_HEADER))) return;
+    if (!list || (strncmp(list, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) &&
+                  strncmp(list, MANIFEST_HEADER_V2, strlen(MANIFEST_HEADER_V2))))
+        return;
     for (const char *p = list + strlen(MANIFEST_HEADER); *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p), n, size;
@@ -191,6 +207,7 @@ static int names(const char *list, const char *name, size_t n, int prefix) {
 typedef struct {
     int target;          /* fd of the target folder */
     const char *now;     /* the new list            */
+    int fnv;             /* the old list is version 2: its hashes are FNV-1a's */
 } Prune;
 
 /* Removes one file of the old list when the new one does not name it and it
@@ -207,7 +224,7 @@ static void prune_one(const char *name, size_t n, size_t size, unsigned long lon
     if (dir < 0) return;
     size_t have;
     unsigned long long h;
-    if (file_sig(dir, leaf, &have, &h) == 0 && have == size && h == hash && unlinkat(dir, leaf, 0) == 0)
+    if (file_sig_as(dir, leaf, pr->fnv, &have, &h) == 0 && have == size && h == hash && unlinkat(dir, leaf, 0) == 0)
         for (leafp = strrchr(rel, '/'); leafp; leafp = strrchr(rel, '/')) {   /* the folders it leaves empty */
             *leafp = '\0';
             const char *last;
@@ -501,7 +518,7 @@ int outstage_commit(OutStage *st, char *err, size_t errlen) {
         char *old = file_read_all(manifest, (size_t)16 << 20, NULL, NULL, 0);   /* none: nothing to prune */
         rc = commit_into(st, names_now, err, errlen);
         int target = rc == 0 ? open(st->target, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-        Prune pr = {target, now.buf};
+        Prune pr = {target, now.buf, old && !strncmp(old, MANIFEST_HEADER_V2, strlen(MANIFEST_HEADER_V2))};
         if (target >= 0) {
             each_listed(old, prune_one, &pr);
             close(target);

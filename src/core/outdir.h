@@ -28,8 +28,10 @@
  * kept aside, and if any move fails every moved file is put back and every
  * folder commit made is removed, so TARGET is as it was.
  *
- * The list, TARGET/.attnviz-files: "attnviz-files 2", then one line a file,
- * "SIZE HASH NAME" (bytes, FNV-1a 64 of the content, the path below TARGET).
+ * The list, TARGET/.attnviz-files: "attnviz-files 3", then one line a file,
+ * "SIZE HASH NAME" (bytes, outdir_hash of the content in 64 KB chunks, the
+ * path below TARGET).  A version-2 list (an attnviz before the word hash)
+ * is read the same way, its hashes FNV-1a 64 of the bytes.
  * After a commit, the files the previous list named that this output did not
  * write again are removed, and only when each is still what attnviz wrote:
  * a plain name (relative, no "." or ".." part), reached without following any

@@ -58,6 +58,22 @@ static int any_dtype_size(const char *dtype) {
     return 0;
 }
 
+unsigned short safetensors_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint32_t sign = (x >> 16) & 0x8000, a = x & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (unsigned short)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 : 0));   /* inf, NaN */
+    if (a >= 0x477ff000u) return (unsigned short)(sign | 0x7c00);   /* ≥ 65520 rounds to infinity */
+    if (a < 0x38800000u) {   /* under 2^-14: a subnormal half, the float times 2^24 rounded to even */
+        float v;
+        memcpy(&v, &a, sizeof v);
+        return (unsigned short)(sign | (uint32_t)lrintf(v * 16777216.0f));
+    }
+    uint32_t h = ((a >> 23) - 127 + 15) << 10 | (a & 0x7fffff) >> 13, rest = a & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;   /* a carry into the exponent is right */
+    return (unsigned short)(sign | h);
+}
+
 float safetensors_f16_to_f32(unsigned short h) {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0) {

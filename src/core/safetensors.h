@@ -102,6 +102,9 @@ const float *safetensors_map_f32(SafeTensors *st, const StTensor *t);
 /* One half-precision value to float (exact). */
 float safetensors_f16_to_f32(unsigned short h);
 float safetensors_bf16_to_f32(unsigned short h);
+/* A float rounded to the nearest half-precision value, ties to even (as
+ * NumPy's astype(float16)): past 65504 infinity, below 2^-24 zero. */
+unsigned short safetensors_f32_to_f16(float f);
 
 void safetensors_close(SafeTensors *st);
 

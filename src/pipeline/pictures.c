@@ -11,6 +11,7 @@
 #include "render/page.h"
 #include "render/render.h"
 #include "render/stepview.h"
+#include "trace/trace_bin.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -670,7 +671,7 @@ static void strip_steps(Trace *t, int keep_map, int keep_head) {
         }
 }
 
-static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) {
+static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s, const char *trace_file) {
     char heading[1200];
     snprintf(heading, sizeof heading, "%s%s%s", s->text, *s->translation ? " → " : "", s->translation);
     html_page_begin(pg, heading, NULL);
@@ -679,6 +680,9 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s) 
     html_raw(pg, "</code> · command: <code>");
     html_text(pg, ps->command);
     if (ps->no_trace) html_raw(pg, "</code> · no trace.json (--trace none)</p>\n");
+    else if (!strcmp(trace_file, "trace.bin"))
+        html_raw(pg, "</code> · numbers: <a href=\"trace.bin\">trace.bin</a> (binary: docs/trace-format.md reads it "
+                     "with NumPy)</p>\n");
     else html_raw(pg, "</code> · numbers: <a href=\"trace.json\">trace.json</a></p>\n");
     char copy[600];
     pictures_copy_note(s, copy, sizeof copy);
@@ -721,6 +725,17 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
     return -1;
 }
 
+/* trace.json or trace.bin (rep->trace_file, "" for --trace none): as asked,
+ * else JSON while it stays under TRACE_JSON_MAX_BYTES (rep->trace_switched
+ * when it would not). */
+static void choose_trace_file(const PictureSpec *ps, const Trace *t, PictureReport *rep) {
+    rep->trace_json_bytes = trace_json_estimate(t);
+    rep->trace_switched = !ps->no_trace && ps->trace_format == PICTURES_TRACE_AUTO && !ps->trace_f16 &&
+                          rep->trace_json_bytes > TRACE_JSON_MAX_BYTES;
+    int bin = ps->trace_format == PICTURES_TRACE_BIN || ps->trace_f16 || rep->trace_switched;
+    snprintf(rep->trace_file, sizeof rep->trace_file, "%s", ps->no_trace ? "" : bin ? "trace.bin" : "trace.json");
+}
+
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen) {
     HtmlPage pg;
@@ -728,7 +743,8 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     page_data_init(&pd);
     Show w = {ps, s, t, &pg, err, errlen, 0};
     if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
-    page_header(&pg, ps, s);
+    choose_trace_file(ps, t, rep);
+    page_header(&pg, ps, s, rep->trace_file);
     size_t views_at = pg.len;   /* the interactive views go under the header */
     double t0 = now_ms();
     int r = draw_all(&w);
@@ -737,13 +753,16 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     rep->n_heatmaps_skipped = w.skipped;
     /* the page keeps the focus head's steps too, for its step-through */
     PageFocus focus = {ps->focus_map, ps->focus_head, page_query_row(ps, t)};
-    if (r == 0) r = page_data_add(&pd, t, "trace.json", ps->no_trace ? NULL : "trace.json", &focus, err, errlen);
+    const char *file = ps->no_trace ? "trace.json" : rep->trace_file;
+    if (r == 0) r = page_data_add(&pd, t, file, ps->no_trace ? NULL : file, &focus, err, errlen);
     t0 = now_ms();
     if (!ps->keep_steps) strip_steps(t, -1, -1);
     char path[4096];
     if (r == 0 && !ps->no_trace) {
-        snprintf(path, sizeof path, "%s/trace.json", ps->dir);
-        r = trace_write_json(t, path, err, errlen);
+        snprintf(path, sizeof path, "%s/%s", ps->dir, file);
+        TraceBinOptions bo = {.weights_f16 = ps->trace_f16};
+        r = strcmp(file, "trace.bin") ? trace_write_json(t, path, err, errlen)
+                                      : trace_write_bin_with(t, path, &bo, err, errlen);
     }
     rep->ms_trace = now_ms() - t0;
     if (r != 0) { html_page_free(&pg); page_data_free(&pd); return -1; }

@@ -35,11 +35,15 @@
 typedef struct {
     int n_heatmaps_skipped;   /* selected heads left out by max_heatmaps */
     int n_pictures;
-    double ms_pictures, ms_trace;   /* time spent drawing, and writing trace.json */
+    double ms_pictures, ms_trace;   /* time spent drawing, and writing the trace */
+    char trace_file[16];      /* "trace.json", "trace.bin", or "" (--trace none) */
+    int trace_switched;       /* 1: trace.bin because trace.json would pass TRACE_JSON_MAX_BYTES */
+    size_t trace_json_bytes;  /* trace_json_estimate of this trace */
 } PictureReport;
 
 /* Draws every picture of sentence s from its trace t (which gains the image
- * list), then writes DIR/trace.json and DIR/index.html.  0, or -1 with err. */
+ * list), then writes DIR/trace.json (or trace.bin: PictureSpec's trace_format)
+ * and DIR/index.html.  0, or -1 with err. */
 int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, PictureReport *rep,
                            char *err, size_t errlen);
 

@@ -16,6 +16,8 @@
 #include "render/render.h"
 #include "trace/trace.h"
 
+enum { PICTURES_TRACE_AUTO = 0, PICTURES_TRACE_JSON, PICTURES_TRACE_BIN };
+
 typedef struct {
     const char *dir;          /* the sentence's output folder                          */
     const char *model_path;   /* shown on the page and in PNG text chunks              */
@@ -48,6 +50,9 @@ typedef struct {
     int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
     int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
     int no_trace;             /* 1: no trace.json (--trace none)                       */
+    int trace_format;         /* PICTURES_TRACE_AUTO: trace.json up to TRACE_JSON_MAX_BYTES
+                                 of JSON, trace.bin past it; _JSON, _BIN: that one        */
+    int trace_f16;            /* trace.bin's weights in half precision (trace_bin.h)     */
     const char *outside;      /* "outside what the model was trained on: …" (world.h), or
                                  NULL/"": on the grids' second title line, the page, and
                                  marked on every heatmap's subtitle                      */

@@ -408,9 +408,9 @@ static void family_print(const Reading *rd, FILE *out) {
     if (!a->quiet && rd->has_attr) attribution_print(&rd->attr, out);
     if (!a->quiet && rd->has_imp) print_importance(&rd->imp, &rd->hf.s, out);
     size_t bytes = hf_run_trace_bytes(&rd->hf);
-    if (a->trace != HF_TRACE_NONE && bytes > (size_t)READING_TRACE_WARN_MB << 20)
-        a->warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it",
-                bytes >> 20, rd->hf.t.n_maps, hf_file_shape(f).n_head, rd->hf.in.n);
+    if (a->trace != HF_TRACE_NONE && a->trace_format == PICTURES_TRACE_JSON && bytes > (size_t)READING_TRACE_WARN_MB << 20)
+        a->warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it, "
+                "--trace-format bin writes it compact", bytes >> 20, rd->hf.t.n_maps, hf_file_shape(f).n_head, rd->hf.in.n);
 }
 
 static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
@@ -467,6 +467,8 @@ int reading_pictures(Reading *rd, int i, PictureSpec *ps, PictureReport *rep, ch
     const ReadSpec *a = rd->spec;
     ps->keep_steps = a->trace == HF_TRACE_STEPS;
     ps->no_trace = a->trace == HF_TRACE_NONE;
+    ps->trace_format = a->trace_format;
+    ps->trace_f16 = a->trace_f16;
     ps->no_pictures = a->no_pictures;
     ps->head_roles = rd->has_roles ? &rd->roles : NULL;
     return rd->net->own ? own_pictures(rd, i, ps, rep, err, errlen) : family_pictures(rd, ps, rep, err, errlen);

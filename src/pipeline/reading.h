@@ -50,6 +50,8 @@ typedef struct {
     unsigned long long probe_seed;
     int probe_length;
     HfTraceMode trace;         /* none, weights or steps                              */
+    int trace_format;          /* PICTURES_TRACE_AUTO, _JSON or _BIN (pictures_common.h) */
+    int trace_f16;             /* trace.bin's weights in half precision               */
     int no_pictures;
     int no_language_mask;      /* the translator decodes without its language masks  */
     const char *ablate;        /* heads to knock out, "MAP.H[,MAP.H…]", or NULL       */

@@ -2,6 +2,7 @@
 #include "trace/trace_bin.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "core/safetensors.h"
 #include <cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -16,6 +17,7 @@ typedef struct {
     size_t bytes;
     int elem;          /* 4: float32 (swapped on a big-endian host), 1: bytes */
     int lower;         /* n > 0: an n x n float matrix written as its lower triangle */
+    int f16;           /* float32 in memory, written as half precision (2 bytes a cell) */
 } Piece;
 
 /* The header being built and the data it describes, in order. */
@@ -26,6 +28,7 @@ typedef struct {
     int oom;
     const unsigned char *tri;  /* per head in order: weights, norm_weighted lower triangles (trace_check_finite_lower) */
     int head_no;
+    int weights_f16;   /* TraceBinOptions */
 } Plan;
 
 /* The n strings s as a JSON array ([] when there are none). */
@@ -38,7 +41,7 @@ static size_t align_up(size_t n) { return (n + TRACE_BIN_ALIGN - 1) / TRACE_BIN_
 /* {"offset": O, "shape": [rows, cols]} for the next piece, which it adds;
  * with "layout": "lower" when tri (trace_check_finite_lower found the matrix square with
  * nothing but +0.0 above its diagonal: only row i's first i + 1 cells go). */
-static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, int tri) {
+static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, int tri, int f16) {
     if (pl->n == pl->cap) {
         int cap = pl->cap ? 2 * pl->cap : 256;
         Piece *p = realloc(pl->p, (size_t)cap * sizeof *p);
@@ -47,8 +50,9 @@ static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, i
         pl->cap = cap;
     }
     int lower = tri ? rows : 0;
-    size_t bytes = lower ? (size_t)rows * (rows + 1) / 2 * 4 : (size_t)rows * (size_t)cols * (size_t)elem;
-    pl->p[pl->n++] = (Piece){ptr, bytes, elem, lower};
+    size_t cells = lower ? (size_t)rows * (rows + 1) / 2 : (size_t)rows * (size_t)cols;
+    size_t bytes = cells * (f16 ? 2 : (size_t)elem);
+    pl->p[pl->n++] = (Piece){ptr, bytes, elem, lower, f16};
     cJSON *o = cJSON_CreateObject(), *shape = cJSON_CreateArray();
     if (!o || !shape) { cJSON_Delete(o); cJSON_Delete(shape); pl->oom = 1; return NULL; }
     cJSON_AddNumberToObject(o, "offset", (double)pl->next);
@@ -56,13 +60,14 @@ static cJSON *slot_as(Plan *pl, const void *ptr, int rows, int cols, int elem, i
     cJSON_AddItemToArray(shape, cJSON_CreateNumber(cols));
     cJSON_AddItemToObject(o, "shape", shape);
     if (elem == 1) cJSON_AddStringToObject(o, "dtype", "u8");
+    if (f16) cJSON_AddStringToObject(o, "dtype", "f16");
     if (lower) cJSON_AddStringToObject(o, "layout", "lower");
     pl->next = align_up(pl->next + bytes);
     return o;
 }
 
 static cJSON *slot(Plan *pl, const void *ptr, int rows, int cols, int elem) {
-    return slot_as(pl, ptr, rows, cols, elem, 0);
+    return slot_as(pl, ptr, rows, cols, elem, 0, 0);
 }
 
 /* One head: every matrix it holds, in the JSON trace's order. */
@@ -76,7 +81,8 @@ static cJSON *head_json(Plan *pl, const TraceMap *m, const TraceHead *hd) {
     for (int i = 0; i < TRACE_HEAD_PARTS; i++)
         if (parts[i].x)
             cJSON_AddItemToObject(o, parts[i].name, slot_as(pl, parts[i].x, parts[i].rows, parts[i].cols, 4,
-                                                            i == 0 ? tri[0] : i == 5 ? tri[1] : 0));
+                                                            i == 0 ? tri[0] : i == 5 ? tri[1] : 0,
+                                                            i == 0 && pl->weights_f16));
     return o;
 }
 
@@ -182,8 +188,23 @@ static int write_piece(FILE *f, const Piece *p, float *tri) {
         size_t at = 0;
         for (int i = 0; i < p->lower; i++, at += (size_t)i)
             memcpy(tri + at, x + (size_t)i * p->lower, ((size_t)i + 1) * sizeof *tri);
-        Piece whole = {tri, p->bytes, 4, 0};
+        Piece whole = {tri, p->bytes, 4, 0, p->f16};
         return write_piece(f, &whole, NULL);
+    }
+    if (p->f16) {   /* each cell rounded to the nearest half, little-endian */
+        unsigned char buf[4096];
+        const float *x = p->ptr;
+        for (size_t done = 0; done < p->bytes; done += sizeof buf) {
+            size_t k = p->bytes - done < sizeof buf ? p->bytes - done : sizeof buf;
+            for (size_t i = 0; i < k; i += 2) {
+                unsigned short h = safetensors_f32_to_f16(x[(done + i) / 2]);
+                buf[i] = (unsigned char)(h & 0xff);
+                buf[i + 1] = (unsigned char)(h >> 8);
+            }
+            if (fwrite(buf, 1, k, f) != k) return -1;
+        }
+        size_t pad = align_up(p->bytes) - p->bytes;
+        return pad && fwrite(zeros, 1, pad, f) != pad ? -1 : 0;
     }
     if (p->elem == 1 || host_is_little_endian()) {
         if (p->bytes && fwrite(p->ptr, 1, p->bytes, f) != p->bytes) return -1;
@@ -207,7 +228,12 @@ int trace_path_is_bin(const char *path) {
 }
 
 int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) {
+    return trace_write_bin_with(t, path, NULL, err, errlen);
+}
+
+int trace_write_bin_with(const Trace *t, const char *path, const TraceBinOptions *o, char *err, size_t errlen) {
     Plan pl = {0};
+    pl.weights_f16 = o && o->weights_f16;
     int n_heads = trace_n_heads(t);
     unsigned char *flags = calloc(2 * (size_t)(n_heads > 0 ? n_heads : 1), 1);
     if (!flags) return errmsg_set(err, errlen, "out of memory writing %s", path);
@@ -226,8 +252,10 @@ int trace_write_bin(const Trace *t, const char *path, char *err, size_t errlen) 
     AtomicFile af;
     if (atomic_open(&af, path, err, errlen)) goto done;
     size_t tri_bytes = 0;
-    for (int i = 0; i < pl.n; i++)
-        if (pl.p[i].lower && pl.p[i].bytes > tri_bytes) tri_bytes = pl.p[i].bytes;
+    for (int i = 0; i < pl.n; i++) {   /* the gathered triangle is float32 whatever it is written as */
+        size_t need = (size_t)pl.p[i].lower * ((size_t)pl.p[i].lower + 1) / 2 * sizeof(float);
+        if (need > tri_bytes) tri_bytes = need;
+    }
     tri = tri_bytes ? malloc(tri_bytes) : NULL;
     if (tri_bytes && !tri) { errmsg_set(err, errlen, "out of memory writing %s", path); atomic_abort(&af); goto done; }
     int ok = fwrite(head, 1, 24, af.f) == 24 && fwrite(hdr, 1, n, af.f) == n &&
