@@ -14,6 +14,8 @@ bench_train), so that a figure holds up:
   children's); the load after counts the bench's own processes too, so the load judged is
   the larger of the load before and the others' cores.  When it is above LOAD_LIMIT the
   figures are printed but no verdict: a busy machine slows the two sides unequally.
+- each bench first waits (at most 3 minutes) for the 1-minute load to fall under 0.6, so
+  one started right after another does not read the one before as load;
 - a quiet run (a verdict given) records its figures in docs/bench/NAME.json (date, commit,
   machine, loads, the commands and every figure, Session.record); the docs' tables quote
   that file and tests/test_bench_docs.py fails when they differ.  A noisy run records
@@ -81,6 +83,20 @@ def short(x, n=160):
     return x if len(x) <= n else x[:n - 1] + "…"
 
 
+SETTLE_LOAD, SETTLE_SECONDS = 0.6, 180
+
+
+def settle():
+    """Waits (at most SETTLE_SECONDS) for the 1-minute load to fall under SETTLE_LOAD: it
+    decays over minutes, so a bench started right after another (make bench runs them one
+    after the other) would otherwise read the one before as load and give no verdict."""
+    t0 = time.monotonic()
+    while load1() > SETTLE_LOAD and time.monotonic() - t0 < SETTLE_SECONDS:
+        time.sleep(5)
+    if time.monotonic() - t0 >= 5:
+        print(f"(waited {time.monotonic() - t0:.0f} s for the load to settle under {SETTLE_LOAD})")
+
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECORDS = os.path.join(ROOT, "docs", "bench")
 
@@ -101,6 +117,7 @@ class Session:
     """One bench's header, its commands, its verdict and, when quiet, its record."""
 
     def __init__(self, title, name=None):
+        settle()
         self.load_before = load1()
         self.cpu_start = cpu_snapshot()
         self.name = name
