@@ -515,6 +515,14 @@ def test_attribution_on_the_translator_without_a_pronoun_and_with_a_knockout(tmp
     src, tgt = translator_ids(trace)
     want = translator_attribution(edited, src, tgt, at["position"], at["token_id"])
     check_attribution(dict(at, heads=[at["heads"], at["cross_heads"]]), want)
+    # a translation given (--target): its first word, said so
+    out = os.path.join(tmp, "t")
+    run_ok("run", "--model", TAUGHT, "--attribution", "--target", "le chat est fatigué .", "--no-pictures", "--out", out,
+           "the cat is tired .")
+    trace = load_json(os.path.join(out, "trace.json"))
+    at = trace["attribution"]
+    assert at["token"] == "le" and at["what"] == "the first word of the translation given", at
+    check_translator(at, trace)
 
 
 def test_generate_attribution_on_the_translator_equals_numpy(tmp):

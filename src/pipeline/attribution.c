@@ -40,8 +40,8 @@ static int chosen_word(Attribution *at, const Sentence *s) {
         snprintf(at->what_vi, sizeof at->what_vi, "bản dịch của “%s”", s->words.tok[q]);
         return t;
     }
-    snprintf(at->what, sizeof at->what, "the first word written");
-    snprintf(at->what_vi, sizeof at->what_vi, "từ đầu tiên được viết");
+    snprintf(at->what, sizeof at->what, "%s", s->given ? "the first word of the translation given" : "the first word written");
+    snprintf(at->what_vi, sizeof at->what_vi, "%s", s->given ? "từ đầu tiên của bản dịch cho trước" : "từ đầu tiên được viết");
     return 0;
 }
 
@@ -49,9 +49,12 @@ int attribution_compute_model(Attribution *at, Model *m, const Sentence *s, int 
     memset(at, 0, sizeof *at);
     const ModelConfig *c = &m->config;
     if (c->arch == MODEL_ENCODER_ONLY) return errmsg_set(err, errlen, "--attribution: the model has no decoder");
-    if (t < 0) t = chosen_word(at, s);
-    else snprintf(at->what, sizeof at->what, "the word written at decoder position %d", t),
-         snprintf(at->what_vi, sizeof at->what_vi, "từ được viết ở vị trí %d của decoder", t);
+    if (t < 0) {
+        t = chosen_word(at, s);
+    } else {
+        snprintf(at->what, sizeof at->what, "the word written at decoder position %d", t);
+        snprintf(at->what_vi, sizeof at->what_vi, "từ được viết ở vị trí %d của decoder", t);
+    }
     if (t >= s->T) return errmsg_set(err, errlen, "--attribution: the translation has no decoder position %d", t);
     at->kinds = c->arch == MODEL_ENC_DEC ? 2 : 1;
     at->L = c->n_dec_layers;
