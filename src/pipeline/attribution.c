@@ -137,7 +137,7 @@ static void heads_sum_text(const Attribution *at, int vi, const char *fmt, char 
     snprintf(a, sizeof a, fmt, sum_of(at->heads, LH));
     if (at->kinds == 1) { snprintf(buf, len, "%s %s", vi ? "Head" : "heads", a); return; }
     snprintf(b, sizeof b, fmt, sum_of(at->heads + LH, LH));
-    snprintf(buf, len, vi ? "head tự chú ý có mặt nạ %s + head chú ý chéo %s" : "masked-self heads %s + cross heads %s",
+    snprintf(buf, len, vi ? "Head tự chú ý có mặt nạ %s + head chú ý chéo %s" : "masked-self heads %s + cross heads %s",
              a, b);
 }
 
