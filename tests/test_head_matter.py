@@ -1,6 +1,7 @@
 """Does this head matter, on every model: knock-outs (--ablate), importance by
 knock-out (--importance) and direct logit attribution (--attribution) on GPT-2,
-BERT, the Llama family and llama2.c files.
+BERT, the Llama family and llama2.c files, and attribution on attnviz's own
+post-norm translator.
 
 The independent truths: a knock-out is the same model with that head's slice of
 W_O set to zero (a copy of the file edited in NumPy, read by attnviz or by a
@@ -9,7 +10,7 @@ log-probability of the predicted token with and without that head, computed in
 PyTorch; attribution is recomputed in NumPy from the weights."""
 import json, os, struct
 import numpy as np
-from helpers import run_ok, run_err, load_json, validate_trace
+from helpers import ROOT, run_ok, run_err, load_json, validate_trace, read_safetensors
 import hf_fixtures as hf
 import llama_ref as ref
 
@@ -353,9 +354,8 @@ def test_attribution_on_gpt2_with_biases_and_a_knockout_equals_numpy(tmp):
 def test_attribution_refusals(tmp):
     bd = os.path.join(tmp, "bert")
     hf.write_bert_dir(bd)
-    for args in (["--model", bd], []):
-        r = run_err("run", *args, "--attribution", "--out", os.path.join(tmp, "x"), "the [MASK] was tired .")
-        assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr, r.stderr
+    r = run_err("run", "--model", bd, "--attribution", "--out", os.path.join(tmp, "x"), "the [MASK] was tired .")
+    assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr, r.stderr
 
 
 def test_generate_attribution_of_the_first_written_token_equals_numpy(tmp):
@@ -375,5 +375,163 @@ def test_generate_attribution_of_the_first_written_token_equals_numpy(tmp):
     check_attribution(at, attribution_llama2c(cfg, w, ids, len(ids) - 1, at["token_id"]))
     assert "attribution.png" in trace["images"] and "attribution of" in r.stdout
     assert 'id="attribution"' in open(os.path.join(out, "index.html"), encoding="utf-8").read()
-    r = run_err("generate", "--attribution", "--out", os.path.join(tmp, "t"), "the cat is tired .")
-    assert len(r.stderr.strip().splitlines()) == 1 and "--attribution" in r.stderr
+
+
+# ---- the translator: post-norm, two kinds of decoder heads ----
+
+TAUGHT = os.path.join(ROOT, "samples", "models", "attnviz-en-fr-vi.safetensors")
+TIRED = "The animal didn't cross the street because it was too tired"
+
+
+def translator_attribution(path, src, tgt, pos, token):
+    """The translator read in float64 from its checkpoint (model.h's equations:
+    x = tok_emb·√C + PE, post-norm x ← LN(x + f(x)), logits = x·W_out + b_out), and
+    the logit of token at decoder position pos split by walking its direction
+    BACKWARDS: d starts as W_out's column of the token; a LayerNorm with its 1/σ
+    frozen is the linear map g ⊙ (y − mean y)/σ (plus β), so d ← (g⊙d − mean(g⊙d))/σ
+    and β·d joins the bias; each part is dotted with d where it enters the stream."""
+    meta, P = read_safetensors(path)
+    cfg = json.loads(meta["config"])
+    P = {k: v.astype(np.float64) for k, v in P.items()}
+    C, H = cfg["d_model"], cfg["n_heads"]
+    D = C // H
+    assert cfg["norm"] == "post"
+
+    def pe(n):
+        i = np.arange(C) - np.arange(C) % 2
+        ang = np.arange(n)[:, None] / 10000.0 ** (i[None, :] / C)
+        return np.where(np.arange(C)[None, :] % 2 == 0, np.sin(ang), np.cos(ang))
+
+    def ln(x, name, l):
+        mu = x.mean(-1, keepdims=True)
+        rs = 1.0 / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+        return P[name + ".w"][l] * (x - mu) * rs + P[name + ".b"][l], rs[:, 0]
+
+    def heads_out(xq, xkv, name, l, causal):
+        q, k, v = (x @ P[f"{name}.w{n}"][l] + P[f"{name}.b{n}"][l] for x, n in ((xq, "q"), (xkv, "k"), (xkv, "v")))
+        out = np.zeros((xq.shape[0], H, C))           # each head's output through its rows of W_O
+        for h in range(H):
+            s = q[:, h * D:(h + 1) * D] @ k[:, h * D:(h + 1) * D].T / np.sqrt(D)
+            if causal:
+                s = np.where(np.tril(np.ones(s.shape)) > 0, s, -np.inf)
+            a = np.exp(s - s.max(1, keepdims=True))
+            a /= a.sum(1, keepdims=True)
+            out[:, h] = (a @ v[:, h * D:(h + 1) * D]) @ P[f"{name}.wo"][l][h * D:(h + 1) * D]
+        return out, P[f"{name}.bo"][l]
+
+    def ffn(x, name, l):
+        return np.maximum(x @ P[name + ".w1"][l] + P[name + ".b1"][l], 0) @ P[name + ".w2"][l] + P[name + ".b2"][l]
+
+    x = P["tok_emb"][src] * np.sqrt(C) + pe(len(src))
+    for l in range(cfg["n_enc_layers"]):
+        o, b = heads_out(x, x, "enc.self", l, False)
+        x, _ = ln(x + o.sum(1) + b, "enc.ln1", l)
+        x, _ = ln(x + ffn(x, "enc.ffn", l), "enc.ln2", l)
+    enc = x
+    y = P["tok_emb"][tgt] * np.sqrt(C) + pe(len(tgt))
+    events = [("embedding", y[pos])]
+    for l in range(cfg["n_dec_layers"]):
+        for kind, name, kv, lnn in ((0, "dec.self", None, "dec.ln1"), (1, "dec.cross", enc, "dec.ln2")):
+            o, b = heads_out(y, y if kv is None else kv, name, l, kv is None)
+            events.append(("heads", kind, l, o[pos], b))
+            y, rs = ln(y + o.sum(1) + b, lnn, l)
+            events.append(("ln", lnn, l, rs[pos]))
+        f = ffn(y, "dec.ffn", l)
+        events.append(("mlp", l, f[pos]))
+        y, rs = ln(y + f, "dec.ln3", l)
+        events.append(("ln", "dec.ln3", l, rs[pos]))
+    L = cfg["n_dec_layers"]
+    d = P["out.w"][:, token].copy()
+    want = {"heads": np.zeros((2, L, H)), "mlp": np.zeros(L), "bias": P["out.b"][token],
+            "logit": float(y[pos] @ P["out.w"][:, token] + P["out.b"][token])}
+    for e in reversed(events):
+        if e[0] == "ln":
+            want["bias"] += P[e[1] + ".b"][e[2]] @ d
+            gd = P[e[1] + ".w"][e[2]] * d
+            d = (gd - gd.mean()) * e[3]
+        elif e[0] == "heads":
+            want["heads"][e[1], e[2]] = e[3] @ d
+            want["bias"] += e[4] @ d
+        elif e[0] == "mlp":
+            want["mlp"][e[1]] = e[2] @ d
+        else:
+            want["embedding"] = e[1] @ d
+    return want
+
+
+def translator_ids(trace):
+    meta, _ = read_safetensors(TAUGHT)
+    words = json.loads(meta["vocab"]) if isinstance(meta.get("vocab"), str) else meta["vocab"]
+    ids = {w: i for i, w in enumerate(words)}
+    return [ids[w] for w in trace["source_read"]], [ids[w] for w in trace["target_tokens"]]
+
+
+def check_translator(at, trace, tol=1e-3):
+    src, tgt = translator_ids(trace)
+    want = translator_attribution(TAUGHT, src, tgt, at["position"], at["token_id"])
+    got = dict(at, heads=[at["heads"], at["cross_heads"]])
+    check_attribution(got, want, tol)
+    return want
+
+
+def test_attribution_on_the_translator_equals_numpy(tmp):
+    """run --to vi: the word split is “nó”, the translation of “it” (the word
+    --importance scores), each part within 1e-3 of the float64 reference, the
+    parts adding up to the model's logit, which is the reference's."""
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", TAUGHT, "--to", "vi", "--attribution", "--out", out, TIRED)
+    trace = load_json(os.path.join(out, "trace.json"))
+    validate_trace(trace)
+    at = trace["attribution"]
+    assert at["token"] == "nó" and trace["target_tokens"][at["position"] + 1] == "nó", at
+    assert at["what"] == "the translation of “it”"
+    assert np.array(at["heads"]).shape == np.array(at["cross_heads"]).shape == (2, 4)
+    want = check_translator(at, trace)
+    assert abs(want["bias"]) > 1e-2, "the bias part (b_O, every LayerNorm's β, b_out) is not exercised"
+    assert "attribution.png" in trace["images"] and os.path.exists(os.path.join(out, "attribution.png"))
+    assert "attribution of “nó” (the translation of “it”" in r.stdout and "every LayerNorm" in r.stdout, r.stdout
+    shares = np.array([at["heads"], at["cross_heads"]])
+    k, l, h = np.unravel_index(int(np.argmax(shares)), shares.shape)
+    kind = ["masked_self", "cross"][k]
+    assert f"push it up most: decoder.{l}.{kind} head {h} " in r.stdout, r.stdout
+    page = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    assert 'id="attribution"' in page and "not a causal claim" in page
+
+
+def test_attribution_on_the_translator_without_a_pronoun_and_with_a_knockout(tmp):
+    """No pronoun: the first word written (French).  A knocked-out head's share is
+    0 and the rest is still the reference of the model with that head out."""
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", TAUGHT, "--attribution", "--ablate", "decoder.1.cross.0", "--no-pictures", "--out", out,
+           "the cat is tired .")
+    trace = load_json(os.path.join(out, "trace.json"))
+    at = trace["attribution"]
+    assert at["position"] == 0 and at["what"] == "the first word written" and at["cross_heads"][1][0] == 0
+    meta, P = read_safetensors(TAUGHT)
+    P["dec.cross.wo"][1][0:32, :] = 0        # the same model without decoder.1.cross head 0 (d_k 32)
+    edited = os.path.join(tmp, "e.safetensors")
+    from helpers import write_safetensors
+    write_safetensors(edited, meta, P)
+    src, tgt = translator_ids(trace)
+    want = translator_attribution(edited, src, tgt, at["position"], at["token_id"])
+    check_attribution(dict(at, heads=[at["heads"], at["cross_heads"]]), want)
+    # a translation given (--target): its first word, said so
+    out = os.path.join(tmp, "t")
+    run_ok("run", "--model", TAUGHT, "--attribution", "--target", "le chat est fatigué .", "--no-pictures", "--out", out,
+           "the cat is tired .")
+    trace = load_json(os.path.join(out, "trace.json"))
+    at = trace["attribution"]
+    assert at["token"] == "le" and at["what"] == "the first word of the translation given", at
+    check_translator(at, trace)
+
+
+def test_generate_attribution_on_the_translator_equals_numpy(tmp):
+    out = os.path.join(tmp, "g")
+    r = run_ok("generate", "--model", TAUGHT, "--to", "vi", "--attribution", "--out", out, TIRED)
+    trace = load_json(os.path.join(out, "trace.json"))
+    validate_trace(trace)
+    at = trace["attribution"]
+    assert at["step"] == 0 and at["position"] == 0 and at["token"] == trace["target_tokens"][1]
+    check_translator(at, trace)
+    assert "attribution.png" in trace["images"] and f"attribution of “{at['token']}” (the first word written" in r.stdout
+    assert 'id="attribution"' in open(os.path.join(out, "index.html"), encoding="utf-8").read()

@@ -1051,3 +1051,40 @@ TEST(model_kernels_sigmoid_vec) {
         CHECK(memcmp(y, y4, n * sizeof *y) == 0);
     }
 }
+
+/* Direct logit attribution (model_attrib.c) on every decoder the model can be,
+ * post-norm and pre-norm, with random biases and LayerNorm parameters: at
+ * every real position of a padded batch of 2, the parts (heads of both kinds,
+ * MLPs, embedding, bias) add up to the forward pass's own logit, and a
+ * decoder-only model has no cross share. */
+TEST(model_attribution_parts_add_up_to_the_logit) {
+    for (int arch = 0; arch < 2; arch++)
+        for (int pre = 0; pre < 2; pre++) {
+            ModelConfig cfg = TINY;
+            cfg.prenorm = pre;
+            if (arch) { cfg.arch = MODEL_DECODER_ONLY; cfg.n_enc_layers = 0; }
+            Model m;
+            REQUIRE(model_init_random(&m, &cfg, 41) == 0);
+            perturb(&m, 5);
+            REQUIRE(model_forward(&m, &(ModelBatch){arch ? NULL : SRC, arch ? NULL : SRC_LEN, arch ? 0 : 5, TGT, TGT_LEN,
+                                                    4, 2}) == 0);
+            float heads[2 * 2 * 2], mlp[2];
+            ModelAttribution at = {.heads = heads, .mlp = mlp};
+            char err[256];
+            int bad = 0, cross = 0;
+            for (int b = 0; b < 2; b++)
+                for (int pos = 0; pos < TGT_LEN[b]; pos++) {
+                    int token = (3 * pos + b + 1) % cfg.vocab_size;
+                    REQUIRE(model_attribution(&m, b, pos, token, &at, err, sizeof err) == 0);
+                    double sum = at.embedding + at.bias + mlp[0] + mlp[1];
+                    for (int i = 0; i < 8; i++) sum += heads[i];
+                    float logit = m.acts.logits[((size_t)b * 4 + pos) * cfg.vocab_size + token];
+                    if (at.logit != logit || fabs(sum - logit) > 1e-4 * (1 + fabs(logit))) bad++;
+                    for (int i = 4; i < 8; i++) cross += heads[i] != 0.0f;
+                }
+            CHECK(bad == 0);
+            CHECK(arch ? cross == 0 : cross > 0);
+            CHECK(model_attribution(&m, 1, 2, 0, &at, err, sizeof err) == -1);   /* a pad position */
+            model_free(&m);
+        }
+}

@@ -60,12 +60,14 @@ def test_schema_has_no_unused_fields(tmp):
     traces.append(load_json(os.path.join(c, "trace.json")))
     assert traces[-1]["unk_copies"], "the tiny model copied no name"
     # an unknown word shown marked, and a loop the search stopped (issue 24), by the shipped model
-    # … and the second with head roles (issue 26)
+    # … the first with the translator's attribution (masked-self and cross heads, issue 40), the second with
+    # head roles (issue 26)
     for k, sentence in enumerate(("The zorblax is red.", "very very very very very very very")):
         d = os.path.join(tmp, f"u{k}")
-        run_ok("run", "--no-pictures", "--out", d, sentence, *(["--head-roles"] if k else []))
+        run_ok("run", "--no-pictures", "--out", d, sentence, *(["--head-roles"] if k else ["--attribution"]))
         traces.append(load_json(os.path.join(d, "trace.json")))
     assert traces[-2]["unknown_words"] and traces[-1]["decode"]["stop"] == "repeat" and traces[-1]["head_roles"]
+    assert traces[-2]["attribution"]["cross_heads"] and traces[-2]["attribution"]["what"] == "the first word written"
     # grouped-query attention, Gemma 3's own score scale and RoPE's q and k: a tiny Gemma 3 folder
     g = os.path.join(tmp, "gemma")
     cfg = llama_ref.shrunk("gemma-3-270m-it", hidden_size=32, num_attention_heads=2, num_key_value_heads=1, head_dim=16,

@@ -52,7 +52,8 @@ static void generate_usage(FILE *f) {
           "  --probe-length N   the probe's n (default 20, shrunk to fit the context)\n"
           "  --probe-seed S     the probe's seed (default 1)\n"
           "  --attribution      the first written token's logit split into each head's, each MLP's\n"
-          "                     and the embedding's share (attribution.png, trace.json's attribution)\n"
+          "                     and the embedding's share (attribution.png, trace.json's attribution);\n"
+          "                     the translator: the first word it writes, masked-self and cross heads\n"
           "  --slide            every picture exactly 1920 x 1080 (a 16:9 slide)\n"
           "  --quiet            print nothing but errors\n", f);
 }
@@ -197,12 +198,13 @@ static void print_generation(const Generation *g) {
 }
 
 /* The translator's pictures, page and trace into dir.  0, or -1 (printed). */
-static int write_translation(Look *L, Net *n, const GenArgs *a, const char *dir, int layer, int head) {
+static int write_translation(Look *L, Net *n, const GenArgs *a, const Attribution *at, const char *dir, int layer,
+                             int head) {
     char err[1024], text[2200], path[4096];
     snprintf(text, sizeof text, "%s\n→ %s", a->prompt, L->s.translation);
     GenTranslationSpec ts = {.dir = dir, .model_name = net_path(n), .text = text, .layer = layer, .self_head = head,
                              .cross_head = head, .head_roles = a->head_roles,
-                             .trace = &L->t};
+                             .trace = &L->t, .attribution = at};
     GenPictureReport rep;
     if (a->head_roles) {   /* after the translation: the probe is a pass of its own */
         HeadRoles roles = {0};
@@ -232,24 +234,23 @@ static int generate_translator(const GenArgs *a, Net *n) {
     char err[1024];
     int status = 1, layer, head;
     memset(&L, 0, sizeof L);
-    if (a->attribution) {
-        cli_error("--attribution splits a decoder's next-token logit (GPT-2, the Llama family, llama2.c), not yet the "
-                  "translator's (run --importance measures its heads)");
-        goto done;
-    }
+    Attribution at = {0};
     if (generate_translator_head(n, a->head, &layer, &head, err, sizeof err)) { cli_error("%s", err); goto done; }
     if (generate_translation(&L, n, a->prompt, !strcmp(a->to, "vi"), err, sizeof err)) { cli_error("%s", err); goto done; }
+    if (a->attribution && generate_translation_attribution(&at, n, &L, err, sizeof err)) { cli_error("%s", err); goto done; }
     OutStage stage;
     if (cli_stage_open(&stage, a->out) != 0) goto done;
-    int ok = write_translation(&L, n, a, stage.dir, layer, head) == 0;
+    int ok = write_translation(&L, n, a, a->attribution ? &at : NULL, stage.dir, layer, head) == 0;
     if (cli_stage_close(&stage, ok) != 0 || !ok) goto done;
     if (!a->quiet) {
         printf("source: %s\nwritten (greedy, one word per step): %s\n", a->prompt, L.s.translation);
         printf("timeline of decoder layer %d head %d (masked self-attention and cross-attention) in %s/\n", layer,
                head, a->out);
+        if (a->attribution) attribution_print(&at, stdout);
     }
     status = 0;
 done:
+    attribution_free(&at);
     look_free(&L);
     return status;
 }

@@ -370,6 +370,26 @@ int  model_ablate_parse(Model *m, const char *spec);
  * "" / "[]" when none.  Returns the length written, like snprintf. */
 int  model_ablate_describe(const Model *m, int json, char *buf, size_t n);
 
+/* ---- direct logit attribution (model_attrib.c) ----
+ * Which parts of the decoder wrote the logit of `token` at decoder position pos
+ * of batch item b in the last forward pass (inference, no dropout)?  The stream
+ * is kept as a sum of parts: the input tok_emb·√C + PE (embedding), each head's
+ * output through its rows of W_o (masked self and cross), each FFN's output (b_2
+ * included), and a bias part (every b_o, every LayerNorm's β, b_out).  Every
+ * LayerNorm the stream passes through (post-norm: after each sublayer;
+ * pre-norm: the final one) is affine once its 1/σ is frozen at the pass's
+ * value, LN(y) = g ⊙ (y − mean(y))/σ + β, so each part goes through it on its
+ * own.  At the end each part is dotted with W_out's column of the token.  The
+ * parts add up to the logit (up to float rounding). */
+typedef struct {
+    float *heads;      /* (2, L, H) caller's: [0] masked self, [1] cross (0 without) */
+    float *mlp;        /* (L) caller's                                               */
+    float embedding, bias;
+    float logit;       /* the model's logit of the token there                       */
+} ModelAttribution;
+/* 0, or -1 with err (no decoder, no forward, a training pass, pos or token out of range). */
+int  model_attribution(const Model *m, int b, int pos, int token, ModelAttribution *out, char *err, size_t errlen);
+
 /* ---- probe ---- */
 /* Adds batch item b's maps of the last forward to the trace: "encoder.L.self",
  * "decoder.L.masked_self", "decoder.L.cross" with every head's weights, the mask,

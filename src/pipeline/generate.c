@@ -329,11 +329,24 @@ int generate_translation(Look *L, Net *n, const char *sentence, int vi, char *er
     return look_sentence(L, &n->mf, sentence, &spec, err, errlen);
 }
 
+int generate_translation_attribution(Attribution *at, Net *n, Look *L, char *err, size_t errlen) {
+    memset(at, 0, sizeof *at);
+    if (!n->own) return errmsg_set(err, errlen, "--attribution: not the translator");
+    if (L->s.T < 2) return errmsg_set(err, errlen, "--attribution: no word was written");
+    if (attribution_compute_model(at, &n->mf.m, &L->s, 0, err, errlen)) return -1;
+    snprintf(at->what, sizeof at->what, "the first word written");
+    snprintf(at->what_vi, sizeof at->what_vi, "từ đầu tiên được viết");
+    at->step = 0;
+    char *j = attribution_json(at);
+    int rc = j ? trace_set_section(&L->t, "attribution", j) : -1;
+    free(j);
+    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+}
+
 int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err, size_t errlen) {
     memset(at, 0, sizeof *at);
     if (n->own || !(n->caps & NET_GENERATES))
-        return errmsg_set(err, errlen, "--attribution splits a decoder's next-token logit (GPT-2, the Llama family, "
-                          "llama2.c), not yet the translator's");
+        return errmsg_set(err, errlen, "--attribution: this model writes no text one token at a time");
     if (g->n_steps < 1) return errmsg_set(err, errlen, "--attribution: no token was written");
     HfInput in = {.n = g->n_prompt, .n_real = g->n_prompt, .ids = g->ids, .tokens = g->tokens};
     if (attribution_compute(at, &n->fam, &in, g->n_prompt - 1, g->ids[g->n_prompt], err, errlen)) return -1;

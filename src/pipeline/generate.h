@@ -79,6 +79,12 @@ int generate_translator_head(const Net *n, const char *spec, int *layer, int *he
  * A decoder only.  0, or -1 with err. */
 int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err, size_t errlen);
 
+/* --attribution on the translator: the same of the first word its decoder
+ * wrote (decoder position 0, after the language tag), the sentence of L read
+ * again in one pass; the trace of L gets its "attribution" (step 0).  0, or -1
+ * with err. */
+int generate_translation_attribution(Attribution *at, Net *n, Look *L, char *err, size_t errlen);
+
 /* Tokens written per second (n_steps / seconds). */
 double generate_tokens_per_s(const Generation *g);
 

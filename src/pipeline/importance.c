@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The first source pronoun and the first target pronoun (its translation). */
-static void find_pronoun(Importance *im, const Sentence *s) {
-    im->pronoun_q = im->pronoun_t = -1;
-    for (int q = 0; q < s->words.n && im->pronoun_q < 0; q++)
-        if (links_is_pronoun(s->words.tok[q])) im->pronoun_q = q;
-    if (im->pronoun_q < 0) return;
-    for (int t = 0; t + 1 < s->T && im->pronoun_t < 0; t++)
-        if (links_is_target_pronoun(s->tgt_tok[t + 1])) im->pronoun_t = t;
+void importance_pronoun(const Sentence *s, int *q_out, int *t_out) {
+    int q = -1, t = -1;
+    for (int i = 0; i < s->words.n && q < 0; i++)
+        if (links_is_pronoun(s->words.tok[i])) q = i;
+    for (int i = 0; q >= 0 && i + 1 < s->T && t < 0; i++)
+        if (links_is_target_pronoun(s->tgt_tok[i + 1])) t = i;
+    *q_out = q;
+    *t_out = t;
 }
 
 int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, size_t errlen) {
@@ -39,7 +39,7 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
     }
     for (int t = 0; t < s->T; t++) im->targets[t] = t + 1 < s->T ? s->tgt_tok[t + 1] : "<eos>";
     for (size_t i = 0; i < nd; i++) im->delta[i] = NAN;
-    find_pronoun(im, s);
+    importance_pronoun(s, &im->pronoun_q, &im->pronoun_t);
     int S = s->S, T = s->T;
     if (model_forward(m, &(ModelBatch){s->src, &S, S, s->tgt, &T, T, 1}) != 0) goto fail;
     sentence_target_logp(m, 0, s, im->base);

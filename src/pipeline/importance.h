@@ -58,6 +58,11 @@ int importance_compute(Importance *im, Model *m, const Sentence *s, char *err, s
 int importance_compute_stack(Importance *im, HfFile *f, const HfInput *in, const int *pos, const int *ids,
                              const char *const *labels, int n, const unsigned char *knocked, char *err, size_t errlen);
 
+/* The sentence's first source pronoun (*q, its word position) and the first
+ * target pronoun of its translation (*t: the decoder position that writes it,
+ * tgt_tok[t + 1]); -1 when none (no *t without a *q). */
+void importance_pronoun(const Sentence *s, int *q, int *t);
+
 /* What the summary measures, for titles: "the predicted next token “said”",
  * "the [MASK] filled with “cat”", "the [MASK] fillings (mean over “a”, “b”)",
  * or the translator's "the translation (mean over its tokens)". */

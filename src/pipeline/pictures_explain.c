@@ -268,8 +268,20 @@ int pictures_importance(Show *w) {
 int pictures_attribution(Show *w) {
     const Attribution *at = w->ps->attribution;
     if (!at) return 0;
-    char cap[1024], capvi[1024], path[4096];
-    html_section(w->pg, "attribution", "Which heads wrote the next token? Direct logit attribution",
+    char cap[1024], capvi[1024], path[4096], head[256], text[2200];
+    snprintf(head, sizeof head, "Which heads wrote “%s”? Direct logit attribution", at->token);
+    if (at->every_norm)   /* the translator, post-norm: a LayerNorm after every sublayer */
+        html_section(w->pg, "attribution", head,
+                     "The logit of the word the decoder writes is a sum: its stream is the embedding plus every head's "
+                     "(masked self and cross) and every MLP's output, and once every LayerNorm's scale 1/σ is frozen at "
+                     "this pass's value, each norm is affine and each part goes through it on its own; its share is then "
+                     "its dot product with the word's column of W_out. Red pushes the word up, blue down.",
+                     "Logit của từ mà decoder viết là một tổng: dòng của nó là embedding cộng đầu ra của mọi head (tự chú "
+                     "ý có mặt nạ và chú ý chéo) và mọi MLP; khi giữ cố định hệ số 1/σ của mọi LayerNorm ở giá trị của "
+                     "lượt này, mỗi lớp chuẩn hoá là một phép afin và từng phần đi qua nó riêng; phần của mỗi thành phần "
+                     "là tích vô hướng của nó với cột W_out của từ. Đỏ đẩy từ lên, xanh kéo xuống.");
+    else
+        html_section(w->pg, "attribution", head,
                  "The logit of the predicted token is a sum: the residual stream is the embedding plus every head's and "
                  "every MLP's output, and once the final norm's scale is frozen at this pass's value, each part's share "
                  "is its dot product with the token's unembedding row. Red pushes the token up, blue down.",
@@ -280,9 +292,11 @@ int pictures_attribution(Show *w) {
     pictures_path(w, "attribution.png", path, sizeof path);
     char title[256];
     snprintf(title, sizeof title, "Direct logit attribution of “%s”", at->token);
+    if (w->s->translation[0]) snprintf(text, sizeof text, "%s → %s", w->s->text, w->s->translation);
+    else snprintf(text, sizeof text, "%s", w->s->text);
     RenderMetaItem items[8];
     RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
-    if (attribution_draw(path, at, w->s->text, &meta, w->err, w->errlen) || trace_add_image(w->t, "attribution.png"))
+    if (attribution_draw(path, at, text, &meta, w->err, w->errlen) || trace_add_image(w->t, "attribution.png"))
         return -1;
     attribution_caption(at, cap, sizeof cap, capvi, sizeof capvi);
     html_figure(w->pg, "attribution.png", cap, capvi, NULL);

@@ -62,6 +62,34 @@ static int add_image(GenPictureReport *rep, const char *name) {
     return 0;
 }
 
+/* The page's section on --attribution (the first token written). */
+static void attribution_section(HtmlPage *pg, const Attribution *at) {
+    char cap[1024], capvi[1024], head[256];
+    attribution_caption(at, cap, sizeof cap, capvi, sizeof capvi);
+    snprintf(head, sizeof head, "Which heads wrote the first %s, “%s”? Direct logit attribution",
+             at->kinds > 1 ? "word" : "token", at->token);
+    html_section(pg, "attribution", head,
+                 "The first written token's logit, split into what each head, MLP and the embedding add to the "
+                 "residual stream (read again in one pass). Red pushes the token up, blue down.",
+                 "Logit của token đầu tiên được viết, tách thành phần mà mỗi head, MLP và embedding cộng vào dòng dư "
+                 "(đọc lại trong một lượt). Đỏ đẩy token lên, xanh kéo xuống.");
+    html_figure(pg, "attribution.png", cap, capvi, NULL);
+}
+
+/* attribution.png in dir: at drawn over text (prompt: the PNG's text chunk). */
+static int attribution_png(const char *dir, const Attribution *at, const char *text, const char *prompt,
+                           const char *model_name, GenPictureReport *rep, char *err, size_t errlen) {
+    char path[4096], title[256], line[2400];
+    snprintf(line, sizeof line, "%s", text);   /* the title is one line: "source\n→ translation" joined */
+    for (char *p = line; *p; p++) if (*p == '\n') *p = ' ';
+    snprintf(path, sizeof path, "%s/attribution.png", dir);
+    snprintf(title, sizeof title, "Direct logit attribution of “%s”", at->token);
+    RenderMetaItem items[] = {{"Title", title}, {"Prompt", prompt}, {"Model", model_name}};
+    RenderMeta meta = {items, 3};
+    if (attribution_draw(path, at, line, &meta, err, errlen)) return -1;
+    return add_image(rep, "attribution.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
+}
+
 /* timeline.png and growing.gif. */
 static int draw_timeline(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err,
                          size_t errlen) {
@@ -254,16 +282,7 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
     html_pre(&pg, sb.buf ? sb.buf : "");
     free(sb.buf);
     write_page_figures(&pg, g, rep);
-    if (ps->attribution) {
-        char cap[1024], capvi[1024];
-        attribution_caption(ps->attribution, cap, sizeof cap, capvi, sizeof capvi);
-        html_section(&pg, "attribution", "Which heads wrote the first token? Direct logit attribution",
-                     "The first written token's logit, split into what each head, MLP and the embedding add to the "
-                     "residual stream (the prompt read again in one pass). Red pushes the token up, blue down.",
-                     "Logit của token đầu tiên được viết, tách thành phần mà mỗi head, MLP và embedding cộng vào dòng dư "
-                     "(đọc lại lời nhắc trong một lượt). Đỏ đẩy token lên, xanh kéo xuống.");
-        html_figure(&pg, "attribution.png", cap, capvi, NULL);
-    }
+    if (ps->attribution) attribution_section(&pg, ps->attribution);
     if (ps->head_roles) head_roles_section(&pg);
     char id[64];
     snprintf(id, sizeof id, "decoder.%d.masked_self", rep->layer);
@@ -274,14 +293,9 @@ static int write_page(const Generation *g, const GenPictureSpec *ps, const GenPi
 static int draw_attribution(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err,
                             size_t errlen) {
     if (!ps->attribution) return 0;
-    char path[4096], title[256], text[1200];
-    snprintf(path, sizeof path, "%s/attribution.png", ps->dir);
-    snprintf(title, sizeof title, "Direct logit attribution of “%s”", ps->attribution->token);
+    char text[1200];
     snprintf(text, sizeof text, "%s …", g->prompt);
-    RenderMetaItem items[] = {{"Title", title}, {"Prompt", g->prompt}, {"Model", ps->model_name}};
-    RenderMeta meta = {items, 3};
-    if (attribution_draw(path, ps->attribution, text, &meta, err, errlen)) return -1;
-    return add_image(rep, "attribution.png") ? errmsg_set(err, errlen, "too many pictures") : 0;
+    return attribution_png(ps->dir, ps->attribution, text, g->prompt, ps->model_name, rep, err, errlen);
 }
 
 int pictures_generate(const Generation *g, const GenPictureSpec *ps, GenPictureReport *rep, char *err, size_t errlen) {
@@ -363,7 +377,9 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
     rep->layer = ts->layer;
     rep->head = ts->cross_head;
     if (draw_map_growing(self, ts->self_head, ts, "timeline-self", 0, rep, err, errlen) ||
-        draw_map_growing(cross, ts->cross_head, ts, "timeline-cross", 1, rep, err, errlen))
+        draw_map_growing(cross, ts->cross_head, ts, "timeline-cross", 1, rep, err, errlen) ||
+        (ts->attribution && attribution_png(ts->dir, ts->attribution, ts->text, ts->text, ts->model_name, rep, err,
+                                            errlen)))
         return -1;
     HtmlPage pg;
     html_page_begin(&pg, "attnviz generate — the translator writing", ts->model_name);
@@ -380,6 +396,7 @@ int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPic
                 NULL);
     html_figure(&pg, "growing.gif", "The cross-attention map growing, one frame per written word (for slides).",
                 "Bản đồ chú ý chéo lớn dần, mỗi từ một khung hình.", NULL);
+    if (ts->attribution) attribution_section(&pg, ts->attribution);
     if (ts->head_roles) head_roles_section(&pg);
     return finish_page(&pg, views_at, ts->trace, id[1], ts->cross_head, ts->dir, err, errlen);
 }

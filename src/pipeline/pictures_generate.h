@@ -49,13 +49,15 @@ int pictures_generate_head(const Generation *g, const char *spec, int *layer, in
  * token computed (tests/test_generate.py checks it against teacher-forced
  * prefixes).  Writes timeline-self.png and timeline-cross.png (layer `layer`,
  * heads self_head and cross_head, one row per written word, the newest
- * outlined), growing.gif (the cross-attention map growing) and index.html
- * with `text` (source → translation).  0, or -1 with err. */
+ * outlined), growing.gif (the cross-attention map growing), attribution.png
+ * when asked, and index.html with `text` (source → translation).  0, or -1 with err. */
 typedef struct {
     const char *dir, *model_name, *text;
     int layer, self_head, cross_head;
     int head_roles;           /* the caller drew head_roles.png: on the page too */
     const Trace *trace;       /* embedded in the interactive page (render/page.h), or NULL */
+    const Attribution *attribution;  /* --attribution of the first word written: attribution.png
+                                        and its section; NULL: none                          */
 } GenTranslationSpec;
 int pictures_generate_translation(Trace *t, const GenTranslationSpec *ts, GenPictureReport *rep, char *err,
                                   size_t errlen);

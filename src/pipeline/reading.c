@@ -55,9 +55,6 @@ static int own_begin(Reading *rd, char *err, size_t errlen) {
     if (a->ablate && net_ablate(rd->net, a->ablate, rd->why, sizeof rd->why) != 0)
         return errmsg_set(err, errlen, "--ablate %s", rd->why);
     if (a->focus && links_check_focus(a->focus, &mf->m.config, err, errlen) != 0) return -1;   /* before any sentence runs */
-    if (a->attribution)
-        return errmsg_set(err, errlen, "--attribution splits a decoder's next-token logit (GPT-2, the Llama family, "
-                          "llama2.c); on the translator, --importance measures each head");
     unsigned want = LOOK_WORLD | LOOK_TRACE | LOOK_STEPS | LOOK_UNSURE | LOOK_FINITE | LOOK_LINKS | LOOK_AGGREGATES |
                     LOOK_RECORD | (a->importance ? LOOK_IMPORTANCE : 0);
     LookSpec spec = {.want = want, .tag = a->to && !strcmp(a->to, "vi") ? VOCAB_2VI : VOCAB_2FR, .target = a->target,
@@ -72,9 +69,27 @@ static int own_begin(Reading *rd, char *err, size_t errlen) {
     return 1;
 }
 
+/* --attribution: the logit of the word the decoder writes (the pronoun's
+ * translation, else the first word) split into its parts, in the trace.
+ * 0, or -1 with err. */
+static int own_attribution(Reading *rd, Look *L, char *err, size_t errlen) {
+    attribution_free(&rd->attr);
+    rd->has_attr = 0;
+    double t0 = now_ms();
+    int rc = attribution_compute_model(&rd->attr, &rd->net->mf.m, &L->s, -1, rd->why, sizeof rd->why);
+    rd->ms_model += now_ms() - t0;
+    if (rc) return errmsg_set(err, errlen, "%s", rd->why);
+    rd->has_attr = 1;
+    char *j = attribution_json(&rd->attr);
+    rc = j ? trace_set_section(&L->t, "attribution", j) : -1;
+    free(j);
+    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+}
+
 static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
     Look *L = &rd->look[i];
     if (L->failed) return look_error(rd, i, rd->why, err, errlen);
+    if (rd->spec->attribution && own_attribution(rd, L, err, errlen)) return -1;
     if (!rd->spec->head_roles) return 0;
     double t0 = now_ms();
     int rc = head_roles_measure(&rd->roles, rd->net, &L->t, 0, rd->spec->probe_seed, rd->spec->probe_length,
@@ -189,6 +204,7 @@ static void own_print(const Reading *rd, const Look *L, FILE *out) {
     if (L->reached < LOOK_LINKED) return;
     print_links(rd, L, out);
     if (L->reached >= LOOK_EXPLAINED && a->importance && !a->quiet) print_importance(&L->imp, &L->s, out);
+    if (rd->has_attr && !a->quiet) attribution_print(&rd->attr, out);
 }
 
 static int own_pictures(Reading *rd, int i, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
@@ -205,6 +221,7 @@ static int own_pictures(Reading *rd, int i, PictureSpec *ps, PictureReport *rep,
     ps->ablated = rd->net->ablated;
     ps->metadata = rd->net->mf.metadata;
     ps->importance = a->importance ? &L->imp : NULL;
+    ps->attribution = rd->has_attr ? &rd->attr : NULL;
     ps->rollout = L->rollout;
     ps->outside = L->world.outside;
     if (ps->lines_top < 0) ps->lines_top = 0;

@@ -45,7 +45,9 @@ typedef struct {
     const char *query;         /* links of this token; NULL: the pronouns             */
     const char *focus;         /* the strip's head, "L.H" or "MAP.H"; NULL: chosen    */
     int importance;            /* head importance by knock-out                        */
-    int attribution;           /* direct logit attribution of a decoder's next token  */
+    int attribution;           /* direct logit attribution of a decoder's next token
+                                  (the translator: the pronoun's translation, else the
+                                  first word it writes)                               */
     int head_roles;            /* what each head does (head_roles.h)                  */
     unsigned long long probe_seed;
     int probe_length;
@@ -79,7 +81,7 @@ typedef struct {
     int focus_map, focus_head; /* a foreign model: --focus on the current sentence    */
     Importance imp;            /* a foreign model: --importance of the current sentence */
     int has_imp;
-    Attribution attr;          /* a foreign decoder: --attribution of the current sentence */
+    Attribution attr;          /* --attribution of the current sentence               */
     int has_attr;
     HeadRoles roles;           /* --head-roles of the current sentence                */
     int has_roles;
