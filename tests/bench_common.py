@@ -118,6 +118,7 @@ class Session:
 
     def __init__(self, title, name=None):
         settle()
+        self.commit = commit()   # the tree the binary was built from: read at the start
         self.load_before = load1()
         self.cpu_start = cpu_snapshot()
         self.name = name
@@ -149,7 +150,7 @@ class Session:
             return
         os.makedirs(RECORDS, exist_ok=True)
         path = os.path.join(RECORDS, f"{self.name}.json")
-        rec = {"bench": self.name, "date": self.date, "commit": commit(), "machine": machine(),
+        rec = {"bench": self.name, "date": self.date, "commit": self.commit, "machine": machine(),
                "load_before": round(self.load_before, 2), "others_cores": round(others, 2),
                "figures": self.figures}
         with open(path + ".tmp", "w") as f:
