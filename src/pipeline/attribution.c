@@ -244,7 +244,7 @@ int attribution_draw(const char *path, const Attribution *at, const char *text, 
     heads_sum_text(at, 0, "%+.2f", heads, sizeof heads);
     if (at->what[0]) snprintf(which, sizeof which, "“%s” is %s · ", at->token, at->what);
     snprintf(sub, sizeof sub, "%stop five (%s): %s · %s + MLPs %+.2f + embedding %+.2f + bias %+.2f = logit %.2f (%s) · "
-             "linear bookkeeping, not a causal claim: knock-outs (--importance) are", which,
+             "linear bookkeeping, not a causal claim: knock-outs (--importance) test it", which,
              at->kinds == 1 ? "layer L head h" : "map, head h", top, heads, sum_of(at->mlp, at->L),
              (double)at->embedding, (double)at->bias, (double)at->logit,
              at->every_norm ? "every LayerNorm after a sublayer frozen at this pass's scale" : "final norm's scale frozen");
