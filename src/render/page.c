@@ -62,28 +62,39 @@ static void put_number(HtmlPage *p, float x) {
  * turns it back into rows of numbers (non-finite values read as null). */
 static void put_matrix(HtmlPage *p, const float *x, int rows, int cols) {
     static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char head[96], out[4096 + 4];
+    enum { FLOATS = 768 };   /* a chunk: 3072 bytes, a multiple of 3, into 4096 characters */
+    unsigned char in[FLOATS * 4];
+    char head[96], out[FLOATS * 4 / 3 * 4 + 8];
     snprintf(head, sizeof head, "{\"rows\":%d,\"cols\":%d,\"f32\":\"", rows, cols);
     html_raw(p, head);
-    size_t n = (size_t)rows * cols * 4, o = 0;
-    unsigned char b[3];
-    for (size_t i = 0; i < n; i += 3) {
-        int got = 0;
-        for (; got < 3 && i + got < n; got++) {
-            size_t at = i + got;
+    size_t n = (size_t)rows * cols;
+    for (size_t done = 0; done < n; done += FLOATS) {
+        size_t k = n - done < FLOATS ? n - done : FLOATS, bytes = 4 * k, o = 0, i = 0;
+        for (size_t f = 0; f < k; f++) {   /* little-endian whatever the host */
             uint32_t u;
-            memcpy(&u, &x[at / 4], 4);
-            b[got] = (unsigned char)(u >> (8 * (at % 4)));
+            memcpy(&u, &x[done + f], 4);
+            in[4 * f] = (unsigned char)u;
+            in[4 * f + 1] = (unsigned char)(u >> 8);
+            in[4 * f + 2] = (unsigned char)(u >> 16);
+            in[4 * f + 3] = (unsigned char)(u >> 24);
         }
-        uint32_t v = (uint32_t)b[0] << 16 | (got > 1 ? (uint32_t)b[1] << 8 : 0) | (got > 2 ? b[2] : 0);
-        out[o++] = B64[v >> 18 & 63];
-        out[o++] = B64[v >> 12 & 63];
-        out[o++] = got > 1 ? B64[v >> 6 & 63] : '=';
-        out[o++] = got > 2 ? B64[v & 63] : '=';
-        if (o >= 4096) { out[o] = '\0'; html_raw(p, out); o = 0; }
+        for (; i + 3 <= bytes; i += 3) {
+            uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+            out[o++] = B64[v >> 18];
+            out[o++] = B64[v >> 12 & 63];
+            out[o++] = B64[v >> 6 & 63];
+            out[o++] = B64[v & 63];
+        }
+        if (i < bytes) {   /* the last chunk's last one or two bytes, padded with '=' */
+            uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < bytes ? (uint32_t)in[i + 1] << 8 : 0);
+            out[o++] = B64[v >> 18];
+            out[o++] = B64[v >> 12 & 63];
+            out[o++] = i + 1 < bytes ? B64[v >> 6 & 63] : '=';
+            out[o++] = '=';
+        }
+        out[o] = '\0';
+        html_raw(p, out);
     }
-    out[o] = '\0';
-    html_raw(p, out);
     html_raw(p, "\"}");
 }
 
