@@ -177,3 +177,50 @@ def test_model_card_table_is_the_checkpoints_eval():
     row = (f"| coreference_head.accuracy (best encoder head) | {tc['accuracy']:.4f} ({tc['map']} h{tc['head']}, taught) | "
            f"{uc['accuracy']:.4f} ({uc['map']} h{uc['head']}) |")
     assert row in card, row
+
+
+STORIES = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "stories260K"))
+
+
+def guide_runs(text, part):
+    """Guide part `part`'s examples: (argv, the output lines the guide shows) for each
+    indented `attnviz ...` command (continued with a backslash) and the lines under it
+    indented deeper; commands holding "…" (an elided text) are left out."""
+    lines = text.split(f"## {part}.", 1)[1].split(f"## {part + 1}.", 1)[0].splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("    attnviz "):
+            cmd = lines[i].strip()
+            while cmd.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                cmd = cmd[:-1] + " " + lines[i].strip()
+            shown = []
+            i += 1
+            while i < len(lines) and (not lines[i].strip() or lines[i].startswith("      ")):
+                if lines[i].strip():
+                    shown.append(lines[i].strip())
+                i += 1
+            if "…\"" not in cmd and "\"…" not in cmd:
+                import shlex
+                out.append((shlex.split(cmd)[1:], shown))
+        else:
+            i += 1
+    return out
+
+
+def test_guide_part_15_quotes_what_the_commands_print(tmp):
+    """Guide part 15 ("Which heads matter?", EN and VI): every line it shows under an
+    `attnviz run` example is in what that command prints now (stories260K's attribution
+    and its knock-out, the translator's), a wrapped line as a piece of the printed one."""
+    if not os.path.exists(os.path.join(STORIES, "stories260K.bin")):
+        from helpers import skip
+        skip(f"{STORIES} is absent (guide part 15's examples run the real stories260K weights)")
+    for name in ("guide.md", "guide.vi.md"):
+        runs = guide_runs(doc(name), 15)
+        assert len(runs) >= 3, (name, len(runs))
+        for k, (argv, shown) in enumerate(runs):
+            argv = [os.path.join(STORIES, a) if a in ("stories260K.bin", "tok512.bin") else a for a in argv]
+            printed = flat(run_ok(*argv, "--out", os.path.join(tmp, f"{name}-{k}")).stdout)
+            for line in shown:
+                for piece in filter(None, (p.strip() for p in line.split("…"))):
+                    assert flat(piece) in printed, f"{name}: `{' '.join(argv)}` no longer prints: {piece}"
