@@ -10,8 +10,9 @@ import bench_common as bc
 def finish_with(load, checks, others=None):
     """(exit status, printed text) of a Session whose load is `load` before and after, and
     whose other processes kept `others` cores busy (default: `load`)."""
-    real, real_snap = bc.load1, bc.cpu_snapshot
+    real, real_snap, real_settle = bc.load1, bc.cpu_snapshot, bc.settle
     bc.load1 = lambda: load
+    bc.settle = lambda: None   # (settle is tested by itself below)
     ticks = iter([(0.0, 0.0, 0.0), (10.0, 10.0 * (load if others is None else others) + 7.0, 7.0)])
     bc.cpu_snapshot = lambda: next(ticks)
     try:
@@ -22,8 +23,32 @@ def finish_with(load, checks, others=None):
                 ses.check(cond, what)
             status = ses.finish()
     finally:
-        bc.load1, bc.cpu_snapshot = real, real_snap
+        bc.load1, bc.cpu_snapshot, bc.settle = real, real_snap, real_settle
     return status, text.getvalue()
+
+
+def test_a_bench_waits_for_the_load_to_settle():
+    """settle() reads the load until it is under SETTLE_LOAD (here the fourth reading),
+    sleeping between readings, and says how long it waited; it gives up after
+    SETTLE_SECONDS however busy the machine stays."""
+    real_load, real_sleep, real_clock = bc.load1, bc.time.sleep, bc.time.monotonic
+    clock = [0.0]
+    bc.time.sleep = lambda s: clock.__setitem__(0, clock[0] + s)
+    bc.time.monotonic = lambda: clock[0]
+    try:
+        loads = iter([1.4, 1.0, 0.7, 0.5, 0.1])
+        bc.load1 = lambda: next(loads)
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            bc.settle()
+        assert next(loads) == 0.1 and "waited 15 s for the load to settle under 0.6" in text.getvalue(), text.getvalue()
+        clock[0] = 0.0
+        bc.load1 = lambda: 3.0
+        with contextlib.redirect_stdout(io.StringIO()):
+            bc.settle()
+        assert bc.SETTLE_SECONDS <= clock[0] < bc.SETTLE_SECONDS + 10, clock[0]
+    finally:
+        bc.load1, bc.time.sleep, bc.time.monotonic = real_load, real_sleep, real_clock
 
 
 def test_busy_machine_gives_no_verdict():
