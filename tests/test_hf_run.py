@@ -227,11 +227,17 @@ def test_large_trace_is_announced(tmp):
     hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=8, H=4, L=3, P=1024), H=4)
     text = " ".join(["the cat"] * 400)            # 800 tokens: 12 causal heads × 800² weights ≈ 55 MB of JSON
     out = os.path.join(tmp, "o")
-    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", text, timeout=300)
+    # by default past 16 MB of JSON the trace goes to trace.bin, said on stdout with the JSON it spared
+    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "b"), "--no-pictures", text, timeout=300)
+    assert "trace.bin, not trace.json: about" in r.stdout and not r.stderr.strip(), (r.stdout, r.stderr)
+    spared = int(r.stdout.split("trace.bin, not trace.json: about ")[1].split(" MB")[0])
+    assert os.path.exists(os.path.join(tmp, "b", "trace.bin")) and not os.path.exists(os.path.join(tmp, "b", "trace.json"))
+    # asked for JSON, it is announced first, and the estimate holds
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", "--trace-format", "json", text, timeout=300)
     assert "trace.json will be about" in r.stderr and "--trace none" in r.stderr, r.stderr
     mb = int(r.stderr.split("about ")[1].split(" MB")[0])
     size = os.path.getsize(os.path.join(out, "trace.json")) >> 20
-    assert 0.75 * mb <= size <= 1.25 * mb, (mb, size)
+    assert 0.75 * mb <= size <= 1.25 * mb and mb == spared, (mb, size, spared)
     r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "p"), "--no-pictures", "--trace", "none", text)
     assert "trace.json will be" not in r.stderr and not os.path.exists(os.path.join(tmp, "p", "trace.json"))
 

@@ -69,21 +69,6 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     return predict(r, f, err, errlen);
 }
 
-size_t hf_run_trace_bytes(const HfRun *r) {
-    size_t bytes = 0;
-    for (int i = 0; i < r->t.n_maps; i++) {
-        const TraceMap *m = &r->t.maps[i];
-        size_t n = (size_t)m->Tq * m->Tk, masked = 0;
-        for (size_t k = 0; m->mask && k < n; k++) masked += !m->mask[k];
-        bytes += m->mask ? 3 * n : 0;                       /* the mask: "1, " */
-        for (int h = 0; h < m->n_heads; h++) {   /* a weight "%.9g, " ≈ 15 bytes; a masked one "0, " */
-            bytes += ((n - masked) * 15 + masked * 3) * (m->heads[h].scores ? 5 : 1);
-            if (m->heads[h].q_rot) bytes += (size_t)2 * (m->Tq + m->Tk) * m->d_k * 15;   /* q, k before and after RoPE */
-        }
-    }
-    return bytes;
-}
-
 /* Runs the forward pass again up to the layer of (map, head), keeping that
  * head's steps, and swaps the head into the trace: its weights are the same
  * bits, and the model's states (the logits) stay the whole pass's. */

@@ -57,8 +57,6 @@ int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, char *err, 
  * forward pass.  0, or -1 with err. */
 int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen);
 
-/* Bytes trace.json will take, roughly (for the warning before a large write). */
-size_t hf_run_trace_bytes(const HfRun *r);
 
 /* The pictures, trace.json and index.html in ps->dir.  ps->focus_map < 0
  * lets the pipeline choose the strip's head.  0, or -1 with err. */

@@ -480,19 +480,22 @@ int trace_check_finite(const Trace *t, char *err, size_t errlen) {
 }
 
 size_t trace_json_estimate(const Trace *t) {
-    size_t cells = 0;
+    size_t bytes = 0;   /* a number "%.9g, " about 15 bytes; a masked weight "0, " 3; a mask cell "1," 2 */
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
+        size_t n = (size_t)m->Tq * m->Tk, masked = 0;
+        for (size_t k = 0; m->mask && k < n; k++) masked += !m->mask[k];
+        if (m->mask) bytes += 2 * n;
         for (int h = 0; h < m->n_heads; h++) {
             const TraceHead *hd = &m->heads[h];
-            const float *tk[] = {hd->weights, hd->scores, hd->scaled, hd->masked, hd->norm_weighted};
-            for (int p = 0; p < 5; p++) if (tk[p]) cells += (size_t)m->Tq * m->Tk;
-            if (hd->output) cells += (size_t)m->Tq * m->Dv;
-            if (hd->q) cells += 2 * (size_t)(m->Tq + m->Tk) * m->d_k;
+            if (hd->weights) bytes += (n - masked) * 15 + masked * 3;
+            if (hd->norm_weighted) bytes += (n - masked) * 15 + masked * 3;
+            bytes += n * 15 * (size_t)(!!hd->scores + !!hd->scaled + !!hd->masked);
+            if (hd->output) bytes += (size_t)m->Tq * m->Dv * 15;
+            if (hd->q) bytes += 2 * (size_t)(m->Tq + m->Tk) * m->d_k * 15;
         }
-        if (m->mask) cells += (size_t)m->Tq * m->Tk / 6;   /* "0," is a sixth of a number */
     }
-    return cells * 12;   /* up to 9 digits and ", ": about 12 bytes a number */
+    return bytes;
 }
 
 /* The maps, comma-separated: a batch of as many maps as there are threads is

@@ -160,8 +160,8 @@ int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, si
 int trace_n_heads(const Trace *t);
 /* About how many bytes trace_write_json will write (to warn before a large one). */
 size_t trace_json_estimate(const Trace *t);
-/* Past this much JSON (about 1.4 million numbers, a tenth of a second to
- * write) run writes trace.bin instead unless told otherwise. */
+/* Past this much JSON (about a million numbers besides the masked zeros, a
+ * tenth of a second to write) run writes trace.bin instead unless told otherwise. */
 #define TRACE_JSON_MAX_BYTES ((size_t)16 << 20)
 
 /* Writes JSON atomically (core/fileio.h); refuses (-1) a trace with a
