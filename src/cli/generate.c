@@ -117,13 +117,10 @@ static int parse_args(GenArgs *a, int argc, char **argv) {
 static int head_roles_out(const HeadRoles *roles, const GenArgs *a, const char *dir, Trace *tr, const char *model,
                           const char *what) {
     char err[1024], path[4096];
-    char *json = head_roles_json(roles);
-    if (!json || trace_set_section(tr, "head_roles", json)) {
-        free(json);
+    if (trace_take_section(tr, "head_roles", head_roles_json(roles))) {
         cli_error("out of memory (head roles)");
         return -1;
     }
-    free(json);
     if (!a->quiet) {
         char text[4096];
         head_roles_summary(roles, 3, text, sizeof text);
@@ -165,10 +162,7 @@ static int write_outputs(const Generation *g, Net *n, const GenArgs *a, const At
     net_json(n, mj, sizeof mj);
     if (trace_set_model_json(&tr, mj) || generate_trace(g, &tr)) { cli_error("out of memory (trace)"); goto done; }
     if (a->head_roles && add_head_roles(&roles, g, n, a, dir, &tr)) goto done;
-    char *aj = at ? attribution_json(at) : NULL;
-    int bad = at && (!aj || trace_set_section(&tr, "attribution", aj));
-    free(aj);
-    if (bad) { cli_error("out of memory (trace)"); goto done; }
+    if (at && trace_take_section(&tr, "attribution", attribution_json(at))) { cli_error("out of memory (trace)"); goto done; }
     GenPictureSpec ps = {.dir = dir, .head = a->head, .model_name = net_path(n), .head_roles = a->head_roles,
                           .trace = &tr, .attribution = at};
     GenPictureReport rep = {0};

@@ -337,10 +337,7 @@ int generate_translation_attribution(Attribution *at, Net *n, Look *L, char *err
     snprintf(at->what, sizeof at->what, "the first word written");
     snprintf(at->what_vi, sizeof at->what_vi, "từ đầu tiên được viết");
     at->step = 0;
-    char *j = attribution_json(at);
-    int rc = j ? trace_set_section(&L->t, "attribution", j) : -1;
-    free(j);
-    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+    return trace_take_section(&L->t, "attribution", attribution_json(at)) ? errmsg_set(err, errlen, "out of memory") : 0;
 }
 
 int generate_attribution(Attribution *at, Net *n, const Generation *g, char *err, size_t errlen) {

@@ -147,12 +147,7 @@ static void page_section(Show *w) {
 int head_roles_show(Show *w) {
     const HeadRoles *r = w->ps->head_roles;
     if (!r) return 0;
-    char *json = head_roles_json(r);
-    if (!json || trace_set_section(w->t, "head_roles", json)) {
-        free(json);
-        return errmsg_set(w->err, w->errlen, "out of memory");
-    }
-    free(json);
+    if (trace_take_section(w->t, "head_roles", head_roles_json(r))) return errmsg_set(w->err, w->errlen, "out of memory");
     if (w->ps->no_pictures) return 0;
     char path[4096];
     RenderMetaItem items[8];

@@ -278,8 +278,7 @@ int importance_trace_aggregates(Model *m, int b, Trace *t, float **rollout, char
     if (!R) return errmsg_set(err, errlen, "out of memory");
     if (aggregate_rollout(m, MODEL_ATTN_ENC_SELF, b, R) != 0) { free(R); return errmsg_set(err, errlen, "%s", m->err); }
     char *json = rollout_json(R, E, m0->Tq < S ? m0->Tq : S, m0);
-    if (!json || trace_set_section(t, "rollout", json) != 0) { free(json); free(R); return errmsg_set(err, errlen, "out of memory"); }
-    free(json);
+    if (trace_take_section(t, "rollout", json)) { free(R); return errmsg_set(err, errlen, "out of memory"); }
     *rollout = R;
     return 0;
 }

@@ -225,10 +225,8 @@ static int explain_sentence(Look *L, int b, ModelFile *mf, const LookSpec *spec,
         return -1;
     if (wants(spec, LOOK_IMPORTANCE)) {
         if (importance_compute(&L->imp, m, &L->s, err, errlen) != 0) return -1;
-        char *j = record ? importance_json(&L->imp) : NULL;
-        int rc = record ? (j ? trace_set_section(&L->t, "importance", j) : -1) : 0;
-        free(j);
-        if (rc != 0) return errmsg_set(err, errlen, "out of memory");
+        if (record && trace_take_section(&L->t, "importance", importance_json(&L->imp)))
+            return errmsg_set(err, errlen, "out of memory");
     }
     L->reached = LOOK_EXPLAINED;
     if (record && (record_copies(&L->t, &L->s, m, err, errlen) != 0 || record_decode(&L->t, &L->s, err, errlen) != 0 ||

@@ -80,10 +80,8 @@ static int own_attribution(Reading *rd, Look *L, char *err, size_t errlen) {
     rd->ms_model += now_ms() - t0;
     if (rc) return errmsg_set(err, errlen, "%s", rd->why);
     rd->has_attr = 1;
-    char *j = attribution_json(&rd->attr);
-    rc = j ? trace_set_section(&L->t, "attribution", j) : -1;
-    free(j);
-    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+    return trace_take_section(&L->t, "attribution", attribution_json(&rd->attr)) ? errmsg_set(err, errlen, "out of memory")
+                                                                                : 0;
 }
 
 static int own_sentence(Reading *rd, int i, char *err, size_t errlen) {
@@ -340,10 +338,8 @@ static int family_importance(Reading *rd, char *err, size_t errlen) {
                                  sizeof rd->why))
         return errmsg_set(err, errlen, "--importance: %s", rd->why);
     rd->has_imp = 1;
-    char *j = importance_json(&rd->imp);
-    int rc = j ? trace_set_section(&h->t, "importance", j) : -1;
-    free(j);
-    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+    return trace_take_section(&h->t, "importance", importance_json(&rd->imp)) ? errmsg_set(err, errlen, "out of memory")
+                                                                             : 0;
 }
 
 /* --attribution: the predicted next token's logit split into its parts, in
@@ -353,10 +349,8 @@ static int family_attribution(Reading *rd, char *err, size_t errlen) {
     if (attribution_compute(&rd->attr, &rd->net->fam, &h->in, h->in.n_real - 1, h->next[0].id, rd->why, sizeof rd->why))
         return errmsg_set(err, errlen, "%s", rd->why);
     rd->has_attr = 1;
-    char *j = attribution_json(&rd->attr);
-    int rc = j ? trace_set_section(&h->t, "attribution", j) : -1;
-    free(j);
-    return rc ? errmsg_set(err, errlen, "out of memory") : 0;
+    return trace_take_section(&h->t, "attribution", attribution_json(&rd->attr)) ? errmsg_set(err, errlen, "out of memory")
+                                                                                : 0;
 }
 
 /* The sentence's pieces grouped into words and its maps merged into them,

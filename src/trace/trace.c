@@ -176,7 +176,10 @@ int trace_add_image(Trace *t, const char *relpath) {
 }
 
 int trace_set_section(Trace *t, const char *name, const char *json) {
-    char *j = strdup(json);
+    return trace_take_section(t, name, strdup(json));
+}
+
+int trace_take_section(Trace *t, const char *name, char *j) {
     if (!j) return -1;
     for (int i = 0; i < t->n_sections; i++)
         if (!strcmp(t->section_names[i], name)) { free(t->section_json[i]); t->section_json[i] = j; return 0; }
@@ -257,14 +260,17 @@ static void put_string(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* x as the trace writes it into out (FLOAT_FORMAT_MAX bytes): the fewest
+ * digits that read back, −0 as 0, and null for −∞ (masked; JSON has no
+ * infinity, and NaN never gets here).  Returns the length. */
+static int number_text(float x, char *out) {
+    if (!isfinite(x)) { memcpy(out, "null", 5); return 4; }
+    return float_format(x == 0 ? 0.0f : x, 9, out);
+}
+
 static void put_number(FILE *f, float x) {
-    if (isfinite(x)) {
-        char buf[FLOAT_FORMAT_MAX];
-        int n = float_format(x == 0 ? 0.0f : x, 9, buf);   /* −0 prints as 0 */
-        fwrite(buf, 1, (size_t)n, f);
-    } else {
-        fputs("null", f);   /* JSON has no infinity: −∞ (masked) is null; NaN never gets here */
-    }
+    char buf[FLOAT_FORMAT_MAX];
+    fwrite(buf, 1, (size_t)number_text(x, buf), f);
 }
 
 static void put_strings(FILE *f, char *const *s, int n) {
@@ -288,8 +294,7 @@ static void put_matrix(FILE *f, const float *x, int rows, int cols, const char *
             size_t n = 0;
             for (int j = 0; j < cols; j++) {
                 if (j) { row[n++] = ','; row[n++] = ' '; }
-                if (isfinite(r[j])) n += (size_t)float_format(r[j] == 0 ? 0.0f : r[j], 9, row + n);
-                else { memcpy(row + n, "null", 4); n += 4; }
+                n += (size_t)number_text(r[j], row + n);
             }
             fwrite(row, 1, n, f);
         }

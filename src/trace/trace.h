@@ -122,6 +122,10 @@ int trace_add_image(Trace *t, const char *relpath);
 /* Sets (or replaces) a top-level member name = json (a JSON value text, copied).
  * 0, or -1 out of memory. */
 int trace_set_section(Trace *t, const char *name, const char *json);
+/* The same with a malloc'd text the trace keeps (freed here on failure); NULL
+ * (the text's builder ran out of memory) gives -1, so a caller writes
+ * trace_take_section(t, "importance", importance_json(&imp)). */
+int trace_take_section(Trace *t, const char *name, char *json);
 /* The JSON text of a section, or NULL. */
 const char *trace_section(const Trace *t, const char *name);
 
