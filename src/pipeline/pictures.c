@@ -729,9 +729,9 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
  * else JSON while it stays under TRACE_JSON_MAX_BYTES (rep->trace_switched
  * when it would not). */
 static void choose_trace_file(const PictureSpec *ps, const Trace *t, PictureReport *rep) {
-    rep->trace_json_bytes = trace_json_estimate(t);
-    rep->trace_switched = !ps->no_trace && ps->trace_format == PICTURES_TRACE_AUTO && !ps->trace_f16 &&
-                          rep->trace_json_bytes > TRACE_JSON_MAX_BYTES;
+    int choose = !ps->no_trace && ps->trace_format == PICTURES_TRACE_AUTO && !ps->trace_f16;
+    rep->trace_json_bytes = choose ? trace_json_estimate(t) : 0;   /* a pass over every mask: only to choose */
+    rep->trace_switched = choose && rep->trace_json_bytes > TRACE_JSON_MAX_BYTES;
     int bin = ps->trace_format == PICTURES_TRACE_BIN || ps->trace_f16 || rep->trace_switched;
     snprintf(rep->trace_file, sizeof rep->trace_file, "%s", ps->no_trace ? "" : bin ? "trace.bin" : "trace.json");
 }

@@ -38,7 +38,7 @@ typedef struct {
     double ms_pictures, ms_trace;   /* time spent drawing, and writing the trace */
     char trace_file[16];      /* "trace.json", "trace.bin", or "" (--trace none) */
     int trace_switched;       /* 1: trace.bin because trace.json would pass TRACE_JSON_MAX_BYTES */
-    size_t trace_json_bytes;  /* trace_json_estimate of this trace */
+    size_t trace_json_bytes;  /* trace_json_estimate of this trace when it chose (auto), else 0 */
 } PictureReport;
 
 /* Draws every picture of sentence s from its trace t (which gains the image

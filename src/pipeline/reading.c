@@ -418,8 +418,9 @@ static void family_print(const Reading *rd, FILE *out) {
     if (!a->quiet) print_hf_links(rd, out);
     if (!a->quiet && rd->has_attr) attribution_print(&rd->attr, out);
     if (!a->quiet && rd->has_imp) print_importance(&rd->imp, &rd->hf.s, out);
-    size_t bytes = trace_json_estimate(&rd->hf.t);
-    if (a->trace != HF_TRACE_NONE && a->trace_format == PICTURES_TRACE_JSON && bytes > (size_t)READING_TRACE_WARN_MB << 20)
+    int json = a->trace != HF_TRACE_NONE && a->trace_format == PICTURES_TRACE_JSON;   /* else trace.bin or nothing */
+    size_t bytes = json ? trace_json_estimate(&rd->hf.t) : 0;
+    if (bytes > (size_t)READING_TRACE_WARN_MB << 20)
         a->warn("trace.json will be about %zu MB (%d maps × %d heads × %d² weights); --trace none skips it, "
                 "--trace-format bin writes it compact", bytes >> 20, rd->hf.t.n_maps, hf_file_shape(f).n_head, rd->hf.in.n);
 }
