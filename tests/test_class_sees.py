@@ -130,7 +130,7 @@ def test_400_tokens_on_12_by_12_heads_draw_their_grid(tmp):
     words = ("the cat sat on a mat and she saw it run to the big red ball because they were happy today "
              * 20).split()[:400]
     out = os.path.join(tmp, "o")
-    r = run_ok("run", "--model", d, "--trace", "none", "--out", out, " ".join(words), timeout=600)
+    r = run_ok("run", "--model", d, "--trace", "none", "--long-from", "0", "--out", out, " ".join(words), timeout=600)
     im = Image.open(os.path.join(out, "grid.decoder.masked_self.png"))
     assert max(im.size) <= 3000 and min(im.size) > 1000, im.size
     assert "every head" in im.text.get("Title", "") or "every layer" in im.text.get("Title", ""), im.text

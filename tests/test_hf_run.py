@@ -227,13 +227,19 @@ def test_large_trace_is_announced(tmp):
     hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=8, H=4, L=3, P=1024), H=4)
     text = " ".join(["the cat"] * 400)            # 800 tokens: 12 causal heads × 800² weights ≈ 55 MB of JSON
     out = os.path.join(tmp, "o")
-    # by default past 16 MB of JSON the trace goes to trace.bin, said on stdout with the JSON it spared
-    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "b"), "--no-pictures", text, timeout=300)
+    # by default a text past 256 tokens is streamed to trace.bin, said on stdout
+    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "s"), "--no-pictures", text, timeout=300)
+    assert "long text (800 tokens): each layer's maps went to trace.bin" in r.stdout and "blocks of 7 tokens" in r.stdout
+    assert os.path.exists(os.path.join(tmp, "s", "trace.bin")) and not os.path.exists(os.path.join(tmp, "s", "trace.json"))
+    # kept whole (--long-from 0), past 16 MB of JSON the trace goes to trace.bin, said with the JSON it spared
+    r = run_ok("run", "--model", d, "--out", os.path.join(tmp, "b"), "--no-pictures", "--long-from", "0", text,
+               timeout=300)
     assert "trace.bin, not trace.json: about" in r.stdout and not r.stderr.strip(), (r.stdout, r.stderr)
     spared = int(r.stdout.split("trace.bin, not trace.json: about ")[1].split(" MB")[0])
     assert os.path.exists(os.path.join(tmp, "b", "trace.bin")) and not os.path.exists(os.path.join(tmp, "b", "trace.json"))
     # asked for JSON, it is announced first, and the estimate holds
-    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", "--trace-format", "json", text, timeout=300)
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", "--trace-format", "json", "--long-from", "0", text,
+               timeout=300)
     assert "trace.json will be about" in r.stderr and "--trace none" in r.stderr, r.stderr
     mb = int(r.stderr.split("about ")[1].split(" MB")[0])
     size = os.path.getsize(os.path.join(out, "trace.json")) >> 20
@@ -275,9 +281,18 @@ def test_heatmap_of_512_tokens_stays_readable(tmp):
     d = os.path.join(tmp, "b")
     hf.write_bert_dir(d, weights=hf.bert_weights(C=16, H=2, L=1, P=512, F=32, mlm=False), H=2)
     out = os.path.join(tmp, "o")
-    run_ok("run", "--model", d, "--out", out, "--max-pictures", "1", " ".join(["the cat sat on the mat ."] * 72))
+    text = " ".join(["the cat sat on the mat ."] * 72)
+    run_ok("run", "--model", d, "--out", out, "--max-pictures", "1", "--long-from", "0", text)
     assert len(load_json(os.path.join(out, "trace.json"))["source_tokens"]) == 506
     w, h = png_size(os.path.join(out, "encoder.0.self.h0.png"))
     assert 800 <= w <= 1600 and 800 <= h <= 1600, (w, h)      # 2 px per token, labels thinned, no values
     assert not os.path.exists(os.path.join(out, "encoder.0.self.h1.png")), "--max-pictures 1"
     assert os.path.exists(os.path.join(out, "grid.encoder.self.png"))
+    # by default (past 256 tokens) the picture pools the 506 tokens in blocks of 4: 127 rows, and says so
+    pooled = os.path.join(tmp, "p")
+    r = run_ok("run", "--model", d, "--out", pooled, "--max-pictures", "1", text)
+    assert "pool them in blocks of 4 tokens" in r.stdout, r.stdout
+    w2, h2 = png_size(os.path.join(pooled, "encoder.0.self.h0.png"))
+    assert 600 <= w2 <= 1600 and 600 <= h2 <= 1600, (w2, h2)
+    page = open(os.path.join(pooled, "index.html"), encoding="utf-8").read()
+    assert "506 tokens pooled in blocks of 4: a block&#39;s row is its tokens&#39; rows averaged" in page

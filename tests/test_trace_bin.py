@@ -14,12 +14,14 @@ MATRICES = ("weights", "scores", "scaled", "masked", "output", "q", "q_rotated",
 def read_bin(path):
     """(header, data start) by the documented layout; matrices as np.memmap."""
     with open(path, "rb") as f:
-        magic, version, reserved, n = struct.unpack("<8sIIQ", f.read(24))
-        assert magic == b"ATVZTRCB" and version == 2 and reserved == 0, (magic, version, reserved)
+        magic, version, reserved, at, n = struct.unpack("<8sIIQQ", f.read(32))
+        assert magic == b"ATVZTRCB" and version == 3 and reserved == 0, (magic, version, reserved)
+        assert f.read(32) == b"\0" * 32
+        assert at % 64 == 0 and at >= 64, at
+        f.seek(at)
         header = json.loads(f.read(n))
-        start = (24 + n + 63) // 64 * 64
-        assert f.read(start - 24 - n) == b"\0" * (start - 24 - n)
-    return header, start
+        assert f.read() == b"", "bytes after the header"
+    return header, 64
 
 
 def view(path, start, slot, dtype="<f4"):
@@ -42,7 +44,7 @@ def as_float(rows):
 
 def check_same(js, path):
     b, start = read_bin(path)
-    assert b["format"] == "attnviz-trace-bin" and b["version"] == 2
+    assert b["format"] == "attnviz-trace-bin" and b["version"] == 3
     for k in ("model", "source_tokens", "target_tokens", "images"):
         assert b[k] == js[k], k
     assert len(b["maps"]) == len(js["maps"]) > 0
@@ -107,7 +109,8 @@ def test_binary_trace_holds_the_json_trace_bit_for_bit(tmp):
 
 
 def test_run_writes_trace_bin_past_16_mb_of_json_and_halves_it_with_f16(tmp):
-    """run: trace.json up to about 16 MB of JSON, trace.bin past it (said in one line,
+    """run, the maps kept whole (--long-from 0; a long text streams to trace.bin anyway:
+    test_long_text.py): trace.json up to about 16 MB of JSON, trace.bin past it (said in one line,
     with how to read it); --trace-format bin on a short text; --trace-precision f16
     writes the weights as NumPy's float16 of the float32 weights, bit for bit (so each
     within 2^-12 of it), the rest float32."""
@@ -115,7 +118,7 @@ def test_run_writes_trace_bin_past_16_mb_of_json_and_halves_it_with_f16(tmp):
     hf.write_gpt2_dir(d, C=32, H=4, L=2, P=1024)
     long = " ".join(["the cat sat on the mat because it was tired ."] * 60)   # 660 tokens
     out = os.path.join(tmp, "long")
-    r = run_ok("run", "--model", d, "--no-pictures", "--out", out, long)
+    r = run_ok("run", "--model", d, "--no-pictures", "--long-from", "0", "--out", out, long)   # kept whole
     assert "trace.bin, not trace.json" in r.stdout and "docs/trace-format.md" in r.stdout, r.stdout
     assert "trace.bin and index.html" in r.stdout
     assert sorted(os.listdir(out)) == [".attnviz-files", "index.html", "trace.bin"]

@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "core/memory.h"
 #include "net/net.h"
+#include "pipeline/longtext.h"
 #include "pipeline/reading.h"
 #include "render/html.h"
 #include "render/render.h"
@@ -31,7 +32,7 @@
 typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
     const char *trace_format, *trace_precision;
-    long max_pictures, lines_top, probe_length, probe_seed;
+    long max_pictures, lines_top, probe_length, probe_seed, long_from;
     int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide, pieces;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
@@ -79,6 +80,9 @@ static void run_usage(FILE *f) {
         "                    trace.bin past it (binary, read with NumPy: docs/trace-format.md)\n"
         "  --trace-precision f32|f16  f16: trace.bin's weights in half precision (half the\n"
         "                    bytes; a weight off by at most 2^-12)\n"
+        "  --long-from N     a text of more than N tokens (default 256; 0: never) is streamed:\n"
+        "                    each layer's maps go to trace.bin as they are made, and the\n"
+        "                    pictures and the page pool them into blocks (128 a side at most)\n"
         "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
         "  --heads LIST      draw only these heads, e.g. 0-3 (default: all)\n"
         "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
@@ -182,6 +186,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     a->max_pictures = 64;
     a->lines_top = -1;
     a->probe_seed = 1;
+    a->long_from = LONGTEXT_FROM;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const CliOption opts[] = {
@@ -190,9 +195,10 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
             {"--heads", &a->heads}, {"--ablate", &a->ablate}, {"--max-memory", &a->max_memory},
             {"--trace-format", &a->trace_format}, {"--trace-precision", &a->trace_precision}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
-                                 {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647}};
+                                 {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647},
+                                 {"--long-from", &a->long_from, 0, 1000000}};
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
-        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 4, "run");
+        if (!taken) taken = cli_take_long(argc, argv, &i, longs, 5, "run");
         if (taken < 0) return -1;
         if (taken) continue;
         if (!strcmp(arg, "--batch")) a->batch = 1;
@@ -290,9 +296,9 @@ static int check_choice(const RunArgs *a, int n_layers, int n_heads) {
  * trace.json and index.html in dir. */
 static int show_sentence(Run *r, int i, const char *dir) {
     const RunArgs *a = r->a;
-    int rc = reading_sentence(&r->rd, i, r->err, sizeof r->err);
-    if (rc == 0 && a->n_sentences > 1) rc = cli_prepare_outdir(dir) ? -2 : 0;   /* once the sentence has gone through */
-    if (rc != -2) reading_print(&r->rd, i, stdout);
+    if (a->n_sentences > 1 && cli_prepare_outdir(dir)) return -1;   /* a long text writes trace.bin as it is read */
+    int rc = reading_sentence(&r->rd, i, dir, r->err, sizeof r->err);
+    reading_print(&r->rd, i, stdout);
     if (rc != 0) {
         if (rc == -1) cli_error("%s", r->err);
         return -1;
@@ -305,6 +311,10 @@ static int show_sentence(Run *r, int i, const char *dir) {
     r->ms_trace += rep.ms_trace;
     r->n_pictures += rep.n_pictures;
     snprintf(r->trace_file, sizeof r->trace_file, "%s", rep.trace_file);
+    if (rc == 0 && rep.long_tokens && !a->quiet)
+        printf("  long text (%d tokens): each layer's maps went to %s as they were made; the pictures and the "
+               "page pool them in blocks of %d tokens (--long-from 0 keeps them whole)\n", rep.long_tokens,
+               *rep.trace_file ? rep.trace_file : "the pooled maps only (--trace none)", rep.long_block);
     if (rc == 0 && rep.trace_switched && !a->quiet)
         printf("  trace.bin, not trace.json: about %zu MB of JSON (past %zu MB the trace is binary, lower triangles of "
                "float32); NumPy reads it as docs/trace-format.md shows; --trace-format json writes JSON anyway\n",
@@ -368,7 +378,7 @@ int cli_run(int argc, char **argv) {
                      .no_language_mask = a.no_mask, .ablate = a.ablate, .quiet = a.quiet, .pieces = a.pieces, .warn = cli_warn,
                      .trace_format = !strcmp(a.trace_format, "json") ? PICTURES_TRACE_JSON
                                    : !strcmp(a.trace_format, "bin") ? PICTURES_TRACE_BIN : PICTURES_TRACE_AUTO,
-                     .trace_f16 = !strcmp(a.trace_precision, "f16"),
+                     .trace_f16 = !strcmp(a.trace_precision, "f16"), .long_from = (int)a.long_from,
                      .trace = !strcmp(a.trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a.trace_mode, "steps") ? HF_TRACE_STEPS
                                                                                                       : HF_TRACE_WEIGHTS};
     if (check_choice(&a, r.net.shape.n_layer, r.net.shape.n_head) != 0) goto cleanup;

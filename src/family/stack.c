@@ -271,7 +271,10 @@ static int attention_layer(StackModel *m, int l, int T, Trace *tr, const char *c
                                                 .score_scale = score_scale(c)});
         if (!map) return -1;
     }
-    if (!want || (!want->all && want->layer != l)) return heads_in_parallel(m, l, T, map);
+    if (!want || (!want->all && want->layer != l)) {
+        char err[8];   /* the sink keeps its own message (stack_model_forward) */
+        return heads_in_parallel(m, l, T, map) || (map && trace_map_done(tr, map, err, sizeof err)) ? -1 : 0;
+    }
     for (int h = 0; h < H; h++) {
         int steps = want->all || want->head == h;
         AttnHead hd = head_of(m, l, h, T, a->wts);
@@ -282,7 +285,8 @@ static int attention_layer(StackModel *m, int l, int T, Trace *tr, const char *c
             return -1;
         if (map && steps && c->rotary && record_rope(m, map, l, h, T)) return -1;
     }
-    return 0;
+    char err[8];
+    return map && trace_map_done(tr, map, err, sizeof err) ? -1 : 0;
 }
 
 /* x (T, C) → x after layer l. */
@@ -426,7 +430,8 @@ int stack_model_forward(StackModel *m, const int *ids, int T, int n_real, Trace 
     for (int l = 0; l <= last; l++) {
         if (stack_model_ready(m, l, err, errlen)) goto done;
         if (block_forward(m, l, T, tr, tokens, steps, &st)) {
-            errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
+            if (tr && tr->sink && tr->sink->err[0]) errmsg_set(err, errlen, "%s", tr->sink->err);
+            else errmsg_set(err, errlen, "out of memory (trace of %d tokens)", T);
             goto done;
         }
     }

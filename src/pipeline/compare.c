@@ -522,7 +522,7 @@ int compare_side(CompareSide *sd, Net *n, const char *text, const char *to, void
         if (strcmp(to, "fr"))
             return errmsg_set(err, errlen, "--to is for attnviz's translation models, not a GPT-2, BERT or Llama-family "
                               "model");
-        HfRunSpec spec = {text, HF_TRACE_WEIGHTS, 1, 0};
+        HfRunSpec spec = {.text = text, .trace = HF_TRACE_WEIGHTS, .no_pictures = 1};
         if (hf_run_forward(&sd->run, &n->fam, &spec, err, errlen)) return -1;
         sd->t = &sd->run.t;
         return 0;

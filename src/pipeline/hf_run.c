@@ -1,6 +1,7 @@
 /* hf_run.c — see hf_run.h. */
 #include "pipeline/hf_run.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/memory.h"
 #include <stdint.h>
 #include "pipeline/links.h"
@@ -42,17 +43,36 @@ static int predict(HfRun *r, HfFile *f, char *err, size_t errlen) {
     return 0;
 }
 
-int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, char *err, size_t errlen) {
+int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, int streamed, char *err, size_t errlen) {
     HfShape sh = hf_file_shape(f);
     char what[160];
-    if (!spec->no_pictures && T > HF_RUN_PICTURE_MAX)
+    if (!streamed && !spec->no_pictures && T > HF_RUN_PICTURE_MAX)
         return errmsg_set(err, errlen, "%d tokens: pictures are drawn for at most %d tokens (add --no-pictures, or "
                           "give a shorter text)", T, HF_RUN_PICTURE_MAX);
-    double cells = (double)sh.n_layer * sh.n_head * T * T, bytes = cells * 4.0 * (spec->trace == HF_TRACE_STEPS ? 5 : 1);
-    snprintf(what, sizeof what, "the maps of %d layers × %d heads over %d tokens%s", sh.n_layer, sh.n_head, T,
-             spec->trace == HF_TRACE_STEPS ? " with every step" : "");
+    int layers = streamed ? 1 : sh.n_layer;
+    double cells = (double)layers * sh.n_head * T * T, bytes = cells * 4.0 * (spec->trace == HF_TRACE_STEPS ? 5 : 1);
+    snprintf(what, sizeof what, "the maps of %d layer%s × %d heads over %d tokens%s", layers, layers > 1 ? "s" : "",
+             sh.n_head, T, spec->trace == HF_TRACE_STEPS ? " with every step" : "");
     return memory_check(bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes, what,
                         "a shorter text, or --trace weights instead of steps", err, errlen);
+}
+
+/* A long text: its maps go to r->lt as the forward pass makes them, the rows
+ * of the pronouns (or the --query token) kept whole.  0, or -1 with err. */
+static int stream_begin(HfRun *r, Trace *t, const HfRunSpec *spec, char *err, size_t errlen) {
+    int n = r->in.n, *keep = malloc((size_t)n * sizeof *keep), n_keep = 0;
+    if (!keep) return errmsg_set(err, errlen, "out of memory");
+    for (int q = 0; q < n; q++)
+        if (spec->query ? !strcmp(r->in.tokens[q], spec->query) : links_is_pronoun(r->in.tokens[q])) keep[n_keep++] = q;
+    char path[4096];
+    int rc = 0;
+    if (spec->trace != HF_TRACE_NONE && path_join(path, sizeof path, spec->stream_dir, "trace.bin", err, errlen)) rc = -1;
+    TraceBinOptions o = {.weights_f16 = spec->trace_f16};
+    if (rc == 0)
+        rc = longtext_begin(&r->lt, t, (const char *const *)r->in.tokens, n, r->in.n_real, keep, n_keep,
+                            spec->trace != HF_TRACE_NONE ? path : NULL, &o, err, errlen);
+    free(keep);
+    return rc;
 }
 
 int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t errlen) {
@@ -60,9 +80,17 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     trace_init(&r->t);
     if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
         return -1;
-    if (hf_run_check_size(f, r->in.n, spec, err, errlen)) return -1;
+    r->is_long = spec->stream_dir && spec->long_from > 0 && r->in.n > spec->long_from;
+    if (hf_run_check_size(f, r->in.n, spec, r->is_long, err, errlen)) return -1;
+    if (r->is_long && stream_begin(r, &r->t, spec, err, errlen)) return -1;
     HfSteps all = {1, -1, -1, 0};
-    if (hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen)) return -1;
+    int rc = hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen);
+    r->t.sink = NULL;
+    if (rc) return -1;
+    if (r->is_long) {
+        char *js = longtext_summary_json(&r->lt);
+        if (trace_take_section(&r->t, "head_summary", js)) return errmsg_set(err, errlen, "out of memory");
+    }
     r->s.text = spec->text;
     r->s.words.n = r->in.n;
     r->s.words.tok = r->in.tokens;   /* borrowed: the Sentence is never sentence_free'd */
@@ -91,12 +119,23 @@ static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t
 
 int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
     if (ps->focus_map < 0) links_focus(ps->links, ps->n_links, &ps->focus_map, &ps->focus_head);
-    if (!ps->no_pictures && strip_steps(r, f, ps->focus_map, ps->focus_head, err, errlen)) return -1;
-    return pictures_show_sentence(ps, &r->s, &r->t, rep, err, errlen);
+    if (!r->is_long) {
+        if (!ps->no_pictures && strip_steps(r, f, ps->focus_map, ps->focus_head, err, errlen)) return -1;
+        return pictures_show_sentence(ps, &r->s, &r->t, rep, err, errlen);
+    }
+    /* a long text: pictures and the page of the pooled maps, trace.bin finished with t's members */
+    Trace *p = &r->lt.pooled;
+    for (int i = 0; i < r->t.n_sections; i++)
+        if (trace_set_section(p, r->t.section_names[i], r->t.section_json[i])) return errmsg_set(err, errlen, "out of memory");
+    ps->stream = &r->lt;
+    ps->stream_members = &r->t;
+    ps->sinks = 0;   /* a pooled first column is a block, not the first token: the summary says the sink */
+    return pictures_show_sentence(ps, &r->s, p, rep, err, errlen);
 }
 
 void hf_run_free(HfRun *r) {
     if (!r) return;
+    longtext_free(&r->lt);
     trace_free(&r->t);
     hf_input_free(&r->in);
     memset(r, 0, sizeof *r);

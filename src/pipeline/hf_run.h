@@ -19,6 +19,7 @@
 #define ATTNVIZ_HF_RUN_H
 #include <stddef.h>
 #include "family/hf_file.h"
+#include "pipeline/longtext.h"
 #include "pipeline/pictures.h"
 #include "pipeline/sentence.h"
 #include "trace/trace.h"
@@ -35,6 +36,12 @@ typedef struct {
     HfTraceMode trace;
     int no_pictures;
     int pad_to;                  /* pad to this many tokens (a batch's longest); 0: none */
+    const char *stream_dir;      /* a text past LONGTEXT_FROM tokens streams its maps
+                                    (longtext.h) and writes DIR/trace.bin as it goes;
+                                    NULL: every map stays whole (trace.json asked)      */
+    int trace_f16;               /* trace.bin's weights in half precision              */
+    const char *query;           /* the token whose rows a long text keeps; NULL: pronouns */
+    int long_from;               /* streamed past this many tokens (LONGTEXT_FROM); 0: never */
 } HfRunSpec;
 
 typedef struct {
@@ -46,12 +53,16 @@ typedef struct {
     int mask_pos[HF_RUN_MAX_MASKS];            /* BERT: positions of [MASK]    */
     HfCandidate fill[HF_RUN_MAX_MASKS][HF_RUN_TOP];
     int has_predictions;         /* 0: BERT without its masked-LM head        */
+    int is_long;                 /* 1: the maps were streamed (lt); t keeps their
+                                    names, tokens and sections but no matrices    */
+    LongText lt;
 } HfRun;
 
-/* Before a forward pass of T tokens: pictures are asked and T is over
- * HF_RUN_PICTURE_MAX, or the maps would not fit in the memory free now
+/* Before a forward pass of T tokens: pictures are asked of a text kept whole
+ * and T is over HF_RUN_PICTURE_MAX, or the maps kept at once (every layer's,
+ * or one layer's when streamed) would not fit in the memory free now
  * (core/memory.h): -1 with err saying what helps; else 0. */
-int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, char *err, size_t errlen);
+int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, int streamed, char *err, size_t errlen);
 
 /* Encodes spec->text, checks its size (hf_run_check_size) and runs the
  * forward pass.  0, or -1 with err. */

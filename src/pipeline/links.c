@@ -39,7 +39,7 @@ static HeadLink strongest_by(const Trace *t, int q, HeadLinkFn link) {
     const char *kind = link_kind(t);
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
-        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
+        if (strcmp(m->kind, kind) || trace_row_of(m, q) < 0) continue;
         for (int h = 0; h < m->n_heads; h++) {
             float w;
             int k = link(m, h, q, &w);
@@ -59,7 +59,7 @@ HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
         snprintf(id, sizeof id, "encoder.%d.self", coref->layer);
         for (int i = 0; i < t->n_maps; i++) {
             const TraceMap *m = &t->maps[i];
-            if (strcmp(m->id, id) || q >= m->Tq || coref->head >= m->n_heads) continue;
+            if (strcmp(m->id, id) || trace_row_of(m, q) < 0 || coref->head >= m->n_heads) continue;
             float w;
             int k = maps_strongest_link(m, coref->head, q, &w);
             if (k >= 0) return (HeadLink){i, coref->head, k, w};
@@ -117,9 +117,10 @@ static void judge(LinksView *v, const Trace *t, int q, const CorefHead *coref) {
     v->no_antecedent = v->none_fits;
     if (v->top_key < 0) return;
     int maybe = -1, sure;   /* the nearest word it takes, a known noun or name first, the earlier on a tie */
+    const unsigned char *mrow = trace_mask_row(m, q);
     for (int d = 1; v->fit_key < 0 && d < m->Tk; d++)
         for (int j = q - d; j <= q + d && v->fit_key < 0; j += 2 * d)
-            if (j >= 0 && j < m->Tk && (!m->mask || m->mask[(size_t)q * m->Tk + j]) &&
+            if (j >= 0 && j < m->Tk && (!mrow || mrow[j]) &&
                 rule_takes(t, m, q, j, coref, &sure)) {
                 if (sure) v->fit_key = j;
                 else if (maybe < 0) maybe = j;
@@ -136,7 +137,7 @@ static void judge(LinksView *v, const Trace *t, int q, const CorefHead *coref) {
 LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *coref, int focus_map, int focus_head) {
     LinksView v = {.link = {-1, -1, -1, -1}, .why = LINKS_BY_STRENGTH, .top_key = -1, .odd_key = -1, .fit_key = -1};
     const TraceMap *fm = focus_map >= 0 && focus_map < t->n_maps ? &t->maps[focus_map] : NULL;
-    if (fm && strstr(fm->kind, "self") && q < fm->Tq && focus_head >= 0 && focus_head < fm->n_heads) {
+    if (fm && strstr(fm->kind, "self") && trace_row_of(fm, q) >= 0 && focus_head >= 0 && focus_head < fm->n_heads) {
         float w;
         int k = maps_strongest_link(fm, focus_head, q, &w);
         if (k >= 0) { v.link = (HeadLink){focus_map, focus_head, k, w}; v.why = LINKS_BY_FOCUS; }
@@ -155,9 +156,10 @@ LinksView links_view(const Trace *t, int q, int is_pronoun, const CorefHead *cor
     v.taught = coref->taught && !strcmp(m->stack, "encoder") && !strcmp(m->kind, "self") && m->layer == coref->layer &&
                v.link.head == coref->head;
     v.weak = v.link.weight < 0.5f;
-    const float *row = m->heads[v.link.head].weights + (size_t)q * m->Tk;
+    const float *row = trace_weights_row(m, v.link.head, q);
+    const unsigned char *mrow = trace_mask_row(m, q);
     for (int j = 0; j < m->Tk; j++)
-        if ((!m->mask || m->mask[(size_t)q * m->Tk + j]) && (v.top_key < 0 || row[j] > v.top_weight)) {
+        if ((!mrow || mrow[j]) && (v.top_key < 0 || row[j] > v.top_weight)) {
             v.top_key = j;
             v.top_weight = row[j];
         }
@@ -248,15 +250,17 @@ static int no_content(const char *key) {
  * Returns skip: stack (room for 256) or malloc'd; NULL out of memory. */
 static unsigned char *content_skip(const TraceMap *m, int q, unsigned char *stack) {
     unsigned char *skip = m->Tk <= 256 ? stack : malloc((size_t)m->Tk);
+    const unsigned char *mrow = trace_mask_row(m, q);
     for (int j = 0; skip && j < m->Tk; j++)
-        skip[j] = (unsigned char)(no_content(m->keys[j]) || (m->mask && !m->mask[(size_t)q * m->Tk + j]));
+        skip[j] = (unsigned char)(no_content(m->keys[j]) || (mrow && !mrow[j]));
     return skip;
 }
 
 /* Head h's strongest link from q to a key skip leaves; -1 if none. */
 static int content_link(const TraceMap *m, int h, int q, const unsigned char *skip, float *w) {
-    int best = maps_argmax_link(m->heads[h].weights + (size_t)q * m->Tk, m->Tk, q, skip);
-    *w = best >= 0 ? m->heads[h].weights[(size_t)q * m->Tk + best] : -1;
+    const float *row = trace_weights_row(m, h, q);
+    int best = maps_argmax_link(row, m->Tk, q, skip);
+    *w = best >= 0 ? row[best] : -1;
     return best;
 }
 
@@ -268,7 +272,7 @@ static void content_links(const Trace *t, int q, void (*each)(void *, int, int, 
     unsigned char stack[256];
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
-        if (strcmp(m->kind, kind) || q >= m->Tq) continue;
+        if (strcmp(m->kind, kind) || trace_row_of(m, q) < 0) continue;
         unsigned char *skip = content_skip(m, q, stack);
         for (int h = 0; skip && h < m->n_heads; h++) {
             float w;
@@ -320,10 +324,11 @@ void links_prefer_content(LinksView *v, const Trace *t, int q) {
     v->weak = L.weight < 0.5f;
     v->odd = LINKS_FITS;   /* a word that can be an antecedent, by construction */
     v->odd_key = -1;
-    const float *row = m->heads[L.head].weights + (size_t)q * m->Tk;
+    const float *row = trace_weights_row(m, L.head, q);
+    const unsigned char *mrow = trace_mask_row(m, q);
     v->top_key = -1;
     for (int j = 0; j < m->Tk; j++)
-        if ((!m->mask || m->mask[(size_t)q * m->Tk + j]) && (v->top_key < 0 || row[j] > v->top_weight)) {
+        if ((!mrow || mrow[j]) && (v->top_key < 0 || row[j] > v->top_weight)) {
             v->top_key = j;
             v->top_weight = row[j];
         }

@@ -1,5 +1,6 @@
 /* pictures.c — see pictures.h. */
 #include "pipeline/pictures.h"
+#include "pipeline/longtext.h"
 #include "pipeline/pictures_explain.h"
 #include "pipeline/head_roles_show.h"
 #include "core/errmsg.h"
@@ -12,6 +13,7 @@
 #include "render/render.h"
 #include "render/stepview.h"
 #include "trace/trace_bin.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,9 +113,13 @@ static const char *world_note(const Show *w, const TraceMap *m, int grid, int sh
     char copy[600] = "";
     if (m && !strcmp(m->kind, "cross") && (grid || m->layer == w->s->copy_layer)) pictures_copy_note(w->s, copy, sizeof copy);
     const char *out = w->ps->outside && *w->ps->outside ? (short_form ? "outside training data" : w->ps->outside) : "";
-    char from[900] = "";
+    char from[900] = "", pool[300] = "";
     if (w->ps->origin) origin_note(w->ps->origin, grid ? NULL : m, from, sizeof from);
-    snprintf(buf, n, "%s%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out, from);
+    if (w->ps->stream)
+        snprintf(pool, sizeof pool, short_form ? " · %d tokens pooled in blocks of %d" :
+                 " · %d tokens pooled in blocks of %d: a block's row is its tokens' rows averaged, each summed over "
+                 "the other block's tokens (every weight is in trace.bin)", w->ps->stream->T, w->ps->stream->block);
+    snprintf(buf, n, "%s%s%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out, from, pool);
     return buf;
 }
 
@@ -169,7 +175,7 @@ static void coref_section(Show *w) {
 
 /* The maps the links' positions count: merged into words (ps->words), or the trace's own. */
 static const Trace *link_trace(const Show *w) {
-    return w->ps->words ? w->ps->words : w->t;
+    return w->ps->stream ? &w->ps->stream->rows : w->ps->words ? w->ps->words : w->t;
 }
 
 /* Query q as the links name it: its word, or the sentence's token q. */
@@ -195,9 +201,9 @@ static const char *clip_text(char *out, size_t n, const char *text, int max) {
  * positions, so a long sentence stays one readable fan. */
 static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path, const char *title,
                       const RenderMeta *meta) {
-    const float *row = m->heads[h].weights + (size_t)q * m->Tk, *all = m->heads[h].weights;
+    const float *row = trace_weights_row(m, h, q), *all = m->heads[h].weights;
     int k = w->ps->lines_top;
-    if (k <= 0 || k >= m->Tk)
+    if ((k <= 0 || k >= m->Tk) && !m->row_pos)
         return render_lines(path, title, trace_row_labels(m), m->Tq, (const char *const *)m->keys, m->Tk,
                             all, m->mask, q, meta, w->err, w->errlen);
     unsigned char *take = calloc((size_t)m->Tk, 1);
@@ -218,7 +224,7 @@ static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path
         keys[n] = lab[n];
         wk[n++] = row[j];
     }
-    const char *left[1] = {trace_row_labels(m)[q]};
+    const char *left[1] = {trace_row_labels(m)[trace_row_of(m, q)]};
     char titled[700];   /* the picture says what it leaves out */
     fmt_fit(titled, sizeof titled, snprintf(titled, sizeof titled, "%s · only the %d strongest of %d links drawn", title,
                                             k, m->Tk));
@@ -333,9 +339,21 @@ static int query_views(Show *w, int q, const LinksView *v) {
     char clip[400];
     snprintf(sub, sizeof sub, "row “%s” outlined%s%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
              w->ps->words ? " · in words: pieces merged" : "", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
-    RenderHeatmap hm = mapview_weights_heatmap(m, L->head, title, sub, q);
-    if (write_heatmap(w, file, &hm, m, L->head)) return -1;
-    if (w->ps->words)
+    const TraceMap *hm_map = m;
+    int hm_row = q;
+    if (w->ps->stream) {   /* the kept rows are no heatmap: the pooled head, q's block outlined */
+        char pool[300];
+        hm_map = &w->t->maps[L->map];
+        hm_row = q / w->ps->stream->block;
+        size_t k = strlen(sub);
+        snprintf(sub + k, sizeof sub - k, "%s", world_note(w, hm_map, 0, 1, pool, sizeof pool));
+    }
+    RenderHeatmap hm = mapview_weights_heatmap(hm_map, L->head, title, sub, hm_row);
+    if (write_heatmap(w, file, &hm, hm_map, L->head)) return -1;
+    if (w->ps->stream)
+        html_figure(w->pg, file, "The same head pooled into blocks of tokens, the block of the token's row outlined.",
+                    "Cùng head đó gộp thành khối token, khối chứa hàng của token được viền.", NULL);
+    else if (w->ps->words)
         html_figure(w->pg, file, "The same head as a heatmap in words (the same merge), the word's row outlined.",
                     "Cùng head đó dạng bản đồ nhiệt theo từ (cùng cách gộp), hàng của từ được viền.", NULL);
     else
@@ -500,7 +518,9 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     /* the sentence on a second line, and what the outline means */
     char world[1200];
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
-    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s%s%s%s%s%s", title, w->s->text,
+    char clip[400];
+    const char *text = w->ps->stream ? clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS) : w->s->text;
+    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s%s%s%s%s%s", title, text,
                                             *w->s->translation ? " → " : "", w->s->translation, world,
                                             m0->row_labels ? " · rows: the word each writes (small: the word it reads)"
                                                            : "",
@@ -582,6 +602,11 @@ static void head_job_texts(const Show *w, HeadJob *j) {
                  "for.", j->title, m->Tq - 1, (double)sw, m->keys[0], (double)PICTURES_SINK_MIN);
     else
         snprintf(j->cap, sizeof j->cap, "%s%s", j->title, w->ps->origin ? world : "");
+    if (w->ps->stream) {   /* the page says the pooling rule in full */
+        char pool[800];
+        size_t k = strlen(j->cap);
+        snprintf(j->cap + k, sizeof j->cap - k, "%s", world_note(w, NULL, 1, 0, pool, sizeof pool));
+    }
 }
 
 /* Draws job j's PNG (no trace or page change: safe beside other jobs). */
@@ -692,6 +717,59 @@ static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s, 
 }
 
 /* Every picture, in page order. */
+/* A long text: each head summed up at full resolution (longtext.h), three
+ * layer × head panels with their numbers: how far it reads, how spread its
+ * weight is, how much goes to the first token.  What the pooled thumbnails
+ * cannot show, in one picture. */
+static int head_summary(Show *w) {
+    const LongText *lt = w->ps->stream;
+    const Trace *t = w->t;
+    int L = t->n_maps, H = L ? t->maps[0].n_heads : 0;
+    if (!lt || L == 0 || H == 0 || L * H != lt->n_summary) return 0;
+    size_t n = (size_t)L * H;
+    float *v = malloc(3 * n * sizeof *v);
+    char (*lab)[16] = malloc((size_t)(L + H) * sizeof *lab);
+    const char **rl = malloc((size_t)(L + H) * sizeof *rl);
+    if (!v || !lab || !rl) { free(v); free(lab); free(rl); return errmsg_set(w->err, w->errlen, "out of memory"); }
+    float top = 1;
+    for (size_t k = 0; k < n; k++) {
+        v[k] = lt->summary[k].distance;
+        v[n + k] = lt->summary[k].entropy;
+        v[2 * n + k] = lt->summary[k].sink;
+        if (v[k] > top) top = v[k];
+    }
+    for (int l = 0; l < L; l++) { snprintf(lab[l], sizeof lab[l], "%d", t->maps[l].layer); rl[l] = lab[l]; }
+    for (int h = 0; h < H; h++) { snprintf(lab[L + h], sizeof lab[L + h], "%d", h); rl[L + h] = lab[L + h]; }
+    static const char *const titles[3] = {"how far back it reads (tokens)", "how spread (entropy, nats)",
+                                          "share on the first token"};
+    float vmax[3] = {top, logf((float)lt->T), 1};
+    RenderHeatmap p[3];
+    for (int k = 0; k < 3; k++)
+        p[k] = (RenderHeatmap){.title = titles[k], .values = v + (size_t)k * n, .rows = L, .cols = H, .row_labels = rl,
+                               .col_labels = rl + L, .row_axis = "layer", .col_axis = "head", .cmap = RENDER_CMAP_VIRIDIS,
+                               .vmin = 0, .vmax = vmax[k], .show_values = -1, .highlight_row = -1};
+    char title[600], path[4096], clip[400];
+    snprintf(title, sizeof title, "Every head over all %d tokens, at full resolution · %s", lt->T,
+             clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS));
+    pictures_path(w, "head_summary.png", path, sizeof path);
+    RenderMetaItem items[8];
+    RenderMeta meta = pictures_meta(w, items, title, NULL, NULL, NULL);
+    int rc = render_panels(path, title, p, 3, 0, &meta, w->err, w->errlen);
+    free(v); free(lab); free(rl);
+    if (rc) return -1;
+    trace_add_image(w->t, "head_summary.png");
+    char cap[900];
+    snprintf(cap, sizeof cap, "Each head summed up over every one of the %d tokens (the pooled pictures average blocks; "
+             "these do not): left, how many tokens back a row reads on average (Σ w·|i − j|); middle, how spread its "
+             "weight is (entropy −Σ w ln w: 0 is one key, %.1f is every key alike); right, the share on the first "
+             "token (an attention sink when large). trace.bin's head_summary holds the numbers.", lt->T,
+             (double)logf((float)lt->T));
+    html_figure(w->pg, "head_summary.png", cap,
+                "Tóm tắt từng head trên toàn bộ văn bản (không gộp khối): trái, trung bình mỗi hàng đọc lùi bao nhiêu "
+                "token; giữa, trọng số trải rộng đến đâu (entropy); phải, phần dồn vào token đầu tiên.", NULL);
+    return 0;
+}
+
 static int draw_all(Show *w) {
     if (all_query_views(w) || pictures_importance(w) || pictures_attribution(w)) return -1;
     if (w->ps->no_pictures) return head_roles_show(w);
@@ -700,7 +778,7 @@ static int draw_all(Show *w) {
     static const char *const kinds[4] = {"self", "masked_self", "cross", "custom"};
     for (int k = 0; k < 4; k++)
         if (kind_grid(w, stacks[k], kinds[k])) return -1;
-    if (head_roles_show(w)) return -1;
+    if (head_summary(w) || head_roles_show(w)) return -1;
     return every_head(w);
 }
 
@@ -713,6 +791,7 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
     if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
     const TraceMap *m = &t->maps[ps->focus_map];
     const LinksFound *f = ps->n_links > 0 ? &ps->links[0] : NULL;
+    if (ps->stream) return f ? f->q / ps->stream->block : -1;   /* its block */
     const Trace *lt = ps->words ? ps->words : t;   /* the links count words when the pieces were merged */
     if (f && f->view.link.map >= 0 && f->view.link.map < lt->n_maps && f->q < lt->maps[f->view.link.map].Tq) {
         const char *word = lt->maps[f->view.link.map].queries[f->q];
@@ -729,10 +808,10 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
  * else JSON while it stays under TRACE_JSON_MAX_BYTES (rep->trace_switched
  * when it would not). */
 static void choose_trace_file(const PictureSpec *ps, const Trace *t, PictureReport *rep) {
-    int choose = !ps->no_trace && ps->trace_format == PICTURES_TRACE_AUTO && !ps->trace_f16;
+    int choose = !ps->no_trace && ps->trace_format == PICTURES_TRACE_AUTO && !ps->trace_f16 && !ps->stream;
     rep->trace_json_bytes = choose ? trace_json_estimate(t) : 0;   /* a pass over every mask: only to choose */
     rep->trace_switched = choose && rep->trace_json_bytes > TRACE_JSON_MAX_BYTES;
-    int bin = ps->trace_format == PICTURES_TRACE_BIN || ps->trace_f16 || rep->trace_switched;
+    int bin = ps->trace_format == PICTURES_TRACE_BIN || ps->trace_f16 || rep->trace_switched || ps->stream;
     snprintf(rep->trace_file, sizeof rep->trace_file, "%s", ps->no_trace ? "" : bin ? "trace.bin" : "trace.json");
 }
 
@@ -758,7 +837,11 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     t0 = now_ms();
     if (!ps->keep_steps) strip_steps(t, -1, -1);
     char path[4096];
-    if (r == 0 && !ps->no_trace) {
+    if (r == 0 && ps->stream) {
+        rep->long_tokens = ps->stream->T;
+        rep->long_block = ps->stream->block;
+        r = longtext_end(ps->stream, ps->stream_members, t, err, errlen);
+    } else if (r == 0 && !ps->no_trace) {
         snprintf(path, sizeof path, "%s/%s", ps->dir, file);
         TraceBinOptions bo = {.weights_f16 = ps->trace_f16};
         r = strcmp(file, "trace.bin") ? trace_write_json(t, path, err, errlen)

@@ -62,6 +62,11 @@ typedef struct {
                                  strongest link from it goes to a content word            */
     const struct HeadRoles *head_roles; /* run --head-roles (head_roles.h): the trace's
                                  head_roles and head_roles.png; NULL: none                */
+    struct LongText *stream;   /* a long text (longtext.h): t holds its maps pooled,
+                                 rows the kept rows the links' positions count; the
+                                 trace.bin it streamed is finished with stream_members'
+                                 members and t's images; NULL: t is the whole trace    */
+    const Trace *stream_members;
     const char *origin;       /* attnviz view: "weights from FILE, computed outside attnviz …"
                                  on every heatmap's subtitle, the grids and the page, with
                                  each map's causal mask and padded rows said (NULL: run) */

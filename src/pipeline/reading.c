@@ -235,8 +235,19 @@ static void print_candidates(const char *what, const HfCandidate *c, FILE *out) 
 }
 
 /* What the model says: GPT-2's next token, BERT's [MASK] fillings. */
+/* The text as typed, a long one cut after about 200 bytes at a space (whole
+ * UTF-8 characters) with how long it is. */
+static void print_text(const char *text, FILE *out) {
+    size_t n = strlen(text), cut = 200;
+    if (n <= cut + 40) { fprintf(out, "%s\n", text); return; }
+    while (cut > 100 && text[cut] != ' ') cut--;
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) cut--;
+    fprintf(out, "%.*s … (%zu characters)\n", (int)cut, text, n);
+}
+
 static void print_hf_predictions(const HfRun *h, const HfFile *f, void (*warn)(const char *, ...), FILE *out) {
-    fprintf(out, "%s\n  tokens (%d):", h->s.text, h->in.n);
+    print_text(h->s.text, out);
+    fprintf(out, "  tokens (%d):", h->in.n);
     for (int t = 0; t < h->in.n && t < 40; t++) fprintf(out, " %s", h->in.tokens[t]);
     fprintf(out, "%s\n", h->in.n > 40 ? " …" : "");
     if (hf_file_causal(f)) { print_candidates("next token:", h->next, out); return; }
@@ -258,7 +269,8 @@ static void print_hf_predictions(const HfRun *h, const HfFile *f, void (*warn)(c
  * any head. */
 static void print_hf_links(const Reading *rd, FILE *out) {
     const HfRun *h = &rd->hf;
-    const Trace *t = rd->has_words ? &rd->wt : &h->t;   /* positions count words, or pieces (--pieces) */
+    /* positions count words, or pieces (--pieces, a long text: its kept rows) */
+    const Trace *t = rd->has_words ? &rd->wt : h->is_long ? &h->lt.rows : &h->t;
     int total = 0, n_real = rd->has_words ? rd->words.n_real : h->in.n_real;
     for (int i = 0; i < t->n_maps; i++) total += t->maps[i].n_heads;
     if (rd->has_words && rd->n_links) {
@@ -270,7 +282,7 @@ static void print_hf_links(const Reading *rd, FILE *out) {
     for (int k = 0, shown = 0; k < rd->n_links && shown < 6; k++) {
         const LinksView v = rd->links[k].view;
         int q = rd->links[k].q;
-        const char *w = t->maps[v.link.map >= 0 ? v.link.map : 0].queries[q];
+        const char *w = rd->has_words ? rd->words.labels[q] : h->in.tokens[q];
         if (q >= n_real) break;
         shown++;
         if (v.why == LINKS_BY_STRENGTH) {   /* no word that can be an antecedent drew a link */
@@ -359,7 +371,7 @@ static int family_words(Reading *rd, char *err, size_t errlen) {
     words_free(&rd->words);
     trace_free(&rd->wt);
     rd->has_words = 0;
-    if (rd->spec->pieces) return 0;
+    if (rd->spec->pieces || rd->hf.is_long) return 0;   /* a long text's links count its tokens */
     if (words_of_input(&rd->words, &rd->net->fam, &rd->hf.in, rd->hf.s.text, err, errlen)) return -1;
     if (!words_merged(&rd->words)) return 0;
     if (words_merge_trace(&rd->words, &rd->hf.t, &rd->wt, err, errlen)) return -1;
@@ -367,14 +379,16 @@ static int family_words(Reading *rd, char *err, size_t errlen) {
     return 0;
 }
 
-static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
+static int family_sentence(Reading *rd, int i, const char *dir, char *err, size_t errlen) {
     const ReadSpec *a = rd->spec;
     HfFile *f = &rd->net->fam;
     hf_run_free(&rd->hf);
     importance_free(&rd->imp);
     attribution_free(&rd->attr);
     rd->hf_ready = rd->has_imp = rd->has_attr = 0;
-    HfRunSpec spec = {rd->texts[i], a->trace, a->no_pictures, rd->pad_to};
+    HfRunSpec spec = {.text = rd->texts[i], .trace = a->trace, .no_pictures = a->no_pictures, .pad_to = rd->pad_to,
+                      .stream_dir = a->trace_format == PICTURES_TRACE_JSON ? NULL : dir, .trace_f16 = a->trace_f16,
+                      .query = a->query, .long_from = a->long_from};
     double t0 = now_ms();
     if (hf_run_forward(&rd->hf, f, &spec, err, errlen)) return -1;
     if (a->attribution && family_attribution(rd, err, errlen)) return -1;
@@ -402,7 +416,8 @@ static int family_sentence(Reading *rd, int i, char *err, size_t errlen) {
     if (rd->has_words)
         rd->n_links = links_find(&rd->wt, (const char *const *)rd->words.labels, rd->words.n, &ask, &rd->links);
     else
-        rd->n_links = links_find(&rd->hf.t, (const char *const *)rd->hf.in.tokens, rd->hf.in.n, &ask, &rd->links);
+        rd->n_links = links_find(rd->hf.is_long ? &rd->hf.lt.rows : &rd->hf.t, (const char *const *)rd->hf.in.tokens,
+                                 rd->hf.in.n, &ask, &rd->links);
     if (rd->n_links < 0) { rd->n_links = 0; return errmsg_set(err, errlen, "out of memory"); }
     rd->hf_ready = 1;
     return 0;
@@ -459,10 +474,10 @@ int reading_begin(Reading *rd, Net *net, const char *const *texts, int n, const 
     return net->own ? own_begin(rd, err, errlen) : family_begin(rd, err, errlen);
 }
 
-int reading_sentence(Reading *rd, int i, char *err, size_t errlen) {
+int reading_sentence(Reading *rd, int i, const char *dir, char *err, size_t errlen) {
     head_roles_free(&rd->roles);
     rd->has_roles = 0;
-    return rd->net->own ? own_sentence(rd, i, err, errlen) : family_sentence(rd, i, err, errlen);
+    return rd->net->own ? own_sentence(rd, i, err, errlen) : family_sentence(rd, i, dir, err, errlen);
 }
 
 void reading_print(const Reading *rd, int i, FILE *out) {
@@ -482,6 +497,7 @@ int reading_pictures(Reading *rd, int i, PictureSpec *ps, PictureReport *rep, ch
     ps->trace_format = a->trace_format;
     ps->trace_f16 = a->trace_f16;
     ps->no_pictures = a->no_pictures;
+    ps->stream = NULL;
     ps->head_roles = rd->has_roles ? &rd->roles : NULL;
     return rd->net->own ? own_pictures(rd, i, ps, rep, err, errlen) : family_pictures(rd, ps, rep, err, errlen);
 }

@@ -54,6 +54,7 @@ typedef struct {
     HfTraceMode trace;         /* none, weights or steps                              */
     int trace_format;          /* PICTURES_TRACE_AUTO, _JSON or _BIN (pictures_common.h) */
     int trace_f16;             /* trace.bin's weights in half precision               */
+    int long_from;             /* a text past this many tokens is streamed (longtext.h); 0: never */
     int no_pictures;
     int no_language_mask;      /* the translator decodes without its language masks  */
     const char *ablate;        /* heads to knock out, "MAP.H[,MAP.H…]", or NULL       */
@@ -94,8 +95,9 @@ typedef struct {
 int reading_begin(Reading *rd, Net *net, const char *const *texts, int n, const ReadSpec *spec, char *err,
                   size_t errlen);
 
-/* Sentence i, read.  0, or -1 with err (sentence i failed). */
-int reading_sentence(Reading *rd, int i, char *err, size_t errlen);
+/* Sentence i, read; a long text (longtext.h) writes its trace.bin into dir as
+ * it is read.  0, or -1 with err (sentence i failed). */
+int reading_sentence(Reading *rd, int i, const char *dir, char *err, size_t errlen);
 
 /* The terminal's summary of sentence i (nothing with spec->quiet but warnings). */
 void reading_print(const Reading *rd, int i, FILE *out);

@@ -126,40 +126,42 @@ static void merge_mask(const Words *w, const unsigned char *a, unsigned char *ou
         for (int j = 0; j < T; j++) out[(size_t)w->word_of[i] * n + w->word_of[j]] |= a[(size_t)i * T + j];
 }
 
-/* Map m merged into a new map of out.  0, or -1 with err. */
-static int merge_map(const Words *w, const TraceMap *m, Trace *out, float *buf, unsigned char *mbuf, char *err,
-                     size_t errlen) {
+int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen) {
     if (m->Tq != w->n_pieces || m->Tk != w->n_pieces)
         return errmsg_set(err, errlen, "map %s is %d × %d, not the %d pieces grouped into words", m->id, m->Tq, m->Tk,
                           w->n_pieces);
+    size_t cells = (size_t)(w->n > 0 ? w->n : 1) * (size_t)(w->n > 0 ? w->n : 1);   /* n ≤ pieces, already in memory */
+    int H = m->n_heads;
+    float *buf = malloc(cells * (size_t)(H > 0 ? H : 1) * sizeof *buf);
+    unsigned char *mbuf = m->mask ? malloc(cells) : NULL;
+    if (!buf || (m->mask && !mbuf)) { free(buf); free(mbuf); return errmsg_set(err, errlen, "out of memory"); }
     if (m->mask) merge_mask(w, m->mask, mbuf);
     const char *const *lab = (const char *const *)w->labels;
     TraceMap *o = trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer, .kind = m->kind,
                                                     .queries = lab, .Tq = w->n, .keys = lab, .Tk = w->n, .d_k = m->d_k,
-                                                    .Dv = m->Dv, .mask = m->mask ? mbuf : NULL, .mask_fill = m->mask_fill,
-                                                    .n_heads = m->n_heads, .n_kv_heads = m->n_kv_heads,
+                                                    .Dv = m->Dv, .mask = mbuf, .mask_fill = m->mask_fill,
+                                                    .n_heads = H, .n_kv_heads = m->n_kv_heads,
                                                     .score_scale = m->score_scale});
-    if (!o) return errmsg_set(err, errlen, "out of memory");
-    for (int h = 0; h < m->n_heads; h++) {
-        merge_weights(w, m->heads[h].weights, buf);
-        if (trace_set_head(o, h, buf, NULL, NULL, NULL, NULL)) return errmsg_set(err, errlen, "out of memory");
-    }
-    return 0;
+    int rc = o ? 0 : errmsg_set(err, errlen, "out of memory");
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(dynamic, 1) if (rc == 0 && H > 1 && w->n_pieces >= 128)
+#endif
+    for (int h = 0; h < H; h++)
+        if (rc == 0) merge_weights(w, m->heads[h].weights, buf + (size_t)h * cells);
+    for (int h = 0; rc == 0 && h < H; h++)
+        if (trace_set_head(o, h, buf + (size_t)h * cells, NULL, NULL, NULL, NULL)) rc = errmsg_set(err, errlen, "out of memory");
+    free(buf);
+    free(mbuf);
+    return rc;
 }
 
 int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err, size_t errlen) {
     trace_init(out);
-    size_t cells = (size_t)(w->n > 0 ? w->n : 1) * (size_t)(w->n > 0 ? w->n : 1);   /* n ≤ pieces, already in memory */
-    float *buf = malloc(cells * sizeof *buf);
-    unsigned char *mbuf = malloc(cells);
-    int rc = buf && mbuf ? 0 : errmsg_set(err, errlen, "out of memory");
+    int rc = 0;
     const char *const *lab = (const char *const *)w->labels;   /* where the pieces' trace keeps its tokens */
-    if (rc == 0 && ((pieces->n_source && trace_set_source(out, lab, w->n)) ||
-                    (pieces->n_target && trace_set_target(out, lab, w->n))))
+    if ((pieces->n_source && trace_set_source(out, lab, w->n)) || (pieces->n_target && trace_set_target(out, lab, w->n)))
         rc = errmsg_set(err, errlen, "out of memory");
-    for (int i = 0; rc == 0 && i < pieces->n_maps; i++) rc = merge_map(w, &pieces->maps[i], out, buf, mbuf, err, errlen);
-    free(buf);
-    free(mbuf);
+    for (int i = 0; rc == 0 && i < pieces->n_maps; i++) rc = words_merge_map(w, &pieces->maps[i], out, err, errlen);
     if (rc) trace_free(out);
     return rc;
 }

@@ -57,6 +57,10 @@ int words_merged(const Words *w);
  * queries and keys are the labels.  0, or -1 with err. */
 int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err, size_t errlen);
 
+/* One map of pieces merged into a new map of out (words_merge_trace's step,
+ * the heads on OpenMP's threads).  0, or -1 with err. */
+int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen);
+
 void words_free(Words *w);
 
 #endif

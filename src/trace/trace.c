@@ -40,18 +40,25 @@ static float *copy_floats(const float *x, size_t n) {
     return out;
 }
 
-static void free_map(TraceMap *m) {
-    free(m->id); free(m->stack); free(m->kind);
-    free_strings(m->queries, m->Tq);
-    free_strings(m->keys, m->Tk);
-    free_strings(m->row_labels, m->Tq);
+void trace_drop_matrices(TraceMap *m) {
     free(m->mask);
+    m->mask = NULL;
     for (int h = 0; h < m->n_heads && m->heads; h++) {
         TraceHead *hd = &m->heads[h];
         free(hd->weights); free(hd->scores); free(hd->scaled); free(hd->masked); free(hd->output);
         free(hd->norm_weighted);
         free(hd->q); free(hd->q_rot); free(hd->k); free(hd->k_rot);
+        *hd = (TraceHead){.head = h};
     }
+}
+
+static void free_map(TraceMap *m) {
+    free(m->id); free(m->stack); free(m->kind);
+    free_strings(m->queries, m->Tq);
+    free_strings(m->keys, m->Tk);
+    free_strings(m->row_labels, m->Tq);
+    free(m->row_pos);
+    trace_drop_matrices(m);
     free(m->heads);
 }
 
@@ -117,14 +124,42 @@ TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec) {
         m->mask = malloc((size_t)Tq * Tk + 1);
         if (m->mask) memcpy(m->mask, mask, (size_t)Tq * Tk);
     }
+    if (spec->row_pos) {
+        m->row_pos = malloc((size_t)(Tq > 0 ? Tq : 1) * sizeof *m->row_pos);
+        if (m->row_pos) memcpy(m->row_pos, spec->row_pos, (size_t)Tq * sizeof *m->row_pos);
+    }
     if (!m->id || !m->stack || !m->kind || !m->queries || !m->keys || !m->heads ||
-        (mask && !m->mask)) {
+        (mask && !m->mask) || (spec->row_pos && !m->row_pos)) {
         free_map(m);
         return NULL;
     }
     for (int h = 0; h < n_heads; h++) m->heads[h].head = h;
     t->n_maps++;
     return m;
+}
+
+int trace_row_of(const TraceMap *m, int q) {
+    if (!m->row_pos) return q >= 0 && q < m->Tq ? q : -1;
+    for (int r = 0; r < m->Tq; r++)
+        if (m->row_pos[r] == q) return r;
+    return -1;
+}
+
+const float *trace_weights_row(const TraceMap *m, int h, int q) {
+    int r = trace_row_of(m, q);
+    return r < 0 || h < 0 || h >= m->n_heads || !m->heads[h].weights ? NULL : m->heads[h].weights + (size_t)r * m->Tk;
+}
+
+const unsigned char *trace_mask_row(const TraceMap *m, int q) {
+    int r = trace_row_of(m, q);
+    return r < 0 || !m->mask ? NULL : m->mask + (size_t)r * m->Tk;
+}
+
+int trace_map_done(Trace *t, TraceMap *m, char *err, size_t errlen) {
+    if (!t->sink || !t->sink->map_done) return 0;
+    t->sink->err[0] = 0;
+    if (t->sink->map_done(t->sink, t, m) == 0) return 0;
+    return errmsg_set(err, errlen, "%s", t->sink->err[0] ? t->sink->err : "out of memory");
 }
 
 int trace_set_row_labels(TraceMap *m, const char *const *labels) {
@@ -452,6 +487,17 @@ static void head_at(const Trace *t, int k, int *map, int *head) {
     *head = k;
 }
 
+/* The message naming head h of m's first non-finite cell. */
+static int nonfinite_error(const TraceMap *m, int h, char *err, size_t errlen) {
+    int cols;
+    const char *name;
+    const float *x;
+    long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols, NULL);
+    return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column %ld: the "
+                      "numbers overflowed float32 in or before this layer", m->id, m->heads[h].head, name,
+                      isnan(x[at]) ? "NaN" : "infinity", at / cols, at % cols);
+}
+
 /* Every head is tested on OpenMP's threads (a 512-token SmolLM2 trace holds
  * 280 MB); the message names the first bad head in order. */
 int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, size_t errlen) {
@@ -469,15 +515,24 @@ int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, si
             first = k;
     }
     if (first == n) return 0;
-    int i, h, cols;
-    const char *name;
-    const float *x;
+    int i, h;
     head_at(t, first, &i, &h);
-    const TraceMap *m = &t->maps[i];
-    long at = head_nonfinite(m, &m->heads[h], &name, &x, &cols, NULL);
-    return errmsg_set(err, errlen, "%s head %d: the %s hold a non-finite value (%s) at row %ld, column %ld: the "
-                      "numbers overflowed float32 in or before this layer", m->id, m->heads[h].head, name,
-                      isnan(x[at]) ? "NaN" : "infinity", at / cols, at % cols);
+    return nonfinite_error(&t->maps[i], h, err, errlen);
+}
+
+int trace_check_map_lower(const TraceMap *m, unsigned char *lower, char *err, size_t errlen) {
+    int n = m->n_heads, first = n;
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(dynamic, 1) reduction(min:first) if (n >= 4)
+#endif
+    for (int h = 0; h < n; h++) {
+        int cols;
+        const char *name;
+        const float *x;
+        if (h < first && head_nonfinite(m, &m->heads[h], &name, &x, &cols, lower ? lower + 2 * (size_t)h : NULL) >= 0)
+            first = h;
+    }
+    return first == n ? 0 : nonfinite_error(m, first, err, errlen);
 }
 
 int trace_check_finite(const Trace *t, char *err, size_t errlen) {

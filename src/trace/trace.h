@@ -39,6 +39,10 @@ typedef struct {
                              queries): "written\tinput" for a decoder row that
                              writes a word (render/label.h); not in the JSON */
     unsigned char *mask;  /* (Tq, Tk) 1 = may attend, or NULL (no mask)    */
+    int *row_pos;         /* (Tq) the position among the keys each row reads
+                             from, when the map keeps only some rows (a long
+                             text's rows of pronouns, pipeline/longtext.h); NULL:
+                             row i is position i                            */
     float mask_fill;      /* -INFINITY or a finite number                  */
     int scaled_by_sqrt_dk;/* 0 for the unscaled variant (--no-scale)       */
     float score_scale;    /* what scores were multiplied by when it is not
@@ -50,7 +54,19 @@ typedef struct {
     TraceHead *heads;     /* n_heads, each zeroed until trace_set_head     */
 } TraceMap;
 
-typedef struct {
+struct Trace;
+/* Who takes each map the moment its heads are complete (trace_map_done),
+ * before the next layer runs: a long text's maps written to trace.bin and
+ * pooled layer by layer (pipeline/longtext.h), so memory holds one layer's
+ * maps, not every layer's.  map_done may free the heads' matrices (NULL after);
+ * 0, or -1 with a message in err. */
+typedef struct TraceSink {
+    int (*map_done)(struct TraceSink *s, struct Trace *t, TraceMap *m);
+    char err[512];
+} TraceSink;
+
+typedef struct Trace {
+    TraceSink *sink;      /* NULL: the maps stay whole in the trace       */
     char *json_model;     /* optional: a JSON object text for "model" (owned) */
     char **source_tokens; int n_source;
     char **target_tokens; int n_target;
@@ -87,12 +103,29 @@ typedef struct {
     int n_heads;
     int n_kv_heads;               /* 0: n_heads (no grouping); else it divides n_heads */
     float score_scale;            /* 0: scores ÷ √d_k; else the factor used instead    */
+    const int *row_pos;           /* (Tq) each row's position among the keys, or NULL  */
 } TraceMapSpec;
 
 /* Adds a map with spec->n_heads empty heads, copying the spec's strings, tokens
  * and mask; returns it, or NULL out of memory.  The returned pointer is valid
  * until the next add. */
 TraceMap *trace_add_map(Trace *t, const TraceMapSpec *spec);
+
+/* The row of m that reads from position q (q itself unless m keeps only
+ * some rows, TraceMap.row_pos), or -1 when m has no such row. */
+int trace_row_of(const TraceMap *m, int q);
+/* Head h's weights in the row that reads from position q, and the mask's row:
+ * NULL when m keeps no such row (and, for the mask, when m has no mask). */
+const float *trace_weights_row(const TraceMap *m, int h, int q);
+const unsigned char *trace_mask_row(const TraceMap *m, int q);
+
+/* Frees every matrix of m's heads and its mask (NULL after): a streamed map
+ * keeps its names and tokens only. */
+void trace_drop_matrices(TraceMap *m);
+
+/* Hands a map whose heads are complete to the trace's sink (t->sink); 0
+ * without one.  0, or -1 with err (the sink's message). */
+int trace_map_done(Trace *t, TraceMap *m, char *err, size_t errlen);
 
 /* Copies Tq labels for the pictures' rows (trace_row_labels); 0, or -1
  * out of memory (the map keeps no labels then). */
@@ -158,6 +191,9 @@ int trace_check_finite(const Trace *t, char *err, size_t errlen);
  * norm_weighted are square (2 rows or more) with +0.0 bit for bit in every cell
  * above the diagonal — a causal map, which trace.bin stores as a triangle. */
 int trace_check_finite_lower(const Trace *t, unsigned char *lower, char *err, size_t errlen);
+
+/* The same check of one map: lower (or NULL) gets 2 × m->n_heads flags. */
+int trace_check_map_lower(const TraceMap *m, unsigned char *lower, char *err, size_t errlen);
 
 /* How many heads all the maps hold (map 0's heads, then map 1's, …: the order
  * of trace_check_finite_lower's flags). */

@@ -1,0 +1,187 @@
+"""Long texts (issue 42; src/pipeline/longtext.h): past --long-from tokens (256 by default)
+run hands each layer's maps to trace.bin as the forward pass makes them, pools them for the
+pictures and the page, keeps the pronouns' rows whole for the links, and frees them.
+
+Checked against independent truth: the streamed trace.bin against the whole trace written at
+the end (the same bytes), the pooled maps on the page against NumPy pooling trace.bin's maps
+by the documented rule, each head's summary against NumPy, the printed links against
+trace.bin's rows, and the memory a streamed run takes against the whole maps' size."""
+import base64, json, os, re, subprocess, sys
+import numpy as np
+from helpers import ATTNVIZ, run_ok
+import hf_fixtures as hf
+import llama_ref as ref
+from test_trace_bin import read_bin, view
+
+TEXT = "the animal did not cross the street because it was too tired and then it slept"
+
+
+def gpt2(tmp, L=2, H=4, C=16, P=1024):
+    d = os.path.join(tmp, f"g{L}x{H}")
+    if not os.path.exists(d):
+        hf.write_gpt2_dir(d, weights=hf.gpt2_weights(C=C, H=H, L=L, P=P), H=H)
+    return d
+
+
+def llama2c(tmp):
+    """A llama2.c file with grouped-query attention and RoPE, and a byte tokenizer."""
+    m, tok = os.path.join(tmp, "m.bin"), os.path.join(tmp, "tok.bin")
+    ref.write_llama2c(m, V=300, P=96, L=2, H=4, Hkv=2)
+    pieces = [b"<unk>", b"\n<s>\n", b"\n</s>\n"] + [b"<0x%02X>" % b for b in range(256)] + [b"x%d" % i for i in range(41)]
+    ref.write_tok(tok, pieces, [0.0] * len(pieces))
+    return ["--model", m, "--tokenizer", tok]
+
+
+def data_bytes(path):
+    """trace.bin's data part (every matrix and mask as written) and its header."""
+    header, start = read_bin(path)
+    with open(path, "rb") as f:
+        at = int.from_bytes(f.read(24)[16:24], "little")
+        f.seek(start)
+        return f.read(at - start), header
+
+
+def test_streamed_trace_bin_holds_the_same_bytes_as_the_whole_trace(tmp):
+    """At short lengths --long-from 1 streams every map; trace.bin's data is then the bytes
+    the whole trace writes at the end (--long-from 0), bit for bit, f32 and f16, on GPT-2
+    (learned positions, fused q|k|v) and a llama2.c file (RoPE, 2 key/value heads)."""
+    for name, model, text in (("gpt2", ["--model", gpt2(tmp)], TEXT), ("llama2c", llama2c(tmp), "ab cd ef gh it ij kl")):
+        for prec in ("f32", "f16"):
+            outs = {}
+            for mode in ("0", "1"):
+                out = os.path.join(tmp, f"{name}-{prec}-{mode}")
+                r = run_ok("run", *model, "--out", out, "--long-from", mode, "--trace-format", "bin",
+                           "--trace-precision", prec, "--no-pictures", text)
+                assert ("long text" in r.stdout) == (mode == "1"), r.stdout
+                outs[mode] = data_bytes(os.path.join(out, "trace.bin"))
+            (whole, hw), (streamed, hs) = outs["0"], outs["1"]
+            assert len(whole) > 1000 and whole == streamed, (name, prec, len(whole), len(streamed))
+            assert hw["maps"] == hs["maps"], (name, prec)
+            assert "head_summary" in hs and "head_summary" not in hw
+
+
+def pool(w, block):
+    """The documented rule: a block's weight on another is the sum over the other's tokens,
+    averaged over its own tokens (tests' own NumPy, from docs/trace-format.md)."""
+    T = w.shape[0]
+    n = (T + block - 1) // block
+    out = np.zeros((n, n), np.float64)
+    for Q in range(n):
+        rows = w[Q * block:(Q + 1) * block].astype(np.float64)
+        for K in range(n):
+            out[Q, K] = rows[:, K * block:(K + 1) * block].sum(axis=1).mean()
+    return out
+
+
+def page_maps(path):
+    html = open(path, encoding="utf-8").read()
+    sets = [json.loads(b) for b in re.findall(
+        r'<script type="application/json" class="attnviz-data" id="attnviz-data-\d+">(.*?)</script>', html, re.S)]
+    maps = {}
+    for d in sets:
+        for m in d.get("maps", []):
+            for h, hd in enumerate(m["heads"]):
+                x = hd["weights"]
+                a = np.frombuffer(base64.b64decode(x["f32"]), dtype="<f4").reshape(x["rows"], x["cols"])
+                maps[(m["id"], h)] = (a, m)
+    return maps
+
+
+def test_long_text_pools_pictures_and_page_by_the_rule_and_sums_up_each_head(tmp):
+    d = gpt2(tmp, L=3, H=4)
+    text = " ".join([TEXT] * 20)        # 340 tokens: blocks of 3
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--max-pictures", "2", text, timeout=300)
+    m = re.search(r"long text \((\d+) tokens\).*blocks of (\d+) tokens", r.stdout)
+    assert m, r.stdout
+    T, block = int(m.group(1)), int(m.group(2))
+    assert block == -(-T // 128) and T > 256, (T, block)
+    files = set(os.listdir(out))
+    assert {"trace.bin", "index.html", "grid.decoder.masked_self.png", "decoder.0.masked_self.h0.png",
+            "head_summary.png"} <= files, files
+    assert "trace.json" not in files
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    assert len(header["maps"]) == 3 and len(header["target_tokens"]) == T
+    assert all(img in files for img in header["images"]) and "grid.decoder.masked_self.png" in header["images"]
+    page = page_maps(os.path.join(out, "index.html"))
+    summary = {(s["map"], s["head"]): s for s in header["head_summary"]["heads"]}
+    worst = 0.0
+    for mb in header["maps"]:
+        for h, hd in enumerate(mb["heads"]):
+            w = view(os.path.join(out, "trace.bin"), start, hd["weights"]).astype(np.float64)
+            assert w.shape == (T, T) and hd["weights"]["layout"] == "lower"
+            got, pm = page[(mb["id"], h)]
+            want = pool(w, block)
+            assert got.shape == want.shape and pm["queries"][1].startswith(f"{block}-{2 * block - 1} ")
+            worst = max(worst, np.abs(got - want).max())
+            assert np.allclose(got.sum(axis=1), 1, atol=1e-4)                  # a pooled row is still a distribution
+            i = np.arange(T)[:, None]
+            j = np.arange(T)[None, :]
+            s = summary[(mb["id"], h)]
+            ent = -(np.where(w > 0, w * np.log(np.where(w > 0, w, 1)), 0)).sum(axis=1).mean()
+            assert abs(s["distance"] - (w * np.abs(i - j)).sum(axis=1).mean()) <= 1e-3 * max(1, s["distance"])
+            assert abs(s["entropy"] - ent) <= 1e-3 * max(1, ent), (s, ent)
+            assert abs(s["sink"] - w[:, 0].mean()) <= 1e-4
+    assert worst < 1e-5, worst
+
+
+def test_long_text_links_read_the_kept_rows(tmp):
+    """A pronoun past 256 tokens: the printed link is trace.bin's row, weight and all."""
+    d = gpt2(tmp, L=2, H=4)
+    text = " ".join(["the farmer carried the box home"] * 50) + " because it was heavy"
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", text, timeout=300)
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    lines = re.findall(r"  it \(position (\d+)\) → (\S+) \(position (\d+)\): (\S+) head (\d+), weight ([0-9.]+)", r.stdout)
+    assert lines, r.stdout
+    q, word, k, mid, h, weight = lines[0]
+    q, k, h = int(q), int(k), int(h)
+    assert q > 256 and header["target_tokens"][q] == "it" and header["target_tokens"][k] == word
+    mb = next(m for m in header["maps"] if m["id"] == mid)
+    w = view(os.path.join(out, "trace.bin"), start, mb["heads"][h]["weights"])
+    assert f"{w[q, k]:.2f}" == weight, (w[q, k], weight)
+    assert r.stdout.count(" → ") >= 1 and "(1981 characters)" not in r.stdout
+    assert re.search(r"… \(\d+ characters\)\n", r.stdout), "a long text is echoed cut, with its length"
+
+
+def peak_kb(*args):
+    """The peak resident memory (KB) of one attnviz run, measured in a process of its own."""
+    code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+            "assert r.returncode == 0, r.stderr; print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    r = subprocess.run([sys.executable, "-c", code, ATTNVIZ, *map(str, args)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout)
+
+
+def test_streaming_bounds_memory_by_one_layer(tmp):
+    """12 layers × 4 heads over 1,000 tokens: 192 MB of maps kept whole; streamed, about one
+    layer's 16 MB.  The streamed run's peak stays under a third of the whole run's."""
+    d = gpt2(tmp, L=12, H=4, C=16)
+    text = " ".join(["the cat"] * 500)
+    whole = peak_kb("run", "--model", d, "--out", os.path.join(tmp, "w"), "--no-pictures", "--trace", "none",
+                    "--long-from", "0", text)
+    streamed = peak_kb("run", "--model", d, "--out", os.path.join(tmp, "s"), "--no-pictures", "--trace", "none", text)
+    assert whole > 192 * 1024, whole
+    assert streamed < whole / 3, (streamed, whole)
+
+
+def test_the_numpy_recipe_of_trace_format_reads_a_long_text(tmp):
+    """docs/trace-format.md's Python recipe, run as printed on a streamed trace.bin, gives
+    the first map's first head as the test's own reader does."""
+    doc = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "trace-format.md"),
+               encoding="utf-8").read()
+    recipe = doc.split("## The binary trace")[1].split("```python\n")[1].split("```")[0]
+    d = gpt2(tmp)
+    out = os.path.join(tmp, "o")
+    run_ok("run", "--model", d, "--out", out, "--no-pictures", " ".join([TEXT] * 20), timeout=300)
+    here = os.getcwd()
+    os.chdir(out)
+    try:
+        env = {}
+        exec(recipe, env)
+    finally:
+        os.chdir(here)
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    want = view(os.path.join(out, "trace.bin"), start, header["maps"][0]["heads"][0]["weights"])
+    assert env["weights"].shape == want.shape and np.array_equal(np.asarray(env["weights"]), want)
