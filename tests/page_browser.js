@@ -21,6 +21,7 @@
  *                                top and bottom rows: {cells: [[r, g, b] …],
  *                                bar_top, bar_bottom, cmap, scale}
  *     {thumb: [map, head], at: [x, y]}   the colour of a model view thumbnail's pixel
+ * The results say how long the page took to open and draw its views (open_ms).
  * Every request that is not a file:// of the page's own folder is refused and
  * fails the run, as does any console error.  Prints one JSON line of results;
  * exits 1 with the first difference on stderr. */
@@ -103,8 +104,10 @@ async function main() {
       if (u.startsWith(own)) r.continue();
       else { refused.push(u); r.abort(); }
     });
+    const opening = Date.now();
     await page.goto('file://' + pageFile, { waitUntil: 'load' });
     if (!await page.evaluate(() => !!window.attnvizPage)) fail('the page did not start (no window.attnvizPage)');
+    results.open_ms = Date.now() - opening;   /* from asking for the page to its views drawn */
 
     const trace = cfg.probe ? null : JSON.parse(fs.readFileSync(cfg.trace, 'utf8'));
     const stepsTrace = cfg.steps_trace ? JSON.parse(fs.readFileSync(cfg.steps_trace, 'utf8')) : trace;

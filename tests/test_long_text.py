@@ -185,3 +185,44 @@ def test_the_numpy_recipe_of_trace_format_reads_a_long_text(tmp):
     header, start = read_bin(os.path.join(out, "trace.bin"))
     want = view(os.path.join(out, "trace.bin"), start, header["maps"][0]["heads"][0]["weights"])
     assert env["weights"].shape == want.shape and np.array_equal(np.asarray(env["weights"]), want)
+
+
+HOVER = """(q => { const t = document.getElementById('av-passage-text');
+  t.querySelector('[data-i="' + q + '"]').dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+  return { query: +t.getAttribute('data-query'), ms: +t.getAttribute('data-ms'),
+           lit: [...t.querySelectorAll('.av-tok[data-w]')].map(s => [+s.getAttribute('data-i'), s.getAttribute('data-w'),
+                                                                      s.style.background]),
+           readout: document.getElementById('av-passage-readout').textContent }; })"""
+
+
+def test_the_page_of_a_long_text_opens_on_its_passage_and_hovering_draws_links(tmp):
+    """1,200 tokens through 12 layers: the page opens (under 3 s) on the Passage tab at the
+    first pronoun; pointing at a token colours the 16 keys its row of the chosen head looks
+    at most, which are trace.bin's 16 largest weights of that row, in the PNGs' colours."""
+    from test_page import browser, check_in_browser
+    browser()
+    d = gpt2(tmp, L=12, H=4, C=16, P=1300)
+    words = ("the farmer carried the heavy box home because it was raining and the road was long " * 80).split()
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", " ".join(words[:1190]), timeout=600)
+    m = re.search(r"long text \((\d+) tokens\)", r.stdout)
+    assert m and int(m.group(1)) > 1000, r.stdout
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    link = re.search(r"  it \(position (\d+)\) → \S+ \(position \d+\): (\S+) head (\d+)", r.stdout)
+    q0, mid, head = int(link.group(1)), link.group(2), int(link.group(3))
+    q = max(i for i, t in enumerate(header["target_tokens"]) if t == "it")        # the last "it", far in
+    res = check_in_browser(tmp, label="long", page=os.path.join(out, "index.html"), probe=[
+        {"eval": "attnvizPage.state.tab"},
+        {"eval": "+document.getElementById('av-passage-text').getAttribute('data-query')"},
+        {"eval": HOVER + "(%d)" % q}])
+    tab, opened, hover = res["probe"]
+    assert tab == "passage" and opened == q0, (tab, opened, q0)
+    assert res["open_ms"] < 3000, res["open_ms"]
+    assert hover["query"] == q and hover["ms"] < 50, hover
+    mb = next(x for x in header["maps"] if x["id"] == mid)
+    row = view(os.path.join(out, "trace.bin"), start, mb["heads"][head]["weights"])[q, :q + 1]
+    want = sorted(np.argsort(-row, kind="stable")[:16].tolist())
+    assert sorted(i for i, _, _ in hover["lit"]) == want, (hover["lit"], want)
+    for i, w, bg in hover["lit"]:
+        assert w == ("<.01" if row[i] < 0.005 else f"{row[i]:.2f}".lstrip("0")), (i, w, row[i])
+    assert f"in {mid} head {head} looks most at" in hover["readout"] and "16 strongest of" in hover["readout"]

@@ -117,6 +117,28 @@ static int strip_steps(HfRun *r, HfFile *f, int map, int head, char *err, size_t
     return rc;
 }
 
+/* A long text's passage for the page (longtext_passage_json): the heads of
+ * the links (the first is the focus) and the focus head, each whole. */
+static int passage(HfRun *r, const PictureSpec *ps, char *err, size_t errlen) {
+    enum { MAX = 6 };
+    int maps[MAX], heads[MAX], n = 0;
+    char lab[MAX][160];
+    const char *labels[MAX];
+    for (int k = 0; k <= ps->n_links && n < MAX; k++) {   /* the links' heads, then the focus head */
+        int last = k == ps->n_links;
+        int m = last ? ps->focus_map : ps->links[k].view.link.map, h = last ? ps->focus_head : ps->links[k].view.link.head;
+        int seen = m < 0;
+        for (int i = 0; i < n; i++) seen |= maps[i] == m && heads[i] == h;
+        if (seen) continue;
+        if (last) snprintf(lab[n], sizeof lab[n], "%s", ps->focus_given ? "the --focus head" : "the step strip's head");
+        else snprintf(lab[n], sizeof lab[n], "the link of “%s” (position %d)", r->in.tokens[ps->links[k].q], ps->links[k].q);
+        maps[n] = m, heads[n] = h, labels[n] = lab[n], n++;
+    }
+    int query = ps->n_links > 0 ? ps->links[0].q : 0;
+    char *js = longtext_passage_json(&r->lt, maps, heads, labels, n, query, err, errlen);
+    return js ? trace_take_section(&r->lt.pooled, "passage", js) ? errmsg_set(err, errlen, "out of memory") : 0 : -1;
+}
+
 int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
     if (ps->focus_map < 0) links_focus(ps->links, ps->n_links, &ps->focus_map, &ps->focus_head);
     if (!r->is_long) {
@@ -127,6 +149,7 @@ int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, ch
     Trace *p = &r->lt.pooled;
     for (int i = 0; i < r->t.n_sections; i++)
         if (trace_set_section(p, r->t.section_names[i], r->t.section_json[i])) return errmsg_set(err, errlen, "out of memory");
+    if (r->lt.writing && passage(r, ps, err, errlen)) return -1;
     ps->stream = &r->lt;
     ps->stream_members = &r->t;
     ps->sinks = 0;   /* a pooled first column is a block, not the first token: the summary says the sink */

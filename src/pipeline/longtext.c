@@ -190,6 +190,72 @@ char *longtext_summary_json(const LongText *lt) {
     return b.buf;
 }
 
+/* Row r's K strongest keys of w (T × T) into top, weights into wt; how many
+ * (keys with weight 0 above a causal row's diagonal are not taken). */
+static int row_top(const float *row, int T, int r, int K, int causal, int *top, float *wt) {
+    int n = 0, last = causal ? r : T - 1;
+    for (int j = 0; j <= last; j++) {
+        float v = row[j];
+        if (n == K && v <= wt[K - 1]) continue;
+        int at = n < K ? n++ : K - 1;
+        while (at > 0 && wt[at - 1] < v) { top[at] = top[at - 1]; wt[at] = wt[at - 1]; at--; }
+        top[at] = j;
+        wt[at] = v;
+    }
+    return n;
+}
+
+/* The JSON text of s with quotes, backslashes and controls escaped. */
+static int put_json_string(StrBuf *b, const char *s) {
+    int rc = strbuf_printf(b, "\"");
+    for (; *s && rc == 0; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') rc = strbuf_printf(b, "\\%c", c);
+        else if (c < 0x20) rc = strbuf_printf(b, "\\u%04x", c);
+        else rc = strbuf_printf(b, "%c", c);
+    }
+    return rc | strbuf_printf(b, "\"");
+}
+
+char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, const char *const *labels, int n,
+                            int query, char *err, size_t errlen) {
+    if (!lt->writing) { errmsg_set(err, errlen, "no trace.bin to read the heads back from"); return NULL; }
+    int T = lt->T, K = LONGTEXT_TOP;
+    float *w = malloc((size_t)T * T * sizeof *w);
+    StrBuf b = {0};
+    int rc = w ? strbuf_printf(&b, "{\"k\":%d,\"query\":%d,\"tokens\":[", K, query >= 0 && query < T ? query : 0) : -1;
+    for (int i = 0; i < T && rc == 0; i++) {
+        if (i) rc |= strbuf_printf(&b, ",");
+        rc |= put_json_string(&b, lt->rows.n_maps ? lt->rows.maps[0].keys[i] : "");
+    }
+    rc |= strbuf_printf(&b, "],\"heads\":[");
+    for (int k = 0; k < n && rc == 0; k++) {
+        if (maps[k] < 0 || maps[k] >= lt->pooled.n_maps) continue;
+        if (trace_bin_read_weights(&lt->bin, maps[k], heads[k], w, err, errlen)) { free(w); free(b.buf); return NULL; }
+        const TraceMap *m = &lt->pooled.maps[maps[k]];
+        int causal = !strcmp(m->kind, "masked_self");
+        rc |= strbuf_printf(&b, "%s{\"map\":\"%s\",\"head\":%d,\"label\":", k ? "," : "", m->id, heads[k]);
+        rc |= put_json_string(&b, labels[k]);
+        StrBuf wt = {0};
+        rc |= strbuf_printf(&b, ",\"top\":[") | strbuf_printf(&wt, "%s", "");
+        for (int r = 0; r < T && rc == 0; r++) {
+            int top[LONGTEXT_TOP];
+            float v[LONGTEXT_TOP];
+            int got = row_top(w + (size_t)r * T, T, r, K, causal, top, v);
+            rc |= strbuf_printf(&b, r ? ",[" : "[") | strbuf_printf(&wt, r ? ",[" : "[");
+            for (int i = 0; i < got && rc == 0; i++)
+                rc |= strbuf_printf(&b, i ? ",%d" : "%d", top[i]) | strbuf_printf(&wt, i ? ",%.4g" : "%.4g", (double)v[i]);
+            rc |= strbuf_printf(&b, "]") | strbuf_printf(&wt, "]");
+        }
+        rc |= strbuf_printf(&b, "],\"w\":[%s]}", wt.buf ? wt.buf : "");
+        free(wt.buf);
+    }
+    rc |= strbuf_printf(&b, "]}");
+    free(w);
+    if (rc) { free(b.buf); errmsg_set(err, errlen, "out of memory"); return NULL; }
+    return b.buf;
+}
+
 void longtext_free(LongText *lt) {
     if (!lt) return;
     if (lt->writing) trace_bin_abort(&lt->bin);

@@ -73,6 +73,19 @@ const LongHeadSummary *longtext_summary(const LongText *lt, int k);
  * "distance", "entropy", "sink"}, …]}, malloc'd; NULL out of memory. */
 char *longtext_summary_json(const LongText *lt);
 
+/* The passage the page shows for a long text ("passage" section): the
+ * tokens, and for each of the n heads asked (map index, head; 6 at most, a
+ * label each) every row's LONGTEXT_TOP strongest keys and their weights, read
+ * back from trace.bin:
+ *   {"k": K, "query": the row the page opens on, "tokens": [...],
+ *    "heads": [{"map": id, "head": h, "label": …,
+ *    "top": [row 0's K keys, row 1's, …], "w": [their weights, %.4g]}]}
+ * a row's keys strongest first (fewer than K where fewer are not masked).
+ * malloc'd; NULL with err (no trace.bin written: --trace none). */
+#define LONGTEXT_TOP 16
+char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, const char *const *labels, int n,
+                            int query, char *err, size_t errlen);
+
 void longtext_free(LongText *lt);
 
 #endif

@@ -316,7 +316,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
     const HeadLink *L = &v->link;
     const TraceMap *m = &link_trace(w)->maps[L->map];
     const char *word = query_word(w, q);
-    char file[256], title[512], sub[512], cap[1400], capvi[1400], safe[32];
+    char file[256], title[512], sub[900], cap[1400], capvi[1400], safe[32];
     pictures_safe_name(safe, sizeof safe, word);
     snprintf(file, sizeof file, "lines.%d-%s.png", q, safe);
     query_texts(w, q, v, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
@@ -697,13 +697,14 @@ static void strip_steps(Trace *t, int keep_map, int keep_head) {
 }
 
 static void page_header(HtmlPage *pg, const PictureSpec *ps, const Sentence *s, const char *trace_file) {
-    char heading[1200];
-    snprintf(heading, sizeof heading, "%s%s%s", s->text, *s->translation ? " → " : "", s->translation);
+    char heading[1600], text[400], command[700];   /* a long text's page opens on its start, not all of it */
+    snprintf(heading, sizeof heading, "%s%s%s", clip_text(text, sizeof text, s->text, 160), *s->translation ? " → " : "",
+             s->translation);
     html_page_begin(pg, heading, NULL);
     html_raw(pg, "<p>Model: <code>");
     html_text(pg, ps->model_path);
     html_raw(pg, "</code> · command: <code>");
-    html_text(pg, ps->command);
+    html_text(pg, clip_text(command, sizeof command, ps->command, 400));
     if (ps->no_trace) html_raw(pg, "</code> · no trace.json (--trace none)</p>\n");
     else if (!strcmp(trace_file, "trace.bin"))
         html_raw(pg, "</code> · numbers: <a href=\"trace.bin\">trace.bin</a> (binary: docs/trace-format.md reads it "

@@ -232,10 +232,12 @@ static void put_data(HtmlPage *p, const Trace *t, const char *name, const char *
         put_map(p, &t->maps[i], steps);
     }
     html_raw(p, "]");
-    const char *gen = trace_section(t, "generation");
-    if (gen) {
-        html_raw(p, ",\n\"generation\":");
-        put_json_script_safe(p, gen);
+    static const char *const own[2] = {"generation", "passage"};   /* sections the page draws */
+    for (int k = 0; k < 2; k++) {
+        const char *sec = trace_section(t, own[k]);
+        if (!sec) continue;
+        html_raw(p, k ? ",\n\"passage\":" : ",\n\"generation\":");
+        put_json_script_safe(p, sec);
     }
     html_raw(p, "}");
 }

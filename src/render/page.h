@@ -2,7 +2,9 @@
  * as JSON, and a page (plain HTML, CSS and JavaScript, nothing fetched) that
  * draws from them a head view, a model view, a heatmap with the value under
  * the pointer, the step-through Q·Kᵀ → ÷√d_k → +mask → softmax → ·V and, when
- * a trace has a "generation" section, its timeline.  The still pictures of
+ * a trace has a "generation" section, its timeline, and when it has a
+ * "passage" section (a long text, pipeline/longtext.h), the whole text where
+ * pointing at a token colours the keys its row looks at most.  The still pictures of
  * the gallery page (render/html.h) stay below it, as downloads.
  *
  * The CSS and JavaScript are real files, src/render/assets/page.css and

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static size_t align_up(size_t n) { return (n + TRACE_BIN_ALIGN - 1) / TRACE_BIN_ALIGN * TRACE_BIN_ALIGN; }
 
@@ -258,6 +259,41 @@ int trace_bin_end(TraceBinWriter *w, const Trace *t, char *err, size_t errlen) {
     free(w->tri);
     w->tri = NULL;
     return atomic_commit(&w->af, err, errlen);
+}
+
+int trace_bin_read_weights(TraceBinWriter *w, int map, int head, float *out, char *err, size_t errlen) {
+    const cJSON *m = cJSON_GetArrayItem(w->maps, map);
+    const cJSON *hd = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(m, "heads"), head);
+    const cJSON *slot = cJSON_GetObjectItemCaseSensitive(hd, "weights");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(slot, "shape");
+    const cJSON *off = cJSON_GetObjectItemCaseSensitive(slot, "offset");
+    if (!w->af.f || !cJSON_IsNumber(off) || cJSON_GetArraySize(shape) != 2)
+        return errmsg_set(err, errlen, "trace.bin has no head %d of map %d written", head, map);
+    int rows = cJSON_GetArrayItem(shape, 0)->valueint, cols = cJSON_GetArrayItem(shape, 1)->valueint;
+    int lower = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(slot, "layout"));
+    int f16 = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(slot, "dtype"));
+    size_t cells = lower ? (size_t)rows * (rows + 1) / 2 : (size_t)rows * cols, size = f16 ? 2 : 4;
+    unsigned char *buf = malloc(cells * size + 1);
+    if (!buf) return errmsg_set(err, errlen, "out of memory");
+    long at = TRACE_BIN_DATA + (long)off->valuedouble;
+    int ok = fflush(w->af.f) == 0 && pread(fileno(w->af.f), buf, cells * size, at) == (ssize_t)(cells * size);
+    if (!ok) { free(buf); return errmsg_set(err, errlen, "cannot read back %s: %s", w->af.path, strerror(errno)); }
+    size_t k = 0;
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++) {
+            float v = 0;
+            if (!lower || j <= i) {
+                const unsigned char *b = buf + size * k++;
+                if (f16) v = safetensors_f16_to_f32((unsigned short)(b[0] | b[1] << 8));
+                else {
+                    uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+                    memcpy(&v, &u, sizeof v);
+                }
+            }
+            out[(size_t)i * cols + j] = v;
+        }
+    free(buf);
+    return 0;
 }
 
 void trace_bin_abort(TraceBinWriter *w) {

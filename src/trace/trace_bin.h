@@ -75,6 +75,10 @@ int trace_bin_begin(TraceBinWriter *w, const char *path, const TraceBinOptions *
 int trace_bin_add_map(TraceBinWriter *w, const TraceMap *m, char *err, size_t errlen);
 int trace_bin_end(TraceBinWriter *w, const Trace *t, char *err, size_t errlen);
 void trace_bin_abort(TraceBinWriter *w);
+/* Reads back head `head` of the map-th map written so far into out (Tq × Tk
+ * floats, a lower triangle's upper cells 0, f16 widened): what the file holds,
+ * for a view that needs a whole head after the maps were freed.  0, or -1 with err. */
+int trace_bin_read_weights(TraceBinWriter *w, int map, int head, float *out, char *err, size_t errlen);
 
 /* 1 when path names a binary trace (it ends in ".bin"), else 0. */
 int trace_path_is_bin(const char *path);

@@ -202,7 +202,7 @@
     app.appendChild(ui.tabs);
     ui.panels = {};
     [['head', 'Head view'], ['model', 'Model view'], ['heatmap', 'Heatmap'], ['diff', 'Difference B − A'], ['steps', 'Step-through'],
-     ['generation', 'Generation'], ['downloads', 'Downloads']].forEach(function (t) {
+     ['generation', 'Generation'], ['passage', 'Passage'], ['downloads', 'Downloads']].forEach(function (t) {
       var btn = el('button', { type: 'button', role: 'tab', id: 'av-tab-' + t[0], 'aria-selected': 'false' }, t[1]);
       btn.addEventListener('click', function () { chooseTab(t[0]); });
       ui.tabs.appendChild(btn);
@@ -283,7 +283,7 @@
   function refresh() { fillHeads(); drawTab(); }
   function drawTab() {
     ({ head: drawHeadView, model: drawModelView, heatmap: drawHeatmap, diff: drawDiff, steps: drawSteps,
-       generation: drawGeneration, downloads: drawDownloads })[S.tab]();
+       generation: drawGeneration, passage: drawPassage, downloads: drawDownloads })[S.tab]();
   }
 
   /* ---- head view: queries left, keys right, links in head colours ---- */
@@ -906,6 +906,79 @@
     drawGeneration();
   }
 
+  /* ---- passage (a long text's "passage" section): the whole text, scrollable; the
+     pointer on a token draws where the chosen head's row of it looks (its K strongest
+     keys, coloured by weight as the PNGs, the weight under each), a click pins it ---- */
+  var pv = null;
+  function passageHead(ps) { return ps.heads[Math.min(S.passageHead || 0, ps.heads.length - 1)]; }
+  function drawPassage() {
+    var p = ui.panels.passage, ps = data().passage;
+    if (!ps || !ps.heads || !ps.heads.length) { p.textContent = ''; pv = null; return; }
+    if (!pv || pv.ps !== ps) {
+      p.textContent = '';
+      pv = { ps: ps, lit: [] };
+      p.appendChild(el('p', { 'class': 'av-hint' }, 'The whole text. Point at a token (or click to pin it): the ' +
+        ps.k + ' tokens its row of the chosen head looks at most are coloured by their weight, the weight under each; ' +
+        'every weight is in the trace file. Colours of the PNGs: ')).appendChild(legend('viridis', '0', '1', 'weight 0 to 1, viridis'));
+      pv.bar = el('div', { 'class': 'av-timeline', id: 'av-passage-heads' });
+      p.appendChild(pv.bar);
+      pv.readout = el('div', { 'class': 'av-readout', id: 'av-passage-readout', 'aria-live': 'polite' });
+      p.appendChild(pv.readout);
+      pv.text = el('div', { 'class': 'av-passage av-scroll', id: 'av-passage-text' });
+      pv.spans = ps.tokens.map(function (t, i) {
+        var s = el('span', { 'class': 'av-tok', 'data-i': i }, t);
+        pv.text.appendChild(s);
+        pv.text.appendChild(document.createTextNode(' '));
+        return s;
+      });
+      pv.text.addEventListener('mouseover', function (e) {
+        var i = e.target.getAttribute && e.target.getAttribute('data-i');
+        if (i !== null && i !== undefined && S.passagePin === undefined) passageShow(+i);
+      });
+      pv.text.addEventListener('click', function (e) {
+        var i = e.target.getAttribute && e.target.getAttribute('data-i');
+        if (i === null || i === undefined) return;
+        S.passagePin = S.passagePin === +i ? undefined : +i;
+        passageShow(+i);
+      });
+      p.appendChild(pv.text);
+    }
+    pv.bar.textContent = '';
+    ps.heads.forEach(function (hd, k) {
+      var b = el('button', { type: 'button', 'aria-pressed': k === (S.passageHead || 0) ? 'true' : 'false' },
+                 hd.map + ' h' + hd.head + ': ' + hd.label);
+      b.addEventListener('click', function () { S.passageHead = k; drawPassage(); });
+      pv.bar.appendChild(b);
+    });
+    var q = S.passageQuery !== undefined ? S.passageQuery : ps.query > 0 && ps.query < ps.tokens.length ? ps.query : 0;
+    passageShow(q);
+    if (S.passageQuery === q && !pv.shown) { pv.shown = 1; pv.text.scrollTop = Math.max(0, pv.spans[q].offsetTop - 80); }
+  }
+  function passageShow(i) {
+    var ps = pv.ps, hd = passageHead(ps), t0 = performance.now();
+    pv.lit.forEach(function (s) { s.style.background = ''; s.style.color = ''; s.style.outline = ''; s.removeAttribute('data-w'); });
+    pv.lit = [];
+    var top = hd.top[i] || [], w = hd.w[i] || [];
+    top.forEach(function (j, r) {
+      var s = pv.spans[j], c = colour(w[r]);
+      s.style.background = 'rgb(' + c.join(',') + ')';
+      s.style.color = textOn(c);
+      s.setAttribute('data-w', w[r] < 0.005 ? '<.01' : w[r].toFixed(2).replace(/^0/, ''));
+      pv.lit.push(s);
+    });
+    var me = pv.spans[i];
+    me.style.outline = '3px solid #D55E00';
+    pv.lit.push(me);
+    S.passageQuery = i;
+    var keys = hd.map.indexOf('masked') >= 0 ? i + 1 : ps.tokens.length;
+    pv.readout.textContent = '“' + ps.tokens[i] + '” (' + i + ') in ' + hd.map + ' head ' + hd.head + ' looks most at ' +
+      top.slice(0, 3).map(function (j, r) {
+        return '“' + ps.tokens[j] + '” (' + j + ') ' + (w[r] >= 0.01 ? w[r].toFixed(2) : w[r].toPrecision(2)); }).join(', ') +
+      ' — the ' + top.length + ' strongest of ' + keys + ' keys coloured' + (S.passagePin !== undefined ? ' (pinned: click again to free)' : '');
+    pv.text.setAttribute('data-query', i);
+    pv.text.setAttribute('data-ms', (performance.now() - t0).toFixed(2));
+  }
+
   function drawDownloads() {
     var p = ui.panels.downloads, d = data();
     p.textContent = '';
@@ -930,11 +1003,12 @@
   var first = 0;
   while (!sets[first].maps.length) first++;
   document.getElementById('av-tab-generation').hidden = !sets.some(function (d) { return genSteps(d.generation); });
+  document.getElementById('av-tab-passage').hidden = !sets.some(function (d) { return d.passage; });
   var resizeT = 0;
   window.addEventListener('resize', function () { clearTimeout(resizeT); resizeT = setTimeout(drawTab, 150); });
   document.getElementById('av-tab-diff').hidden = !CMP;
   /* a comparison opens on its difference, a generation on its timeline */
-  S.tab = CMP ? 'diff' : genSteps(sets[first].generation) ? 'generation' : 'head';
+  S.tab = CMP ? 'diff' : genSteps(sets[first].generation) ? 'generation' : sets[first].passage ? 'passage' : 'head';
   for (var k in ui.panels) ui.panels[k].hidden = k !== S.tab;
   document.getElementById('av-tab-' + S.tab).setAttribute('aria-selected', 'true');
   chooseSet(first);
