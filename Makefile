@@ -96,7 +96,8 @@ $(BUILD)/%.o: %.c $(BUILD)/flags | $(DEPS_FIRST)
 # (no -ffast-math: the order of every float sum stays as written).  Only these
 # files: elsewhere -O3 buys nothing and adds false "may be used uninitialized".
 KERNEL_OPT ?= -O3
-KERNEL_OBJ := $(addprefix $(BUILD)/src/,core/tensor.o core/attention.o model/model.o model/model_backward.o)
+KERNEL_OBJ := $(addprefix $(BUILD)/src/,core/tensor.o core/attention.o model/model.o model/model_backward.o \
+                                        pipeline/longtext.o)
 $(KERNEL_OBJ): CFLAGS += $(KERNEL_OPT)
 # Never a fused multiply-add (clang contracts by default, and the AVX-512 and AVX2
 # builds of vecmat_tile in tensor.c could): every machine computes the same bits.

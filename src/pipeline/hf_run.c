@@ -86,6 +86,7 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     HfSteps all = {1, -1, -1, 0};
     int rc = hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen);
     r->t.sink = NULL;
+    if (rc == 0 && r->is_long) rc = longtext_wait(&r->lt, err, errlen);   /* the last layer's maps taken */
     if (rc) return -1;
     if (r->is_long) {
         char *js = longtext_summary_json(&r->lt);

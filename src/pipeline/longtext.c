@@ -3,10 +3,14 @@
 #include "core/errmsg.h"
 #include "core/strbuf.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ln x for x > 0 normal, to about 1e-6: x = 2^e · m, m in [1, 2), and
  * ln m = 2·atanh(u) = 2(u + u³/3 + u⁵/5 + …), u = (m − 1)/(m + 1) ≤ 1/3, nine
@@ -25,19 +29,69 @@ static inline float ln_fast(float x) {
     return (float)e * 0.69314718f + 2.0f * u * s;
 }
 
-/* One head's summary over its first n_real rows (weights T × T). */
-static LongHeadSummary summarize(const float *w, int T, int n_real) {
+/* 4 floats side by side (GCC's and clang's vector extension, SSE2 on any
+ * x86-64; each lane does the scalar code's operations in its order, so the
+ * sums are the same bits on every machine). */
+typedef float F4 __attribute__((vector_size(16)));
+typedef int I4 __attribute__((vector_size(16)));
+
+/* ln_fast on 4 lanes at once (x > 0). */
+static inline F4 ln_fast4(F4 x) {
+    I4 b = (I4)x;
+    I4 e = ((b >> 23) & 0xff) - 127;
+    F4 m = (F4)((b & 0x007fffff) | 0x3f800000);
+    F4 u = (m - 1.0f) / (m + 1.0f), u2 = u * u;
+    F4 s = u2 * (1.0f / 17) + 1.0f / 15;
+    s = s * u2 + 1.0f / 13; s = s * u2 + 1.0f / 11; s = s * u2 + 1.0f / 9; s = s * u2 + 1.0f / 7;
+    s = s * u2 + 1.0f / 5; s = s * u2 + 1.0f / 3; s = s * u2 + 1.0f;
+    return __builtin_convertvector(e, F4) * 0.69314718f + 2.0f * u * s;
+}
+
+/* Σ x, Σ x·j and Σ x·ln x over x = row[j], j in [from, to), in 4 lanes
+ * summed at the end in lane order (x ≤ 1e-30 adds 0 to the last).  out: the
+ * three sums. */
+static void row_sums(const float *row, int from, int to, float out[3]) {
+    F4 s0 = {0}, s1 = {0}, h = {0};
+    const F4 lane = {0, 1, 2, 3}, tiny = {1e-30f, 1e-30f, 1e-30f, 1e-30f};
+    int j = from;
+    for (; j + 4 <= to; j += 4) {
+        F4 x;
+        memcpy(&x, row + j, sizeof x);
+        I4 big = x > tiny;
+        F4 safe = (F4)((big & (I4)x) | (~big & (I4)tiny));
+        s0 += x;
+        s1 += x * (lane + (float)j);
+        h += (F4)(big & (I4)(x * ln_fast4(safe)));
+    }
+    float a0[4], a1[4], a2[4];
+    memcpy(a0, &s0, sizeof a0);
+    memcpy(a1, &s1, sizeof a1);
+    memcpy(a2, &h, sizeof a2);
+    for (int l = 0; j < to; j++, l++) {
+        float x = row[j];
+        a0[l] += x;
+        a1[l] += x * (float)j;
+        if (x > 1e-30f) a2[l] += x * ln_fast(x);
+    }
+    out[0] = out[1] = out[2] = 0;
+    for (int l = 0; l < 4; l++) out[0] += a0[l], out[1] += a1[l], out[2] += a2[l];
+}
+
+/* One head's summary over its first n_real rows (weights T × T; causal: a
+ * row's keys past its own position are 0 and not read).  Row i's distance
+ * Σ_j w_ij |i − j| is i·Σw − Σw·j over the keys before it and Σw·j − i·Σw
+ * over the keys from it on. */
+static LongHeadSummary summarize(const float *w, int T, int n_real, int causal) {
     double dist = 0, ent = 0, sink = 0;
     for (int i = 0; i < n_real; i++) {
         const float *r = w + (size_t)i * T;
-        float d = 0, h = 0;
-        for (int j = 0; j < T; j++) {
-            float x = r[j];
-            d += x * (float)(i > j ? i - j : j - i);
-            h -= x > 1e-30f ? x * ln_fast(x) : 0.0f;
-        }
-        dist += d;
-        ent += h;
+        float before[3], after[3] = {0, 0, 0};
+        row_sums(r, 0, i, before);
+        if (causal) row_sums(r, i, i + 1, after);
+        else row_sums(r, i, T, after);
+        float fi = (float)i;
+        dist += (double)(fi * before[0] - before[1]) + (double)(after[1] - fi * after[0]);
+        ent -= (double)before[2] + (double)after[2];
         sink += r[0];
     }
     float n = (float)(n_real > 0 ? n_real : 1);
@@ -85,10 +139,11 @@ static int summarize_map(LongText *lt, const TraceMap *m) {
         lt->cap_summary = cap;
     }
     LongHeadSummary *out = lt->summary + lt->n_summary;
+    int causal = !strcmp(m->kind, "masked_self");
 #ifdef _OPENMP
     #pragma omp parallel for schedule(dynamic, 1) if (H > 1)
 #endif
-    for (int h = 0; h < H; h++) out[h] = summarize(m->heads[h].weights, m->Tk, lt->n_real);
+    for (int h = 0; h < H; h++) out[h] = summarize(m->heads[h].weights, m->Tk, lt->n_real, causal);
     lt->n_summary += H;
     return 0;
 }
@@ -105,17 +160,59 @@ static int take_members(LongText *lt, const Trace *t) {
            trace_set_target(&lt->rows, (const char *const *)t->target_tokens, t->n_target);
 }
 
-/* The sink: m is complete.  Written, pooled, its kept rows copied, summed up,
- * then its matrices freed. */
+/* A map's work, on the worker thread while the forward pass computes the
+ * next layer: written, pooled, its kept rows copied, summed up, freed. */
+static int take_map(LongText *lt, TraceMap *m) {
+    if (lt->writing && trace_bin_add_map(&lt->bin, m, lt->job_err, sizeof lt->job_err)) return -1;
+    if (words_merge_map(&lt->blocks, m, &lt->pooled, lt->job_err, sizeof lt->job_err)) return -1;
+    if (keep_rows(lt, m) || summarize_map(lt, m)) return errmsg_set(lt->job_err, sizeof lt->job_err, "out of memory");
+    return 0;
+}
+
+static void *job_main(void *arg) {
+    LongText *lt = arg;
+#ifdef _OPENMP
+    omp_set_num_threads(1);   /* this thread's own regions: one thread beside the forward pass's */
+#endif
+    lt->job_rc = take_map(lt, &lt->job);
+    trace_drop_matrices(&lt->job);
+    free(lt->job.heads);
+    lt->job.heads = NULL;
+    return NULL;
+}
+
+int longtext_wait(LongText *lt, char *err, size_t errlen) {
+    if (lt->busy) {
+        pthread_join(lt->worker, NULL);
+        lt->busy = 0;
+    }
+    if (lt->job_rc) return errmsg_set(err, errlen, "%s", lt->job_err[0] ? lt->job_err : "out of memory");
+    return 0;
+}
+
+/* The sink: m is complete.  Its matrices go to the worker thread (the map
+ * keeps its names and tokens, which stay put until the trace is freed); the
+ * map before it must be done first, so at most two layers' maps are alive. */
 static int map_done(TraceSink *s, Trace *t, TraceMap *m) {
     LongText *lt = (LongText *)s;
+    if (longtext_wait(lt, s->err, sizeof s->err)) return -1;
     if (lt->pooled.n_maps == 0 && take_members(lt, t)) return errmsg_set(s->err, sizeof s->err, "out of memory");
     if (m->Tq != lt->T || m->Tk != lt->T)
         return errmsg_set(s->err, sizeof s->err, "map %s is %d × %d, not the text's %d tokens", m->id, m->Tq, m->Tk, lt->T);
-    if (lt->writing && trace_bin_add_map(&lt->bin, m, s->err, sizeof s->err)) return -1;
-    if (words_merge_map(&lt->blocks, m, &lt->pooled, s->err, sizeof s->err)) return -1;
-    if (keep_rows(lt, m) || summarize_map(lt, m)) return errmsg_set(s->err, sizeof s->err, "out of memory");
-    trace_drop_matrices(m);   /* the mask too, T² bytes a map: the pooled and kept maps have theirs */
+    TraceHead *fresh = calloc((size_t)(m->n_heads > 0 ? m->n_heads : 1), sizeof *fresh);
+    if (!fresh) return errmsg_set(s->err, sizeof s->err, "out of memory");
+    for (int h = 0; h < m->n_heads; h++) fresh[h].head = h;
+    lt->job = *m;                /* its matrices and mask now the job's */
+    m->heads = fresh;
+    m->mask = NULL;
+    lt->job.row_labels = NULL;   /* the map's own, not the job's to free */
+    lt->job_rc = 0;
+    lt->job_err[0] = 0;
+    if (pthread_create(&lt->worker, NULL, job_main, lt) != 0) {   /* no thread: here, now */
+        job_main(lt);
+        return longtext_wait(lt, s->err, sizeof s->err);
+    }
+    lt->busy = 1;
     return 0;
 }
 
@@ -258,6 +355,8 @@ char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, con
 
 void longtext_free(LongText *lt) {
     if (!lt) return;
+    char err[8];
+    longtext_wait(lt, err, sizeof err);
     if (lt->writing) trace_bin_abort(&lt->bin);
     free(lt->bin.tri);
     words_free(&lt->blocks);

@@ -13,8 +13,11 @@
  *      the --query token; LONGTEXT_ROWS at most) whole, in a trace of its own
  *      whose maps name each row's position (TraceMap.row_pos),
  *   4. sums up each head at full resolution (LongHeadSummary),
- * and then frees the map's matrices.  Memory: one layer's maps, the pooled
- * maps (at most LONGTEXT_CELLS² a head), the kept rows.  trace.bin holds the
+ * and then frees the map's matrices.  Steps 1–4 run on a thread of their own
+ * while the forward pass computes the next layer (trace.bin's 2 GB at 2,000
+ * tokens take seconds to write); longtext_wait waits for the last.  Memory:
+ * two layers' maps, the pooled maps (at most LONGTEXT_CELLS² a head), the kept
+ * rows.  trace.bin holds the
  * same bytes as when the whole trace is written at the end (tested).
  *
  * Ownership: a LongText owns its traces, blocks and writer; longtext_free
@@ -22,6 +25,7 @@
  * one line in err. */
 #ifndef ATTNVIZ_LONGTEXT_H
 #define ATTNVIZ_LONGTEXT_H
+#include <pthread.h>
 #include <stddef.h>
 #include "pipeline/words.h"
 #include "trace/trace.h"
@@ -52,6 +56,11 @@ typedef struct LongText {
     int n_wanted;            /* positions asked for (more than kept when over the cap) */
     LongHeadSummary *summary;/* (n_maps_cap × H) in map order                      */
     int n_summary, cap_summary;
+    pthread_t worker;        /* taking the last map handed over, while busy         */
+    int busy;
+    TraceMap job;            /* that map: its matrices, and names borrowed from the trace's */
+    int job_rc;
+    char job_err[512];
 } LongText;
 
 /* Starts streaming the maps the forward pass will add to t (sets t->sink):
@@ -60,6 +69,11 @@ typedef struct LongText {
  * be more); trace_path NULL writes no trace.  0, or -1 with err. */
 int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int n_real, const int *keep, int n_keep,
                    const char *trace_path, const TraceBinOptions *o, char *err, size_t errlen);
+
+/* Waits until the last map handed over is taken.  0, or -1 with err (what
+ * went wrong taking it).  Call it after the forward pass, before reading
+ * pooled, rows or summary. */
+int longtext_wait(LongText *lt, char *err, size_t errlen);
 
 /* Finishes trace.bin (when one is being written): its header gets the members
  * of `members` (model, tokens, sections) and the images of `images`.  0, or

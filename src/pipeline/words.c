@@ -107,12 +107,26 @@ int words_merged(const Words *w) {
     return w->n < w->n_pieces;
 }
 
-/* One head's weights (T, T) merged into words (n, n). */
-static void merge_weights(const Words *w, const float *a, float *out) {
+/* One head's weights (T, T) merged into words (n, n).  A word's pieces are
+ * consecutive, so each row is summed a word's span at a time; with a mask
+ * (mask_row's first `seen` keys may be attended, the rest not), the keys past
+ * a row's last attended one are 0 and not read (a long causal map: half). */
+static void merge_weights(const Words *w, const float *a, const unsigned char *mask, float *out) {
     int T = w->n_pieces, n = w->n;
     memset(out, 0, (size_t)n * n * sizeof *out);
-    for (int i = 0; i < T; i++)
-        for (int j = 0; j < T; j++) out[(size_t)w->word_of[i] * n + w->word_of[j]] += a[(size_t)i * T + j];
+    for (int i = 0; i < T; i++) {
+        const float *row = a + (size_t)i * T;
+        int last = T;   /* keys from `last` on are masked: weight 0 */
+        if (mask)
+            while (last > 0 && !mask[(size_t)i * T + last - 1]) last--;
+        float *o = out + (size_t)w->word_of[i] * n;
+        for (int K = 0; K < n && w->first[K] < last; K++) {
+            int end = w->first[K + 1] < last ? w->first[K + 1] : last;
+            float sum = 0;
+            for (int j = w->first[K]; j < end; j++) sum += row[j];
+            o[K] += sum;
+        }
+    }
     for (int Q = 0; Q < n; Q++) {
         float pieces = (float)(w->first[Q + 1] - w->first[Q]);
         for (int K = 0; K < n; K++) out[(size_t)Q * n + K] /= pieces;
@@ -147,7 +161,7 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
     #pragma omp parallel for schedule(dynamic, 1) if (rc == 0 && H > 1 && w->n_pieces >= 128)
 #endif
     for (int h = 0; h < H; h++)
-        if (rc == 0) merge_weights(w, m->heads[h].weights, buf + (size_t)h * cells);
+        if (rc == 0) merge_weights(w, m->heads[h].weights, m->mask, buf + (size_t)h * cells);
     for (int h = 0; rc == 0 && h < H; h++)
         if (trace_set_head(o, h, buf + (size_t)h * cells, NULL, NULL, NULL, NULL)) rc = errmsg_set(err, errlen, "out of memory");
     free(buf);
