@@ -59,7 +59,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf bench-generate bench-pictures model
+.PHONY: all deps test unit sanitize fuzz FORCE install uninstall clean help demo bench bench-train bench-hf bench-generate bench-pictures bench-long model
 
 all: $(BUILD)/attnviz
 
@@ -203,6 +203,8 @@ bench: $(BUILD)/attnviz
 	@$(MAKE) --no-print-directory bench-pictures
 	@echo "== generate: stories260K with a KV cache, attnviz beside PyTorch"
 	@$(MAKE) --no-print-directory bench-generate
+	@echo "== long texts: run on 2,000 and 400 tokens beside PyTorch"
+	@$(MAKE) --no-print-directory bench-long
 
 # Training tokens/s of attnviz beside PyTorch (python3-torch), same model, batches
 # and run, at two shapes with 1 and 2 threads; prints the ratios and peak memory
@@ -225,6 +227,12 @@ bench-hf: $(BUILD)/attnviz
 # command with and without pictures (tests/bench_generate.py).
 bench-generate: $(BUILD)/attnviz
 	@ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_generate.py
+
+# Long texts: run with its default options on 2,000 tokens (SmolLM2-135M's shape) and
+# 400 (GPT-2-small's) beside PyTorch's forward returning every map at one thread,
+# peak memory of both, and the page opened in Chromium (tests/bench_long.py).
+bench-long: $(BUILD)/attnviz
+	ATTNVIZ=$(abspath $(BUILD)/attnviz) /usr/bin/python3 tests/bench_long.py
 
 # Labelled per-head heatmaps: attnviz run beside PyTorch + matplotlib
 # (python3-matplotlib, own process), per picture (tests/bench_pictures.py).
@@ -287,6 +295,6 @@ clean:
 	rm -rf $(BUILD)
 
 help:
-	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf [QUICK=1] | make bench-pictures | make install [PREFIX=] [DESTDIR=] | make clean"
+	@echo "make deps | make | make test | make sanitize | make fuzz [FUZZ_SECONDS=30] | make bench | make bench-hf [QUICK=1] | make bench-pictures | make bench-long | make install [PREFIX=] [DESTDIR=] | make clean"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
