@@ -58,7 +58,7 @@ def one(ses, kind, name, d, words, filler, T, maps):
     print(f"{name}, {T} tokens, {maps} maps of {T} x {T}:")
     env1 = bc.thread_env(1)
     argv = bh.torch_argv(kind, d, 1, RUNS, ids)
-    print(f"    $ {bc.shell(argv, env1)}")
+    print(f"    $ {bc.shell(argv[:-1] + [f'<the {T} ids>'], env1)}")
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, env=env1, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, ru = os.wait4(p.pid, 0)

@@ -141,6 +141,15 @@ def test_long_text_links_read_the_kept_rows(tmp):
     w = view(os.path.join(out, "trace.bin"), start, mb["heads"][h]["weights"])
     assert f"{w[q, k]:.2f}" == weight, (w[q, k], weight)
     assert r.stdout.count(" → ") >= 1 and "(1981 characters)" not in r.stdout
+    # with pictures, the per-head heatmaps are those of the links' heads (the grid shows every head)
+    pics = os.path.join(tmp, "p")
+    r2 = run_ok("run", "--model", d, "--out", pics, text, timeout=300)
+    assert "heads not drawn as heatmaps: a long text draws its links' heads" in r2.stdout, r2.stdout
+    named = set(re.findall(r": (decoder\.\d+\.masked_self) head (\d+), weight", r2.stdout))
+    drawn = {(m.group(1), m.group(2)) for m in (re.fullmatch(r"(decoder\.\d+\.masked_self)\.h(\d+)\.png", f)
+                                               for f in os.listdir(pics)) if m}
+    assert drawn and drawn <= named, (drawn, named)
+    assert "grid.decoder.masked_self.png" in os.listdir(pics)
     assert re.search(r"… \(\d+ characters\)\n", r.stdout), "a long text is echoed cut, with its length"
 
 

@@ -33,6 +33,7 @@ typedef struct {
     const char *model, *tokenizer, *to, *target, *out, *query, *focus, *trace_mode, *layers, *heads, *ablate, *max_memory;
     const char *trace_format, *trace_precision;
     long max_pictures, lines_top, probe_length, probe_seed, long_from;
+    int max_pictures_given;
     int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide, pieces;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
@@ -85,7 +86,8 @@ static void run_usage(FILE *f) {
         "                    pictures and the page pool them into blocks (128 a side at most)\n"
         "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
         "  --heads LIST      draw only these heads, e.g. 0-3 (default: all)\n"
-        "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap)\n"
+        "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap; a long text draws\n"
+        "                    only its links' heads unless this, --layers or --heads is given)\n"
         "  --lines-top K     lines views draw each token's K strongest links (default: all;\n"
         "                    8 for GPT-2 / BERT folders)\n"
         "  --pieces          a subword model's pronoun report and lines views in its tokens\n"
@@ -197,6 +199,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
                                  {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647},
                                  {"--long-from", &a->long_from, 0, 1000000}};
+        if (!strcmp(arg, "--max-pictures")) a->max_pictures_given = 1;
         int taken = cli_take_option(argc, argv, &i, opts, (int)(sizeof opts / sizeof opts[0]), "run");
         if (!taken) taken = cli_take_long(argc, argv, &i, longs, 5, "run");
         if (taken < 0) return -1;
@@ -274,6 +277,7 @@ static void pictures_choose(PictureSpec *ps, const RunArgs *a) {
     if (a->layers) { ps->layer_on = a->layer_on; ps->n_layer_on = RUN_MAX_LIST; }
     if (a->heads) { ps->head_on = a->head_on; ps->n_head_on = RUN_MAX_LIST; }
     ps->max_heatmaps = (int)a->max_pictures;
+    ps->chosen_heads = a->layers || a->heads || a->max_pictures_given;   /* else a long text draws its links' heads */
     ps->lines_top = a->lines_top > 0 ? (int)a->lines_top : -1;   /* -1: the model's default */
 }
 
@@ -320,6 +324,9 @@ static int show_sentence(Run *r, int i, const char *dir) {
                "float32); NumPy reads it as docs/trace-format.md shows; --trace-format json writes JSON anyway\n",
                rep.trace_json_bytes >> 20, TRACE_JSON_MAX_BYTES >> 20);
     if (rc != 0) cli_error("%s", r->err);
+    else if (rep.n_heatmaps_skipped > 0 && !a->quiet && rep.links_heads_only)
+        printf("  %d heads not drawn as heatmaps: a long text draws its links' heads (the grid, head_summary.png and "
+               "the page show every head; --max-pictures N draws the first N)\n", rep.n_heatmaps_skipped);
     else if (rep.n_heatmaps_skipped > 0 && !a->quiet)
         printf("  %d heads not drawn as heatmaps (at most %ld; --max-pictures, --layers, --heads); the grid shows "
                "them all\n", rep.n_heatmaps_skipped, a->max_pictures);

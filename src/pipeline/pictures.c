@@ -633,6 +633,17 @@ static int picture_threads(void) {
 
 /* The chosen heads up to the cap (--max-pictures; the rest counted in
  * w->skipped), with their texts.  Returns how many, or -1 out of memory. */
+/* A long text with no heads chosen draws the heatmaps of its links' heads and
+ * the strip's only: pooled, the others add little the grid does not show. */
+static int links_heads_only(const PictureSpec *ps) { return ps->stream && !ps->chosen_heads; }
+
+static int link_head(const PictureSpec *ps, int map, int head) {
+    if (ps->focus_map == map && ps->focus_head == head) return 1;
+    for (int k = 0; k < ps->n_links; k++)
+        if (ps->links[k].view.link.map == map && ps->links[k].view.link.head == head) return 1;
+    return 0;
+}
+
 static int head_jobs(Show *w, HeadJob **out) {
     int total = 0, n = 0;
     for (int i = 0; i < w->t->n_maps; i++) total += w->t->maps[i].n_heads;
@@ -644,6 +655,7 @@ static int head_jobs(Show *w, HeadJob **out) {
         for (int h = 0; h < m->n_heads; h++) {
             if (!head_chosen(w->ps, h)) continue;
             if (w->ps->max_heatmaps > 0 && n >= w->ps->max_heatmaps) { w->skipped++; continue; }
+            if (links_heads_only(w->ps) && !link_head(w->ps, i, h)) { w->skipped++; continue; }
             jobs[n] = (HeadJob){.m = m, .h = h};
             head_job_texts(w, &jobs[n++]);
         }
@@ -673,9 +685,14 @@ static int every_head(Show *w) {
     }
     free(jobs);
     if (rc == 0 && w->skipped > 0) {
-        char note[256];
-        snprintf(note, sizeof note, "%d more heads were not drawn: at most %d heatmaps per run (--max-pictures; "
-                 "--layers and --heads choose which).", w->skipped, w->ps->max_heatmaps);
+        char note[320];
+        if (links_heads_only(w->ps))
+            snprintf(note, sizeof note, "%d more heads were not drawn: a long text draws the heatmaps of its links' "
+                     "heads (the grid, head_summary.png and the interactive views show every head; --max-pictures N "
+                     "draws the first N).", w->skipped);
+        else
+            snprintf(note, sizeof note, "%d more heads were not drawn: at most %d heatmaps per run (--max-pictures; "
+                     "--layers and --heads choose which).", w->skipped, w->ps->max_heatmaps);
         html_raw(w->pg, "<p>");
         html_text(w->pg, note);
         html_raw(w->pg, "</p>\n");
@@ -831,6 +848,7 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     rep->ms_pictures = now_ms() - t0;
     rep->n_pictures = t->n_images;
     rep->n_heatmaps_skipped = w.skipped;
+    rep->links_heads_only = links_heads_only(ps);
     /* the page keeps the focus head's steps too, for its step-through */
     PageFocus focus = {ps->focus_map, ps->focus_head, page_query_row(ps, t)};
     const char *file = ps->no_trace ? "trace.json" : rep->trace_file;

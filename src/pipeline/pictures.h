@@ -39,6 +39,7 @@ typedef struct {
     char trace_file[16];      /* "trace.json", "trace.bin", or "" (--trace none) */
     int trace_switched;       /* 1: trace.bin because trace.json would pass TRACE_JSON_MAX_BYTES */
     size_t trace_json_bytes;  /* trace_json_estimate of this trace when it chose (auto), else 0 */
+    int links_heads_only;     /* 1: heatmaps of the links' heads only (a long text)     */
     int long_tokens;          /* a long text's tokens (its maps streamed, longtext.h), else 0 */
     int long_block;           /* and the tokens a pooled block holds                 */
 } PictureReport;

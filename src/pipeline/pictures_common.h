@@ -48,6 +48,9 @@ typedef struct {
     const unsigned char *layer_on; int n_layer_on;  /* 1 = draw layer l; NULL: every layer */
     const unsigned char *head_on;  int n_head_on;   /* 1 = draw head h; NULL: every head   */
     int max_heatmaps;         /* per-head heatmaps at most (in map order); 0: no cap   */
+    int chosen_heads;         /* 1: --layers, --heads or --max-pictures was given; 0: a
+                                 long text (stream) draws only the heatmaps of its links'
+                                 heads and the strip's (the grid shows every head)        */
     int lines_top;            /* lines views: the query and its k strongest keys; 0: all */
     int no_trace;             /* 1: no trace.json (--trace none)                       */
     int trace_format;         /* PICTURES_TRACE_AUTO: trace.json up to TRACE_JSON_MAX_BYTES
