@@ -235,3 +235,32 @@ def test_the_page_of_a_long_text_opens_on_its_passage_and_hovering_draws_links(t
     for i, w, bg in hover["lit"]:
         assert w == ("<.01" if row[i] < 0.005 else f"{row[i]:.2f}".lstrip("0")), (i, w, row[i])
     assert f"in {mid} head {head} looks most at" in hover["readout"] and "16 strongest of" in hover["readout"]
+
+
+def test_window_draws_part_of_a_long_text_whole(tmp):
+    """--window FROM:TO: the page's maps are trace.bin's square of the window, the pictures
+    say so; bad windows get one line and leave --out untouched."""
+    from helpers import run_err
+    d = gpt2(tmp, L=2, H=4)
+    text = " ".join([TEXT] * 20)
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--max-pictures", "1", "--window", "100:160", text, timeout=300)
+    assert "the pictures and the page draw tokens 100-160 whole (--window)" in r.stdout, r.stdout
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    page = page_maps(os.path.join(out, "index.html"))
+    for mb in header["maps"]:
+        for h, hd in enumerate(mb["heads"]):
+            full = view(os.path.join(out, "trace.bin"), start, hd["weights"])
+            got, pm = page[(mb["id"], h)]
+            assert np.array_equal(got, full[100:161, 100:161]), (mb["id"], h)
+            assert pm["queries"] == header["target_tokens"][100:161]
+    html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    T = len(header["target_tokens"])
+    assert f"tokens 100-160 of {T} at full resolution (--window)" in html
+    for bad, said in (("5:3", "FROM:TO"), ("a:b", "FROM:TO"), (f"0:{T}", f"outside the text's {T} tokens"),
+                      ("0:600", "outside"), ("10:600", "outside")):
+        e = run_err("run", "--model", d, "--out", os.path.join(tmp, "bad"), "--window", bad, text)
+        assert said in e.stderr and len(e.stderr.strip().splitlines()) == 1, e.stderr
+        assert not os.path.exists(os.path.join(tmp, "bad"))
+    e = run_err("run", "--out", os.path.join(tmp, "bad"), "--window", "0:3", "the cat sat on the mat .")
+    assert "translator" in e.stderr, e.stderr

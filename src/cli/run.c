@@ -34,6 +34,8 @@ typedef struct {
     const char *trace_format, *trace_precision;
     long max_pictures, lines_top, probe_length, probe_seed, long_from;
     int max_pictures_given;
+    const char *window;
+    int win_from, win_to;
     int batch, quiet, no_pictures, timing, importance, attribution, no_mask, head_roles, slide, pieces;
     unsigned char layer_on[RUN_MAX_LIST], head_on[RUN_MAX_LIST];
     const char *sentences[RUN_MAX_SENTENCES];
@@ -84,6 +86,8 @@ static void run_usage(FILE *f) {
         "  --long-from N     a text of more than N tokens (default 256; 0: never) is streamed:\n"
         "                    each layer's maps go to trace.bin as they are made, and the\n"
         "                    pictures and the page pool them into blocks (128 a side at most)\n"
+        "  --window FROM:TO  draw tokens FROM to TO of a long text whole, instead of pooled (at\n"
+        "                    most 512; a row's weights on keys before FROM are left out)\n"
         "  --layers LIST     draw only these layers, e.g. 0,5-7 (default: all)\n"
         "  --heads LIST      draw only these heads, e.g. 0-3 (default: all)\n"
         "  --max-pictures N  at most N per-head heatmaps (default 64; 0: no cap; a long text draws\n"
@@ -195,7 +199,7 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
             {"--model", &a->model}, {"--tokenizer", &a->tokenizer}, {"--to", &a->to}, {"--target", &a->target}, {"--out", &a->out},
             {"--query", &a->query}, {"--focus", &a->focus}, {"--trace", &a->trace_mode}, {"--layers", &a->layers},
             {"--heads", &a->heads}, {"--ablate", &a->ablate}, {"--max-memory", &a->max_memory},
-            {"--trace-format", &a->trace_format}, {"--trace-precision", &a->trace_precision}};
+            {"--trace-format", &a->trace_format}, {"--trace-precision", &a->trace_precision}, {"--window", &a->window}};
         const CliLong longs[] = {{"--max-pictures", &a->max_pictures, 0, 100000}, {"--lines-top", &a->lines_top, 1, 4096},
                                  {"--probe-length", &a->probe_length, 2, 100000}, {"--probe-seed", &a->probe_seed, 0, 2147483647},
                                  {"--long-from", &a->long_from, 0, 1000000}};
@@ -247,6 +251,18 @@ static int parse_args(RunArgs *a, int argc, char **argv) {
     if (!strcmp(a->trace_precision, "f16") && !strcmp(a->trace_format, "json")) {
         cli_error("--trace-precision f16 halves trace.bin; trace.json keeps every float32 (drop one of the two)");
         return -1;
+    }
+    if (a->window) {
+        int n = 0;
+        if (sscanf(a->window, "%d:%d%n", &a->win_from, &a->win_to, &n) != 2 || a->window[n] || a->win_from < 0 ||
+            a->win_to < a->win_from) {
+            cli_error("--window '%s' must be FROM:TO, two token positions with FROM <= TO (e.g. 120:180)", a->window);
+            return -1;
+        }
+        if (!strcmp(a->trace_format, "json")) {
+            cli_error("--window draws a text streamed to trace.bin; leave out --trace-format json");
+            return -1;
+        }
     }
     if (parse_list("--layers", a->layers, a->layer_on) || parse_list("--heads", a->heads, a->head_on)) return -1;
     char err[256];
@@ -315,7 +331,11 @@ static int show_sentence(Run *r, int i, const char *dir) {
     r->ms_trace += rep.ms_trace;
     r->n_pictures += rep.n_pictures;
     snprintf(r->trace_file, sizeof r->trace_file, "%s", rep.trace_file);
-    if (rc == 0 && rep.long_tokens && !a->quiet)
+    if (rc == 0 && rep.long_tokens && !a->quiet && rep.long_from >= 0)
+        printf("  long text (%d tokens): each layer's maps went to %s as they were made; the pictures and the "
+               "page draw tokens %d-%d whole (--window)\n", rep.long_tokens,
+               *rep.trace_file ? rep.trace_file : "the drawn maps only (--trace none)", rep.long_from, rep.long_to);
+    else if (rc == 0 && rep.long_tokens && !a->quiet)
         printf("  long text (%d tokens): each layer's maps went to %s as they were made; the pictures and the "
                "page pool them in blocks of %d tokens (--long-from 0 keeps them whole)\n", rep.long_tokens,
                *rep.trace_file ? rep.trace_file : "the pooled maps only (--trace none)", rep.long_block);
@@ -386,6 +406,7 @@ int cli_run(int argc, char **argv) {
                      .trace_format = !strcmp(a.trace_format, "json") ? PICTURES_TRACE_JSON
                                    : !strcmp(a.trace_format, "bin") ? PICTURES_TRACE_BIN : PICTURES_TRACE_AUTO,
                      .trace_f16 = !strcmp(a.trace_precision, "f16"), .long_from = (int)a.long_from,
+                     .window = a.window != NULL, .win_from = a.win_from, .win_to = a.win_to,
                      .trace = !strcmp(a.trace_mode, "none") ? HF_TRACE_NONE : !strcmp(a.trace_mode, "steps") ? HF_TRACE_STEPS
                                                                                                       : HF_TRACE_WEIGHTS};
     if (check_choice(&a, r.net.shape.n_layer, r.net.shape.n_head) != 0) goto cleanup;

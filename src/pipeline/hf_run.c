@@ -80,9 +80,11 @@ int hf_run_forward(HfRun *r, HfFile *f, const HfRunSpec *spec, char *err, size_t
     trace_init(&r->t);
     if (hf_file_encode(f, spec->text, &r->in, err, errlen) || hf_file_pad(f, &r->in, spec->pad_to, err, errlen))
         return -1;
-    r->is_long = spec->stream_dir && spec->long_from > 0 && r->in.n > spec->long_from;
+    r->is_long = spec->stream_dir && ((spec->long_from > 0 && r->in.n > spec->long_from) || spec->window);
     if (hf_run_check_size(f, r->in.n, spec, r->is_long, err, errlen)) return -1;
-    if (r->is_long && stream_begin(r, &r->t, spec, err, errlen)) return -1;
+    if (r->is_long && (stream_begin(r, &r->t, spec, err, errlen) ||
+                       (spec->window && longtext_set_window(&r->lt, spec->win_from, spec->win_to, err, errlen))))
+        return -1;
     HfSteps all = {1, -1, -1, 0};
     int rc = hf_file_forward(f, &r->in, &r->t, spec->trace == HF_TRACE_STEPS ? &all : NULL, err, errlen);
     r->t.sink = NULL;
@@ -137,7 +139,8 @@ static int passage(HfRun *r, const PictureSpec *ps, char *err, size_t errlen) {
     }
     int query = ps->n_links > 0 ? ps->links[0].q : 0;
     char *js = longtext_passage_json(&r->lt, maps, heads, labels, n, query, err, errlen);
-    return js ? trace_take_section(&r->lt.pooled, "passage", js) ? errmsg_set(err, errlen, "out of memory") : 0 : -1;
+    return js ? trace_take_section(longtext_drawn(&r->lt), "passage", js) ? errmsg_set(err, errlen, "out of memory") : 0
+              : -1;
 }
 
 int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, char *err, size_t errlen) {
@@ -146,8 +149,8 @@ int hf_run_pictures(HfRun *r, HfFile *f, PictureSpec *ps, PictureReport *rep, ch
         if (!ps->no_pictures && strip_steps(r, f, ps->focus_map, ps->focus_head, err, errlen)) return -1;
         return pictures_show_sentence(ps, &r->s, &r->t, rep, err, errlen);
     }
-    /* a long text: pictures and the page of the pooled maps, trace.bin finished with t's members */
-    Trace *p = &r->lt.pooled;
+    /* a long text: pictures and the page of the pooled maps (or the --window), trace.bin finished with t's members */
+    Trace *p = longtext_drawn(&r->lt);
     for (int i = 0; i < r->t.n_sections; i++)
         if (trace_set_section(p, r->t.section_names[i], r->t.section_json[i])) return errmsg_set(err, errlen, "out of memory");
     if (r->lt.writing && passage(r, ps, err, errlen)) return -1;

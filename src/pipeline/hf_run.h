@@ -42,6 +42,7 @@ typedef struct {
     int trace_f16;               /* trace.bin's weights in half precision              */
     const char *query;           /* the token whose rows a long text keeps; NULL: pronouns */
     int long_from;               /* streamed past this many tokens (LONGTEXT_FROM); 0: never */
+    int window, win_from, win_to;/* --window FROM:TO (window 1): streamed, drawn whole there */
 } HfRunSpec;
 
 typedef struct {

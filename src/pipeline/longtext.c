@@ -152,7 +152,11 @@ static int summarize_map(LongText *lt, const TraceMap *m) {
  * share (the forward pass sets them after longtext_begin). */
 static int take_members(LongText *lt, const Trace *t) {
     const char *const *lab = (const char *const *)lt->blocks.labels;
-    int nb = lt->blocks.n;
+    int nb = lt->blocks.n, a = lt->win_from, n = lt->win_to - a + 1;
+    if (a >= 0 && (trace_set_model_json(&lt->window, t->json_model) ||
+                   (t->n_source && trace_set_source(&lt->window, (const char *const *)t->source_tokens + a, n)) ||
+                   (t->n_target && trace_set_target(&lt->window, (const char *const *)t->target_tokens + a, n))))
+        return -1;
     return trace_set_model_json(&lt->pooled, t->json_model) ||
            trace_set_source(&lt->pooled, lab, t->n_source ? nb : 0) ||
            trace_set_target(&lt->pooled, lab, t->n_target ? nb : 0) ||
@@ -160,12 +164,37 @@ static int take_members(LongText *lt, const Trace *t) {
            trace_set_target(&lt->rows, (const char *const *)t->target_tokens, t->n_target);
 }
 
+/* The window's square of m into lt->window. */
+static int keep_window(LongText *lt, const TraceMap *m) {
+    int a = lt->win_from, n = lt->win_to - a + 1, T = m->Tk;
+    unsigned char *mask = m->mask ? malloc((size_t)n * n) : NULL;
+    float *buf = malloc((size_t)n * n * sizeof *buf);
+    if ((m->mask && !mask) || !buf) { free(mask); free(buf); return -1; }
+    for (int i = 0; mask && i < n; i++) memcpy(mask + (size_t)i * n, m->mask + (size_t)(a + i) * T + a, (size_t)n);
+    TraceMap *o = trace_add_map(&lt->window, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer,
+                                                             .kind = m->kind, .queries = (const char *const *)m->queries + a,
+                                                             .Tq = n, .keys = (const char *const *)m->keys + a, .Tk = n,
+                                                             .d_k = m->d_k, .Dv = m->Dv, .mask = mask,
+                                                             .mask_fill = m->mask_fill, .n_heads = m->n_heads,
+                                                             .n_kv_heads = m->n_kv_heads, .score_scale = m->score_scale});
+    int rc = o ? 0 : -1;
+    for (int h = 0; h < m->n_heads && rc == 0; h++) {
+        for (int i = 0; i < n; i++)
+            memcpy(buf + (size_t)i * n, m->heads[h].weights + (size_t)(a + i) * T + a, (size_t)n * sizeof *buf);
+        rc = trace_set_head(o, h, buf, NULL, NULL, NULL, NULL);
+    }
+    free(mask);
+    free(buf);
+    return rc;
+}
+
 /* A map's work, on the worker thread while the forward pass computes the
  * next layer: written, pooled, its kept rows copied, summed up, freed. */
 static int take_map(LongText *lt, TraceMap *m) {
     if (lt->writing && trace_bin_add_map(&lt->bin, m, lt->job_err, sizeof lt->job_err)) return -1;
     if (words_merge_map(&lt->blocks, m, &lt->pooled, lt->job_err, sizeof lt->job_err)) return -1;
-    if (keep_rows(lt, m) || summarize_map(lt, m)) return errmsg_set(lt->job_err, sizeof lt->job_err, "out of memory");
+    if (keep_rows(lt, m) || summarize_map(lt, m) || (lt->win_from >= 0 && keep_window(lt, m)))
+        return errmsg_set(lt->job_err, sizeof lt->job_err, "out of memory");
     return 0;
 }
 
@@ -240,6 +269,8 @@ int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int
     memset(lt, 0, sizeof *lt);
     trace_init(&lt->pooled);
     trace_init(&lt->rows);
+    trace_init(&lt->window);
+    lt->win_from = lt->win_to = -1;
     lt->sink.map_done = map_done;
     lt->T = T;
     lt->n_real = n_real;
@@ -257,6 +288,25 @@ int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int
     }
     t->sink = &lt->sink;
     return 0;
+}
+
+int longtext_set_window(LongText *lt, int from, int to, char *err, size_t errlen) {
+    if (from < 0 || to < from || to >= lt->T)
+        return errmsg_set(err, errlen, "--window %d:%d is outside the text's %d tokens (0 to %d)", from, to, lt->T,
+                          lt->T - 1);
+    if (to - from + 1 > LONGTEXT_WINDOW)
+        return errmsg_set(err, errlen, "--window %d:%d holds %d tokens; a window draws at most %d", from, to,
+                          to - from + 1, LONGTEXT_WINDOW);
+    lt->win_from = from;
+    lt->win_to = to;
+    return 0;
+}
+
+Trace *longtext_drawn(LongText *lt) { return lt->win_from >= 0 ? &lt->window : &lt->pooled; }
+
+int longtext_row(const LongText *lt, int q) {
+    if (lt->win_from < 0) return q / lt->block;
+    return q >= lt->win_from && q <= lt->win_to ? q - lt->win_from : -1;
 }
 
 int longtext_end(LongText *lt, const Trace *members, const Trace *images, char *err, size_t errlen) {
@@ -362,6 +412,7 @@ void longtext_free(LongText *lt) {
     words_free(&lt->blocks);
     trace_free(&lt->pooled);
     trace_free(&lt->rows);
+    trace_free(&lt->window);
     free(lt->summary);
     memset(lt, 0, sizeof *lt);
 }

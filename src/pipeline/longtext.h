@@ -51,6 +51,8 @@ typedef struct LongText {
     Words blocks;            /* token → block, labels "12-23 the"                  */
     Trace pooled;            /* every map pooled into blocks                       */
     Trace rows;              /* every map, the kept rows only (row_pos)            */
+    int win_from, win_to;    /* --window: tokens win_from … win_to kept whole; -1: none */
+    Trace window;            /* every map's square of the window's rows and keys   */
     int keep[LONGTEXT_ROWS]; /* positions whose rows are kept                      */
     int n_keep;
     int n_wanted;            /* positions asked for (more than kept when over the cap) */
@@ -69,6 +71,20 @@ typedef struct LongText {
  * be more); trace_path NULL writes no trace.  0, or -1 with err. */
 int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int n_real, const int *keep, int n_keep,
                    const char *trace_path, const TraceBinOptions *o, char *err, size_t errlen);
+
+/* Keeps tokens from … to (0 <= from <= to < T, at most LONGTEXT_WINDOW of them)
+ * whole in lt->window: each map's rows and keys of the window, which the
+ * pictures and the page then draw instead of the pooled maps (a row's weights
+ * on the keys before the window are left out).  Before the forward pass.
+ * 0, or -1 with err. */
+#define LONGTEXT_WINDOW 512
+int longtext_set_window(LongText *lt, int from, int to, char *err, size_t errlen);
+
+/* What the pictures and the page draw: the window when one is set, else the
+ * pooled maps; and the row of those maps that holds position q (its block,
+ * or q − from in the window; -1 outside the window). */
+Trace *longtext_drawn(LongText *lt);
+int longtext_row(const LongText *lt, int q);
 
 /* Waits until the last map handed over is taken.  0, or -1 with err (what
  * went wrong taking it).  Call it after the forward pass, before reading

@@ -115,10 +115,16 @@ static const char *world_note(const Show *w, const TraceMap *m, int grid, int sh
     const char *out = w->ps->outside && *w->ps->outside ? (short_form ? "outside training data" : w->ps->outside) : "";
     char from[900] = "", pool[300] = "";
     if (w->ps->origin) origin_note(w->ps->origin, grid ? NULL : m, from, sizeof from);
-    if (w->ps->stream)
+    const LongText *lt = w->ps->stream;
+    if (lt && lt->win_from >= 0)
+        snprintf(pool, sizeof pool, short_form ? " · tokens %d-%d of %d (--window)" :
+                 " · tokens %d-%d of %d at full resolution (--window): a row's weights on the keys before the window "
+                 "are not drawn, so it sums to less than 1 (every weight is in trace.bin)", lt->win_from, lt->win_to,
+                 lt->T);
+    else if (lt)
         snprintf(pool, sizeof pool, short_form ? " · %d tokens pooled in blocks of %d" :
                  " · %d tokens pooled in blocks of %d: a block's row is its tokens' rows averaged, each summed over "
-                 "the other block's tokens (every weight is in trace.bin)", w->ps->stream->T, w->ps->stream->block);
+                 "the other block's tokens (every weight is in trace.bin)", lt->T, lt->block);
     snprintf(buf, n, "%s%s%s%s%s%s", *copy ? " · " : "", copy, *out ? " · " : "", out, from, pool);
     return buf;
 }
@@ -341,16 +347,20 @@ static int query_views(Show *w, int q, const LinksView *v) {
              w->ps->words ? " · in words: pieces merged" : "", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
     const TraceMap *hm_map = m;
     int hm_row = q;
-    if (w->ps->stream) {   /* the kept rows are no heatmap: the pooled head, q's block outlined */
+    if (w->ps->stream) {   /* the kept rows are no heatmap: the drawn head (pooled, or the window), q's row outlined */
         char pool[300];
         hm_map = &w->t->maps[L->map];
-        hm_row = q / w->ps->stream->block;
+        hm_row = longtext_row(w->ps->stream, q);
+        if (hm_row < 0) return 0;   /* outside the --window: its lines view says it all */
         size_t k = strlen(sub);
         snprintf(sub + k, sizeof sub - k, "%s", world_note(w, hm_map, 0, 1, pool, sizeof pool));
     }
     RenderHeatmap hm = mapview_weights_heatmap(hm_map, L->head, title, sub, hm_row);
     if (write_heatmap(w, file, &hm, hm_map, L->head)) return -1;
-    if (w->ps->stream)
+    if (w->ps->stream && w->ps->stream->win_from >= 0)
+        html_figure(w->pg, file, "The same head over the --window's tokens, the token's row outlined.",
+                    "Cùng head đó trên các token của --window, hàng của token được viền.", NULL);
+    else if (w->ps->stream)
         html_figure(w->pg, file, "The same head pooled into blocks of tokens, the block of the token's row outlined.",
                     "Cùng head đó gộp thành khối token, khối chứa hàng của token được viền.", NULL);
     else if (w->ps->words)
@@ -809,7 +819,7 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
     if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
     const TraceMap *m = &t->maps[ps->focus_map];
     const LinksFound *f = ps->n_links > 0 ? &ps->links[0] : NULL;
-    if (ps->stream) return f ? f->q / ps->stream->block : -1;   /* its block */
+    if (ps->stream) return f ? longtext_row(ps->stream, f->q) : -1;   /* its block, or its row in the window */
     const Trace *lt = ps->words ? ps->words : t;   /* the links count words when the pieces were merged */
     if (f && f->view.link.map >= 0 && f->view.link.map < lt->n_maps && f->q < lt->maps[f->view.link.map].Tq) {
         const char *word = lt->maps[f->view.link.map].queries[f->q];
@@ -859,6 +869,8 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     if (r == 0 && ps->stream) {
         rep->long_tokens = ps->stream->T;
         rep->long_block = ps->stream->block;
+        rep->long_from = ps->stream->win_from;
+        rep->long_to = ps->stream->win_to;
         r = longtext_end(ps->stream, ps->stream_members, t, err, errlen);
     } else if (r == 0 && !ps->no_trace) {
         snprintf(path, sizeof path, "%s/%s", ps->dir, file);

@@ -42,6 +42,7 @@ typedef struct {
     int links_heads_only;     /* 1: heatmaps of the links' heads only (a long text)     */
     int long_tokens;          /* a long text's tokens (its maps streamed, longtext.h), else 0 */
     int long_block;           /* and the tokens a pooled block holds                 */
+    int long_from, long_to;   /* the --window drawn whole, or -1                      */
 } PictureReport;
 
 /* Draws every picture of sentence s from its trace t (which gains the image

@@ -49,6 +49,9 @@ static int own_begin(Reading *rd, char *err, size_t errlen) {
     ModelFile *mf = &rd->net->mf;
     model_file_coref_head(mf, &rd->coref);
     if (a->no_language_mask) model_file_no_language_mask(mf);
+    if (a->window)
+        return errmsg_set(err, errlen, "--window draws part of a long text through a GPT-2, BERT or Llama-family "
+                          "model; the translator's sentences are drawn whole");
     if (!(rd->net->caps & NET_TRANSLATES))
         return errmsg_set(err, errlen, "run needs an encoder–decoder model; %s is %s", mf->path,
                           model_arch_name(mf->m.config.arch));
@@ -388,7 +391,8 @@ static int family_sentence(Reading *rd, int i, const char *dir, char *err, size_
     rd->hf_ready = rd->has_imp = rd->has_attr = 0;
     HfRunSpec spec = {.text = rd->texts[i], .trace = a->trace, .no_pictures = a->no_pictures, .pad_to = rd->pad_to,
                       .stream_dir = a->trace_format == PICTURES_TRACE_JSON ? NULL : dir, .trace_f16 = a->trace_f16,
-                      .query = a->query, .long_from = a->long_from};
+                      .query = a->query, .long_from = a->long_from, .window = a->window, .win_from = a->win_from,
+                      .win_to = a->win_to};
     double t0 = now_ms();
     if (hf_run_forward(&rd->hf, f, &spec, err, errlen)) return -1;
     if (a->attribution && family_attribution(rd, err, errlen)) return -1;

@@ -55,6 +55,7 @@ typedef struct {
     int trace_format;          /* PICTURES_TRACE_AUTO, _JSON or _BIN (pictures_common.h) */
     int trace_f16;             /* trace.bin's weights in half precision               */
     int long_from;             /* a text past this many tokens is streamed (longtext.h); 0: never */
+    int window, win_from, win_to; /* --window FROM:TO (window 1): a streamed text drawn whole there */
     int no_pictures;
     int no_language_mask;      /* the translator decodes without its language masks  */
     const char *ablate;        /* heads to knock out, "MAP.H[,MAP.H…]", or NULL       */
