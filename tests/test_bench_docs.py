@@ -1,5 +1,5 @@
 """The speed figures in the docs are the last quiet bench's (issue 41): `make bench-hf`,
-`make bench-pictures`, `make bench-train` and `make bench-generate` record a run that got
+`make bench-pictures`, `make bench-train`, `make bench-generate` and `make bench-long` record a run that got
 a verdict in docs/bench/NAME.json (tests/bench_common.py); docs/own-model.md and its
 Vietnamese twin must quote each recorded figure as it is (seconds to the millisecond,
 ratios to the hundredth), with the record's date and commit. A figure edited by hand, or
@@ -68,6 +68,19 @@ def generate_figures(F, lang):
     return out
 
 
+def long_figures(F, lang):
+    out = []
+    for name, T in (("SmolLM2-135M", 2000), ("GPT-2-small", 400)):
+        f = F[f"{name} {T} PyTorch forward"]
+        out += [fmt(f["median"], 3, lang) + " s", fmt(f["peak_gb"], 2, lang) + " GB"]
+        for n in ("1 thread", "2 threads"):
+            f = F[f"{name} {T} run {n}"]
+            out += [fmt(f["median"], 3, lang) + " s", fmt(f["ratio"], 2, lang) + "×", fmt(f["peak_gb"], 2, lang) + " GB"]
+        if f"{name} {T} page" in F:
+            out.append(f"{F[f'{name} {T} page']['open_ms']} ms")
+    return out
+
+
 def check(name, figures):
     want = quoted(name, figures)
     for lang, path in DOCS.items():
@@ -90,6 +103,10 @@ def test_docs_quote_the_training_bench():
 
 def test_docs_quote_the_generate_bench():
     check("generate", generate_figures)
+
+
+def test_docs_quote_the_long_text_bench():
+    check("long", long_figures)
 
 
 def test_the_records_come_from_quiet_runs():
