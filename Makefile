@@ -74,7 +74,7 @@ DEPS_FIRST := $(filter deps,$(MAKECMDGOALS))
 
 # The interactive page's CSS and JavaScript (src/render/page.h), embedded into
 # the binary as byte arrays: one binary, no file read at run time.
-PAGE_ASSETS := src/render/assets/page.css src/render/assets/page.js
+PAGE_ASSETS := src/render/assets/page.css src/render/assets/page_passage.js src/render/assets/page.js
 define embed_assets
 	@mkdir -p $(dir $@)
 	@for f in $(PAGE_ASSETS); do \

@@ -302,7 +302,9 @@ int longtext_set_window(LongText *lt, int from, int to, char *err, size_t errlen
     return 0;
 }
 
-Trace *longtext_drawn(LongText *lt) { return lt->win_from >= 0 ? &lt->window : &lt->pooled; }
+Trace *longtext_drawn(LongText *lt) {
+    return lt->win_from >= 0 ? &lt->window : &lt->pooled;
+}
 
 int longtext_row(const LongText *lt, int q) {
     if (lt->win_from < 0) return q / lt->block;

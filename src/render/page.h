@@ -7,8 +7,8 @@
  * pointing at a token colours the keys its row looks at most.  The still pictures of
  * the gallery page (render/html.h) stay below it, as downloads.
  *
- * The CSS and JavaScript are real files, src/render/assets/page.css and
- * page.js, embedded into the binary at build time (the Makefile turns them
+ * The CSS and JavaScript are real files, src/render/assets/page.css, page.js
+ * and page_passage.js (the Passage tab), embedded into the binary at build time (the Makefile turns them
  * into build/gen/page_assets.inc): one binary, no file read at run time.
  *
  * Use: page_data_add() each trace (while it still holds what the page should
