@@ -268,3 +268,31 @@ def test_window_draws_part_of_a_long_text_whole(tmp):
         assert not os.path.exists(os.path.join(tmp, "bad"))
     e = run_err("run", "--out", os.path.join(tmp, "bad"), "--window", "0:3", "the cat sat on the mat .")
     assert "translator" in e.stderr, e.stderr
+
+
+def test_long_text_links_count_words(tmp):
+    """A subword model's long text: the links are in words, as a short text's (a word's
+    weight on another is the sum over the other's pieces); the printed weight is the sum of
+    trace.bin's row of the pronoun over the pieces of the word it names."""
+    d = gpt2(tmp, L=2, H=4)
+    text = " ".join(["The animal didn't cross the street because it was too tired ."] * 25)
+    out = os.path.join(tmp, "o")
+    r = run_ok("run", "--model", d, "--out", out, "--no-pictures", text, timeout=300)
+    assert "links in words" in r.stdout and "long text" in r.stdout, r.stdout
+    header, start = read_bin(os.path.join(out, "trace.bin"))
+    toks = header["target_tokens"]
+    word_of, first = [], []            # the test's own grouping: "'t" continues "didn"
+    for i, t in enumerate(toks):
+        if not (t == "'t" and i > 0 and toks[i - 1] == "didn"):
+            first.append(i)
+        word_of.append(len(first) - 1)
+    found = re.findall(r"  it \(position (\d+)\) → (\S+) \(position (\d+)\): (\S+) head (\d+), weight ([0-9.]+)", r.stdout)
+    assert found, r.stdout
+    for q, word, k, mid, h, weight in found:                           # kept rows of a streamed text
+        q, k, h = int(q), int(k), int(h)
+        p = first[q]
+        assert toks[p] == "it" and len(toks) > 256, (p, toks[p])
+        mb = next(x for x in header["maps"] if x["id"] == mid)
+        row = view(os.path.join(out, "trace.bin"), start, mb["heads"][h]["weights"])[p]
+        got = sum(float(row[j]) for j in range(len(toks)) if word_of[j] == k)
+        assert f"{got:.2f}" == weight, (got, weight, word)

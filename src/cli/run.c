@@ -333,12 +333,11 @@ static int show_sentence(Run *r, int i, const char *dir) {
     snprintf(r->trace_file, sizeof r->trace_file, "%s", rep.trace_file);
     if (rc == 0 && rep.long_tokens && !a->quiet && rep.long_from >= 0)
         printf("  long text (%d tokens): each layer's maps went to %s as they were made; the pictures and the "
-               "page draw tokens %d-%d whole (--window); its links count tokens, not words\n", rep.long_tokens,
+               "page draw tokens %d-%d whole (--window)\n", rep.long_tokens,
                *rep.trace_file ? rep.trace_file : "the drawn maps only (--trace none)", rep.long_from, rep.long_to);
     else if (rc == 0 && rep.long_tokens && !a->quiet)
         printf("  long text (%d tokens): each layer's maps went to %s as they were made; the pictures and the "
-               "page pool them in blocks of %d tokens (--long-from 0 keeps them whole); its links count tokens, "
-               "not words\n", rep.long_tokens,
+               "page pool them in blocks of %d tokens (--long-from 0 keeps them whole)\n", rep.long_tokens,
                *rep.trace_file ? rep.trace_file : "the pooled maps only (--trace none)", rep.long_block);
     if (rc == 0 && rep.trace_switched && !a->quiet)
         printf("  trace.bin, not trace.json: about %zu MB of JSON (past %zu MB the trace is binary, lower triangles of "

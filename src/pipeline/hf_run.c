@@ -134,10 +134,13 @@ static int passage(HfRun *r, const PictureSpec *ps, char *err, size_t errlen) {
         for (int i = 0; i < n; i++) seen |= maps[i] == m && heads[i] == h;
         if (seen) continue;
         if (last) snprintf(lab[n], sizeof lab[n], "%s", ps->focus_given ? "the --focus head" : "the step strip's head");
-        else snprintf(lab[n], sizeof lab[n], "the link of “%s” (position %d)", r->in.tokens[ps->links[k].q], ps->links[k].q);
+        else {
+            int at = pictures_piece(ps, ps->links[k].q);   /* the passage counts tokens */
+            snprintf(lab[n], sizeof lab[n], "the link of “%s” (position %d)", r->in.tokens[at], at);
+        }
         maps[n] = m, heads[n] = h, labels[n] = lab[n], n++;
     }
-    int query = ps->n_links > 0 ? ps->links[0].q : 0;
+    int query = ps->n_links > 0 ? pictures_piece(ps, ps->links[0].q) : 0;
     char *js = longtext_passage_json(&r->lt, maps, heads, labels, n, query, err, errlen);
     return js ? trace_take_section(longtext_drawn(&r->lt), "passage", js) ? errmsg_set(err, errlen, "out of memory") : 0
               : -1;

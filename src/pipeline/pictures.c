@@ -181,12 +181,13 @@ static void coref_section(Show *w) {
 
 /* The maps the links' positions count: merged into words (ps->words), or the trace's own. */
 static const Trace *link_trace(const Show *w) {
-    return w->ps->stream ? &w->ps->stream->rows : w->ps->words ? w->ps->words : w->t;
+    return w->ps->words ? w->ps->words : w->ps->stream ? &w->ps->stream->rows : w->t;
 }
 
 /* Query q as the links name it: its word, or the sentence's token q. */
 static const char *query_word(const Show *w, int q) {
-    return w->ps->words ? w->ps->words->maps[0].queries[q] : w->s->words.tok[q];
+    const TraceMap *m = w->ps->words ? &w->ps->words->maps[0] : NULL;
+    return m ? m->queries[trace_row_of(m, q)] : w->s->words.tok[q];
 }
 
 /* The sentence as a picture's subtitle: at most max characters, then "…". */
@@ -350,7 +351,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
     if (w->ps->stream) {   /* the kept rows are no heatmap: the drawn head (pooled, or the window), q's row outlined */
         char pool[300];
         hm_map = &w->t->maps[L->map];
-        hm_row = longtext_row(w->ps->stream, q);
+        hm_row = longtext_row(w->ps->stream, pictures_piece(w->ps, q));
         if (hm_row < 0) return 0;   /* outside the --window: its lines view says it all */
         size_t k = strlen(sub);
         snprintf(sub + k, sizeof sub - k, "%s", world_note(w, hm_map, 0, 1, pool, sizeof pool));
@@ -819,7 +820,7 @@ static int page_query_row(const PictureSpec *ps, const Trace *t) {
     if (ps->focus_map < 0 || ps->focus_map >= t->n_maps) return -1;
     const TraceMap *m = &t->maps[ps->focus_map];
     const LinksFound *f = ps->n_links > 0 ? &ps->links[0] : NULL;
-    if (ps->stream) return f ? longtext_row(ps->stream, f->q) : -1;   /* its block, or its row in the window */
+    if (ps->stream) return f ? longtext_row(ps->stream, pictures_piece(ps, f->q)) : -1;   /* its block, or its window row */
     const Trace *lt = ps->words ? ps->words : t;   /* the links count words when the pieces were merged */
     if (f && f->view.link.map >= 0 && f->view.link.map < lt->n_maps && f->q < lt->maps[f->view.link.map].Tq) {
         const char *word = lt->maps[f->view.link.map].queries[f->q];

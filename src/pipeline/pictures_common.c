@@ -102,3 +102,7 @@ int pictures_window(const TraceMap *m) {
     }
     return sliding ? widest : 0;
 }
+
+int pictures_piece(const PictureSpec *ps, int q) {
+    return ps->words && ps->word_first ? ps->word_first[q] : q;
+}

@@ -31,6 +31,8 @@ typedef struct {
     const Trace *words;       /* the maps merged into words (words.h) that links' positions
                                  count, drawn by the lines views and their heatmaps;
                                  NULL: the trace's own tokens                            */
+    const int *word_first;    /* with words: each word's first piece (words.h), the position
+                                 a long text's pooled maps and passage count             */
     int keep_steps;           /* 1: trace.json keeps every head's step matrices;
                                  0: only the weights (the strip's head is drawn first) */
     int no_pictures;          /* 1: trace.json and index.html only                     */
@@ -74,6 +76,10 @@ typedef struct {
                                  on every heatmap's subtitle, the grids and the page, with
                                  each map's causal mask and padded rows said (NULL: run) */
 } PictureSpec;
+
+/* The piece position of link position q (a word's first piece when the links
+ * count words, ps->word_first; else q itself). */
+int pictures_piece(const PictureSpec *ps, int q);
 
 /* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
 typedef struct {

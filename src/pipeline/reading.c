@@ -374,10 +374,12 @@ static int family_words(Reading *rd, char *err, size_t errlen) {
     words_free(&rd->words);
     trace_free(&rd->wt);
     rd->has_words = 0;
-    if (rd->spec->pieces || rd->hf.is_long) return 0;   /* a long text's links count its tokens */
+    if (rd->spec->pieces) return 0;
     if (words_of_input(&rd->words, &rd->net->fam, &rd->hf.in, rd->hf.s.text, err, errlen)) return -1;
     if (!words_merged(&rd->words)) return 0;
-    if (words_merge_trace(&rd->words, &rd->hf.t, &rd->wt, err, errlen)) return -1;
+    if (rd->hf.is_long ? words_merge_rows(&rd->words, &rd->hf.lt.rows, &rd->wt, err, errlen)   /* its kept rows */
+                       : words_merge_trace(&rd->words, &rd->hf.t, &rd->wt, err, errlen))
+        return -1;
     rd->has_words = 1;
     return 0;
 }
@@ -456,6 +458,7 @@ static int family_pictures(Reading *rd, PictureSpec *ps, PictureReport *rep, cha
     ps->links = rd->links;
     ps->n_links = rd->n_links;
     ps->words = rd->has_words ? &rd->wt : NULL;
+    ps->word_first = rd->has_words ? rd->words.first : NULL;
     ps->coref = (CorefHead){.layer = -1, .head = -1, .accuracy = -1};
     ps->importance = rd->has_imp ? &rd->imp : NULL;
     ps->attribution = rd->has_attr ? &rd->attr : NULL;

@@ -169,6 +169,51 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
     return rc;
 }
 
+/* One kept-rows map (a long text's, TraceMap.row_pos) with its keys merged
+ * into words: each row stays the one piece it is. */
+static int merge_rows_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen) {
+    int R = m->Tq, n = w->n;
+    if (m->Tk != w->n_pieces || !m->row_pos)
+        return errmsg_set(err, errlen, "map %s keeps no rows of the %d pieces grouped into words", m->id, w->n_pieces);
+    int *pos = malloc((size_t)(R > 0 ? R : 1) * sizeof *pos);
+    const char **q = malloc((size_t)(R > 0 ? R : 1) * sizeof *q);
+    float *buf = malloc((size_t)(R > 0 ? R : 1) * (size_t)(n > 0 ? n : 1) * sizeof *buf);
+    unsigned char *mask = m->mask ? calloc((size_t)(R > 0 ? R : 1) * (size_t)n, 1) : NULL;
+    int rc = pos && q && buf && (!m->mask || mask) ? 0 : errmsg_set(err, errlen, "out of memory");
+    for (int r = 0; rc == 0 && r < R; r++) {
+        pos[r] = w->word_of[m->row_pos[r]];
+        q[r] = w->labels[pos[r]];
+        for (int j = 0; mask && j < m->Tk; j++) mask[(size_t)r * n + w->word_of[j]] |= m->mask[(size_t)r * m->Tk + j];
+    }
+    const char *const *lab = (const char *const *)w->labels;
+    TraceMap *o = rc ? NULL : trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer,
+                                                                .kind = m->kind, .queries = q, .Tq = R, .keys = lab,
+                                                                .Tk = n, .d_k = m->d_k, .Dv = m->Dv, .mask = mask,
+                                                                .mask_fill = m->mask_fill, .n_heads = m->n_heads,
+                                                                .n_kv_heads = m->n_kv_heads,
+                                                                .score_scale = m->score_scale, .row_pos = pos});
+    if (rc == 0 && !o) rc = errmsg_set(err, errlen, "out of memory");
+    for (int h = 0; rc == 0 && h < m->n_heads; h++) {
+        memset(buf, 0, (size_t)R * n * sizeof *buf);
+        for (int r = 0; r < R; r++)
+            for (int j = 0; j < m->Tk; j++) buf[(size_t)r * n + w->word_of[j]] += m->heads[h].weights[(size_t)r * m->Tk + j];
+        if (trace_set_head(o, h, buf, NULL, NULL, NULL, NULL)) rc = errmsg_set(err, errlen, "out of memory");
+    }
+    free(pos); free(q); free(buf); free(mask);
+    return rc;
+}
+
+int words_merge_rows(const Words *w, const Trace *rows, Trace *out, char *err, size_t errlen) {
+    trace_init(out);
+    int rc = 0;
+    const char *const *lab = (const char *const *)w->labels;
+    if ((rows->n_source && trace_set_source(out, lab, w->n)) || (rows->n_target && trace_set_target(out, lab, w->n)))
+        rc = errmsg_set(err, errlen, "out of memory");
+    for (int i = 0; rc == 0 && i < rows->n_maps; i++) rc = merge_rows_map(w, &rows->maps[i], out, err, errlen);
+    if (rc) trace_free(out);
+    return rc;
+}
+
 int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err, size_t errlen) {
     trace_init(out);
     int rc = 0;

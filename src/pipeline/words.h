@@ -61,6 +61,12 @@ int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err
  * the heads on OpenMP's threads).  0, or -1 with err. */
 int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen);
 
+/* The same for a trace that keeps only some rows of each map (a long text's
+ * pronoun rows, TraceMap.row_pos, pipeline/longtext.h): each kept row stays the
+ * one piece it is (a word's row is its kept piece's), its keys merged into
+ * words by the rule, and its position becomes its word's.  0, or -1 with err. */
+int words_merge_rows(const Words *w, const Trace *rows, Trace *out, char *err, size_t errlen);
+
 void words_free(Words *w);
 
 #endif
