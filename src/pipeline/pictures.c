@@ -105,6 +105,12 @@ static void origin_note(const char *origin, const TraceMap *m, char *buf, size_t
     if (zero && k < n) snprintf(buf + k, n - k, " · %d row%s of zeros (padding) drawn as masked", zero, zero > 1 ? "s" : "");
 }
 
+/* What a row of the drawn maps is: a block of tokens for a long text pooled,
+ * else NULL (a token). */
+static const char *row_unit(const Show *w) {
+    return w->ps->stream && w->ps->stream->win_from < 0 ? "block" : NULL;
+}
+
 /* What a picture of map m says besides its title: " · <unk> copied from …"
  * on the cross-attention map that chose the copies (grid: any cross map),
  * then " · outside what the model was trained on: …" (short: " · outside
@@ -357,6 +363,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
         snprintf(sub + k, sizeof sub - k, "%s", world_note(w, hm_map, 0, 1, pool, sizeof pool));
     }
     RenderHeatmap hm = mapview_weights_heatmap(hm_map, L->head, title, sub, hm_row);
+    if (hm_map != m) hm.label_unit = row_unit(w);
     if (write_heatmap(w, file, &hm, hm_map, L->head)) return -1;
     if (w->ps->stream && w->ps->stream->win_from >= 0)
         html_figure(w->pg, file, "The same head over the --window's tokens, the token's row outlined.",
@@ -507,6 +514,7 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
         else snprintf(rt[r], 24, "layer %d", t->maps[idx[r]].layer);
         for (int h = 0; h < n_heads; h++) {
             cells[r * n_heads + h] = mapview_weights_heatmap(&t->maps[idx[r]], hidx[h], NULL, NULL, -1);
+            cells[r * n_heads + h].label_unit = row_unit(w);
             cells[r * n_heads + h].outline = is_taught(w, t->maps[idx[r]].id, hidx[h]);
             taught |= cells[r * n_heads + h].outline;
         }
@@ -627,6 +635,7 @@ static void head_job_draw(const Show *w, HeadJob *j) {
     snprintf(headtxt, sizeof headtxt, "%d", j->h);
     snprintf(layer, sizeof layer, "%d", j->m->layer);
     RenderHeatmap hm = mapview_weights_heatmap(j->m, j->h, j->title, j->sub, -1);
+    hm.label_unit = row_unit(w);
     RenderMetaItem items[8];
     RenderMeta meta = pictures_meta(w, items, hm.title, j->m->id, layer, headtxt);
     j->rc = render_heatmap(path, &hm, &meta, j->err, sizeof j->err);

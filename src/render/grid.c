@@ -378,8 +378,9 @@ int render_grid(const char *path, const char *title, const RenderHeatmap *cells,
     colorbar_draw(&c, L.cbar_x, L.cbar_y, CBAR_W, L.cbar_h, cells[0].cmap, L.vmin, L.vmax, TICK_PX);
     if (L.note_base) {
         char note[160];
-        snprintf(note, sizeof note, "token labels: every %d%s token on the edges (every row and column is drawn)", L.step,
-                 L.step == 2 ? "nd" : L.step == 3 ? "rd" : "th");
+        const char *unit = cells[0].label_unit ? cells[0].label_unit : "token";
+        snprintf(note, sizeof note, "%s labels: every %d%s %s on the edges (every row and column is drawn)", unit, L.step,
+                 L.step == 2 ? "nd" : L.step == 3 ? "rd" : "th", unit);
         font_draw(&c, FONT_REGULAR, NOTE_PX, MARGIN, L.note_base, note, COL_MUTED);
     }
     int status = png_write_canvas(path, &c, meta, err, errlen);

@@ -395,8 +395,8 @@ static void hm_draw(Canvas *c, const HmLayout *L, int ox, int oy) {
     if (L->legend_y) hm_draw_legend(c, L, oy, mx);
     if (L->note_y) {
         char note[160];
-        snprintf(note, sizeof note, "labels: every %d%s token (every row and column is drawn)", L->label_step,
-                 L->label_step == 2 ? "nd" : L->label_step == 3 ? "rd" : "th");
+        snprintf(note, sizeof note, "labels: every %d%s %s (every row and column is drawn)", L->label_step,
+                 L->label_step == 2 ? "nd" : L->label_step == 3 ? "rd" : "th", hm->label_unit ? hm->label_unit : "token");
         font_draw(c, FONT_REGULAR, LEGEND_PX, mx, font_center_baseline(LEGEND_PX, oy + L->note_y + 9), note, COL_MUTED);
     }
 }

@@ -58,6 +58,8 @@ typedef struct {
                                         taught head in a grid)                      */
     int no_arrow;                    /* strip: no arrow from this panel to the next
                                         (two matrices side by side, not two steps)  */
+    const char *label_unit;          /* what a row is, in the thinned-labels note:
+                                        "block" (a long text pooled); NULL "token"  */
 } RenderHeatmap;
 
 /* A single heatmap with its colour bar. */
