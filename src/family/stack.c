@@ -272,8 +272,8 @@ static int attention_layer(StackModel *m, int l, int T, Trace *tr, const char *c
         if (!map) return -1;
     }
     if (!want || (!want->all && want->layer != l)) {
-        char err[8];   /* the sink keeps its own message (stack_model_forward) */
-        return heads_in_parallel(m, l, T, map) || (map && trace_map_done(tr, map, err, sizeof err)) ? -1 : 0;
+        /* a sink's failure keeps its message in tr->sink->err (stack_model_forward) */
+        return heads_in_parallel(m, l, T, map) || (map && trace_map_done(tr, map)) ? -1 : 0;
     }
     for (int h = 0; h < H; h++) {
         int steps = want->all || want->head == h;
@@ -285,8 +285,7 @@ static int attention_layer(StackModel *m, int l, int T, Trace *tr, const char *c
             return -1;
         if (map && steps && c->rotary && record_rope(m, map, l, h, T)) return -1;
     }
-    char err[8];
-    return map && trace_map_done(tr, map, err, sizeof err) ? -1 : 0;
+    return map && trace_map_done(tr, map) ? -1 : 0;
 }
 
 /* x (T, C) → x after layer l. */

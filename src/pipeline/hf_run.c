@@ -49,7 +49,7 @@ int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, int streame
     if (!streamed && !spec->no_pictures && T > HF_RUN_PICTURE_MAX)
         return errmsg_set(err, errlen, "%d tokens: pictures are drawn for at most %d tokens (add --no-pictures, or "
                           "give a shorter text)", T, HF_RUN_PICTURE_MAX);
-    int layers = streamed ? 1 : sh.n_layer;
+    int layers = streamed && sh.n_layer > 2 ? 2 : sh.n_layer;   /* streamed: one written while the next is made */
     double cells = (double)layers * sh.n_head * T * T, bytes = cells * 4.0 * (spec->trace == HF_TRACE_STEPS ? 5 : 1);
     snprintf(what, sizeof what, "the maps of %d layer%s × %d heads over %d tokens%s", layers, layers > 1 ? "s" : "",
              sh.n_head, T, spec->trace == HF_TRACE_STEPS ? " with every step" : "");

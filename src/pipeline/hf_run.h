@@ -61,7 +61,7 @@ typedef struct {
 
 /* Before a forward pass of T tokens: pictures are asked of a text kept whole
  * and T is over HF_RUN_PICTURE_MAX, or the maps kept at once (every layer's,
- * or one layer's when streamed) would not fit in the memory free now
+ * or two layers' when streamed) would not fit in the memory free now
  * (core/memory.h): -1 with err saying what helps; else 0. */
 int hf_run_check_size(const HfFile *f, int T, const HfRunSpec *spec, int streamed, char *err, size_t errlen);
 

@@ -12,30 +12,15 @@
 #include <omp.h>
 #endif
 
-/* ln x for x > 0 normal, to about 1e-6: x = 2^e · m, m in [1, 2), and
- * ln m = 2·atanh(u) = 2(u + u³/3 + u⁵/5 + …), u = (m − 1)/(m + 1) ≤ 1/3, nine
- * terms.  A plain loop the compiler vectorises (libm's logf does not). */
-static inline float ln_fast(float x) {
-    uint32_t b;
-    memcpy(&b, &x, sizeof b);
-    int e = (int)((b >> 23) & 0xff) - 127;
-    b = (b & 0x007fffffu) | 0x3f800000u;
-    float m;
-    memcpy(&m, &b, sizeof m);
-    float u = (m - 1.0f) / (m + 1.0f), u2 = u * u;
-    float s = 1.0f / 17;
-    s = s * u2 + 1.0f / 15; s = s * u2 + 1.0f / 13; s = s * u2 + 1.0f / 11; s = s * u2 + 1.0f / 9;
-    s = s * u2 + 1.0f / 7; s = s * u2 + 1.0f / 5; s = s * u2 + 1.0f / 3; s = s * u2 + 1.0f;
-    return (float)e * 0.69314718f + 2.0f * u * s;
-}
-
 /* 4 floats side by side (GCC's and clang's vector extension, SSE2 on any
  * x86-64; each lane does the scalar code's operations in its order, so the
  * sums are the same bits on every machine). */
 typedef float F4 __attribute__((vector_size(16)));
 typedef int I4 __attribute__((vector_size(16)));
 
-/* ln_fast on 4 lanes at once (x > 0). */
+/* ln x on 4 lanes at once, for x > 0 normal, to about 1e-6: x = 2^e · m, m in
+ * [1, 2), and ln m = 2·atanh(u) = 2(u + u³/3 + u⁵/5 + …), u = (m − 1)/(m + 1)
+ * ≤ 1/3, nine terms (libm's logf is not vectorised). */
 static inline F4 ln_fast4(F4 x) {
     I4 b = (I4)x;
     I4 e = ((b >> 23) & 0xff) - 127;
@@ -48,33 +33,22 @@ static inline F4 ln_fast4(F4 x) {
 }
 
 /* Σ x, Σ x·j and Σ x·ln x over x = row[j], j in [from, to), in 4 lanes
- * summed at the end in lane order (x ≤ 1e-30 adds 0 to the last).  out: the
- * three sums. */
+ * summed at the end in lane order (x ≤ 1e-30 adds 0 to the last; the last
+ * 1–3 keys go in one more vector padded with zeros).  out: the three sums. */
 static void row_sums(const float *row, int from, int to, float out[3]) {
     F4 s0 = {0}, s1 = {0}, h = {0};
     const F4 lane = {0, 1, 2, 3}, tiny = {1e-30f, 1e-30f, 1e-30f, 1e-30f};
-    int j = from;
-    for (; j + 4 <= to; j += 4) {
-        F4 x;
-        memcpy(&x, row + j, sizeof x);
+    for (int j = from; j < to; j += 4) {
+        F4 x = {0};
+        memcpy(&x, row + j, (size_t)(to - j < 4 ? to - j : 4) * sizeof(float));
         I4 big = x > tiny;
         F4 safe = (F4)((big & (I4)x) | (~big & (I4)tiny));
         s0 += x;
         s1 += x * (lane + (float)j);
         h += (F4)(big & (I4)(x * ln_fast4(safe)));
     }
-    float a0[4], a1[4], a2[4];
-    memcpy(a0, &s0, sizeof a0);
-    memcpy(a1, &s1, sizeof a1);
-    memcpy(a2, &h, sizeof a2);
-    for (int l = 0; j < to; j++, l++) {
-        float x = row[j];
-        a0[l] += x;
-        a1[l] += x * (float)j;
-        if (x > 1e-30f) a2[l] += x * ln_fast(x);
-    }
     out[0] = out[1] = out[2] = 0;
-    for (int l = 0; l < 4; l++) out[0] += a0[l], out[1] += a1[l], out[2] += a2[l];
+    for (int l = 0; l < 4; l++) out[0] += s0[l], out[1] += s1[l], out[2] += h[l];
 }
 
 /* One head's summary over its first n_real rows (weights T × T; causal: a
@@ -98,33 +72,31 @@ static LongHeadSummary summarize(const float *w, int T, int n_real, int causal) 
     return (LongHeadSummary){(float)(dist / n), (float)(ent / n), (float)(sink / n)};
 }
 
-/* The rows of m the links keep, into lt->rows. */
-static int keep_rows(LongText *lt, const TraceMap *m) {
-    int R = lt->n_keep, Tk = m->Tk;
-    const char *q[LONGTEXT_ROWS];
-    for (int r = 0; r < R; r++) q[r] = m->queries[lt->keep[r]];
-    unsigned char *mask = NULL;
-    if (m->mask && R > 0) {
-        if (!(mask = malloc((size_t)R * Tk))) return -1;
-        for (int r = 0; r < R; r++) memcpy(mask + (size_t)r * Tk, m->mask + (size_t)lt->keep[r] * Tk, (size_t)Tk);
-    }
-    TraceMap *o = trace_add_map(&lt->rows, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer,
-                                                           .kind = m->kind, .queries = q, .Tq = R,
-                                                           .keys = (const char *const *)m->keys, .Tk = Tk,
-                                                           .d_k = m->d_k, .Dv = m->Dv, .mask = mask,
-                                                           .mask_fill = m->mask_fill, .n_heads = m->n_heads,
-                                                           .n_kv_heads = m->n_kv_heads, .score_scale = m->score_scale,
-                                                           .row_pos = lt->keep});
-    free(mask);
-    if (!o) return -1;
-    float *buf = malloc((size_t)(R > 0 ? R : 1) * Tk * sizeof *buf);
-    if (!buf) return -1;
-    int rc = 0;
+/* Rows rows[0..R) of m, keys k0 … k0 + nk − 1, as a new map of out (its
+ * heads' weights and mask cut the same way); row_pos as TraceMapSpec's.  The
+ * kept rows of the links and the --window's square both come from here. */
+static int add_part(Trace *out, const TraceMap *m, const int *rows, int R, int k0, int nk, const int *row_pos) {
+    const char *q[LONGTEXT_WINDOW];
+    int T = m->Tk;
+    for (int r = 0; r < R; r++) q[r] = m->queries[rows[r]];
+    unsigned char *mask = m->mask ? malloc((size_t)(R > 0 ? R : 1) * nk) : NULL;
+    float *buf = malloc((size_t)(R > 0 ? R : 1) * nk * sizeof *buf);
+    if ((m->mask && !mask) || !buf) { free(mask); free(buf); return -1; }
+    for (int r = 0; mask && r < R; r++) memcpy(mask + (size_t)r * nk, m->mask + (size_t)rows[r] * T + k0, (size_t)nk);
+    TraceMap *o = trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer,
+                                                     .kind = m->kind, .queries = q, .Tq = R,
+                                                     .keys = (const char *const *)m->keys + k0, .Tk = nk,
+                                                     .d_k = m->d_k, .Dv = m->Dv, .mask = mask,
+                                                     .mask_fill = m->mask_fill, .n_heads = m->n_heads,
+                                                     .n_kv_heads = m->n_kv_heads, .score_scale = m->score_scale,
+                                                     .row_pos = row_pos});
+    int rc = o ? 0 : -1;
     for (int h = 0; h < m->n_heads && rc == 0; h++) {
         for (int r = 0; r < R; r++)
-            memcpy(buf + (size_t)r * Tk, m->heads[h].weights + (size_t)lt->keep[r] * Tk, (size_t)Tk * sizeof *buf);
+            memcpy(buf + (size_t)r * nk, m->heads[h].weights + (size_t)rows[r] * T + k0, (size_t)nk * sizeof *buf);
         rc = trace_set_head(o, h, buf, NULL, NULL, NULL, NULL);
     }
+    free(mask);
     free(buf);
     return rc;
 }
@@ -166,26 +138,9 @@ static int take_members(LongText *lt, const Trace *t) {
 
 /* The window's square of m into lt->window. */
 static int keep_window(LongText *lt, const TraceMap *m) {
-    int a = lt->win_from, n = lt->win_to - a + 1, T = m->Tk;
-    unsigned char *mask = m->mask ? malloc((size_t)n * n) : NULL;
-    float *buf = malloc((size_t)n * n * sizeof *buf);
-    if ((m->mask && !mask) || !buf) { free(mask); free(buf); return -1; }
-    for (int i = 0; mask && i < n; i++) memcpy(mask + (size_t)i * n, m->mask + (size_t)(a + i) * T + a, (size_t)n);
-    TraceMap *o = trace_add_map(&lt->window, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer,
-                                                             .kind = m->kind, .queries = (const char *const *)m->queries + a,
-                                                             .Tq = n, .keys = (const char *const *)m->keys + a, .Tk = n,
-                                                             .d_k = m->d_k, .Dv = m->Dv, .mask = mask,
-                                                             .mask_fill = m->mask_fill, .n_heads = m->n_heads,
-                                                             .n_kv_heads = m->n_kv_heads, .score_scale = m->score_scale});
-    int rc = o ? 0 : -1;
-    for (int h = 0; h < m->n_heads && rc == 0; h++) {
-        for (int i = 0; i < n; i++)
-            memcpy(buf + (size_t)i * n, m->heads[h].weights + (size_t)(a + i) * T + a, (size_t)n * sizeof *buf);
-        rc = trace_set_head(o, h, buf, NULL, NULL, NULL, NULL);
-    }
-    free(mask);
-    free(buf);
-    return rc;
+    int rows[LONGTEXT_WINDOW], n = lt->win_to - lt->win_from + 1;
+    for (int i = 0; i < n; i++) rows[i] = lt->win_from + i;
+    return add_part(&lt->window, m, rows, n, lt->win_from, n, NULL);
 }
 
 /* A map's work, on the worker thread while the forward pass computes the
@@ -193,7 +148,8 @@ static int keep_window(LongText *lt, const TraceMap *m) {
 static int take_map(LongText *lt, TraceMap *m) {
     if (lt->writing && trace_bin_add_map(&lt->bin, m, lt->job_err, sizeof lt->job_err)) return -1;
     if (words_merge_map(&lt->blocks, m, &lt->pooled, lt->job_err, sizeof lt->job_err)) return -1;
-    if (keep_rows(lt, m) || summarize_map(lt, m) || (lt->win_from >= 0 && keep_window(lt, m)))
+    if (add_part(&lt->rows, m, lt->keep, lt->n_keep, 0, m->Tk, lt->keep) || summarize_map(lt, m) ||
+        (lt->win_from >= 0 && keep_window(lt, m)))
         return errmsg_set(lt->job_err, sizeof lt->job_err, "out of memory");
     return 0;
 }
@@ -275,7 +231,6 @@ int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int
     lt->T = T;
     lt->n_real = n_real;
     lt->block = (T + LONGTEXT_CELLS - 1) / LONGTEXT_CELLS;
-    lt->n_wanted = n_keep;
     lt->n_keep = n_keep < LONGTEXT_ROWS ? n_keep : LONGTEXT_ROWS;
     for (int r = 0; r < lt->n_keep; r++) {
         if (keep[r] < 0 || keep[r] >= T) return errmsg_set(err, errlen, "row %d is outside the %d tokens", keep[r], T);
@@ -320,10 +275,6 @@ int longtext_end(LongText *lt, const Trace *members, const Trace *images, char *
     return trace_bin_end(&lt->bin, &h, err, errlen);
 }
 
-const LongHeadSummary *longtext_summary(const LongText *lt, int k) {
-    return k >= 0 && k < lt->n_summary ? &lt->summary[k] : NULL;
-}
-
 char *longtext_summary_json(const LongText *lt) {
     StrBuf b = {0};
     int rc = strbuf_printf(&b, "{\"rule\":\"per head, averaged over its query rows: distance = sum_j w_ij |i - j| "
@@ -354,18 +305,6 @@ static int row_top(const float *row, int T, int r, int K, int causal, int *top, 
     return n;
 }
 
-/* The JSON text of s with quotes, backslashes and controls escaped. */
-static int put_json_string(StrBuf *b, const char *s) {
-    int rc = strbuf_printf(b, "\"");
-    for (; *s && rc == 0; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') rc = strbuf_printf(b, "\\%c", c);
-        else if (c < 0x20) rc = strbuf_printf(b, "\\u%04x", c);
-        else rc = strbuf_printf(b, "%c", c);
-    }
-    return rc | strbuf_printf(b, "\"");
-}
-
 char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, const char *const *labels, int n,
                             int query, char *err, size_t errlen) {
     if (!lt->writing) { errmsg_set(err, errlen, "no trace.bin to read the heads back from"); return NULL; }
@@ -375,7 +314,7 @@ char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, con
     int rc = w ? strbuf_printf(&b, "{\"k\":%d,\"query\":%d,\"tokens\":[", K, query >= 0 && query < T ? query : 0) : -1;
     for (int i = 0; i < T && rc == 0; i++) {
         if (i) rc |= strbuf_printf(&b, ",");
-        rc |= put_json_string(&b, lt->rows.n_maps ? lt->rows.maps[0].keys[i] : "");
+        rc |= strbuf_json_string(&b, lt->rows.n_maps ? lt->rows.maps[0].keys[i] : "");
     }
     rc |= strbuf_printf(&b, "],\"heads\":[");
     for (int k = 0; k < n && rc == 0; k++) {
@@ -384,7 +323,7 @@ char *longtext_passage_json(LongText *lt, const int *maps, const int *heads, con
         const TraceMap *m = &lt->pooled.maps[maps[k]];
         int causal = !strcmp(m->kind, "masked_self");
         rc |= strbuf_printf(&b, "%s{\"map\":\"%s\",\"head\":%d,\"label\":", k ? "," : "", m->id, heads[k]);
-        rc |= put_json_string(&b, labels[k]);
+        rc |= strbuf_json_string(&b, labels[k]);
         StrBuf wt = {0};
         rc |= strbuf_printf(&b, ",\"top\":[") | strbuf_printf(&wt, "%s", "");
         for (int r = 0; r < T && rc == 0; r++) {
@@ -410,7 +349,6 @@ void longtext_free(LongText *lt) {
     char err[8];
     longtext_wait(lt, err, sizeof err);
     if (lt->writing) trace_bin_abort(&lt->bin);
-    free(lt->bin.tri);
     words_free(&lt->blocks);
     trace_free(&lt->pooled);
     trace_free(&lt->rows);

@@ -55,7 +55,6 @@ typedef struct LongText {
     Trace window;            /* every map's square of the window's rows and keys   */
     int keep[LONGTEXT_ROWS]; /* positions whose rows are kept                      */
     int n_keep;
-    int n_wanted;            /* positions asked for (more than kept when over the cap) */
     LongHeadSummary *summary;/* (n_maps_cap × H) in map order                      */
     int n_summary, cap_summary;
     pthread_t worker;        /* taking the last map handed over, while busy         */
@@ -67,8 +66,8 @@ typedef struct LongText {
 
 /* Starts streaming the maps the forward pass will add to t (sets t->sink):
  * tokens (T, n_real before padding) label the blocks; keep[0..n_keep) the
- * positions whose rows stay whole (at most LONGTEXT_ROWS are kept, n_keep may
- * be more); trace_path NULL writes no trace.  0, or -1 with err. */
+ * positions whose rows stay whole (the first LONGTEXT_ROWS are kept, n_keep
+ * may be more); trace_path NULL writes no trace.  0, or -1 with err. */
 int longtext_begin(LongText *lt, Trace *t, const char *const *tokens, int T, int n_real, const int *keep, int n_keep,
                    const char *trace_path, const TraceBinOptions *o, char *err, size_t errlen);
 
@@ -95,9 +94,6 @@ int longtext_wait(LongText *lt, char *err, size_t errlen);
  * of `members` (model, tokens, sections) and the images of `images`.  0, or
  * -1 with err (trace.bin is then not written). */
 int longtext_end(LongText *lt, const Trace *members, const Trace *images, char *err, size_t errlen);
-
-/* The summary of the k-th head in map order (map 0's heads, then map 1's). */
-const LongHeadSummary *longtext_summary(const LongText *lt, int k);
 
 /* The summaries as a JSON section {"rule": …, "heads": [{"map", "head",
  * "distance", "entropy", "sink"}, …]}, malloc'd; NULL out of memory. */

@@ -155,11 +155,12 @@ const unsigned char *trace_mask_row(const TraceMap *m, int q) {
     return r < 0 || !m->mask ? NULL : m->mask + (size_t)r * m->Tk;
 }
 
-int trace_map_done(Trace *t, TraceMap *m, char *err, size_t errlen) {
+int trace_map_done(Trace *t, TraceMap *m) {
     if (!t->sink || !t->sink->map_done) return 0;
     t->sink->err[0] = 0;
     if (t->sink->map_done(t->sink, t, m) == 0) return 0;
-    return errmsg_set(err, errlen, "%s", t->sink->err[0] ? t->sink->err : "out of memory");
+    if (!t->sink->err[0]) snprintf(t->sink->err, sizeof t->sink->err, "out of memory");
+    return -1;
 }
 
 int trace_set_row_labels(TraceMap *m, const char *const *labels) {

@@ -124,8 +124,9 @@ const unsigned char *trace_mask_row(const TraceMap *m, int q);
 void trace_drop_matrices(TraceMap *m);
 
 /* Hands a map whose heads are complete to the trace's sink (t->sink); 0
- * without one.  0, or -1 with err (the sink's message). */
-int trace_map_done(Trace *t, TraceMap *m, char *err, size_t errlen);
+ * without one.  0, or -1 with the message in t->sink->err ("out of memory"
+ * when the sink gave none). */
+int trace_map_done(Trace *t, TraceMap *m);
 
 /* Copies Tq labels for the pictures' rows (trace_row_labels); 0, or -1
  * out of memory (the map keeps no labels then). */
