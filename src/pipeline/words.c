@@ -108,17 +108,15 @@ int words_merged(const Words *w) {
 }
 
 /* One head's weights (T, T) merged into words (n, n).  A word's pieces are
- * consecutive, so each row is summed a word's span at a time; with a mask
- * (mask_row's first `seen` keys may be attended, the rest not), the keys past
- * a row's last attended one are 0 and not read (a long causal map: half). */
-static void merge_weights(const Words *w, const float *a, const unsigned char *mask, float *out) {
+ * consecutive, so each row is summed a word's span at a time; ends[i] (or
+ * NULL: T) is where row i's keys stop being attended: the keys from there on
+ * are masked, 0, and not read (a long causal map: half of them). */
+static void merge_weights(const Words *w, const float *a, const int *ends, float *out) {
     int T = w->n_pieces, n = w->n;
     memset(out, 0, (size_t)n * n * sizeof *out);
     for (int i = 0; i < T; i++) {
         const float *row = a + (size_t)i * T;
-        int last = T;   /* keys from `last` on are masked: weight 0 */
-        if (mask)
-            while (last > 0 && !mask[(size_t)i * T + last - 1]) last--;
+        int last = ends ? ends[i] : T;
         float *o = out + (size_t)w->word_of[i] * n;
         for (int K = 0; K < n && w->first[K] < last; K++) {
             int end = w->first[K + 1] < last ? w->first[K + 1] : last;
@@ -148,8 +146,14 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
     int H = m->n_heads;
     float *buf = malloc(cells * (size_t)(H > 0 ? H : 1) * sizeof *buf);
     unsigned char *mbuf = m->mask ? malloc(cells) : NULL;
-    if (!buf || (m->mask && !mbuf)) { free(buf); free(mbuf); return errmsg_set(err, errlen, "out of memory"); }
+    int *ends = m->mask ? malloc((size_t)(m->Tq > 0 ? m->Tq : 1) * sizeof *ends) : NULL;
+    if (!buf || (m->mask && (!mbuf || !ends))) {
+        free(buf); free(mbuf); free(ends);
+        return errmsg_set(err, errlen, "out of memory");
+    }
     if (m->mask) merge_mask(w, m->mask, mbuf);
+    for (int i = 0; ends && i < m->Tq; i++)   /* once a map: every head shares the mask */
+        for (ends[i] = m->Tk; ends[i] > 0 && !m->mask[(size_t)i * m->Tk + ends[i] - 1];) ends[i]--;
     const char *const *lab = (const char *const *)w->labels;
     TraceMap *o = trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer, .kind = m->kind,
                                                     .queries = lab, .Tq = w->n, .keys = lab, .Tk = w->n, .d_k = m->d_k,
@@ -161,11 +165,12 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
     #pragma omp parallel for schedule(dynamic, 1) if (rc == 0 && H > 1 && w->n_pieces >= 128)
 #endif
     for (int h = 0; h < H; h++)
-        if (rc == 0) merge_weights(w, m->heads[h].weights, m->mask, buf + (size_t)h * cells);
+        if (rc == 0) merge_weights(w, m->heads[h].weights, ends, buf + (size_t)h * cells);
     for (int h = 0; rc == 0 && h < H; h++)
         if (trace_set_head(o, h, buf + (size_t)h * cells, NULL, NULL, NULL, NULL)) rc = errmsg_set(err, errlen, "out of memory");
     free(buf);
     free(mbuf);
+    free(ends);
     return rc;
 }
 
