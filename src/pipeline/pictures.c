@@ -351,7 +351,7 @@ static int query_views(Show *w, int q, const LinksView *v) {
              v->taught ? " · TAUGHT" : "");
     char clip[400];
     snprintf(sub, sizeof sub, "row “%s” outlined%s%s · %s%s", word, v->taught ? " · this head was taught with gold antecedents" : "",
-             w->ps->words ? " · in words: pieces merged" : "", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
+             w->ps->words && !w->ps->stream ? " · in words: pieces merged" : "", clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS), outside);
     const TraceMap *hm_map = m;
     int hm_row = q;
     if (w->ps->stream) {   /* the kept rows are no heatmap: the drawn head (pooled, or the window), q's row outlined */
