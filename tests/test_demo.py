@@ -6,7 +6,7 @@ the shipped model) plus a synthetic training-snapshot file; the shipped model is
 tried too when present."""
 import atexit, json, os, re, shutil, subprocess, tempfile
 import numpy as np
-from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace, files_under
+from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace, files_under, png_content
 
 EXPECTED = [
     "p1-qk-steps.png", "p1-3x3-steps.png",
@@ -207,8 +207,8 @@ def test_demo_is_deterministic(tmp):
     a, b = files_under(c["out"]), files_under(out2)
     assert a == b, set(a) ^ set(b)
     for f in a:
-        x = open(os.path.join(c["out"], f), "rb").read()
-        y = open(os.path.join(out2, f), "rb").read()
+        x = png_content(open(os.path.join(c["out"], f), "rb").read())   # the same pixels (helpers.png_content)
+        y = png_content(open(os.path.join(out2, f), "rb").read())
         assert x == y, f"{f} differs between two runs"
 
 

@@ -9,7 +9,7 @@ says, the printed She → Lily report against the trace, `info`, and bad input: 
 stderr, exit != 0, no output folder."""
 import json, os, re, shutil
 import numpy as np
-from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace
+from helpers import ROOT, run, run_ok, run_err, load_json, validate_trace, png_content
 import llama_ref as ref
 import hf_fixtures as hf
 
@@ -394,7 +394,7 @@ def test_step_strip_of_a_second_pass_up_to_its_layer(tmp):
                 shutil.rmtree(out, ignore_errors=True)
                 r = run_ok("run", "--model", model, "--out", out, "--focus", focus, "--trace", trace, text)
                 said.append(r.stdout.replace(out, "OUT"))
-                outs.append({f: open(os.path.join(out, f), "rb").read() for f in os.listdir(out)
+                outs.append({f: png_content(open(os.path.join(out, f), "rb").read()) for f in os.listdir(out)
                              if f.endswith(".png")})
             assert any(f.startswith("steps.") for f in outs[0]), sorted(outs[0])
             assert outs[0] == outs[1], (model, focus, [f for f in outs[0] if outs[0][f] != outs[1].get(f)])

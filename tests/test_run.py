@@ -3,7 +3,7 @@ model-init (independent of the shipped model): pictures, trace, masks, batches,
 and bad input."""
 import json, os, struct
 import numpy as np
-from helpers import run, run_ok, run_err, load_json, validate_trace, files_under
+from helpers import run, run_ok, run_err, load_json, validate_trace, files_under, png_content
 
 WORDS = ("the animal didn't cross street because it was too tired wide . cat sat on mat "
          "she ate pizza with mushrooms i go to school am happy l' le la n' a pas traversé "
@@ -63,7 +63,7 @@ def test_run_pieces_leaves_the_translator_unchanged(tmp):
         out = os.path.join(tmp, "out%d" % len(extra))
         prints.append(run_ok("run", "--model", mp, "--out", out, *extra,
                              "The animal didn't cross the street because it was too tired.").stdout.replace(out, "OUT"))
-        outs.append({f: open(os.path.join(out, f), "rb").read() for f in sorted(files_under(out))})
+        outs.append({f: png_content(open(os.path.join(out, f), "rb").read()) for f in sorted(files_under(out))})
     assert prints[0] == prints[1] and "words (" not in prints[0]
     assert outs[0].keys() == outs[1].keys() and any(f.startswith("lines.7-it") for f in outs[0])
     for f in outs[0]:

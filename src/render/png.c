@@ -57,12 +57,16 @@ static void clean_keyword(char *out, size_t outlen, const char *key) {
 static unsigned char *deflate_rows(const Canvas *c, size_t *zlen, PngErr *pe) {
     size_t row = 1 + (size_t)c->w * 3, n = row * (size_t)c->h;
     size_t cap = n + n / 16 + 1024; /* stored blocks at worst: 5 bytes a 64 KiB block */
-    unsigned char *raw = malloc(n), *z = malloc(cap), *lvl = malloc(ISAL_DEF_LVL1_DEFAULT);
+    /* the level buffer (igzip's hash table) zeroed and the rows followed by
+     * zeroed bytes: nothing igzip may look at before overwriting it is left
+     * over from an earlier picture, so the same pixels give the same bytes */
+    unsigned char *raw = malloc(n + 64), *z = malloc(cap), *lvl = calloc(1, ISAL_DEF_LVL1_DEFAULT);
     if (!raw || !z || !lvl) {
         free(raw), free(z), free(lvl);
         errmsg_set(pe->err, pe->errlen, "out of memory for a %d x %d picture", c->w, c->h);
         return NULL;
     }
+    memset(raw + n, 0, 64);
     for (int y = 0; y < c->h; y++) {
         raw[(size_t)y * row] = 0;
         memcpy(raw + (size_t)y * row + 1, c->px + (size_t)y * (size_t)c->w * 3, row - 1);
