@@ -258,13 +258,38 @@ static void grid_layout(GridLayout *L) {
     else if (!grid_drawable(L) && grid_drawable(&e)) *L = e;
 }
 
+/* Long maps (more than SMALL_CELLS_FROM tokens or blocks: 1 or 2 px a cell
+ * already): cells down to 1 px keep a layer's heads on one row within a
+ * slide's width, before folding them into several rows.  GPT-2's 12 x 12
+ * heads pooled to 128 blocks: 2,076 x 2,014 px, a layer × head grid drawn as
+ * it is, where the fold to 2 px cells made 1,503 x 5,955 px scaled to 3,000
+ * tall (thumbnails no larger, in half the width, and a resample of 27 MB). */
+#define SMALL_CELLS_FROM 64
+static int grid_layout_small_cells(GridLayout *L) {
+    int nmax = 0;
+    for (int k = 0; k < L->rows * L->cols; k++) {
+        if (L->cells[k].rows > nmax) nmax = L->cells[k].rows;
+        if (L->cells[k].cols > nmax) nmax = L->cells[k].cols;
+    }
+    if (nmax <= SMALL_CELLS_FROM || L->each) return 0;
+    for (int p = L->p - 1; p >= 1; p--) {
+        L->p_max = p;
+        grid_layout_cells(L);
+        grid_layout_place(L, 1);
+        if (L->w <= FIT_SLIDE_W) return 1;
+    }
+    L->p_max = 0;
+    grid_layout_cells(L);
+    return 0;
+}
+
 static void grid_layout_folds(GridLayout *L) {
     grid_layout_cells(L);
     int best = 1, slide = fit_is_slide();
     double best_scale = 0;
     if (!slide) {
         grid_layout_place(L, 1);
-        if (L->w <= FIT_SLIDE_W) return;
+        if (L->w <= FIT_SLIDE_W || grid_layout_small_cells(L)) return;
         if (L->each) {
             L->edge_queries = 1;
             grid_layout_cells(L);
