@@ -62,17 +62,63 @@ static int head_chosen(const PictureSpec *ps, int h) {
     return !ps->head_on || (h >= 0 && h < ps->n_head_on && ps->head_on[h]);
 }
 
-/* Writes one heatmap of a map's head with its PNG text chunks and lists it. */
-static int write_heatmap(Show *w, const char *file, const RenderHeatmap *hm, const TraceMap *m, int head) {
-    char path[4096], layer[16], headtxt[16];
-    pictures_path(w, file, path, sizeof path);
-    snprintf(headtxt, sizeof headtxt, "%d", head);
-    snprintf(layer, sizeof layer, "%d", m->layer);
-    RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, hm->title, m->id, layer, headtxt);
-    if (render_heatmap(path, hm, &meta, w->err, w->errlen) != 0) return -1;
-    return trace_add_image(w->t, file);
+/* ---- pictures drawn side by side ----
+ * A picture whose texts are settled becomes a job: listed in the trace and on
+ * the page at once, in order, and drawn by draw_jobs at the end with every
+ * other job on the processors (each writes only its own PNG, its error in its
+ * own err).  Kinds: a head's heatmap (row outlined when >= 0), the lines view
+ * of query row q, a model view's grid (its cells owned by the job). */
+enum { JOB_HEATMAP, JOB_LINES, JOB_GRID };
+
+typedef struct {
+    RenderHeatmap *cells;
+    char **rt, **ct, *tb;
+    int n, n_heads;
+    char title[1600];
+} GridJob;
+
+struct PicJob {
+    int kind;
+    const TraceMap *m;
+    int h, row;               /* the head; heatmap: the row outlined (-1 none); lines: the query row */
+    const char *label_unit;   /* heatmap: RenderHeatmap.label_unit */
+    char file[256], title[520], sub[1400], cap[1400];
+    GridJob *grid;
+    int rc;
+    char err[512];
+};
+
+static void grid_job_free(GridJob *g) {
+    if (!g) return;
+    free(g->cells); free(g->rt); free(g->ct); free(g->tb); free(g);
 }
+
+static void jobs_free(Show *w) {
+    for (int i = 0; i < w->n_jobs; i++) grid_job_free(w->jobs[i].grid);
+    free(w->jobs);
+    w->jobs = NULL;
+    w->n_jobs = w->cap_jobs = 0;
+}
+
+/* A new job of the kind for file, listed in the trace (NULL: out of memory,
+ * said).  The pointer holds until the next job_new. */
+static PicJob *job_new(Show *w, int kind, const char *file) {
+    if (w->n_jobs == w->cap_jobs) {
+        int cap = w->cap_jobs ? 2 * w->cap_jobs : 32;
+        PicJob *j = realloc(w->jobs, (size_t)cap * sizeof *j);
+        if (!j) { errmsg_set(w->err, w->errlen, "out of memory"); return NULL; }
+        w->jobs = j;
+        w->cap_jobs = cap;
+    }
+    if (trace_add_image(w->t, file)) { errmsg_set(w->err, w->errlen, "out of memory"); return NULL; }
+    PicJob *j = &w->jobs[w->n_jobs++];
+    memset(j, 0, sizeof *j);
+    j->kind = kind;
+    j->row = -1;
+    snprintf(j->file, sizeof j->file, "%s", file);
+    return j;
+}
+
 
 /* 1 if training taught head h of map id where to look (train --supervise-*). */
 static int is_taught(const Show *w, const char *id, int h) {
@@ -212,19 +258,19 @@ static const char *clip_text(char *out, size_t n, const char *text, int max) {
 /* Lines view of query q in head h.  With lines_top = k (< keys) only q and
  * its k strongest keys are drawn, in sentence order, labelled with their
  * positions, so a long sentence stays one readable fan. */
-static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path, const char *title,
-                      const RenderMeta *meta) {
+static int draw_lines(const Show *w, const TraceMap *m, int h, int q, const char *path, const char *title,
+                      const RenderMeta *meta, char *err, size_t errlen) {
     const float *row = trace_weights_row(m, h, q), *all = m->heads[h].weights;
     int k = w->ps->lines_top;
     if ((k <= 0 || k >= m->Tk) && !m->row_pos)
         return render_lines(path, title, trace_row_labels(m), m->Tq, (const char *const *)m->keys, m->Tk,
-                            all, m->mask, q, meta, w->err, w->errlen);
+                            all, m->mask, q, meta, err, errlen);
     unsigned char *take = calloc((size_t)m->Tk, 1);
     float *wk = malloc((size_t)k * sizeof *wk);
     char (*lab)[80] = malloc((size_t)k * sizeof *lab);
     const char **keys = malloc((size_t)k * sizeof *keys);
     int rc = -1;
-    if (!take || !wk || !lab || !keys) { errmsg_set(w->err, w->errlen, "out of memory"); goto done; }
+    if (!take || !wk || !lab || !keys) { errmsg_set(err, errlen, "out of memory"); goto done; }
     for (int i = 0; i < k; i++) {   /* the k largest, ties to the first */
         int best = -1;
         for (int j = 0; j < m->Tk; j++)
@@ -241,7 +287,7 @@ static int draw_lines(Show *w, const TraceMap *m, int h, int q, const char *path
     char titled[700];   /* the picture says what it leaves out */
     fmt_fit(titled, sizeof titled, snprintf(titled, sizeof titled, "%s · only the %d strongest of %d links drawn", title,
                                             k, m->Tk));
-    rc = render_lines(path, titled, left, 1, keys, k, wk, NULL, 0, meta, w->err, w->errlen);
+    rc = render_lines(path, titled, left, 1, keys, k, wk, NULL, 0, meta, err, errlen);
 done:
     free(take); free(wk); free(lab); free(keys);
     return rc;
@@ -337,13 +383,11 @@ static int query_views(Show *w, int q, const LinksView *v) {
     strncat(title, outside, sizeof title - strlen(title) - 1);
     if (w->ps->link_heads && !v->no_antecedent) link_heads_note(w, q, v, cap, sizeof cap, capvi, sizeof capvi);
     words_note(w, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
-    char path[4096], headtxt[16];
-    pictures_path(w, file, path, sizeof path);
-    snprintf(headtxt, sizeof headtxt, "%d", L->head);
-    RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, title, m->id, NULL, headtxt);
-    if (draw_lines(w, m, L->head, q, path, title, &meta) != 0) return -1;
-    trace_add_image(w->t, file);
+    PicJob *j = job_new(w, JOB_LINES, file);
+    if (!j) return -1;
+    *j = (PicJob){.kind = JOB_LINES, .m = m, .h = L->head, .row = q};
+    snprintf(j->file, sizeof j->file, "%s", file);
+    snprintf(j->title, sizeof j->title, "%s", title);
     html_figure(w->pg, file, cap, capvi, NULL);
 
     snprintf(file, sizeof file, "%s.h%d.q%d.png", m->id, L->head, q);
@@ -362,9 +406,13 @@ static int query_views(Show *w, int q, const LinksView *v) {
         size_t k = strlen(sub);
         snprintf(sub + k, sizeof sub - k, "%s", world_note(w, hm_map, 0, 1, pool, sizeof pool));
     }
-    RenderHeatmap hm = mapview_weights_heatmap(hm_map, L->head, title, sub, hm_row);
-    if (hm_map != m) hm.label_unit = row_unit(w);
-    if (write_heatmap(w, file, &hm, hm_map, L->head)) return -1;
+    if (!(j = job_new(w, JOB_HEATMAP, file))) return -1;
+    j->m = hm_map;
+    j->h = L->head;
+    j->row = hm_row;
+    j->label_unit = hm_map != m ? row_unit(w) : NULL;
+    snprintf(j->title, sizeof j->title, "%s", title);
+    snprintf(j->sub, sizeof j->sub, "%s", sub);
     if (w->ps->stream && w->ps->stream->win_from >= 0)
         html_figure(w->pg, file, "The same head over the --window's tokens, the token's row outlined.",
                     "Cùng head đó trên các token của --window, hàng của token được viền.", NULL);
@@ -500,13 +548,15 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     for (int h = 0; h < all_heads && n_heads < 64; h++)
         if (head_chosen(w->ps, h)) hidx[n_heads++] = h;
     if (n == 0 || n_heads == 0) return 0;
+    GridJob *g = calloc(1, sizeof *g);
     RenderHeatmap *cells = calloc((size_t)n * n_heads, sizeof *cells);
     char **rt = calloc(n, sizeof(char *)), **ct = calloc(n_heads, sizeof(char *));
     char *tb = calloc((size_t)(n + n_heads), 24);
-    if (!cells || !rt || !ct || !tb) {
-        free(cells); free(rt); free(ct); free(tb);
+    if (!g || !cells || !rt || !ct || !tb) {
+        free(g); free(cells); free(rt); free(ct); free(tb);
         return errmsg_set(w->err, w->errlen, "out of memory");
     }
+    *g = (GridJob){cells, rt, ct, tb, n, n_heads, ""};
     for (int r = 0; r < n; r++) {
         rt[r] = tb + 24 * r;
         int win = pictures_window(&t->maps[idx[r]]);
@@ -527,10 +577,10 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
         else
             snprintf(ct[h], 24, "head %d", hidx[h]);
     }
-    char file[256], title[512], sub[512], cap[1024], path[4096], groups[256], gq[300] = "";
+    char file[256], title[512], sub[512], cap[1024], groups[256], gq[300] = "";
     if (*pictures_kv_groups(m0, groups, sizeof groups)) snprintf(gq, sizeof gq, " · %s", groups);
     snprintf(file, sizeof file, "grid.%s.%s.png", stack, kind);
-    char note[300], title2[1600];
+    char note[300], *title2 = g->title;
     fmt_fit(title, sizeof title, snprintf(title, sizeof title, "%s %s: %s layer × head%s%s", stack_name(stack), kind_title(kind),
                                           w->ps->layer_on || w->ps->head_on ? "chosen" : "every", gq,
                                           ablated_note(w, note, sizeof note)));
@@ -539,19 +589,14 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
     world_note(w, &t->maps[idx[0]], 1, 0, world, sizeof world);
     char clip[400];
     const char *text = w->ps->stream ? clip_text(clip, sizeof clip, w->s->text, SUBTITLE_CHARS) : w->s->text;
-    fmt_fit(title2, sizeof title2, snprintf(title2, sizeof title2, "%s\n%s%s%s%s%s%s", title, text,
+    fmt_fit(title2, sizeof g->title, snprintf(title2, sizeof g->title, "%s\n%s%s%s%s%s%s", title, text,
                                             *w->s->translation ? " → " : "", w->s->translation, world,
                                             m0->row_labels ? " · rows: the word each writes (small: the word it reads)"
                                                            : "",
                                             taught ? "   (outlined: a head training taught where to look)" : ""));
-    pictures_path(w, file, path, sizeof path);
-    RenderMetaItem items[8];
-    RenderMeta meta = pictures_meta(w, items, title2, NULL, NULL, NULL);
-    int r = render_grid(path, title2, cells, n, n_heads, (const char *const *)rt, (const char *const *)ct, &meta, w->err,
-                        w->errlen);
-    free(cells); free(rt); free(ct); free(tb);
-    if (r) return -1;
-    trace_add_image(w->t, file);
+    PicJob *j = job_new(w, JOB_GRID, file);
+    if (!j) { grid_job_free(g); return -1; }
+    j->grid = g;
     snprintf(sub, sizeof sub, "%s %s", stack_name(stack), kind_title(kind));
     html_section(w->pg, kind, sub, NULL, kind_title_vi(kind));
     if (*groups)
@@ -579,22 +624,11 @@ static int kind_grid(Show *w, const char *stack, const char *kind) {
 
 /* ---- every head of every map ---- */
 
-/* One heatmap of every_head: the head, its file, title, subtitle and caption,
- * and how drawing it went (rc, err: each job its own, so jobs run at once). */
-typedef struct {
-    const TraceMap *m;
-    int h;
-    char file[256], title[400], sub[1400], cap[1400];
-    int rc;
-    char err[512];
-} HeadJob;
-
-/* The texts of job j (its map and head set). */
-static void head_job_texts(const Show *w, HeadJob *j) {
+/* The texts of the heatmap job j of every_head (its map and head set). */
+static void head_job_texts(const Show *w, PicJob *j) {
     const TraceMap *m = j->m;
     int h = j->h;
     char clip[400], kv[96], kvs[100] = "", sink[200] = "";
-    snprintf(j->file, sizeof j->file, "%s.h%d.png", m->id, h);
     if (*pictures_kv_note(m, h, kv, sizeof kv)) snprintf(kvs, sizeof kvs, " · %s", kv);
     float sw = pictures_sink(w->ps, m, h);
     if (sw >= 0) snprintf(sink, sizeof sink, " · attention sink (bright first column): rows put %.2f on “%s” "
@@ -629,14 +663,26 @@ static void head_job_texts(const Show *w, HeadJob *j) {
 }
 
 /* Draws job j's PNG (no trace or page change: safe beside other jobs). */
-static void head_job_draw(const Show *w, HeadJob *j) {
+static void job_draw(const Show *w, PicJob *j) {
     char path[4096], layer[16], headtxt[16];
     pictures_path(w, j->file, path, sizeof path);
+    RenderMetaItem items[8];
+    if (j->kind == JOB_GRID) {
+        GridJob *g = j->grid;
+        RenderMeta meta = pictures_meta(w, items, g->title, NULL, NULL, NULL);
+        j->rc = render_grid(path, g->title, g->cells, g->n, g->n_heads, (const char *const *)g->rt,
+                            (const char *const *)g->ct, &meta, j->err, sizeof j->err);
+        return;
+    }
     snprintf(headtxt, sizeof headtxt, "%d", j->h);
     snprintf(layer, sizeof layer, "%d", j->m->layer);
-    RenderHeatmap hm = mapview_weights_heatmap(j->m, j->h, j->title, j->sub, -1);
-    hm.label_unit = row_unit(w);
-    RenderMetaItem items[8];
+    if (j->kind == JOB_LINES) {
+        RenderMeta meta = pictures_meta(w, items, j->title, j->m->id, NULL, headtxt);
+        j->rc = draw_lines(w, j->m, j->h, j->row, path, j->title, &meta, j->err, sizeof j->err);
+        return;
+    }
+    RenderHeatmap hm = mapview_weights_heatmap(j->m, j->h, j->title, j->sub, j->row);
+    hm.label_unit = j->label_unit;
     RenderMeta meta = pictures_meta(w, items, hm.title, j->m->id, layer, headtxt);
     j->rc = render_heatmap(path, &hm, &meta, j->err, sizeof j->err);
 }
@@ -651,8 +697,6 @@ static int picture_threads(void) {
 }
 #endif
 
-/* The chosen heads up to the cap (--max-pictures; the rest counted in
- * w->skipped), with their texts.  Returns how many, or -1 out of memory. */
 /* A long text with no heads chosen draws the heatmaps of its links' heads and
  * the strip's only: pooled, the others add little the grid does not show. */
 static int links_heads_only(const PictureSpec *ps) { return ps->stream && !ps->chosen_heads; }
@@ -664,11 +708,13 @@ static int link_head(const PictureSpec *ps, int map, int head) {
     return 0;
 }
 
-static int head_jobs(Show *w, HeadJob **out) {
-    int total = 0, n = 0;
-    for (int i = 0; i < w->t->n_maps; i++) total += w->t->maps[i].n_heads;
-    HeadJob *jobs = malloc((size_t)(total ? total : 1) * sizeof *jobs);
-    if (!jobs) return errmsg_set(w->err, w->errlen, "out of memory");
+/* Every chosen head's heatmap up to the cap (--max-pictures; the rest counted
+ * in w->skipped), a job each, listed in the trace and on the page in map and
+ * head order. */
+static int every_head(Show *w) {
+    html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
+                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
+    int n = 0;
     for (int i = 0; i < w->t->n_maps; i++) {
         const TraceMap *m = &w->t->maps[i];
         if (!layer_chosen(w->ps, m->layer)) continue;
@@ -676,35 +722,19 @@ static int head_jobs(Show *w, HeadJob **out) {
             if (!head_chosen(w->ps, h)) continue;
             if (w->ps->max_heatmaps > 0 && n >= w->ps->max_heatmaps) { w->skipped++; continue; }
             if (links_heads_only(w->ps) && !link_head(w->ps, i, h)) { w->skipped++; continue; }
-            jobs[n] = (HeadJob){.m = m, .h = h};
-            head_job_texts(w, &jobs[n++]);
+            char file[256];
+            snprintf(file, sizeof file, "%s.h%d.png", m->id, h);
+            PicJob *j = job_new(w, JOB_HEATMAP, file);
+            if (!j) return -1;
+            j->m = m;
+            j->h = h;
+            j->label_unit = row_unit(w);
+            head_job_texts(w, j);
+            html_figure(w->pg, j->file, j->cap, NULL, NULL);
+            n++;
         }
     }
-    *out = jobs;
-    return n;
-}
-
-/* Every chosen head's heatmap: drawn side by side on the processors (each
- * job writes only its own PNG), then listed in the trace and on the page in
- * map and head order. */
-static int every_head(Show *w) {
-    html_section(w->pg, "heads", "Every head", "One heatmap per map and head: queries down the left, keys along the top.",
-                 "Mỗi head một bản đồ nhiệt: query ở bên trái, key ở phía trên.");
-    HeadJob *jobs = NULL;
-    int n = head_jobs(w, &jobs), rc = n < 0 ? -1 : 0;
-    unsigned char warm[3];
-    render_cmap_rgb(RENDER_CMAP_VIRIDIS, 0.5f, warm);   /* builds the colour table before the threads share it */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(picture_threads()) if (n > 1)
-#endif
-    for (int i = 0; i < n; i++) head_job_draw(w, &jobs[i]);
-    for (int i = 0; i < n && rc == 0; i++) {
-        if (jobs[i].rc != 0) rc = errmsg_set(w->err, w->errlen, "%s", jobs[i].err);
-        else if (trace_add_image(w->t, jobs[i].file)) rc = errmsg_set(w->err, w->errlen, "out of memory");
-        else html_figure(w->pg, jobs[i].file, jobs[i].cap, NULL, NULL);
-    }
-    free(jobs);
-    if (rc == 0 && w->skipped > 0) {
+    if (w->skipped > 0) {
         char note[320];
         if (links_heads_only(w->ps))
             snprintf(note, sizeof note, "%d more heads were not drawn: a long text draws the heatmaps of its links' "
@@ -717,6 +747,27 @@ static int every_head(Show *w) {
         html_text(w->pg, note);
         html_raw(w->pg, "</p>\n");
     }
+    return 0;
+}
+
+/* Every job drawn side by side on the processors, the grids first (the
+ * longest); the first failure in job order is the run's. */
+static int draw_jobs(Show *w) {
+    int n = w->n_jobs, rc = 0, *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order), k = 0;
+    if (!order) return errmsg_set(w->err, w->errlen, "out of memory");
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            if ((w->jobs[i].kind == JOB_GRID) == (pass == 0)) order[k++] = i;
+    unsigned char warm[3];
+    render_cmap_rgb(RENDER_CMAP_VIRIDIS, 0.5f, warm);   /* builds the colour table before the threads share it */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(picture_threads()) if (n > 1)
+#endif
+    for (int i = 0; i < n; i++) job_draw(w, &w->jobs[order[i]]);
+    free(order);
+    for (int i = 0; i < n && rc == 0; i++)
+        if (w->jobs[i].rc != 0) rc = errmsg_set(w->err, w->errlen, "%s", w->jobs[i].err);
+    jobs_free(w);
     return rc;
 }
 
@@ -816,8 +867,8 @@ static int draw_all(Show *w) {
     static const char *const kinds[4] = {"self", "masked_self", "cross", "custom"};
     for (int k = 0; k < 4; k++)
         if (kind_grid(w, stacks[k], kinds[k])) return -1;
-    if (head_summary(w) || head_roles_show(w)) return -1;
-    return every_head(w);
+    if (head_summary(w) || head_roles_show(w) || every_head(w)) return -1;
+    return draw_jobs(w);
 }
 
 /* The row the page opens on in the focus map: the first query token the
@@ -858,13 +909,14 @@ int pictures_show_sentence(const PictureSpec *ps, const Sentence *s, Trace *t, P
     HtmlPage pg;
     PageData pd;
     page_data_init(&pd);
-    Show w = {ps, s, t, &pg, err, errlen, 0};
+    Show w = {ps, s, t, &pg, err, errlen, 0, NULL, 0, 0};
     if (!ps->keep_steps) strip_steps(t, ps->focus_map, ps->focus_head);   /* only the strip needs them */
     choose_trace_file(ps, t, rep);
     page_header(&pg, ps, s, rep->trace_file);
     size_t views_at = pg.len;   /* the interactive views go under the header */
     double t0 = now_ms();
     int r = draw_all(&w);
+    jobs_free(&w);   /* drawn, or left when a step failed */
     rep->ms_pictures = now_ms() - t0;
     rep->n_pictures = t->n_images;
     rep->n_heatmaps_skipped = w.skipped;

@@ -81,7 +81,9 @@ typedef struct {
  * count words, ps->word_first; else q itself). */
 int pictures_piece(const PictureSpec *ps, int q);
 
-/* One sentence being drawn: its spec, sentence, trace (gains the image list), page. */
+/* One sentence being drawn: its spec, sentence, trace (gains the image list),
+ * page, and the pictures waiting to be drawn side by side (pictures.c). */
+typedef struct PicJob PicJob;
 typedef struct {
     const PictureSpec *ps;
     const Sentence *s;
@@ -90,6 +92,8 @@ typedef struct {
     char *err;
     size_t errlen;
     int skipped;         /* heatmaps left out by the cap (max_heatmaps) */
+    PicJob *jobs;
+    int n_jobs, cap_jobs;
 } Show;
 
 /* A token as part of a file name: letters (lowercased: "It" → "it") and
