@@ -30,27 +30,25 @@ static const char *link_kind(const Trace *t) {
     return "masked_self";
 }
 
-/* A head's link from query q: its key and weight *w, or -1. */
-typedef int (*HeadLinkFn)(const TraceMap *m, int h, int q, float *w);
-
-/* The strongest link of query q over every head of the link kind's maps. */
-static HeadLink strongest_by(const Trace *t, int q, HeadLinkFn link) {
+/* The strongest link of query q over every head of the link kind's maps
+ * (maps_strongest_link's, the special keys found once a map, not a head). */
+HeadLink links_strongest(const Trace *t, int q) {
     HeadLink best = {-1, -1, -1, -1};
     const char *kind = link_kind(t);
+    unsigned char stack[256];
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
         if (strcmp(m->kind, kind) || trace_row_of(m, q) < 0) continue;
-        for (int h = 0; h < m->n_heads; h++) {
-            float w;
-            int k = link(m, h, q, &w);
-            if (k >= 0 && w > best.weight) best = (HeadLink){i, h, k, w};
+        unsigned char *skip = m->Tk <= 256 ? stack : malloc((size_t)m->Tk);
+        for (int j = 0; skip && j < m->Tk; j++) skip[j] = (unsigned char)maps_is_special(m->keys[j]);
+        for (int h = 0; skip && h < m->n_heads; h++) {
+            const float *row = trace_weights_row(m, h, q);
+            int k = row ? maps_argmax_link(row, m->Tk, q, skip) : -1;
+            if (k >= 0 && row[k] > best.weight) best = (HeadLink){i, h, k, row[k]};
         }
+        if (skip != stack) free(skip);
     }
     return best;
-}
-
-HeadLink links_strongest(const Trace *t, int q) {
-    return strongest_by(t, q, maps_strongest_link);
 }
 
 HeadLink links_for_query(const Trace *t, int q, const CorefHead *coref) {
@@ -245,14 +243,32 @@ static int no_content(const char *key) {
     return maps_is_special(key) || is_punct(w) || referents_function_word(w);
 }
 
+/* no_content of every key of the maps last asked (one kind's maps share their
+ * keys: the text's tokens), judged once, not once a map and query: a key is
+ * tokenized again to judge it (a GPT-2 run of 400 tokens: 60 ms). */
+typedef struct { const TraceMap *m; unsigned char *none; } ContentKeys;
+
+/* 1 when m's keys are those ck judged. */
+static int same_keys(const ContentKeys *ck, const TraceMap *m) {
+    if (!ck->m || ck->m->Tk != m->Tk) return 0;
+    for (int j = 0; j < m->Tk; j++)
+        if (ck->m->keys[j] != m->keys[j] && strcmp(ck->m->keys[j], m->keys[j])) return 0;
+    return 1;
+}
+
 /* skip[j] = 1 where key j of m cannot be an antecedent of q (no content, or
  * masked: a causal row has no later word): the same for every head of m.
  * Returns skip: stack (room for 256) or malloc'd; NULL out of memory. */
-static unsigned char *content_skip(const TraceMap *m, int q, unsigned char *stack) {
+static unsigned char *content_skip(const TraceMap *m, int q, unsigned char *stack, ContentKeys *ck) {
+    if (!same_keys(ck, m)) {
+        free(ck->none);
+        ck->m = m;
+        if (!(ck->none = malloc((size_t)(m->Tk > 0 ? m->Tk : 1)))) { ck->m = NULL; return NULL; }
+        for (int j = 0; j < m->Tk; j++) ck->none[j] = (unsigned char)no_content(m->keys[j]);
+    }
     unsigned char *skip = m->Tk <= 256 ? stack : malloc((size_t)m->Tk);
     const unsigned char *mrow = trace_mask_row(m, q);
-    for (int j = 0; skip && j < m->Tk; j++)
-        skip[j] = (unsigned char)(no_content(m->keys[j]) || (mrow && !mrow[j]));
+    for (int j = 0; skip && j < m->Tk; j++) skip[j] = (unsigned char)(ck->none[j] || (mrow && !mrow[j]));
     return skip;
 }
 
@@ -270,10 +286,11 @@ static int content_link(const TraceMap *m, int h, int q, const unsigned char *sk
 static void content_links(const Trace *t, int q, void (*each)(void *, int, int, int, float), void *arg) {
     const char *kind = link_kind(t);
     unsigned char stack[256];
+    ContentKeys ck = {NULL, NULL};
     for (int i = 0; i < t->n_maps; i++) {
         const TraceMap *m = &t->maps[i];
         if (strcmp(m->kind, kind) || trace_row_of(m, q) < 0) continue;
-        unsigned char *skip = content_skip(m, q, stack);
+        unsigned char *skip = content_skip(m, q, stack, &ck);
         for (int h = 0; skip && h < m->n_heads; h++) {
             float w;
             int k = content_link(m, h, q, skip, &w);
@@ -281,6 +298,7 @@ static void content_links(const Trace *t, int q, void (*each)(void *, int, int, 
         }
         if (skip != stack) free(skip);
     }
+    free(ck.none);
 }
 
 static void keep_strongest(void *arg, int map, int head, int key, float w) {
