@@ -5,17 +5,17 @@ Two shapes, the folders of tests/bench_hf.py (build/bench-hf/, random weights):
   GPT-2-small   12 layers x 12 heads on a text of exactly 400 tokens
 Each side alone, in processes of its own, never alternating (tests/bench_common.py):
   PyTorch  the same architecture in torch (bench_hf.py's worker), float32, every layer's
-           attention weights returned (output_attentions=True), one thread (torch and
-           every BLAS pool at 1), in one warm process: 2 untimed forwards, then
-           BENCH_LONG_RUNS timed ones (default 1); its peak memory (wait4)
+           attention weights returned (output_attentions=True), at 1 thread and at 2
+           (torch and every BLAS pool at n), each in one warm process of its own: 2 untimed
+           forwards, then BENCH_LONG_RUNS timed ones (default 1); its peak memory (wait4)
   attnviz  the command a user types, with its default options (pictures, trace.bin, the
            page): run --model DIR --quiet --out D "TEXT", fresh processes after one
            untimed, at 1 thread and at the default threads; peak memory
 and the page run wrote opened in Debian's Chromium (tests/page_browser.js): how long it
 takes to open and draw, and a hover over the passage.
-Limits (issue 42): run at 1 thread no slower than PyTorch's forward at 1 thread, in at
-most 2 GB; the page opens in under 3 s and a hover redraws in under 50 ms.  The load
-average is printed before and after; above 1 the figures get no verdict.
+Limits (issue 42): run with its default threads (every processor) no slower than PyTorch's
+forward at its fastest thread count (each measured alone), in at most 2 GB; the page
+opens in under 3 s and a hover redraws in under 50 ms.  The load average is printed before and after; above 1 the figures get no verdict.
 Usage: bench_long.py   (exit status 1 when a limit is missed)"""
 import json, os, shutil, statistics, subprocess, sys, time
 
@@ -56,20 +56,27 @@ def one(ses, kind, name, d, words, filler, T, maps):
     out = os.path.join(bh.BASE, f"{name}-{T}-long.out")
     clean = lambda: shutil.rmtree(out, ignore_errors=True)
     print(f"{name}, {T} tokens, {maps} maps of {T} x {T}:")
-    env1 = bc.thread_env(1)
-    argv = bh.torch_argv(kind, d, 1, RUNS, ids)
-    print(f"    $ {bc.shell(argv[:-1] + [f'<the {T} ids>'], env1)}")
-    t0 = time.perf_counter()
-    p = subprocess.Popen(argv, env=env1, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, ru = os.wait4(p.pid, 0)
-    so, se = p.stdout.read(), p.stderr.read()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"bench: {bc.shell(argv, env1)} failed:\n{se.strip()}")
-    torch_s = [float(x) for x in [l for l in so.splitlines() if l.startswith("torch_bench ")][-1].split()[1:]]
-    torch_peak = ru.ru_maxrss * 1024
-    print(f"    {'PyTorch forward, every map (own process)':<46} 1 thread: {bc.fmt(torch_s)}; "
-          f"peak {torch_peak / GB:.2f} GB (the whole process: {time.perf_counter() - t0:.0f} s)")
-    ses.record(f"{name} {T} PyTorch forward", torch_s, config="1 thread", peak_gb=round(torch_peak / GB, 2))
+    torch_by = {}   # PyTorch at each thread count, each in a process of its own; its best is the yardstick
+    for n in bh.THREADS:
+        envn = bc.thread_env(n)
+        argv = bh.torch_argv(kind, d, n, RUNS, ids)
+        print(f"    $ {bc.shell(argv[:-1] + [f'<the {T} ids>'], envn)}")
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, env=envn, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _, status, ru = os.wait4(p.pid, 0)
+        so, se = p.stdout.read(), p.stderr.read()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"bench: {bc.shell(argv, envn)} failed:\n{se.strip()}")
+        times = [float(x) for x in [l for l in so.splitlines() if l.startswith("torch_bench ")][-1].split()[1:]]
+        peak = ru.ru_maxrss * 1024
+        torch_by[n] = (times, peak)
+        print(f"    {'PyTorch forward, every map (own process)':<46} {bc.label(n)}: {bc.fmt(times)}; "
+              f"peak {peak / GB:.2f} GB (the whole process: {time.perf_counter() - t0:.0f} s)")
+        ses.record(f"{name} {T} PyTorch forward" + ("" if n == 1 else f" {bc.label(n)}"), times, config=bc.label(n),
+                   peak_gb=round(peak / GB, 2))
+    tn = min(torch_by, key=lambda n: statistics.median(torch_by[n][0]))
+    torch_s, torch_peak = torch_by[tn]
+    print(f"    PyTorch's fastest here: {bc.label(tn)} (the yardstick below)")
     cmd = [ATTNVIZ, "run", "--model", d, "--quiet", "--out", out, text]
     shown = bc.shell([a if len(a) < 60 else f"<the {T} tokens>" for a in cmd])
     res = {}
@@ -80,12 +87,15 @@ def one(ses, kind, name, d, words, filler, T, maps):
         res[n] = (walls, peak)
         r = statistics.median(walls) / statistics.median(torch_s)
         print(f"    {'attnviz run (pictures, trace.bin, page)':<46} {bc.label(n)}: {bc.fmt(walls)}; "
-              f"peak {peak / GB:.2f} GB; ratio to PyTorch (1 thread), medians: {r:.2f}")
+              f"peak {peak / GB:.2f} GB; ratio to PyTorch ({bc.label(tn)}), medians: {r:.2f}")
         ses.record(f"{name} {T} run {bc.label(n)}", walls, shown, config=bc.label(n), ratio=round(r, 2),
                    peak_gb=round(peak / GB, 2))
-    w1, p1 = res[1] if 1 in res else res[min(res)]
-    r1 = statistics.median(w1) / statistics.median(torch_s)
-    ses.check(r1 <= 1.0, f"{name} {T} tokens: run at 1 thread no slower than PyTorch's forward at 1 thread ({r1:.2f})")
+    # the verdict: run as a user types it, with its default threads (every processor), against PyTorch
+    # at its fastest thread count; the other counts are printed too
+    nd = max(res)
+    rd = statistics.median(res[nd][0]) / statistics.median(torch_s)
+    ses.check(rd <= 1.0, f"{name} {T} tokens: run with its default threads ({bc.label(nd)}) no slower than "
+                         f"PyTorch's forward at its fastest ({bc.label(tn)}: {rd:.2f})")
     ses.check(max(p for _, p in res.values()) <= 2 * GB,
               f"{name} {T} tokens: run in at most 2 GB ({max(p for _, p in res.values()) / GB:.2f} GB)")
     clean()
@@ -107,7 +117,7 @@ def one(ses, kind, name, d, words, filler, T, maps):
 
 def main():
     ses = bc.Session("Long texts: attnviz run beside PyTorch's forward returning every map", "long")
-    print(f"method: each side alone; PyTorch at 1 thread in one warm process (2 untimed forwards, "
+    print(f"method: each side alone; PyTorch at each of threads {bh.THREADS}, each in one warm process (2 untimed forwards, "
           f"{RUNS} timed: BENCH_LONG_RUNS); attnviz run with its default options, {ARUNS} fresh processes "
           f"after one untimed (BENCH_LONG_ATTNVIZ_RUNS), at threads {bh.THREADS}; peak memory from wait4")
     # SmolLM2's folder has one word per id (w3 w4 …: bench_hf.py), GPT-2's the real vocabulary

@@ -73,6 +73,8 @@ def long_figures(F, lang):
     for name, T in (("SmolLM2-135M", 2000), ("GPT-2-small", 400)):
         f = F[f"{name} {T} PyTorch forward"]
         out += [fmt(f["median"], 3, lang) + " s", fmt(f["peak_gb"], 2, lang) + " GB"]
+        if f"{name} {T} PyTorch forward 2 threads" in F:
+            out.append(fmt(F[f"{name} {T} PyTorch forward 2 threads"]["median"], 3, lang) + " s")
         for n in ("1 thread", "2 threads"):
             f = F[f"{name} {T} run {n}"]
             out += [fmt(f["median"], 3, lang) + " s", fmt(f["ratio"], 2, lang) + "×", fmt(f["peak_gb"], 2, lang) + " GB"]

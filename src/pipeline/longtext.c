@@ -12,44 +12,56 @@
 #include <omp.h>
 #endif
 
-/* 4 floats side by side (GCC's and clang's vector extension, SSE2 on any
- * x86-64; each lane does the scalar code's operations in its order, so the
- * sums are the same bits on every machine). */
-typedef float F4 __attribute__((vector_size(16)));
-typedef int I4 __attribute__((vector_size(16)));
+/* 8 floats side by side (GCC's and clang's vector extension): an AVX2 build
+ * where the machine has it (picked at each call, as core/tensor.c's kernels),
+ * else the same source on 16-byte registers.  Each lane does the same
+ * operations in the same order either way (no fused multiply-add:
+ * -ffp-contract=off), so the sums are the same bits on every machine. */
+typedef float F8 __attribute__((vector_size(32)));
+typedef int I8 __attribute__((vector_size(32)));
 
-/* ln x on 4 lanes at once, for x > 0 normal, to about 1e-6: x = 2^e · m, m in
- * [1, 2), and ln m = 2·atanh(u) = 2(u + u³/3 + u⁵/5 + …), u = (m − 1)/(m + 1)
- * ≤ 1/3, nine terms (libm's logf is not vectorised). */
-static inline F4 ln_fast4(F4 x) {
-    I4 b = (I4)x;
-    I4 e = ((b >> 23) & 0xff) - 127;
-    F4 m = (F4)((b & 0x007fffff) | 0x3f800000);
-    F4 u = (m - 1.0f) / (m + 1.0f), u2 = u * u;
-    F4 s = u2 * (1.0f / 17) + 1.0f / 15;
-    s = s * u2 + 1.0f / 13; s = s * u2 + 1.0f / 11; s = s * u2 + 1.0f / 9; s = s * u2 + 1.0f / 7;
-    s = s * u2 + 1.0f / 5; s = s * u2 + 1.0f / 3; s = s * u2 + 1.0f;
-    return __builtin_convertvector(e, F4) * 0.69314718f + 2.0f * u * s;
-}
-
-/* Σ x, Σ x·j and Σ x·ln x over x = row[j], j in [from, to), in 4 lanes
+/* Σ x, Σ x·j and Σ x·ln x over x = row[j], j in [from, to), in 8 lanes
  * summed at the end in lane order (x ≤ 1e-30 adds 0 to the last; the last
- * 1–3 keys go in one more vector padded with zeros).  out: the three sums. */
-static void row_sums(const float *row, int from, int to, float out[3]) {
-    F4 s0 = {0}, s1 = {0}, h = {0};
-    const F4 lane = {0, 1, 2, 3}, tiny = {1e-30f, 1e-30f, 1e-30f, 1e-30f};
-    for (int j = from; j < to; j += 4) {
-        F4 x = {0};
-        memcpy(&x, row + j, (size_t)(to - j < 4 ? to - j : 4) * sizeof(float));
-        I4 big = x > tiny;
-        F4 safe = (F4)((big & (I4)x) | (~big & (I4)tiny));
-        s0 += x;
-        s1 += x * (lane + (float)j);
-        h += (F4)(big & (I4)(x * ln_fast4(safe)));
-    }
-    out[0] = out[1] = out[2] = 0;
-    for (int l = 0; l < 4; l++) out[0] += s0[l], out[1] += s1[l], out[2] += h[l];
+ * 1–7 keys go in one more vector padded with zeros).  out: the three sums.
+ * ln x for x > 0 normal, to about 1e-6: x = 2^e · m, m in [1, 2), and
+ * ln m = 2·atanh(u) = 2(u + u³/3 + u⁵/5 + …), u = (m − 1)/(m + 1) ≤ 1/3,
+ * nine terms (libm's logf is not vectorised). */
+#define ROW_SUMS_BODY                                                             \
+    F8 s0 = {0}, s1 = {0}, h = {0};                                               \
+    const F8 lane = {0, 1, 2, 3, 4, 5, 6, 7};                                     \
+    const F8 tiny = {1e-30f, 1e-30f, 1e-30f, 1e-30f, 1e-30f, 1e-30f, 1e-30f, 1e-30f}; \
+    for (int j = from; j < to; j += 8) {                                          \
+        F8 x = {0};                                                               \
+        memcpy(&x, row + j, (size_t)(to - j < 8 ? to - j : 8) * sizeof(float));   \
+        I8 big = x > tiny;                                                        \
+        I8 b = (big & (I8)x) | (~big & (I8)tiny);   /* x, or tiny where x is not above it */ \
+        I8 e = ((b >> 23) & 0xff) - 127;                                          \
+        F8 m = (F8)((b & 0x007fffff) | 0x3f800000);                               \
+        F8 u = (m - 1.0f) / (m + 1.0f), u2 = u * u;                               \
+        F8 p = u2 * (1.0f / 17) + 1.0f / 15;                                      \
+        p = p * u2 + 1.0f / 13; p = p * u2 + 1.0f / 11; p = p * u2 + 1.0f / 9; p = p * u2 + 1.0f / 7; \
+        p = p * u2 + 1.0f / 5; p = p * u2 + 1.0f / 3; p = p * u2 + 1.0f;        \
+        F8 ln = __builtin_convertvector(e, F8) * 0.69314718f + 2.0f * u * p;      \
+        s0 += x;                                                                  \
+        s1 += x * (lane + (float)j);                                              \
+        h += (F8)(big & (I8)(x * ln));                                            \
+    }                                                                             \
+    out[0] = out[1] = out[2] = 0;                                                 \
+    for (int l = 0; l < 8; l++) out[0] += s0[l], out[1] += s1[l], out[2] += h[l];
+
+static void row_sums_plain(const float *row, int from, int to, float out[3]) { ROW_SUMS_BODY }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) static void row_sums_avx2(const float *row, int from, int to, float out[3]) {
+    ROW_SUMS_BODY
 }
+static void row_sums(const float *row, int from, int to, float out[3]) {
+    if (__builtin_cpu_supports("avx2")) row_sums_avx2(row, from, to, out);
+    else row_sums_plain(row, from, to, out);
+}
+#else
+static void row_sums(const float *row, int from, int to, float out[3]) { row_sums_plain(row, from, to, out); }
+#endif
+#undef ROW_SUMS_BODY
 
 /* One head's summary over its first n_real rows (weights T × T; causal: a
  * row's keys past its own position are 0 and not read).  Row i's distance
