@@ -335,11 +335,13 @@ static TokJson *parse_text(const char *json, size_t len, const char *name, char 
         return NULL;
     }
     const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    int oom = 0;
+    cJSON *doc = tj_json_parse(json, len, &end, &oom);
     while (doc && end < json + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) end++;
-    if (!doc || end != json + len) {   /* cJSON says where it stopped, not whether memory ran out */
-        errmsg_set(err, errlen, "%s: not valid JSON (at byte %zu)", c.file, end ? (size_t)(end - json) : (size_t)0);
-        cJSON_Delete(doc);
+    if (!doc || end != json + len) {
+        if (oom) errmsg_set(err, errlen, "%s: out of memory", c.file);
+        else errmsg_set(err, errlen, "%s: not valid JSON (at byte %zu)", c.file, end ? (size_t)(end - json) : (size_t)0);
+        tj_json_free();
         return NULL;
     }
     TokJson *t = calloc(1, sizeof *t);
@@ -349,7 +351,7 @@ static TokJson *parse_text(const char *json, size_t len, const char *name, char 
         tokjson_free(t);
         t = NULL;
     }
-    cJSON_Delete(doc);
+    tj_json_free();
     return t;
 }
 

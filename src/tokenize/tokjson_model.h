@@ -91,5 +91,12 @@ int tj_model_merges_ready(TjModel *m, char *err, size_t errlen);
 int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen);
 void tj_model_free(TjModel *m);
 int tjtoks_add(TjToks *l, int id, int start, int end);
+/* A tokenizer file (vocab.json, tokenizer.json) parsed by cJSON with its tree
+ * in one arena of this thread's: freed whole by tj_json_free, never by
+ * cJSON_Delete (malloc and free of 50,000 nodes were a third of the parse).
+ * *end as cJSON_ParseWithLengthOpts's (may be NULL); NULL when the text is no
+ * JSON or memory ran out (*oom 1, may be NULL). */
+cJSON *tj_json_parse(const char *text, size_t len, const char **end, int *oom);
+void tj_json_free(void);
 
 #endif
