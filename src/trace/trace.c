@@ -563,39 +563,37 @@ size_t trace_json_estimate(const Trace *t) {
  * printed side by side, each into a memory stream, then written in order
  * (formatting numbers was most of a GPT-2 run's 40 ms of trace.json; the batch
  * bounds the memory to a few maps' text).  0, or -1 out of memory. */
+/* Every map's text made side by side on the threads, each in a buffer of its
+ * own (one parallel region: in pairs, a region a pair, GPT-2's 144 maps went
+ * through 72 fork-joins), then written in order.  The text of a trace written
+ * to JSON stays under TRACE_JSON_MAX_BYTES, so holding it all is cheap. */
 static int put_maps(FILE *f, const Trace *t) {
-    int batch = 1;
+    int n = t->n_maps, bad = 0;
+    if (n < 4) {
+        for (int i = 0; i < n; i++) {
+            if (i) fputs(",\n", f);
+            put_map(f, &t->maps[i]);
+        }
+        return 0;
+    }
+    char **buf = calloc((size_t)n, sizeof *buf);
+    size_t *len = calloc((size_t)n, sizeof *len);
+    if (!buf || !len) { free(buf); free(len); return -1; }
 #ifdef _OPENMP
-    batch = omp_get_max_threads();
+    #pragma omp parallel for schedule(dynamic, 1) reduction(|:bad)
 #endif
-    if (batch < 1 || t->n_maps < 4) batch = 1;
-    char **buf = calloc((size_t)batch, sizeof *buf);
-    size_t *len = calloc((size_t)batch, sizeof *len);
-    int bad = !buf || !len;
-    for (int i0 = 0; i0 < t->n_maps && !bad; i0 += batch) {
-        int n = t->n_maps - i0 < batch ? t->n_maps - i0 : batch;
-        if (n == 1) {
-            if (i0) fputs(",\n", f);
-            put_map(f, &t->maps[i0]);
-            continue;
+    for (int i = 0; i < n; i++) {
+        FILE *m = open_memstream(&buf[i], &len[i]);
+        if (!m) { bad = 1; continue; }
+        put_map(m, &t->maps[i]);
+        bad |= fclose(m) != 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!bad) {
+            if (i) fputs(",\n", f);
+            fwrite(buf[i], 1, len[i], f);
         }
-#ifdef _OPENMP
-        #pragma omp parallel for schedule(static, 1) num_threads(n) reduction(|:bad)
-#endif
-        for (int k = 0; k < n; k++) {
-            FILE *m = open_memstream(&buf[k], &len[k]);
-            if (!m) { bad = 1; continue; }
-            put_map(m, &t->maps[i0 + k]);
-            bad |= fclose(m) != 0;
-        }
-        for (int k = 0; k < n; k++) {
-            if (!bad) {
-                if (i0 + k) fputs(",\n", f);
-                fwrite(buf[k], 1, len[k], f);
-            }
-            free(buf[k]);
-            buf[k] = NULL;
-        }
+        free(buf[i]);
     }
     free(buf);
     free(len);
