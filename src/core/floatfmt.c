@@ -71,12 +71,19 @@ static int fewest_at_least(const Scaled *s) {
 }
 
 /* digits (no trailing zeros) and exponent X as "%.Pg" lays them out. */
-static int layout(const char *dg, int X, int P, char *out) {
-    int nd = (int)strlen(dg), n = 0;
-    if (X < -4 || X >= P) {
+static int layout(const char *dg, int nd, int X, int P, char *out) {
+    int n = 0;
+    if (X < -4 || X >= P) {   /* "e-05", "e+18": two digits at least (sprintf's "%02d" was a fifth of a weight's text) */
         out[n++] = dg[0];
         if (nd > 1) { out[n++] = '.'; memcpy(out + n, dg + 1, (size_t)nd - 1); n += nd - 1; }
-        return n + sprintf(out + n, "e%c%02d", X < 0 ? '-' : '+', X < 0 ? -X : X);
+        int e = X < 0 ? -X : X;
+        out[n++] = 'e';
+        out[n++] = X < 0 ? '-' : '+';
+        if (e >= 100) out[n++] = (char)('0' + e / 100);
+        out[n++] = (char)('0' + e / 10 % 10);
+        out[n++] = (char)('0' + e % 10);
+        out[n] = '\0';
+        return n;
     }
     if (X < 0) {
         out[n++] = '0'; out[n++] = '.';
@@ -137,5 +144,5 @@ int float_format(float x, int P, char *out) {
     dg[nd] = '\0';
     for (int i = nd - 1; i >= 0; i--, D /= 10) dg[i] = (char)('0' + D % 10);
     while (nd > 1 && dg[nd - 1] == '0') dg[--nd] = '\0';
-    return n + layout(dg, X, P, out + n);
+    return n + layout(dg, nd, X, P, out + n);
 }
