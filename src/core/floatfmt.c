@@ -2,7 +2,7 @@
  *
  * x = m·2^e exactly (m < 2^24).  Scaled by 10^k, x·10^k = num/den with
  *   num = m · 2^max(e,0) · 10^max(k,0),   den = 2^max(−e,0) · 10^max(−k,0),
- * which fit in 128 bits for 1e-10 ≤ |x| < 1e18.  p digits are D = x·10^k
+ * which fit in 128 bits for 1e-10 ≤ |x| < 1e18 (below, in 256: tiny()).  p digits are D = x·10^k
  * rounded half to even, k = p − 1 − X, X the decimal exponent.  D·10^−k reads
  * back as x when it lies within half the gap to x's neighbours: with both
  * sides times den, 2·|D·den − num| < 2^max(e,0)·10^max(k,0) (the gap below a
@@ -97,7 +97,131 @@ static int layout(const char *dg, int nd, int X, int P, char *out) {
     return n;
 }
 
-/* The same through the C library: slow, for values outside the fast range. */
+/* ---- below 1e-10: the same in 256 bits ----
+ * Down to the smallest subnormal (2^-149), x·10^k = num/2^sh with k ≤ 53 and
+ * sh ≤ 149: num < 2^24·10^53 < 2^201.  Every quantity of the fast path is
+ * then a 256-bit integer (four 64-bit limbs, lowest first); den is a power of
+ * two, so every division is a shift.  Attention weights of trained models
+ * reach 1e-30 and below (stories260K: 6% of a trace's numbers), where the
+ * C library's loop of up to nine printf + strtof pairs was most of trace.json's time. */
+typedef struct { uint64_t w[4]; } U256;
+
+static U256 u256(uint64_t x) { return (U256){{x, 0, 0, 0}}; }
+
+static U256 u256_shl(U256 a, int n) {   /* n < 256; what passes the top is lost (never here) */
+    U256 r = {{0, 0, 0, 0}};
+    int q = n / 64, b = n % 64;
+    for (int i = 3; i >= q; i--) {
+        uint64_t v = a.w[i - q] << b;
+        if (b && i - q - 1 >= 0) v |= a.w[i - q - 1] >> (64 - b);
+        r.w[i] = v;
+    }
+    return r;
+}
+
+static U256 u256_shr(U256 a, int n) {
+    U256 r = {{0, 0, 0, 0}};
+    int q = n / 64, b = n % 64;
+    for (int i = 0; i + q < 4; i++) {
+        uint64_t v = a.w[i + q] >> b;
+        if (b && i + q + 1 < 4) v |= a.w[i + q + 1] << (64 - b);
+        r.w[i] = v;
+    }
+    return r;
+}
+
+static U256 u256_add(U256 a, U256 b) {
+    U256 r;
+    unsigned carry = 0;
+    for (int i = 0; i < 4; i++) {
+        uint64_t s = a.w[i] + b.w[i];
+        unsigned c1 = s < a.w[i];
+        r.w[i] = s + carry;
+        carry = c1 | (r.w[i] < s);
+    }
+    return r;
+}
+
+static U256 u256_sub(U256 a, U256 b) {   /* a ≥ b */
+    U256 r;
+    unsigned borrow = 0;
+    for (int i = 0; i < 4; i++) {
+        uint64_t d = a.w[i] - b.w[i];
+        unsigned b1 = a.w[i] < b.w[i];
+        r.w[i] = d - borrow;
+        borrow = b1 | (d < borrow);
+    }
+    return r;
+}
+
+static int u256_cmp(U256 a, U256 b) {
+    for (int i = 3; i >= 0; i--)
+        if (a.w[i] != b.w[i]) return a.w[i] < b.w[i] ? -1 : 1;
+    return 0;
+}
+
+static U256 u256_mul(U256 a, uint64_t m) {   /* m < 2^32 */
+    U256 r;
+    uint64_t carry = 0;
+    for (int i = 0; i < 4; i++) {
+        u128 p = (u128)a.w[i] * m + carry;
+        r.w[i] = (uint64_t)p;
+        carry = (uint64_t)(p >> 64);
+    }
+    return r;
+}
+
+static U256 u256_pow10_times(uint64_t m, int k) {   /* m·10^k, k ≥ 0 */
+    U256 r = u256(m);
+    for (; k >= 9; k -= 9) r = u256_mul(r, 1000000000u);
+    return u256_mul(r, POW10[k]);
+}
+
+/* 0 < a < 1e-10: the digits of float_format's fast path, exactly. */
+static int tiny(float a, int P, char *out) {
+    Bits b = bits_of(a);
+    int sh = -b.e;   /* 57 … 149: den = 2^sh */
+    int bits = 32 - __builtin_clz(b.m);   /* 24, fewer for a subnormal */
+    int X = ((b.e + bits - 1) * 78913) >> 18;   /* ⌊log10 of x's leading power of two⌋: X or X − 1 */
+    if (u256_cmp(u256_pow10_times(b.m, -X), u256_shl(u256(10), sh)) >= 0) X++;
+    int k = P - 1 - X;   /* > 0 */
+    U256 num = u256_pow10_times(b.m, k), t = u256_pow10_times(1, k);
+    uint64_t q = u256_shr(num, sh).w[0];   /* < 10^P */
+    U256 r = u256_sub(num, u256_shl(u256(q), sh));
+    /* the fewest digits that can read back: fewest_at_least's interval in 256 bits */
+    U256 lo2 = u256_sub(u256_shl(num, 1), t), hi2 = u256_add(u256_shl(num, 1), t);
+    U256 w1 = u256_sub(u256_shl(u256(1), sh + 1), u256(1));
+    uint64_t lo = u256_shr(u256_add(lo2, w1), sh + 1).w[0], hi = u256_shr(hi2, sh + 1).w[0];
+    int p = P;
+    if (lo <= hi) {
+        int j = 0;
+        while (j < P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
+        p = P - j;
+    }
+    uint64_t D;
+    for (;; p++) {   /* digits() in 256 bits */
+        uint64_t pw = POW10[P - p], rest = q % pw;
+        D = q / pw;
+        U256 twice = u256_shl(u256_add(u256_shl(u256(rest), sh), r), 1), half = u256_shl(u256(pw), sh);
+        int c = u256_cmp(twice, half);
+        if (c > 0 || (c == 0 && (D & 1))) D++;
+        U256 dd = u256_shl(u256(D * pw), sh);
+        int below = u256_cmp(dd, num) < 0;
+        U256 diff = below ? u256_sub(num, dd) : u256_sub(dd, num);
+        U256 wd = u256_shl(diff, below && b.low_gap_half ? 2 : 1);
+        int ct = u256_cmp(wd, t);
+        if (ct < 0 || (ct == 0 && !(b.m & 1)) || p >= P) break;
+    }
+    if (D == POW10[p]) { D /= 10; X++; }
+    char dg[16];
+    int nd = p;
+    dg[nd] = '\0';
+    for (int i = nd - 1; i >= 0; i--, D /= 10) dg[i] = (char)('0' + D % 10);
+    while (nd > 1 && dg[nd - 1] == '0') dg[--nd] = '\0';
+    return layout(dg, nd, X, P, out);
+}
+
+/* The same through the C library: slow, for 1e18 and above. */
 static int slow(float x, int P, char *out) {
     char buf[FLOAT_FORMAT_MAX];
     if (isfinite(x))
@@ -114,6 +238,11 @@ int float_format(float x, int P, char *out) {
     float a = fabsf(x);
     if (!(a >= 1e-10f && a < 1e18f)) {
         if (a == 0) return (int)(strcpy(out, signbit(x) ? "-0" : "0"), strlen(out));
+        if (a < 1e-10f) {   /* subnormals too */
+            int n = 0;
+            if (x < 0) out[n++] = '-';
+            return n + tiny(a, P, out + n);
+        }
         return slow(x, P, out);
     }
     int n = 0;

@@ -8,10 +8,11 @@
  * the shortest text that keeps every float32 exactly (0.1f → "0.1", where
  * "%.9g" prints "0.100000001"), and P = 6 the digits of "%.6g".
  *
- * Digits are computed with exact integer arithmetic for 1e-10 ≤ |x| < 1e18,
- * where every weight, score and activation of a trace lies; other values
- * (and non-finite ones: "inf", "-inf", "nan") go through snprintf, which
- * gives the same text ten times slower.  −0 prints as "-0".
+ * Digits are computed with exact integer arithmetic for |x| < 1e18: 128 bits
+ * from 1e-10 up, 256 bits below (a trained model's weights reach 1e-30 and
+ * the subnormals); larger values (and non-finite ones: "inf", "-inf", "nan")
+ * go through snprintf, which gives the same text ten times slower.  −0
+ * prints as "-0".
  * out holds at least FLOAT_FORMAT_MAX bytes; nothing allocates; thread-safe. */
 #ifndef ATTNVIZ_FLOATFMT_H
 #define ATTNVIZ_FLOATFMT_H
