@@ -76,11 +76,10 @@ static int layout(const char *dg, int nd, int X, int P, char *out) {
     if (X < -4 || X >= P) {   /* "e-05", "e+18": two digits at least (sprintf's "%02d" was a fifth of a weight's text) */
         out[n++] = dg[0];
         if (nd > 1) { out[n++] = '.'; memcpy(out + n, dg + 1, (size_t)nd - 1); n += nd - 1; }
-        int e = X < 0 ? -X : X;
+        int e = X < 0 ? -X : X;   /* at most 45 for a float */
         out[n++] = 'e';
         out[n++] = X < 0 ? '-' : '+';
-        if (e >= 100) out[n++] = (char)('0' + e / 100);
-        out[n++] = (char)('0' + e / 10 % 10);
+        out[n++] = (char)('0' + e / 10);
         out[n++] = (char)('0' + e % 10);
         out[n] = '\0';
         return n;

@@ -40,7 +40,7 @@ HeadLink links_strongest(const Trace *t, int q) {
         const TraceMap *m = &t->maps[i];
         if (strcmp(m->kind, kind) || trace_row_of(m, q) < 0) continue;
         unsigned char *skip = m->Tk <= 256 ? stack : malloc((size_t)m->Tk);
-        for (int j = 0; skip && j < m->Tk; j++) skip[j] = (unsigned char)maps_is_special(m->keys[j]);
+        if (skip) maps_special_keys(m, skip);
         for (int h = 0; skip && h < m->n_heads; h++) {
             const float *row = trace_weights_row(m, h, q);
             int k = row ? maps_argmax_link(row, m->Tk, q, skip) : -1;

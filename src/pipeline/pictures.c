@@ -119,7 +119,6 @@ static PicJob *job_new(Show *w, int kind, const char *file) {
     return j;
 }
 
-
 /* 1 if training taught head h of map id where to look (train --supervise-*). */
 static int is_taught(const Show *w, const char *id, int h) {
     return w->ps->metadata && checkpoint_meta_head_supervised(w->ps->metadata, id, h);
@@ -385,8 +384,9 @@ static int query_views(Show *w, int q, const LinksView *v) {
     words_note(w, title, sizeof title, cap, sizeof cap, capvi, sizeof capvi);
     PicJob *j = job_new(w, JOB_LINES, file);
     if (!j) return -1;
-    *j = (PicJob){.kind = JOB_LINES, .m = m, .h = L->head, .row = q};
-    snprintf(j->file, sizeof j->file, "%s", file);
+    j->m = m;
+    j->h = L->head;
+    j->row = q;
     snprintf(j->title, sizeof j->title, "%s", title);
     html_figure(w->pg, file, cap, capvi, NULL);
 

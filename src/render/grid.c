@@ -261,9 +261,9 @@ static void grid_layout(GridLayout *L) {
 /* Long maps (more than SMALL_CELLS_FROM tokens or blocks: 1 or 2 px a cell
  * already): cells down to 1 px keep a layer's heads on one row within a
  * slide's width, before folding them into several rows.  GPT-2's 12 x 12
- * heads pooled to 128 blocks: 2,076 x 2,014 px, a layer × head grid drawn as
- * it is, where the fold to 2 px cells made 1,503 x 5,955 px scaled to 3,000
- * tall (thumbnails no larger, in half the width, and a resample of 27 MB). */
+ * heads at 400 tokens (100 blocks): 1,738 x 1,707 px, a layer × head grid
+ * drawn as it is, where the fold to 2 px cells made a picture over 5,000 px
+ * tall, scaled down to 3,000 (thumbnails no larger, and a resample). */
 #define SMALL_CELLS_FROM 64
 static int grid_layout_small_cells(GridLayout *L) {
     int nmax = 0;

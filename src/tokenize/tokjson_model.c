@@ -477,12 +477,6 @@ static int room(char **buf, size_t *cap, size_t n) {
 /* The ids of a merge's two tokens and of what they join to (-1 where the
  * vocabulary has none); joined is scratch of at least la + lb + 1 bytes.
  * Reads the vocabulary only: threads may call it side by side. */
-/* Brings the slot s[0, n) hashes to into the cache: a lookup soon after
- * finds it there (each lookup was a cache miss on GPT-2's 2 MB table). */
-static void vocab_prefetch(const TjVocab *v, const char *s, size_t n) {
-    if (v->cap) __builtin_prefetch(&v->slot[hash_of(s, n) & (uint32_t)(v->cap - 1)]);
-}
-
 static void merge_ids(const TjModel *m, const char *a, const char *b, char *joined, int out[3]) {
     size_t plen = m->prefix ? strlen(m->prefix) : 0, la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
     memcpy(joined, a, la);
@@ -722,8 +716,6 @@ static int merge_lines(char *text, const char *path, const char ***a, const char
     return n;
 }
 
-#define MERGE_PREFETCH 8   /* merges ahead whose parts' slots are fetched */
-
 int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
     if (!m->merges_txt) return 0;
     const char *path = m->merges_path;
@@ -746,13 +738,8 @@ int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
 #ifdef _OPENMP
         #pragma omp for schedule(static)
 #endif
-        for (int i = 0; i < (rc == 0 ? n : 0); i++) {
-            if (i + MERGE_PREFETCH < n) {   /* the parts' slots of a merge further on */
-                vocab_prefetch(&m->vocab, a[i + MERGE_PREFETCH], strlen(a[i + MERGE_PREFETCH]));
-                vocab_prefetch(&m->vocab, b[i + MERGE_PREFETCH], strlen(b[i + MERGE_PREFETCH]));
-            }
+        for (int i = 0; i < (rc == 0 ? n : 0); i++)
             if (joined) merge_ids(m, a[i], b[i], joined, ids + 3 * (size_t)i);
-        }
         free(joined);
     }
     if (rc == 0 && nomem) rc = errmsg_set(err, errlen, "out of memory");

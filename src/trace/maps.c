@@ -19,12 +19,16 @@ int maps_argmax_link(const float *row, int n, int exclude, const unsigned char *
     return best;
 }
 
+void maps_special_keys(const TraceMap *m, unsigned char *skip) {
+    for (int j = 0; j < m->Tk; j++) skip[j] = (unsigned char)maps_is_special(m->keys[j]);
+}
+
 int maps_strongest_link(const TraceMap *m, int h, int q, float *w) {
     unsigned char stack_skip[256] = {0}, *skip = m->Tk <= 256 ? stack_skip : calloc((size_t)m->Tk, 1);
     const float *row = trace_weights_row(m, h, q);
     int best = -1;
     if (skip && row) {
-        for (int j = 0; j < m->Tk; j++) skip[j] = (unsigned char)maps_is_special(m->keys[j]);
+        maps_special_keys(m, skip);
         best = maps_argmax_link(row, m->Tk, q, skip);
     }
     if (skip != stack_skip) free(skip);

@@ -18,5 +18,8 @@ int maps_argmax_link(const float *row, int n, int exclude, const unsigned char *
 /* Key index of query row q's strongest link in head h (not q itself, not a
  * special token) and its weight in *w; -1 if there is none. */
 int maps_strongest_link(const TraceMap *m, int h, int q, float *w);
+/* skip[j] (m->Tk of them) = 1 where key j is a special token: what
+ * maps_strongest_link leaves out, for a caller reading many heads of m. */
+void maps_special_keys(const TraceMap *m, unsigned char *skip);
 
 #endif

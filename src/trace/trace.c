@@ -559,14 +559,11 @@ size_t trace_json_estimate(const Trace *t) {
     return bytes;
 }
 
-/* The maps, comma-separated: a batch of as many maps as there are threads is
- * printed side by side, each into a memory stream, then written in order
- * (formatting numbers was most of a GPT-2 run's 40 ms of trace.json; the batch
- * bounds the memory to a few maps' text).  0, or -1 out of memory. */
 /* Every map's text made side by side on the threads, each in a buffer of its
  * own (one parallel region: in pairs, a region a pair, GPT-2's 144 maps went
- * through 72 fork-joins), then written in order.  The text of a trace written
- * to JSON stays under TRACE_JSON_MAX_BYTES, so holding it all is cheap. */
+ * through 72 fork-joins), then written in order: the text is held once, the
+ * file's size (run writes trace.bin past TRACE_JSON_MAX_BYTES unless asked).
+ * 0, or -1 out of memory. */
 static int put_maps(FILE *f, const Trace *t) {
     int n = t->n_maps, bad = 0;
     if (n < 4) {
