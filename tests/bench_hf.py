@@ -352,6 +352,11 @@ def shape(ses, kind, name, d, words, filler, V, n_maps, lengths, rng):
             r = best("run --no-pictures --trace weights") / pm
             ses.check(r <= 1.0, f"{name} {T} tokens: run --no-pictures --trace weights no slower than PyTorch's "
                                 f"forward ({r:.2f})")
+            rf = best("run --no-pictures --trace weights") / best("forward --src (developer path)")
+            print(f"    run --no-pictures --trace weights / forward --src, medians at their faster settings: {rf:.2f}")
+            ses.record(f"{name} {T} run / forward --src", ratio=round(rf, 2))
+            ses.check(rf <= 1.2, f"{name} {T} tokens: run --no-pictures --trace weights within 1.2x of forward --src "
+                                 f"({rf:.2f})")
             a = torch_alone(kind, d, ids, config, torch_runs[config[0]])
             ses.record(f"{name} {T} bench / PyTorch by itself", a)
             ses.check(a <= 1.25, f"{name} {T} tokens: the bench's PyTorch within 1.25x of PyTorch by itself "

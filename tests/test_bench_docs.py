@@ -38,6 +38,8 @@ def hf_figures(F, lang):
         for what in ("forward --src", "run --no-pictures --trace weights", "run"):
             f = F[f"{shape} 64 {what}"]
             out += [fmt(f["median"], 3, lang) + " s", fmt(f["ratio"], 2, lang) + "×"]
+        if f"{shape} 64 run / forward --src" in F:
+            out.append(fmt(F[f"{shape} 64 run / forward --src"]["ratio"], 2, lang) + "×")
         if f"{shape} 512 forward --src" in F:
             out.append(fmt(F[f"{shape} 512 PyTorch forward"]["median"], 3, lang) + " s")
             f = F[f"{shape} 512 forward --src"]

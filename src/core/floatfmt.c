@@ -43,9 +43,25 @@ static void scaled(const Bits *b, int k, u128 *num, u128 *den) {
  * rounded half to even, with the rest of q and r deciding the rounding. */
 typedef struct { Bits b; u128 num, den, t; uint64_t q; u128 r; int P; } Scaled;
 
+/* q / 10^j for j ≤ 8, each a constant the compiler turns into a multiply
+ * (a 64-bit division by a variable was a fifth of a number's time). */
+static uint64_t div_pow10(uint64_t q, int j) {
+    switch (j) {
+    case 0: return q;
+    case 1: return q / 10;
+    case 2: return q / 100;
+    case 3: return q / 1000;
+    case 4: return q / 10000;
+    case 5: return q / 100000;
+    case 6: return q / 1000000;
+    case 7: return q / 10000000;
+    default: return q / 100000000;
+    }
+}
+
 /* The p digits, and whether they read back as x. */
 static uint64_t digits(const Scaled *s, int p, int *ok) {
-    uint64_t pw = POW10[s->P - p], D = s->q / pw, rest = s->q % pw;
+    uint64_t pw = POW10[s->P - p], D = div_pow10(s->q, s->P - p), rest = s->q - D * pw;
     u128 twice = 2 * ((u128)rest * s->den + s->r), half = (u128)pw * s->den;
     if (twice > half || (twice == half && (D & 1))) D++;
     u128 dd = (u128)D * pw * s->den, diff = dd > s->num ? dd - s->num : s->num - dd;
@@ -68,6 +84,32 @@ static int fewest_at_least(const Scaled *s) {
     int j = 0;
     while (j < s->P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
     return s->P - j;
+}
+
+/* The same steps in 64 bits, for x < 2^24 with 1 ≤ k ≤ 16 and 2^k dividing
+ * den (every attention weight above 1e-8).  Both sides of each comparison
+ * over 2^k: num = m·5^k < 2^24·5^16 < 2^62, den = 2^(sh−k), t = 5^k, and each
+ * quantity below is at most 4·num.  The fewest digits p that read back and
+ * their value.  (128-bit shifts and products were half of a number's time.) */
+static uint64_t digits64(uint32_t m, int sh, int k, int P, int low_gap_half, int *p_out) {
+    uint64_t t = POW10[k] >> k, num = (uint64_t)m * t;
+    sh -= k;
+    uint64_t q = num >> sh, r = num & ((1ull << sh) - 1);
+    uint32_t lo = (uint32_t)((2 * num - t + (2ull << sh) - 1) >> (sh + 1)), hi = (uint32_t)((2 * num + t) >> (sh + 1));
+    int p = P;   /* lo and hi < 2·10^9: 32-bit divisions by ten are cheaper */
+    if (lo <= hi) {   /* as fewest_at_least */
+        int j = 0;
+        while (j < P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
+        p = P - j;
+    }
+    for (;; p++) {   /* as digits */
+        uint64_t pw = POW10[P - p], D = div_pow10(q, P - p), rest = q - D * pw;
+        uint64_t twice = 2 * ((rest << sh) + r), half = pw << sh;
+        if (twice > half || (twice == half && (D & 1))) D++;
+        uint64_t dd = (D * pw) << sh, diff = dd > num ? dd - num : num - dd;
+        uint64_t w = (dd < num && low_gap_half ? 4 : 2) * diff;
+        if (w < t || (w == t && !(m & 1)) || p >= P) { *p_out = p; return D; }
+    }
 }
 
 /* digits (no trailing zeros) and exponent X as "%.Pg" lays them out. */
@@ -236,7 +278,13 @@ int float_format(float x, int P, char *out) {
     if (P > 9) P = 9;
     float a = fabsf(x);
     if (!(a >= 1e-10f && a < 1e18f)) {
-        if (a == 0) return (int)(strcpy(out, signbit(x) ? "-0" : "0"), strlen(out));
+        if (a == 0) {   /* half of a causal map's cells: no library call */
+            int n = 0;
+            if (signbit(x)) out[n++] = '-';
+            out[n++] = '0';
+            out[n] = '\0';
+            return n;
+        }
         if (a < 1e-10f) {   /* subnormals too */
             int n = 0;
             if (x < 0) out[n++] = '-';
@@ -250,27 +298,42 @@ int float_format(float x, int P, char *out) {
     s.b = bits_of(a);
     s.P = P;
     int X = ((s.b.e + 23) * 78913) >> 18;   /* ⌊(e + 23)·log10 2⌋: x < 10^X is impossible, 10^(X+1) ≤ x possible */
-    scaled(&s.b, -X, &s.num, &s.den);
-    if (s.num >= 10 * s.den) X++;
-    int k = P - 1 - X;
-    scaled(&s.b, k, &s.num, &s.den);
-    if (k >= 0) {   /* den is a power of two: a shift, not a 128-bit division */
-        int sh = s.b.e < 0 ? -s.b.e : 0;
-        s.q = (uint64_t)(s.num >> sh);   /* < 10^P */
-        s.r = s.num & (s.den - 1);
-    } else {
-        s.q = (uint64_t)(s.num / s.den);
-        s.r = s.num % s.den;
+    int k = P - 1 - X, p;
+    uint64_t D;
+    if (k >= 2 && k <= 16 && -s.b.e >= k) {
+        if (((uint64_t)s.b.m * (POW10[k] >> k)) >> (-s.b.e - k) >= POW10[P]) { X++; k--; }   /* x ≥ 10^(X+1) */
+        D = digits64(s.b.m, -s.b.e, k, P, s.b.low_gap_half, &p);
+    } else {   /* 128 bits */
+        scaled(&s.b, k, &s.num, &s.den);
+        if (s.num >= POW10[P] * s.den) {   /* x ≥ 10^(X+1): one digit more before the point */
+            X++;
+            scaled(&s.b, --k, &s.num, &s.den);
+        }
+        if (k >= 0) {   /* den is a power of two: a shift, not a 128-bit division */
+            int sh = s.b.e < 0 ? -s.b.e : 0;
+            s.q = (uint64_t)(s.num >> sh);   /* < 10^P */
+            s.r = s.num & (s.den - 1);
+        } else {
+            s.q = (uint64_t)(s.num / s.den);
+            s.r = s.num % s.den;
+        }
+        s.t = ((u128)1 << (s.b.e > 0 ? s.b.e : 0)) * POW10[k > 0 ? k : 0];
+        int ok;
+        p = k >= 0 ? fewest_at_least(&s) : 1;
+        D = digits(&s, p, &ok);   /* the fewest digits that read back; P when none do */
+        while (!ok && p < P) D = digits(&s, ++p, &ok);
     }
-    s.t = ((u128)1 << (s.b.e > 0 ? s.b.e : 0)) * POW10[k > 0 ? k : 0];
-    int ok, p = k >= 0 ? fewest_at_least(&s) : 1;
-    uint64_t D = digits(&s, p, &ok);   /* the fewest digits that read back; P when none do */
-    while (!ok && p < P) D = digits(&s, ++p, &ok);
     if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
-    char dg[16];
+    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "4041424344454647484950515253545556575859606162636465666768697071727374757677787980"
+                                "81828384858687888990919293949596979899";
     int nd = p;
+    uint32_t d = (uint32_t)D;   /* p ≤ 9 digits */
+    while (nd > 1 && d % 10 == 0) { d /= 10; nd--; }   /* no trailing zeros */
+    char dg[16];
+    int i = nd;
+    for (; i >= 2; i -= 2, d /= 100) memcpy(dg + i - 2, PAIRS + 2 * (d % 100), 2);   /* two digits a division */
+    if (i) dg[0] = (char)('0' + d);
     dg[nd] = '\0';
-    for (int i = nd - 1; i >= 0; i--, D /= 10) dg[i] = (char)('0' + D % 10);
-    while (nd > 1 && dg[nd - 1] == '0') dg[--nd] = '\0';
     return n + layout(dg, nd, X, P, out + n);
 }

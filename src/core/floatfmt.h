@@ -8,9 +8,10 @@
  * the shortest text that keeps every float32 exactly (0.1f → "0.1", where
  * "%.9g" prints "0.100000001"), and P = 6 the digits of "%.6g".
  *
- * Digits are computed with exact integer arithmetic for |x| < 1e18: 128 bits
- * from 1e-10 up, 256 bits below (a trained model's weights reach 1e-30 and
- * the subnormals); larger values (and non-finite ones: "inf", "-inf", "nan")
+ * Digits are computed with exact integer arithmetic for |x| < 1e18: 64 bits
+ * for most numbers below 2^24 (every attention weight above 1e-8), 128 bits
+ * for the rest from 1e-10 up, 256 bits below (a trained model's weights reach
+ * 1e-30 and the subnormals); larger values (and non-finite ones: "inf", "-inf", "nan")
  * go through snprintf, which gives the same text ten times slower.  −0
  * prints as "-0".
  * out holds at least FLOAT_FORMAT_MAX bytes; nothing allocates; thread-safe. */

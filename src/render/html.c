@@ -21,6 +21,16 @@ static void put(HtmlPage *p, const char *s, size_t n) {
 
 void html_raw(HtmlPage *p, const char *s) { put(p, s, strlen(s)); }
 
+void html_bytes(HtmlPage *p, const char *s, size_t n) { put(p, s, n); }
+
+void html_reserve(HtmlPage *p, size_t n) {
+    if (p->oom || p->len + n + 1 <= p->cap) return;
+    char *b = realloc(p->buf, p->len + n + 1);
+    if (!b) { p->oom = 1; return; }
+    p->buf = b;
+    p->cap = p->len + n + 1;
+}
+
 void html_text(HtmlPage *p, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
@@ -100,8 +110,12 @@ void html_page_free(HtmlPage *p) {
     memset(p, 0, sizeof *p);
 }
 
-int html_page_write(HtmlPage *p, const char *path, char *err, size_t errlen) {
+void html_page_end(HtmlPage *p) {
     html_raw(p, "<footer><p><small>Made by attnviz, offline.</small></p></footer>\n</body>\n</html>\n");
+}
+
+int html_page_write(HtmlPage *p, const char *path, char *err, size_t errlen) {
+    html_page_end(p);
     int rc = p->oom ? errmsg_set(err, errlen, "out of memory building %s", path)
                     : file_write_atomic(path, p->buf, p->len, err, errlen);
     html_page_free(p);

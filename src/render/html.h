@@ -26,7 +26,12 @@ void html_link(HtmlPage *p, const char *href, const char *text);
 void html_pre(HtmlPage *p, const char *text);
 /* Adds raw, already-safe HTML (internal use only). */
 void html_raw(HtmlPage *p, const char *s);
+void html_bytes(HtmlPage *p, const char *s, size_t n);   /* n bytes of raw HTML */
+/* Room for n more bytes at once (a page of maps is megabytes: one allocation, not a doubling's copies). */
+void html_reserve(HtmlPage *p, size_t n);
 void html_text(HtmlPage *p, const char *s);   /* escaped */
+/* Closes the page (its footer) without writing it: for a page written in parts. */
+void html_page_end(HtmlPage *p);
 /* Closes the page and writes it.  0, or -1 with err. Frees the buffer either way. */
 int  html_page_write(HtmlPage *p, const char *path, char *err, size_t errlen);
 void html_page_free(HtmlPage *p);

@@ -1,6 +1,7 @@
 /* page.c — see page.h. */
 #include "render/page.h"
 #include "core/errmsg.h"
+#include "core/fileio.h"
 #include "core/floatfmt.h"
 #include "render/render.h"
 #include <math.h>
@@ -27,17 +28,19 @@ void page_data_free(PageData *pd) {
 static void put_string(HtmlPage *p, const char *s) {
     char u[8];
     html_raw(p, "\"");
-    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+    const unsigned char *c = (const unsigned char *)(s ? s : ""), *run = c;
+    for (; *c; c++) {
+        if (*c != '"' && *c != '\\' && *c >= 0x20 && *c != '<' && *c != '>' && *c != '&') continue;
+        html_bytes(p, (const char *)run, (size_t)(c - run));   /* the plain characters before it, at once */
+        run = c + 1;
         if (*c == '"') html_raw(p, "\\\"");
         else if (*c == '\\') html_raw(p, "\\\\");
-        else if (*c < 0x20 || *c == '<' || *c == '>' || *c == '&') {
+        else {
             snprintf(u, sizeof u, "\\u%04x", *c);
-            html_raw(p, u);
-        } else {
-            u[0] = (char)*c; u[1] = '\0';
             html_raw(p, u);
         }
     }
+    html_bytes(p, (const char *)run, (size_t)(c - run));
     html_raw(p, "\"");
 }
 
@@ -93,8 +96,7 @@ static void put_matrix(HtmlPage *p, const float *x, int rows, int cols) {
             out[o++] = i + 1 < bytes ? B64[v >> 6 & 63] : '=';
             out[o++] = '=';
         }
-        out[o] = '\0';
-        html_raw(p, out);
+        html_bytes(p, out, o);
     }
     html_raw(p, "\"}");
 }
@@ -206,6 +208,32 @@ static int plan_budget(const Trace *t, size_t room, int *steps, size_t *used) {
     return kept;
 }
 
+/* The first n maps, each made in a page of its own side by side on the
+ * threads (a GPT-2 run's maps are megabytes of base64) and added in order the
+ * moment the maps before it are; each part is freed once added, so the next
+ * reuses its memory. */
+static void put_maps(HtmlPage *p, const Trace *t, int n, int steps) {
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(static, 1) ordered if (n > 1)
+#endif
+    for (int i = 0; i < n; i++) {
+        const TraceMap *m = &t->maps[i];
+        HtmlPage part;
+        memset(&part, 0, sizeof part);
+        html_reserve(&part, (size_t)m->n_heads * m->Tq * m->Tk / 3 * 16 + 4096);
+        put_map(&part, m, steps);
+#ifdef _OPENMP
+        #pragma omp ordered
+#endif
+        {
+            if (i) html_raw(p, ",\n");
+            if (part.oom) p->oom = 1;
+            else html_bytes(p, part.buf, part.len);
+        }
+        html_page_free(&part);
+    }
+}
+
 static void put_data(HtmlPage *p, const Trace *t, const char *name, const char *trace_file,
                      const PageFocus *focus, int kept, int steps) {
     char b[160];
@@ -228,10 +256,7 @@ static void put_data(HtmlPage *p, const Trace *t, const char *name, const char *
     snprintf(b, sizeof b, ",\"maps_left_out\":%d,\"steps_left_out\":%s,\"maps\":[", t->n_maps - kept,
              steps ? "false" : "true");
     html_raw(p, b);
-    for (int i = 0; i < kept; i++) {
-        if (i) html_raw(p, ",\n");
-        put_map(p, &t->maps[i], steps);
-    }
+    put_maps(p, t, kept, steps);
     html_raw(p, "]");
     static const char *const own[2] = {"generation", "passage"};   /* sections the page draws */
     for (int k = 0; k < 2; k++) {
@@ -257,6 +282,7 @@ int page_data_add(PageData *pd, const Trace *t, const char *name, const char *tr
     int kept = plan_budget(t, pd->cells < PAGE_MAX_CELLS ? PAGE_MAX_CELLS - pd->cells : 0, &steps, &used);
     HtmlPage p;
     memset(&p, 0, sizeof p);
+    html_reserve(&p, used / 3 * 16 + 16 + (size_t)(kept + 1) * 4096);   /* base64: 4 bytes a float, 4/3 characters a byte */
     put_data(&p, t, name, trace_file, focus, kept, steps);
     int oom = p.oom;
     if (oom) {
@@ -303,20 +329,17 @@ static void put_page_block(HtmlPage *p, const PageData *pd) {
     html_raw(p, "}</script>\n");
 }
 
-/* The views' markup: an empty frame page.js fills, the data blocks, the code. */
-static void put_app(HtmlPage *p, const PageData *pd) {
-    char b[96];
+/* The views' markup around the data blocks: an empty frame page.js fills,
+ * then (after the blocks) the page's own block and the code. */
+static void put_app_top(HtmlPage *p) {
     html_raw(p, "<style>\n");
     html_raw(p, (const char *)page_css);
     html_raw(p, "</style>\n<section id=\"attnviz-app\" aria-label=\"interactive views\">\n"
                 "<noscript><p>The interactive views need JavaScript; the pictures below do not.</p></noscript>\n"
                 "</section>\n");
-    for (int i = 0; i < pd->n; i++) {
-        snprintf(b, sizeof b, "<script type=\"application/json\" class=\"attnviz-data\" id=\"attnviz-data-%d\">", i);
-        html_raw(p, b);
-        html_raw(p, pd->json[i]);
-        html_raw(p, "</script>\n");
-    }
+}
+
+static void put_app_end(HtmlPage *p, const PageData *pd) {
     put_page_block(p, pd);
     html_raw(p, "<script>\n");
     html_raw(p, (const char *)page_passage_js);   /* the Passage tab, which page.js asks for */
@@ -324,9 +347,10 @@ static void put_app(HtmlPage *p, const PageData *pd) {
     html_raw(p, "</script>\n<h2 id=\"pictures\">Pictures (PNG, click one to open or download it)</h2>\n");
 }
 
+/* The page written in its parts, in order: the header, the views' frame, each
+ * data block, the code, the rest of the header's page.  The data blocks are
+ * megabytes: written from where they are, not copied into one text first. */
 int page_write(HtmlPage *g, size_t at, const PageData *pd, const char *path, char *err, size_t errlen) {
-    HtmlPage out;
-    memset(&out, 0, sizeof out);
     if (g->oom || !g->buf || at > g->len) {
         size_t len = g->len;
         int oom = g->oom || !g->buf;
@@ -334,12 +358,29 @@ int page_write(HtmlPage *g, size_t at, const PageData *pd, const char *path, cha
         return oom ? errmsg_set(err, errlen, "out of memory building %s", path)
                    : errmsg_set(err, errlen, "%s: the views' offset %zu lies past the page's end (%zu)", path, at, len);
     }
-    char keep = g->buf[at];
-    g->buf[at] = '\0';
-    html_raw(&out, g->buf);
-    g->buf[at] = keep;
-    put_app(&out, pd);
-    html_raw(&out, g->buf + at);
+    HtmlPage top, end;
+    memset(&top, 0, sizeof top);
+    memset(&end, 0, sizeof end);
+    put_app_top(&top);
+    put_app_end(&end, pd);
+    html_bytes(&end, g->buf + at, g->len - at);
+    html_page_end(&end);
+    AtomicFile af;
+    int rc = top.oom || end.oom ? errmsg_set(err, errlen, "out of memory building %s", path)
+                                : atomic_open(&af, path, err, errlen);
+    if (rc == 0) {
+        fwrite(g->buf, 1, at, af.f);
+        fwrite(top.buf, 1, top.len, af.f);
+        for (int i = 0; i < pd->n; i++) {
+            fprintf(af.f, "<script type=\"application/json\" class=\"attnviz-data\" id=\"attnviz-data-%d\">", i);
+            fputs(pd->json[i], af.f);
+            fputs("</script>\n", af.f);
+        }
+        fwrite(end.buf, 1, end.len, af.f);
+        rc = atomic_commit(&af, err, errlen);   /* a short write shows as the stream's error there */
+    }
+    html_page_free(&top);
+    html_page_free(&end);
     html_page_free(g);
-    return html_page_write(&out, path, err, errlen);
+    return rc;
 }
