@@ -346,10 +346,6 @@ void relu_forward(float *out, const float *inp, size_t n) {
     for (size_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
-void relu_backward(float *dinp, const float *dout, const float *out, size_t n) {
-    for (size_t i = 0; i < n; i++) if (out[i] > 0.0f) dinp[i] += dout[i];
-}
-
 void residual_forward(float *restrict out, const float *restrict a, const float *restrict b, size_t n) {
     OMP_SIMD
     for (size_t i = 0; i < n; i++) out[i] = a[i] + b[i];

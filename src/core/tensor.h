@@ -104,8 +104,6 @@ void layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 
 /* out = max(0, inp), n elements (out may equal inp). */
 void relu_forward(float *out, const float *inp, size_t n);
-/* dinp += dout where out > 0 (out is the relu output). */
-void relu_backward(float *dinp, const float *dout, const float *out, size_t n);
 
 /* Small building blocks of the per-head attention kernels (core/attention.c,
  * model/model_backward.c); each sums in a fixed order, so results do not depend

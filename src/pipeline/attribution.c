@@ -89,10 +89,6 @@ static double sum_of(const float *v, int n) {
     return s;
 }
 
-double attribution_sum(const Attribution *at) {
-    return sum_of(at->heads, at->kinds * at->L * at->H) + sum_of(at->mlp, at->L) + at->embedding + at->bias;
-}
-
 int attribution_top(const Attribution *at, int *idx, int k) {
     int n = 0, N = at->kinds * at->L * at->H;
     for (int i = 0; i < N && k > 0; i++) {   /* the k largest, sorted; map order among equals */

@@ -55,8 +55,6 @@ int attribution_compute(Attribution *at, HfFile *f, const HfInput *in, int pos, 
  * scores), else the first word written.  0, or -1 with err. */
 int attribution_compute_model(Attribution *at, Model *m, const Sentence *s, int t, char *err, size_t errlen);
 
-/* The sum of the parts (heads, MLPs, embedding, bias). */
-double attribution_sum(const Attribution *at);
 
 /* Heads by share, largest first: idx (at most k) of (kind·L + l)·H + h.  Returns how many. */
 int attribution_top(const Attribution *at, int *idx, int k);

@@ -45,12 +45,6 @@ static int grow_to(StrMap *m, int cap) {
 
 static int grow(StrMap *m) { return m->cap > (1 << 29) ? -1 : grow_to(m, m->cap ? m->cap * 2 : 1024); }
 
-int strmap_reserve(StrMap *m, int n) {
-    int cap = m->cap ? m->cap : 1024;
-    while (cap < (1 << 30) && (long)(n + 1) * 2 > cap) cap *= 2;
-    return cap > m->cap ? grow_to(m, cap) : 0;
-}
-
 #define CHUNK (64u * 1024u)
 
 /* Room for n bytes of key storage.  NULL out of memory. */

@@ -26,8 +26,6 @@ int strmap_put(StrMap *m, const char *key, size_t len, int val);
 /* The same, giving the stored copy of the key (NULL out of memory): one lookup
  * where strmap_put + strmap_key took two. */
 const char *strmap_put_key(StrMap *m, const char *key, size_t len, int val);
-/* Room for n keys without growing (a vocabulary of known size).  0, or -1. */
-int strmap_reserve(StrMap *m, int n);
 /* The value of key[0..len), or -1 when absent. */
 int strmap_get(const StrMap *m, const char *key, size_t len);
 /* The stored copy of key[0..len), or NULL when absent. */

@@ -163,12 +163,6 @@ int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
     return v->slot[vocab_slot(v, s, n, hash_of(s, n))].id;
 }
 
-const char *tjvocab_key(const TjVocab *v, const char *s, size_t n) {
-    if (!v->cap) return NULL;
-    int k = vocab_slot(v, s, n, hash_of(s, n));
-    return v->slot[k].id >= 0 ? v->text + v->slot[k].off : NULL;
-}
-
 void tjvocab_free(TjVocab *v) {
     if (!v) return;
     free(v->text);

@@ -46,8 +46,6 @@ void tj_merges_free(TjMerges *m);
 int tjvocab_put(TjVocab *v, const char *s, size_t n, int id);
 /* The id of s[0, n), or -1. */
 int tjvocab_get(const TjVocab *v, const char *s, size_t n);
-/* The stored copy of s[0, n), or NULL (valid until the next put). */
-const char *tjvocab_key(const TjVocab *v, const char *s, size_t n);
 void tjvocab_free(TjVocab *v);
 
 typedef struct {
