@@ -73,7 +73,7 @@ static void check_file(HfFile *f, const int *ids, int T, const char *what) {
 static int open_llama2c(HfFile *f, const char *path, char *err, size_t errlen) {
     memset(f, 0, sizeof *f);
     f->family = HF_FILE_LLAMA2C;
-    return llama2c_load(&f->llama.m, path, err, errlen);
+    return llama2c_load(&f->m, path, err, errlen);
 }
 
 TEST(generate_kv_cache_stories260k) {

@@ -188,7 +188,7 @@ def test_layout_rooms_and_include_direction():
 # it through net/net.h and never name its kind.
 ANY_MODEL_COMMANDS = ("run.c", "generate.c", "compare.c", "info.c", "tokenize.c", "forward.c")
 KIND_HEADERS = ("family/", "model/", "net/model_file.h", "net/describe.h")
-KIND_NAMES = re.compile(r"\b(HfFile|HfModel|LlamaModel|LlamaFile|ModelFile|Model|hf_file_\w+|model_file_\w+|"
+KIND_NAMES = re.compile(r"\b(HfFile|HfModel|LlamaModel|ModelFile|Model|hf_file_\w+|model_file_\w+|"
                         r"llama_\w+|HF_FILE_\w+|HF_ROUTE_\w+|MODEL_ENC_DEC|checkpoint_\w+)\b")
 
 

@@ -2,6 +2,7 @@
 #include "family/hf_file.h"
 #include "core/errmsg.h"
 #include "core/fileio.h"
+#include "family/llama2c.h"
 #include "family/llama_config.h"
 #include "tokenize/tokenizer.h"
 #include <cJSON.h>
@@ -236,7 +237,9 @@ static int load_llama2c(HfFile *f, const char *model, const char *tokenizer, cha
     memset(f, 0, sizeof *f);
     snprintf(f->dir, sizeof f->dir, "%s", model);
     f->family = HF_FILE_LLAMA2C;
-    if (llama_file_load_llama2c(&f->llama, model, tokenizer, err, errlen) == 0) return 0;
+    snprintf(f->l2c_path, sizeof f->l2c_path, "%s", tokenizer);
+    if (llama2c_load(&f->m, model, err, errlen) == 0 && llama2c_tok_load(&f->l2c, tokenizer, f->m.c.n_vocab, err, errlen) == 0)
+        return 0;
     hf_file_free(f);
     return -1;
 }
@@ -277,8 +280,8 @@ int hf_file_route(const char *model, const char *tokenizer, char *err, size_t er
 
 int hf_file_id(const HfFile *f, const char *token) {
     if (f->tj) return tokjson_id(f->tj, token);
-    for (int i = 0; f->family == HF_FILE_LLAMA2C && i < f->llama.tok.n; i++)
-        if (!strcmp(f->llama.tok.piece[i], token)) return i;
+    for (int i = 0; f->family == HF_FILE_LLAMA2C && i < f->l2c.n; i++)
+        if (!strcmp(f->l2c.piece[i], token)) return i;
     return -1;
 }
 
@@ -305,7 +308,7 @@ static int tj_encode(const HfFile *f, const char *text, int add_special, TokJson
 }
 
 int hf_file_token_ids(const HfFile *f, const char *text, int **ids, int *n, char *err, size_t errlen) {
-    if (f->family == HF_FILE_LLAMA2C) return llama_file_token_ids(&f->llama, text, 0, ids, n, err, errlen);
+    if (f->family == HF_FILE_LLAMA2C) return llama2c_tok_encode(&f->l2c, text, 0, 0, ids, n, err, errlen);
     TokJsonEnc e;
     if (tj_encode(f, text, 0, &e, err, errlen)) return -1;
     *ids = e.ids;
@@ -353,6 +356,14 @@ static void gpt2_token_text(const TokJson *tj, int id, char *out, size_t n) {
     snprintf(out, n, "%s", buf[0] == ' ' && buf[1] ? buf + 1 : buf);
 }
 
+/* s without the whitespace around it. */
+static void trimmed(char *out, size_t n, const char *s) {
+    while (*s == ' ' || *s == '\n' || *s == '\t') s++;
+    size_t len = strlen(s);
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\n' || s[len - 1] == '\t')) len--;
+    snprintf(out, n, "%.*s", (int)len, s);
+}
+
 void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
     if (f->tok_from == HF_TOK_GPT2_FILES) {
         gpt2_token_text(f->tj, id, out, n);
@@ -362,14 +373,18 @@ void hf_file_token_text(const HfFile *f, int id, char *out, size_t n) {
         else snprintf(out, n, "<%d>", id);
     } else if (f->tj) {
         tj_token_text(f->tj, id, out, n);
+    } else if (id < 0 || id >= f->l2c.n) {   /* llama2.c's tokenizer.bin */
+        snprintf(out, n, "<%d>", id);
     } else {
-        llama_file_token_text(&f->llama, id, out, n);
+        const char *p = f->l2c.piece[id];
+        if (id < 3) trimmed(out, n, p);   /* <unk>, "\n<s>\n", "\n</s>\n" */
+        else snprintf(out, n, "%s", p[0] == ' ' && p[1] ? p + 1 : p);
     }
 }
 
 int hf_file_token_begins_word(const HfFile *f, int id) {
-    if (f->tj || id < 3 || id >= f->llama.tok.n) return -1;   /* 0 <unk>, 1 <s>, 2 </s> */
-    const char *p = f->llama.tok.piece[id];
+    if (f->tj || id < 3 || id >= f->l2c.n) return -1;   /* 0 <unk>, 1 <s>, 2 </s> */
+    const char *p = f->l2c.piece[id];
     return p[0] == ' ' || !strncmp(p, "\xe2\x96\x81", 3);
 }
 
@@ -412,7 +427,7 @@ static int llama2c_tokenize(const HfFile *f, const char *text, int add_special, 
                             size_t errlen) {
     int *raw = NULL, n = 0, k = 0;
     if (hf_file_token_ids(f, text, &raw, &n, err, errlen) != 0) return -1;
-    int bos = add_special && f->llama.add_bos ? f->llama.bos_id : -1;
+    int bos = add_special ? LLAMA2C_BOS : -1;
     if (input_alloc(in, n + (bos >= 0), 0, err, errlen)) { free(raw); return -1; }
     if (bos >= 0) in->ids[k++] = bos;
     for (int i = 0; i < n; i++) in->ids[k++] = raw[i];
@@ -467,7 +482,7 @@ int hf_file_encode(const HfFile *f, const char *text, HfInput *in, char *err, si
 /* The Llama family pads with its end-of-text token (the causal mask hides it
  * anyway): EOS, else BOS, else 0; -1 for GPT-2 and BERT. */
 static int llama_pad_id(const HfFile *f) {
-    if (f->family == HF_FILE_LLAMA2C) return llama_file_pad_id(&f->llama);
+    if (f->family == HF_FILE_LLAMA2C) return LLAMA2C_EOS;
     if (f->family != HF_FILE_LLAMA || !f->tj) return -1;
     int id = tokjson_eos_id(f->tj) >= 0 ? tokjson_eos_id(f->tj) : f->tj_eos;
     if (id < 0) id = tokjson_bos_id(f->tj) >= 0 ? tokjson_bos_id(f->tj) : f->tj_bos;
@@ -565,7 +580,8 @@ void hf_input_free(HfInput *in) {
 
 void hf_file_free(HfFile *f) {
     if (!f) return;
-    llama_file_free(&f->llama);   /* the model (llama.m is f->m) and llama2.c's tokenizer */
+    stack_model_free(&f->m);
+    llama2c_tok_free(&f->l2c);
     tokjson_free(f->tj);
     f->tj = NULL;
 }

@@ -3,7 +3,7 @@
  * its tokenizer; and the tokenizer alone for a folder with no weights.
  * Every family is one model, the stack of family/stack.h: GPT-2, BERT, a
  * folder whose config.json names Llama, Mistral, Qwen2, Qwen3 or Gemma 3, or
- * a llama2.c .bin with its tokenizer.bin (family/llama_file.h).
+ * a llama2.c .bin (family/llama2c.h) with its tokenizer.bin.
  *
  * The tokenizer of a folder, one engine for all (tokenize/tokjson.h, f->tj):
  * its tokenizer.json when it has one, for every family (special tokens typed
@@ -48,8 +48,8 @@
  * gives nothing, a control character ("<0x0A>", GPT-2's "Ċ" for a newline) or
  * bytes that are no whole character ("<0xF0>", a byte-level piece of an
  * emoji).  Without tokenizer.json: GPT-2's bytes as UTF-8 (control characters
- * too: a newline shows as one) without the leading space, BERT's pieces as the vocabulary spells them ("##ing"), llama2.c's as
- * family/llama_file.h says.
+ * too: a newline shows as one) without the leading space, BERT's pieces as the vocabulary spells them ("##ing"), llama2.c's
+ * pieces without the space that starts a word (" She" → "She"), its specials as "<s>".
  * Ownership: HfFile and HfInput own everything; their _free functions accept
  * zeroed or half-built ones.  Errors: -1 and one line in err. */
 #ifndef ATTNVIZ_HF_FILE_H
@@ -57,8 +57,8 @@
 #include <stddef.h>
 #include "family/hf_config.h"
 #include "family/llama_config.h"
-#include "family/llama_file.h"
 #include "family/stack.h"
+#include "tokenize/llama2c_tok.h"
 #include "tokenize/tokjson.h"
 
 /* What an HfFile was read from (the tokenizer's kind follows from it). */
@@ -73,10 +73,10 @@ typedef enum { HF_ROUTE_OWN = 0, HF_ROUTE_FOLDER = 1, HF_ROUTE_LLAMA2C = 2 } HfR
 
 typedef struct {
     HfFileFamily family;  /* 0 for a tokenizer alone that says no family      */
-    union {
-        StackModel m;     /* the model, every family                          */
-        LlamaFile llama;  /* the same model as llama.m, then llama2.c's tokenizer */
-    };
+    StackModel m;         /* the model, every family                          */
+    Llama2cTok l2c;       /* llama2.c's tokenizer.bin (HF_FILE_LLAMA2C): BOS <s>
+                             (LLAMA2C_BOS) before a text, EOS </s> ends one   */
+    char l2c_path[4096];  /* that tokenizer.bin, for messages and `info`      */
     int lower;            /* BERT's vocab.txt: uncased     */
     TokJson *tj;          /* a folder's tokenizer (NULL for llama2.c's)  */
     HfTokFrom tok_from;   /* the file tj was read from                   */

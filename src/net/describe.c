@@ -161,8 +161,7 @@ static void rope_text(const StackRope *r, char *buf, size_t n) {
 
 /* The Llama family (a folder or a llama2.c file): what `info` prints. */
 static void print_llama(FILE *out, const HfFile *f) {
-    const LlamaFile *lf = &f->llama;
-    const StackConfig *c = &lf->m.c;
+    const StackConfig *c = &f->m.c;
     int n_slide = 0, groups = c->n_head / c->n_kv_head;
     for (int l = 0; l < c->n_layer; l++) n_slide += c->layer_kind[l] == STACK_LAYER_SLIDING;
     char rope[256], rope2[256];
@@ -197,16 +196,16 @@ static void print_llama(FILE *out, const HfFile *f) {
     else fprintf(out, "window:       none (every token sees all earlier tokens)\n");
     fprintf(out, "positions:    %d\n", c->n_pos);
     if (f->family == HF_FILE_LLAMA2C)
-        fprintf(out, "vocabulary:   %d tokens (%s, %s)\n", c->n_vocab, hf_file_tokenizer_name(f), lf->tokenizer);
+        fprintf(out, "vocabulary:   %d tokens (%s, %s)\n", c->n_vocab, hf_file_tokenizer_name(f), f->l2c_path);
     else fprintf(out, "vocabulary:   %d tokens (%s)\n", c->n_vocab, hf_file_tokenizer_name(f));
-    fprintf(out, "parameters:   %zu\n", lf->m.n_params);
-    fprintf(out, "dtype:        %s (computed in float32)\n", lf->m.dtype);
+    fprintf(out, "parameters:   %zu\n", f->m.n_params);
+    fprintf(out, "dtype:        %s (computed in float32)\n", f->m.dtype);
     fprintf(out, "rmsnorm:      eps %g%s\n", (double)c->norm_eps, c->norm_plus_one ? ", scaled by 1 + w" : "");
     fprintf(out, "output:       %s\n", c->tie_embeddings ? "tied to the token embedding" : "its own matrix");
     if (f->family == HF_FILE_LLAMA2C) return;
-    fprintf(out, "tensors:      %d in %d file(s)\n", lf->m.st.n, lf->m.st.n_files);
-    for (int i = 0; i < lf->m.st.n; i++) {
-        const StTensor *t = &lf->m.st.t[i];
+    fprintf(out, "tensors:      %d in %d file(s)\n", f->m.st.n, f->m.st.n_files);
+    for (int i = 0; i < f->m.st.n; i++) {
+        const StTensor *t = &f->m.st.t[i];
         fprintf(out, "  %-52s %-5s [", t->name, t->dtype);
         for (int d = 0; d < t->ndim; d++) fprintf(out, "%s%ld", d ? ", " : "", t->shape[d]);
         fprintf(out, "]\n");

@@ -21,8 +21,8 @@ static double clock_s(clockid_t which) {
 static int stop_ids(const HfFile *f, int *stop) {
     int n = 0;
     if (f->family == HF_FILE_LLAMA2C) {
-        if (f->llama.eos_id >= 0) stop[n++] = f->llama.eos_id;
-        if (f->llama.bos_id >= 0) stop[n++] = f->llama.bos_id;   /* llama2.c's run.c stops at BOS */
+        stop[n++] = LLAMA2C_EOS;
+        stop[n++] = LLAMA2C_BOS;   /* llama2.c's run.c stops at BOS */
     } else if (f->tj && f->tok_from != HF_TOK_GPT2_FILES) {
         int id = tokjson_eos_id(f->tj) >= 0 ? tokjson_eos_id(f->tj) : f->tj_eos;
         if (id >= 0) stop[n++] = id;
@@ -83,7 +83,7 @@ static int decode_text(const HfFile *f, const int *ids, int from, int n, char **
     int rc = strbuf_printf(&sb, "%s", "");
     for (int i = from; i < n; i++) {   /* llama2.c's tokenizer.bin */
         size_t len;
-        const char *s = llama2c_tok_decode(&f->llama.tok, ids[i - 1], ids[i], &len);
+        const char *s = llama2c_tok_decode(&f->l2c, ids[i - 1], ids[i], &len);
         rc |= strbuf_printf(&sb, "%.*s", (int)len, s);
     }
     if (rc) { free(sb.buf); return errmsg_set(err, errlen, "out of memory"); }
