@@ -251,3 +251,26 @@ def test_a_tinyllama_shaped_folder_draws_its_grid(tmp):
     png = open(os.path.join(out, "grid.decoder.masked_self.png"), "rb").read()
     w, h = struct.unpack(">II", png[16:24])
     assert max(w, h) <= 3000 and min(w, h) > 100, (w, h)
+
+
+def test_a_cut_short_json_file_says_so_and_where(tmp):
+    """A vocab.json or config.json cut short (a download stopped half way) is named as
+    not valid JSON with the byte where reading stopped, not as 'not a JSON object'; the
+    run writes nothing."""
+    from hf_fixtures import write_gpt2_dir
+    d = os.path.join(tmp, "cut")
+    write_gpt2_dir(d)
+    with open(os.path.join(d, "vocab.json"), "w") as f:
+        f.write('{"a": 0, "b": 1, "ab')
+    with open(os.path.join(d, "merges.txt"), "w") as f:
+        f.write("#version: 0.2\na b\n")
+    r = run_err("tokenize", "--model", d, input="ab\n")
+    assert "vocab.json is not valid JSON (cut short or damaged at byte 18)" in r.stderr, r.stderr
+    with open(os.path.join(d, "config.json")) as f:
+        cfg = f.read()
+    with open(os.path.join(d, "config.json"), "w") as f:
+        f.write(cfg[:40])
+    out = os.path.join(tmp, "out")
+    r = run_err("run", "--model", d, "--out", out, "ab")
+    assert "config.json is not valid JSON (cut short or damaged at byte" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not os.path.exists(out)

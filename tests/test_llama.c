@@ -124,6 +124,7 @@ TEST(llama_config_defaults_and_errors) {
     CHECK(c.rope[0].type == STACK_ROPE_LINEAR && c.rope[0].factor == 2 && c.rope[0].theta == 5e5 && c.rope[1].theta == 5e5);
     struct { const char *json, *want; } bad[] = {
         {"[1]", "x/config.json is not a JSON object"},
+        {"{\"model_type\": \"llama\", \"hidden_", "x/config.json is not valid JSON (cut short or damaged at byte 25)"},
         {"{\"architectures\": [\"GPT2LMHeadModel\"], " SIZES "}", "x/config.json: \"architectures\" names GPT2LMHeadModel"},
         {"{\"model_type\": \"phi3\", " SIZES "}", "x/config.json: \"model_type\" \"phi3\" is not one"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 64}", "x/config.json: \"num_attention_heads\" is missing"},

@@ -134,9 +134,11 @@ int hf_config_claims(const char *text) {
 
 int hf_config_parse(StackConfig *c, const char *text, const char *path, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
-    cJSON *j = cJSON_Parse(text);
+    const char *end = text;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 0);
     int rc = -1;
-    if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
+    if (!j) errmsg_set(err, errlen, "%s is not valid JSON (cut short or damaged at byte %zu)", path, (size_t)(end - text));
+    else if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
     else if (family_of(j, &c->family, path, err, errlen) == 0)
         rc = c->family == STACK_GPT2 ? read_gpt2(c, j, path, err, errlen) : read_bert(c, j, path, err, errlen);
     cJSON_Delete(j);

@@ -118,12 +118,16 @@ static int read_tokenizer_config(HfFile *f, char *err, size_t errlen) {
     if (access(path, F_OK) != 0) return 0;
     char *text = file_read_all(path, 64u << 20, NULL, err, errlen);
     if (!text) return -1;
-    cJSON *j = cJSON_Parse(text);
-    free(text);
+    const char *end = text;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 0);
     if (!cJSON_IsObject(j)) {
+        if (j) errmsg_set(err, errlen, "%s is not a JSON object", path);
+        else errmsg_set(err, errlen, "%s is not valid JSON (cut short or damaged at byte %zu)", path, (size_t)(end - text));
         cJSON_Delete(j);
-        return errmsg_set(err, errlen, "%s is not a JSON object", path);
+        free(text);
+        return -1;
     }
+    free(text);
     const cJSON *cls = cJSON_GetObjectItemCaseSensitive(j, "tokenizer_class");
     char name[64] = "";
     if (cJSON_IsString(cls)) snprintf(name, sizeof name, "%s", cls->valuestring);

@@ -266,10 +266,12 @@ static int read_sizes(const Cfg *g, StackConfig *c) {
 
 int llama_config_parse(StackConfig *c, const char *text, const char *path, char *err, size_t errlen) {
     memset(c, 0, sizeof *c);
-    cJSON *j = cJSON_Parse(text);
+    const char *end = text;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 0);
     Cfg g = {j, path, err, errlen};
     int rc = -1;
-    if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
+    if (!j) errmsg_set(err, errlen, "%s is not valid JSON (cut short or damaged at byte %zu)", path, (size_t)(end - text));
+    else if (!cJSON_IsObject(j)) errmsg_set(err, errlen, "%s is not a JSON object", path);
     else if (family_of(&g, c) == 0 && read_sizes(&g, c) == 0 && read_rope(&g, c) == 0 && read_layers(&g, c) == 0)
         rc = 0;
     cJSON_Delete(j);

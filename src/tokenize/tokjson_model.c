@@ -641,12 +641,15 @@ int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) 
     char *text = file_read_all(path, 64u << 20, &len, err, errlen);
     if (!text) return -1;
     int oom = 0;
-    cJSON *j = tj_json_parse(text, len, NULL, &oom);
+    const char *end = text;
+    cJSON *j = tj_json_parse(text, len, &end, &oom);
+    size_t at = end ? (size_t)(end - text) : 0;
     free(text);
     if (!cJSON_IsObject(j)) {
         arena_free();
         return oom ? errmsg_set(err, errlen, "out of memory reading %s", path)
-                         : errmsg_set(err, errlen, "%s is not a JSON object", path);
+               : j ? errmsg_set(err, errlen, "%s is not a JSON object", path)
+                   : errmsg_set(err, errlen, "%s is not valid JSON (cut short or damaged at byte %zu)", path, at);
     }
     int n = 0, rc = 0;
     for (const cJSON *e = j->child; e; e = e->next, n++) bytes += strlen(e->string) + 1;
