@@ -76,14 +76,17 @@ static uint64_t digits(const Scaled *s, int p, int *ok) {
  * of the interval x·10^k ± t/(2·den) (the wider gap on both sides, ends
  * included, so the bound never overshoots).  Multiples of 10^(j+1) are
  * multiples of 10^j: drop digits while one still fits. */
+static int fewest_in(uint64_t lo, uint64_t hi, int P) {   /* [L, H] = [lo, hi] */
+    if (lo > hi) return P;
+    int j = 0;
+    while (j < P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
+    return P - j;
+}
+
 static int fewest_at_least(const Scaled *s) {
     int sh = s->b.e < 0 ? -s->b.e : 0;
     u128 a = 2 * s->num - s->t, b = 2 * s->num + s->t, w = (u128)1 << (sh + 1);
-    uint64_t lo = (uint64_t)((a + w - 1) >> (sh + 1)), hi = (uint64_t)(b >> (sh + 1));
-    if (lo > hi) return s->P;
-    int j = 0;
-    while (j < s->P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
-    return s->P - j;
+    return fewest_in((uint64_t)((a + w - 1) >> (sh + 1)), (uint64_t)(b >> (sh + 1)), s->P);
 }
 
 /* The same steps in 64 bits, for x < 2^24 with 1 ≤ k ≤ 16 and 2^k dividing
@@ -95,13 +98,7 @@ static uint64_t digits64(uint32_t m, int sh, int k, int P, int low_gap_half, int
     uint64_t t = POW10[k] >> k, num = (uint64_t)m * t;
     sh -= k;
     uint64_t q = num >> sh, r = num & ((1ull << sh) - 1);
-    uint32_t lo = (uint32_t)((2 * num - t + (2ull << sh) - 1) >> (sh + 1)), hi = (uint32_t)((2 * num + t) >> (sh + 1));
-    int p = P;   /* lo and hi < 2·10^9: 32-bit divisions by ten are cheaper */
-    if (lo <= hi) {   /* as fewest_at_least */
-        int j = 0;
-        while (j < P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
-        p = P - j;
-    }
+    int p = fewest_in((2 * num - t + (2ull << sh) - 1) >> (sh + 1), (2 * num + t) >> (sh + 1), P);
     for (;; p++) {   /* as digits */
         uint64_t pw = POW10[P - p], D = div_pow10(q, P - p), rest = q - D * pw;
         uint64_t twice = 2 * ((rest << sh) + r), half = pw << sh;
@@ -136,6 +133,24 @@ static int layout(const char *dg, int nd, int X, int P, char *out) {
     }
     out[n] = '\0';
     return n;
+}
+
+/* D, p digits with decimal exponent X, as text: 9.99… rounded up to 10.0
+ * gains an exponent, trailing zeros go, then layout. */
+static int text(uint64_t D, int p, int X, int P, char *out) {
+    if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
+    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "4041424344454647484950515253545556575859606162636465666768697071727374757677787980"
+                                "81828384858687888990919293949596979899";
+    int nd = p;
+    uint32_t d = (uint32_t)D;   /* p ≤ 9 digits */
+    while (nd > 1 && d % 10 == 0) { d /= 10; nd--; }   /* no trailing zeros */
+    char dg[16];
+    int i = nd;
+    for (; i >= 2; i -= 2, d /= 100) memcpy(dg + i - 2, PAIRS + 2 * (d % 100), 2);   /* two digits a division */
+    if (i) dg[0] = (char)('0' + d);
+    dg[nd] = '\0';
+    return layout(dg, nd, X, P, out);
 }
 
 /* ---- below 1e-10: the same in 256 bits ----
@@ -232,13 +247,7 @@ static int tiny(float a, int P, char *out) {
     /* the fewest digits that can read back: fewest_at_least's interval in 256 bits */
     U256 lo2 = u256_sub(u256_shl(num, 1), t), hi2 = u256_add(u256_shl(num, 1), t);
     U256 w1 = u256_sub(u256_shl(u256(1), sh + 1), u256(1));
-    uint64_t lo = u256_shr(u256_add(lo2, w1), sh + 1).w[0], hi = u256_shr(hi2, sh + 1).w[0];
-    int p = P;
-    if (lo <= hi) {
-        int j = 0;
-        while (j < P - 1 && hi / 10 >= (lo + 9) / 10) { hi /= 10; lo = (lo + 9) / 10; j++; }
-        p = P - j;
-    }
+    int p = fewest_in(u256_shr(u256_add(lo2, w1), sh + 1).w[0], u256_shr(hi2, sh + 1).w[0], P);
     uint64_t D;
     for (;; p++) {   /* digits() in 256 bits */
         uint64_t pw = POW10[P - p], rest = q % pw;
@@ -253,13 +262,7 @@ static int tiny(float a, int P, char *out) {
         int ct = u256_cmp(wd, t);
         if (ct < 0 || (ct == 0 && !(b.m & 1)) || p >= P) break;
     }
-    if (D == POW10[p]) { D /= 10; X++; }
-    char dg[16];
-    int nd = p;
-    dg[nd] = '\0';
-    for (int i = nd - 1; i >= 0; i--, D /= 10) dg[i] = (char)('0' + D % 10);
-    while (nd > 1 && dg[nd - 1] == '0') dg[--nd] = '\0';
-    return layout(dg, nd, X, P, out);
+    return text(D, p, X, P, out);
 }
 
 /* The same through the C library: slow, for 1e18 and above. */
@@ -323,17 +326,5 @@ int float_format(float x, int P, char *out) {
         D = digits(&s, p, &ok);   /* the fewest digits that read back; P when none do */
         while (!ok && p < P) D = digits(&s, ++p, &ok);
     }
-    if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
-    static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                "4041424344454647484950515253545556575859606162636465666768697071727374757677787980"
-                                "81828384858687888990919293949596979899";
-    int nd = p;
-    uint32_t d = (uint32_t)D;   /* p ≤ 9 digits */
-    while (nd > 1 && d % 10 == 0) { d /= 10; nd--; }   /* no trailing zeros */
-    char dg[16];
-    int i = nd;
-    for (; i >= 2; i -= 2, d /= 100) memcpy(dg + i - 2, PAIRS + 2 * (d % 100), 2);   /* two digits a division */
-    if (i) dg[0] = (char)('0' + d);
-    dg[nd] = '\0';
-    return n + layout(dg, nd, X, P, out + n);
+    return n + text(D, p, X, P, out + n);
 }

@@ -338,10 +338,7 @@ static void put_matrix(FILE *f, const float *x, int rows, int cols, const char *
         row[n++] = '[';
         for (int j = 0; j < cols; j++) {
             if (j) { row[n++] = ','; row[n++] = ' '; }
-            uint32_t bits;
-            memcpy(&bits, &r[j], sizeof bits);
-            if (bits == 0) row[n++] = '0';   /* +0: a causal map's upper half */
-            else n += (size_t)number_text(r[j], row + n);
+            n += (size_t)number_text(r[j], row + n);
         }
         row[n++] = ']';
         fwrite(row, 1, n, f);
