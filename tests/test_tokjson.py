@@ -434,6 +434,13 @@ def test_tokjson_broken_file_is_one_line(tmp):
     t = json.loads(blob)
     t["model"]["merges"][3] = "h e l"
     cases["three.json"] = (json.dumps(t).encode(), "model.merges[3]: a merge is")
+    t = json.loads(blob)   # merges are looked up in batches: the first one missing is named, in either part
+    t["model"]["merges"][7] = "zzq zzr"
+    t["model"]["merges"][900] = "zzs zzt"
+    cases["missing.json"] = (json.dumps(t).encode(), 'model.merges[7]: the token "zzq" is not in the vocabulary')
+    t = json.loads(blob)
+    t["model"]["merges"][11] = ["\u0120the", "\u0120the"]
+    cases["join.json"] = (json.dumps(t).encode(), 'model.merges[11]: the token "\u0120the\u0120the" is not in')
     t = json.loads(blob)
     t["pre_tokenizer"] = {"type": "UnicodeScripts"}
     cases["pretok.json"] = (json.dumps(t).encode(), "pre_tokenizer: the pre-tokenizer \"UnicodeScripts\"")

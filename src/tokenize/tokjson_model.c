@@ -25,34 +25,37 @@ static uint32_t mix(uint64_t k) {
     return (uint32_t)k;
 }
 
-static int merges_grow(TjMerges *m) {
-    if (m->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
-    int cap = m->cap ? m->cap * 2 : 1024;
-    uint64_t *key = malloc((size_t)cap * sizeof *key);
-    int *rank = malloc((size_t)cap * sizeof *rank), *id = malloc((size_t)cap * sizeof *id);
-    if (!key || !rank || !id) { free(key); free(rank); free(id); return -1; }
-    for (int i = 0; i < cap; i++) key[i] = UINT64_MAX;
+/* The table with cap slots (a power of two, above 2n), its merges put again. */
+static int merges_resize(TjMerges *m, int cap) {
+    struct TjMerge *sl = malloc((size_t)cap * sizeof *sl);
+    if (!sl) return -1;
+    for (int i = 0; i < cap; i++) sl[i].key = UINT64_MAX;
     for (int i = 0; i < m->cap; i++) {
-        if (m->key[i] == UINT64_MAX) continue;
-        uint32_t s = mix(m->key[i]) & (uint32_t)(cap - 1);
-        while (key[s] != UINT64_MAX) s = (s + 1) & (uint32_t)(cap - 1);
-        key[s] = m->key[i];
-        rank[s] = m->rank[i];
-        id[s] = m->id[i];
+        if (m->slot[i].key == UINT64_MAX) continue;
+        uint32_t s = mix(m->slot[i].key) & (uint32_t)(cap - 1);
+        while (sl[s].key != UINT64_MAX) s = (s + 1) & (uint32_t)(cap - 1);
+        sl[s] = m->slot[i];
     }
-    free(m->key); free(m->rank); free(m->id);
-    m->key = key; m->rank = rank; m->id = id;
+    free(m->slot);
+    m->slot = sl;
     m->cap = cap;
     return 0;
 }
 
+static int merges_grow(TjMerges *m) {
+    if (m->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
+    return merges_resize(m, m->cap ? m->cap * 2 : 1024);
+}
+
+static uint64_t merge_key(int a, int b) { return (uint64_t)(uint32_t)a << 32 | (uint32_t)b; }
+
 /* The slot of (a, b), or -1. */
 static int merges_find(const TjMerges *m, int a, int b) {
     if (!m->cap) return -1;
-    uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint64_t k = merge_key(a, b);
     for (uint32_t s = mix(k) & (uint32_t)(m->cap - 1);; s = (s + 1) & (uint32_t)(m->cap - 1)) {
-        if (m->key[s] == k) return (int)s;
-        if (m->key[s] == UINT64_MAX) return -1;
+        if (m->slot[s].key == k) return (int)s;
+        if (m->slot[s].key == UINT64_MAX) return -1;
     }
 }
 
@@ -60,21 +63,22 @@ static int merges_find(const TjMerges *m, int a, int b) {
  * earlier one, as the library's map does. */
 int tj_merges_put(TjMerges *m, int a, int b, int rank, int id) {
     if ((m->n + 1) * 2 > m->cap && merges_grow(m)) return -1;
-    uint64_t k = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    uint64_t k = merge_key(a, b);
     uint32_t s = mix(k) & (uint32_t)(m->cap - 1);
-    while (m->key[s] != UINT64_MAX && m->key[s] != k) s = (s + 1) & (uint32_t)(m->cap - 1);
-    if (m->key[s] == UINT64_MAX) m->n++;
-    m->key[s] = k;
-    m->rank[s] = rank;
-    m->id[s] = id;
+    while (m->slot[s].key != UINT64_MAX && m->slot[s].key != k) s = (s + 1) & (uint32_t)(m->cap - 1);
+    if (m->slot[s].key == UINT64_MAX) m->n++;
+    m->slot[s] = (struct TjMerge){k, rank, id};
     return 0;
+}
+
+/* A hint that (a, b) is put soon: its first slot starts coming into the cache. */
+static void merges_prefetch(const TjMerges *m, int a, int b) {
+    if (m->cap) __builtin_prefetch(&m->slot[mix(merge_key(a, b)) & (uint32_t)(m->cap - 1)], 1);
 }
 
 void tj_merges_free(TjMerges *m) {
     if (!m) return;
-    free(m->key);
-    free(m->rank);
-    free(m->id);
+    free(m->slot);
     memset(m, 0, sizeof *m);
 }
 
@@ -111,9 +115,8 @@ static int vocab_slot(const TjVocab *v, const char *s, size_t n, uint32_t h) {
     return (int)i;
 }
 
-static int vocab_grow(TjVocab *v) {
-    if (v->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
-    int cap = v->cap ? v->cap * 2 : 1024;
+/* The table with cap slots (a power of two, above 2n), its tokens put again. */
+static int vocab_resize(TjVocab *v, int cap) {
     struct TjSlot *sl = malloc((size_t)cap * sizeof *sl);
     if (!sl) return -1;
     for (int i = 0; i < cap; i++) sl[i].id = -1;
@@ -129,11 +132,15 @@ static int vocab_grow(TjVocab *v) {
     return 0;
 }
 
-/* tjvocab_put, giving the slot s went to (or -1). */
-static int vocab_put_slot(TjVocab *v, const char *s, size_t n, int id) {
+static int vocab_grow(TjVocab *v) {
+    if (v->cap > INT_MAX / 2) return -1;   /* the doubling would wrap */
+    return vocab_resize(v, v->cap ? v->cap * 2 : 1024);
+}
+
+/* tjvocab_put of s[0, n) whose hash is h, giving the slot s went to (or -1). */
+static int vocab_put_hashed(TjVocab *v, const char *s, size_t n, uint32_t h, int id) {
     if ((v->n + 1) * 2 > v->cap && vocab_grow(v)) return -1;
     if (n >= UINT32_MAX / 2) return -1;
-    uint32_t h = hash_of(s, n);
     int k = vocab_slot(v, s, n, h);
     if (v->slot[k].id < 0) {
         size_t need;
@@ -156,11 +163,32 @@ static int vocab_put_slot(TjVocab *v, const char *s, size_t n, int id) {
     return k;
 }
 
-int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) { return vocab_put_slot(v, s, n, id) < 0 ? -1 : 0; }
+int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
+    return vocab_put_hashed(v, s, n, hash_of(s, n), id) < 0 ? -1 : 0;
+}
 
 int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
     if (!v->cap) return -1;
     return v->slot[vocab_slot(v, s, n, hash_of(s, n))].id;
+}
+
+/* Many look-ups at once.  In a table of GPT-2's size (50,000 tokens, 2 MB of
+ * slots) a look-up is a cache miss on its slot, then one on the token's
+ * text, and a miss waited for alone costs as much as the rest of the
+ * look-up many times over; misses asked for together overlap.  So a batch
+ * of keys is hashed and its slots asked for, then the texts, then looked up. */
+enum { VOCAB_BATCH = 16 };
+typedef struct { const char *s; size_t n; uint32_t h; } VocabKey;
+
+static void vocab_fetch(const TjVocab *v, VocabKey *k, int count) {
+    for (int i = 0; i < count; i++) {
+        k[i].h = hash_of(k[i].s, k[i].n);
+        if (v->cap) __builtin_prefetch(&v->slot[k[i].h & (uint32_t)(v->cap - 1)]);
+    }
+    for (int i = 0; i < count && v->cap; i++) {
+        const struct TjSlot *sl = &v->slot[k[i].h & (uint32_t)(v->cap - 1)];
+        if (sl->id >= 0 && sl->hash == k[i].h) __builtin_prefetch(v->text + sl->off);
+    }
 }
 
 void tjvocab_free(TjVocab *v) {
@@ -177,17 +205,39 @@ static int vocab_reserve(TjModel *m, int count, size_t text) {
     m->vocab.text = malloc(text + 1);
     m->vocab.room = text + 1;
     if (!m->tok || !m->vocab.text) return -1;
-    while (m->vocab.cap < 2 * count + 2)
-        if (vocab_grow(&m->vocab)) return -1;
+    if (count > 1 << 28) return -1;   /* a table of more than 8 GB */
+    int cap = 1024;
+    while (cap < 2 * count + 2) cap *= 2;
+    return cap > m->vocab.cap ? vocab_resize(&m->vocab, cap) : 0;   /* at its size at once, not doubled 7 times */
+}
+
+/* Tokens k[i] → id[i] for i < count (at most VOCAB_BATCH), and id → the
+ * stored token.  0, or -1 out of memory. */
+static int vocab_set_batch(TjModel *m, VocabKey *k, const int *id, int count) {
+    vocab_fetch(&m->vocab, k, count);
+    for (int i = 0; i < count; i++) {
+        int slot = vocab_put_hashed(&m->vocab, k[i].s, k[i].n, k[i].h, id[i]);
+        if (slot < 0) return -1;
+        m->tok[id[i]] = m->vocab.text + m->vocab.slot[slot].off;
+    }
     return 0;
 }
 
-/* Token s[0, n) → id, and id → the stored token. */
-static int vocab_set(TjModel *m, const char *s, size_t n, int id) {
-    int k = vocab_put_slot(&m->vocab, s, n, id);
-    if (k < 0) return -1;
-    m->tok[id] = m->vocab.text + m->vocab.slot[k].off;
-    return 0;
+/* Gathers tokens to set into a batch, set when full (and by vocab_flush). */
+typedef struct { VocabKey k[VOCAB_BATCH]; int id[VOCAB_BATCH], n; } VocabBatch;
+
+static int vocab_add(TjModel *m, VocabBatch *b, const char *s, int id) {
+    b->k[b->n] = (VocabKey){s, strlen(s), 0};
+    b->id[b->n++] = id;
+    if (b->n < VOCAB_BATCH) return 0;
+    b->n = 0;
+    return vocab_set_batch(m, b->k, b->id, VOCAB_BATCH);
+}
+
+static int vocab_flush(TjModel *m, VocabBatch *b) {
+    int n = b->n;
+    b->n = 0;
+    return vocab_set_batch(m, b->k, b->id, n);
 }
 
 static int vocab_get(const TjModel *m, const char *s, size_t n) {
@@ -268,7 +318,7 @@ static int word_add(Word *w, int id, int len) {
 static int push_pair(const TjMerges *m, const Word *w, Heap *h, int pos) {
     if (pos < 0 || w->next[pos] < 0) return 0;
     int s = merges_find(m, w->c[pos], w->c[w->next[pos]]);
-    return s < 0 ? 0 : heap_push(h, (Merge){m->rank[s], pos, m->id[s]});
+    return s < 0 ? 0 : heap_push(h, (Merge){m->slot[s].rank, pos, m->slot[s].id});
 }
 
 static int merge_all(const TjMerges *m, Word *w) {
@@ -280,7 +330,7 @@ static int merge_all(const TjMerges *m, Word *w) {
         int pos = top.pos, nx = w->next[pos];
         if (w->len[pos] == 0 || nx < 0) continue;
         int s = merges_find(m, w->c[pos], w->c[nx]);
-        if (s < 0 || m->id[s] != top.id) continue;   /* a stale entry */
+        if (s < 0 || m->slot[s].id != top.id) continue;   /* a stale entry */
         w->c[pos] = top.id;
         w->len[pos] += w->len[nx];
         w->next[pos] = w->next[nx];
@@ -430,27 +480,10 @@ static int parse_vocab(TjModel *m, const cJSON *v, const TjCtx *c) {
         text += strlen(e->string) + 1;
     }
     if (vocab_reserve(m, count, text)) return tj_fail(c, "model.vocab", "out of memory");
+    VocabBatch b = {.n = 0};
     for (const cJSON *e = v->child; e; e = e->next)
-        if (vocab_set(m, e->string, strlen(e->string), (int)e->valuedouble)) return tj_fail(c, "model.vocab", "out of memory");
-    return 0;
-}
-
-/* One merge: "a b" or ["a", "b"] → its two tokens (pointing into j, or
- * into buf for the string form). */
-static int merge_pair(const cJSON *e, char *buf, size_t bufn, const char **a, const char **b) {
-    if (cJSON_IsString(e)) {
-        const char *s = e->valuestring, *sp = strchr(s, ' ');
-        if (!sp || strchr(sp + 1, ' ') || strlen(s) >= bufn) return -1;
-        memcpy(buf, s, strlen(s) + 1);
-        buf[sp - s] = '\0';
-        *a = buf;
-        *b = buf + (sp - s) + 1;
-        return 0;
-    }
-    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(e->child) || !cJSON_IsString(e->child->next)) return -1;
-    *a = e->child->valuestring;
-    *b = e->child->next->valuestring;
-    return 0;
+        if (vocab_add(m, &b, e->string, (int)e->valuedouble)) return tj_fail(c, "model.vocab", "out of memory");
+    return vocab_flush(m, &b) ? tj_fail(c, "model.vocab", "out of memory") : 0;
 }
 
 /* Grows *buf to hold n bytes.  0, or -1 out of memory. */
@@ -465,57 +498,125 @@ static int room(char **buf, size_t *cap, size_t n) {
     return 0;
 }
 
-/* The merge of a and b (b's subword prefix dropped) at rank; *joined is a
- * buffer of *jcap bytes it may grow.  0, or -1: *missing names the token
- * not in the vocabulary, or stays NULL when memory ran out. */
-/* The ids of a merge's two tokens and of what they join to (-1 where the
- * vocabulary has none); joined is scratch of at least la + lb + 1 bytes.
- * Reads the vocabulary only: threads may call it side by side. */
-static void merge_ids(const TjModel *m, const char *a, const char *b, char *joined, int out[3]) {
-    size_t plen = m->prefix ? strlen(m->prefix) : 0, la = strlen(a), lb = strlen(b), skip = lb >= plen ? plen : lb;
-    memcpy(joined, a, la);
-    memcpy(joined + la, b + skip, lb - skip + 1);
-    out[0] = vocab_get(m, a, la);
-    out[1] = vocab_get(m, b, lb);
-    out[2] = vocab_get(m, joined, la + lb - skip);
+/* The ids of the merges' tokens: ids[3i], ids[3i + 1], ids[3i + 2] of a[i],
+ * b[i] and of what they join to (b's subword prefix dropped), -1 where the
+ * vocabulary has none, for i < n.  The vocabulary is only read, so the
+ * threads take a share each, and each share asks for its look-ups
+ * VOCAB_BATCH at a time (vocab_fetch; GPT-2's 50,000 merges are 150,000
+ * look-ups).  0, or -1 out of memory. */
+static int merges_ids(const TjModel *m, const char *const *a, const char *const *b, int n, int *ids) {
+    enum { PER = VOCAB_BATCH / 3 };   /* merges a batch */
+    size_t plen = m->prefix ? strlen(m->prefix) : 0;
+    int nomem = 0, chunks = n / PER + (n % PER != 0);
+#ifdef _OPENMP
+    #pragma omp parallel if (n >= 4096) reduction(|:nomem)
+#endif
+    {
+        char *joined[PER] = {0};
+        size_t cap[PER] = {0};
+        VocabKey k[3 * PER];
+#ifdef _OPENMP
+        #pragma omp for schedule(static)
+#endif
+        for (int c = 0; c < chunks; c++) {
+            int i0 = c * PER, count = n - i0 < PER ? n - i0 : PER;
+            for (int j = 0; j < count && !nomem; j++) {
+                const char *x = a[i0 + j], *y = b[i0 + j];
+                size_t la = strlen(x), lb = strlen(y), skip = lb >= plen ? plen : lb;
+                if (room(&joined[j], &cap[j], la + lb + 1)) { nomem = 1; break; }
+                memcpy(joined[j], x, la);
+                memcpy(joined[j] + la, y + skip, lb - skip + 1);
+                k[3 * j] = (VocabKey){x, la, 0};
+                k[3 * j + 1] = (VocabKey){y, lb, 0};
+                k[3 * j + 2] = (VocabKey){joined[j], la + lb - skip, 0};
+            }
+            if (nomem) continue;
+            vocab_fetch(&m->vocab, k, 3 * count);
+            for (int q = 0; q < 3 * count; q++)
+                ids[3 * (size_t)i0 + q] = m->vocab.cap ? m->vocab.slot[vocab_slot(&m->vocab, k[q].s, k[q].n, k[q].h)].id : -1;
+        }
+        for (int j = 0; j < PER; j++) free(joined[j]);
+    }
+    return nomem ? -1 : 0;
 }
 
-static int merge_add(TjModel *m, const char *a, const char *b, int rank, char **joined, size_t *jcap,
-                     const char **missing) {
-    if (room(joined, jcap, strlen(a) + strlen(b) + 1)) return -1;
-    int id[3];
-    merge_ids(m, a, b, *joined, id);
-    if (id[0] < 0 || id[1] < 0 || id[2] < 0) {
-        *missing = id[0] < 0 ? a : id[1] < 0 ? b : *joined;
-        return -1;
+/* Merge i as (ids[3i], ids[3i + 1]) → (rank i, ids[3i + 2]), for i < n, each
+ * slot asked for a few merges ahead.  0; 1 + i for the first merge i with a
+ * token the vocabulary lacks (an id of -1); -1 out of memory. */
+static int merges_put(TjMerges *mt, const int *ids, int n) {
+    enum { AHEAD = 32 };
+    if (n > 1 << 28) return -1;   /* a table of more than 8 GB */
+    int cap = 1024;
+    while (cap < 2 * n + 2) cap *= 2;
+    if (cap > mt->cap && merges_resize(mt, cap)) return -1;   /* at its size at once: a doubling was 0.5 ms */
+    for (int i = 0; i < n; i++) {
+        const int *id = ids + 3 * (size_t)i;
+        if (i + AHEAD < n) merges_prefetch(mt, id[3 * AHEAD], id[3 * AHEAD + 1]);
+        if (id[0] < 0 || id[1] < 0 || id[2] < 0) return 1 + i;
+        if (tj_merges_put(mt, id[0], id[1], i, id[2])) return -1;
     }
-    return tj_merges_put(&m->merges, id[0], id[1], rank, id[2]);
+    return 0;
+}
+
+/* The token of merge (a, b) that the vocabulary lacks, given its ids: a, b,
+ * or their join (written to buf). */
+static const char *merge_missing(const TjModel *m, const char *a, const char *b, const int id[3], char *buf,
+                                 size_t bufn) {
+    if (id[0] < 0) return a;
+    if (id[1] < 0) return b;
+    size_t plen = m->prefix ? strlen(m->prefix) : 0, lb = strlen(b);
+    snprintf(buf, bufn, "%s%s", a, b + (lb >= plen ? plen : lb));
+    return buf;
+}
+
+/* One merge: "a b" or ["a", "b"] → its two tokens, pointing into j, or for
+ * the string form into text at *used (the string copied, cut at its space). */
+static int merge_pair(const cJSON *e, char *text, size_t *used, const char **a, const char **b) {
+    if (cJSON_IsString(e)) {
+        const char *s = e->valuestring, *sp = strchr(s, ' ');
+        if (!sp || strchr(sp + 1, ' ')) return -1;
+        char *t = text + *used;
+        memcpy(t, s, strlen(s) + 1);
+        t[sp - s] = '\0';
+        *a = t;
+        *b = t + (sp - s) + 1;
+        *used += strlen(s) + 1;
+        return 0;
+    }
+    if (!cJSON_IsArray(e) || cJSON_GetArraySize(e) != 2 || !cJSON_IsString(e->child) || !cJSON_IsString(e->child->next)) return -1;
+    *a = e->child->valuestring;
+    *b = e->child->next->valuestring;
+    return 0;
 }
 
 static int parse_merges(TjModel *m, const cJSON *list, const TjCtx *c) {
     if (!list) return 0;
     if (!cJSON_IsArray(list)) return tj_fail(c, "model.merges", "must be a list");
-    size_t bcap = 0, jcap = 0;
-    char *buf = NULL, *joined = NULL;
-    int rank = 0, rc = 0;
-    for (const cJSON *e = list->child; e && rc == 0; e = e->next, rank++) {
-        char where[64];   /* written only for a message */
-#define WHERE (snprintf(where, sizeof where, "model.merges[%d]", rank), where)
-        const char *a = NULL, *b = NULL;
-        if (room(&buf, &bcap, cJSON_IsString(e) ? strlen(e->valuestring) + 1 : 1)) {
-            rc = tj_fail(c, WHERE, "out of memory");
-            break;
-        }
-        if (merge_pair(e, buf, bcap, &a, &b)) { rc = tj_fail(c, WHERE, "a merge is \"A B\" or [\"A\", \"B\"]"); break; }
-        const char *missing = NULL;
-        if (merge_add(m, a, b, rank, &joined, &jcap, &missing))
-            rc = missing ? tj_fail(c, WHERE, "the token \"%.40s\" is not in the vocabulary", missing)
-                         : tj_fail(c, WHERE, "out of memory");
-    }
-    free(buf);
-    free(joined);
-    return rc;
+    size_t bytes = 1, used = 0;
+    int n = 0, rc = 0;
+    for (const cJSON *e = list->child; e; e = e->next, n++)
+        if (cJSON_IsString(e) && !size_add(&bytes, bytes, strlen(e->valuestring) + 1))
+            return tj_fail(c, "model.merges", "out of memory");
+    char *text = malloc(bytes), where[64], miss[128];   /* where, miss: written only for a message */
+    const char **a = malloc((size_t)(n ? n : 1) * sizeof *a), **b = malloc((size_t)(n ? n : 1) * sizeof *b);
+    int *ids = malloc((size_t)(n ? n : 1) * 3 * sizeof *ids);
+#define WHERE(i) (snprintf(where, sizeof where, "model.merges[%d]", i), where)
+    if (!text || !a || !b || !ids) rc = tj_fail(c, "model.merges", "out of memory");
+    int i = 0;
+    for (const cJSON *e = list->child; e && rc == 0; e = e->next, i++)
+        if (merge_pair(e, text, &used, &a[i], &b[i])) rc = tj_fail(c, WHERE(i), "a merge is \"A B\" or [\"A\", \"B\"]");
+    if (rc == 0 && merges_ids(m, a, b, n, ids)) rc = tj_fail(c, "model.merges", "out of memory");
+    int r = rc ? 0 : merges_put(&m->merges, ids, n);
+    if (r < 0) rc = tj_fail(c, "model.merges", "out of memory");
+    else if (r > 0)
+        rc = tj_fail(c, WHERE(r - 1), "the token \"%.40s\" is not in the vocabulary",
+                     merge_missing(m, a[r - 1], b[r - 1], ids + 3 * (size_t)(r - 1), miss, sizeof miss));
 #undef WHERE
+    free(text);
+    free(a);
+    free(b);
+    free(ids);
+    return rc;
 }
 
 /* The model's type: "type", or inferred as the library does when absent. */
@@ -657,15 +758,17 @@ int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) 
     m->n_ids = n;
     unsigned char *seen = calloc((size_t)(n ? n : 1), 1);
     if (!seen || vocab_reserve(m, n, bytes)) rc = errmsg_set(err, errlen, "out of memory");
+    VocabBatch b = {.n = 0};
     for (const cJSON *e = rc ? NULL : j->child; e && rc == 0; e = e->next) {
         double v = cJSON_IsNumber(e) ? e->valuedouble : -1;
         int id = v >= 0 && v < n && v == (int)v ? (int)v : -1;
         if (id < 0 || seen[id])   /* a token given twice keeps its last id, as Python's json does */
             rc = errmsg_set(err, errlen, "%s: token %s has id %.15g (ids must be 0..%d, each once)", path, e->string,
                             id < 0 ? v : (double)id, n - 1);
-        else if (vocab_set(m, e->string, strlen(e->string), id)) rc = errmsg_set(err, errlen, "out of memory");
+        else if (vocab_add(m, &b, e->string, id)) rc = errmsg_set(err, errlen, "out of memory");
         else seen[id] = 1;
     }
+    if (rc == 0 && vocab_flush(m, &b)) rc = errmsg_set(err, errlen, "out of memory");
     free(seen);
     arena_free();
     m->unk = -1;
@@ -681,11 +784,9 @@ int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) 
 
 /* merges.txt's lines as (A, B) pairs cut in text: a[i], b[i] for rank i.
  * Returns how many, or -1 with err (a line that is not "A B"; out of memory). */
-static int merge_lines(char *text, const char *path, const char ***a, const char ***b, size_t *longest, char *err,
-                       size_t errlen) {
+static int merge_lines(char *text, const char *path, const char ***a, const char ***b, char *err, size_t errlen) {
     int n = 0, cap = 0;
     *a = *b = NULL;
-    *longest = 0;
     for (char *line = text, *next; line && *line; line = next) {   /* an empty line ends the list */
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
@@ -707,7 +808,6 @@ static int merge_lines(char *text, const char *path, const char ***a, const char
         }
         (*a)[n] = line;
         (*b)[n] = sp + 1;
-        if (len > *longest) *longest = len;
         n++;
     }
     return n;
@@ -719,41 +819,17 @@ int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
     char *text = strdup(m->merges_txt);   /* the lines are cut in a copy */
     const char **a = NULL, **b = NULL;
     int *ids = NULL, rc = 0;
-    size_t longest = 0;
-    int n = text ? merge_lines(text, path, &a, &b, &longest, err, errlen) : errmsg_set(err, errlen, "out of memory");
-    if (n > 0 && !(ids = malloc((size_t)n * 3 * sizeof *ids))) rc = errmsg_set(err, errlen, "out of memory");
+    int n = text ? merge_lines(text, path, &a, &b, err, errlen) : errmsg_set(err, errlen, "out of memory");
     if (n < 0) rc = -1;
-    /* Three hash lookups a merge, each a cache miss: threads side by side
-     * (GPT-2's 50,000 merges were 26 ms of a run on one). */
-    int nomem = 0;
-#ifdef _OPENMP
-    #pragma omp parallel if (n >= 4096 && rc == 0) reduction(|:nomem)
-#endif
-    {
-        char *joined = rc == 0 ? malloc(longest + 1) : NULL;
-        nomem = rc == 0 && !joined;
-#ifdef _OPENMP
-        #pragma omp for schedule(static)
-#endif
-        for (int i = 0; i < (rc == 0 ? n : 0); i++)
-            if (joined) merge_ids(m, a[i], b[i], joined, ids + 3 * (size_t)i);
-        free(joined);
-    }
-    if (rc == 0 && nomem) rc = errmsg_set(err, errlen, "out of memory");
-    while (rc == 0 && m->merges.cap < 2 * n + 2)   /* the table at its size at once, not doubled 7 times */
-        if (merges_grow(&m->merges)) rc = errmsg_set(err, errlen, "out of memory");
-    for (int i = 0; rc == 0 && i < n; i++) {
-        const int *id = ids + 3 * (size_t)i;
-        if (id[0] < 0 || id[1] < 0 || id[2] < 0) {
-            char *joined = malloc(longest + 1);
-            int again[3];
-            if (joined) merge_ids(m, a[i], b[i], joined, again);
-            rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in vocab.json",
-                            path, i, a[i], b[i], id[0] < 0 ? a[i] : id[1] < 0 ? b[i] : joined ? joined : "?");
-            free(joined);
-        } else if (tj_merges_put(&m->merges, id[0], id[1], i, id[2])) {
-            rc = errmsg_set(err, errlen, "out of memory");
-        }
+    else if (n > 0 && (!(ids = malloc((size_t)n * 3 * sizeof *ids)) || merges_ids(m, a, b, n, ids)))
+        rc = errmsg_set(err, errlen, "out of memory");
+    int r = rc || n == 0 ? 0 : merges_put(&m->merges, ids, n);
+    if (r < 0) rc = errmsg_set(err, errlen, "out of memory");
+    else if (r > 0) {
+        char miss[128];
+        rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in vocab.json", path,
+                        r - 1, a[r - 1], b[r - 1],
+                        merge_missing(m, a[r - 1], b[r - 1], ids + 3 * (size_t)(r - 1), miss, sizeof miss));
     }
     free(ids);
     free(a);
@@ -797,7 +873,9 @@ int tj_model_vocab_txt(TjModel *m, const char *path, char *err, size_t errlen) {
     m->prefix = tj_dup("##", &bad);
     m->unk_token = tj_dup("[UNK]", &bad);
     if (rc || bad || vocab_reserve(m, n, len + 1)) rc = -1;
-    for (int i = 0; i < n && rc == 0; i++) rc = vocab_set(m, line[i], strlen(line[i]), i);   /* id = line number */
+    VocabBatch b = {.n = 0};
+    for (int i = 0; i < n && rc == 0; i++) rc = vocab_add(m, &b, line[i], i);   /* id = line number */
+    if (rc == 0) rc = vocab_flush(m, &b);
     free(line);
     free(text);
     if (rc) return errmsg_set(err, errlen, "out of memory reading %s", path);
