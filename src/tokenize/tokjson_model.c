@@ -776,18 +776,26 @@ int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) 
     return rc;
 }
 
-int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
-    if (!(m->merges_txt = file_read_all(path, 64u << 20, NULL, err, errlen))) return -1;
-    if (!(m->merges_path = strdup(path))) return errmsg_set(err, errlen, "out of memory");
-    return 0;
+static void merges_txt_free(TjModel *m) {
+    free(m->merges_txt);
+    free(m->merges_path);
+    free(m->merges_a);
+    free(m->merges_b);
+    free(m->merges_err);
+    m->merges_txt = m->merges_path = m->merges_err = NULL;
+    m->merges_a = m->merges_b = NULL;
+    m->merges_n = 0;
 }
 
 /* merges.txt's lines as (A, B) pairs cut in text: a[i], b[i] for rank i.
  * Returns how many, or -1 with err (a line that is not "A B"; out of memory). */
 static int merge_lines(char *text, const char *path, const char ***a, const char ***b, char *err, size_t errlen) {
-    int n = 0, cap = 0;
-    *a = *b = NULL;
-    for (char *line = text, *next; line && *line; line = next) {   /* an empty line ends the list */
+    int n = 0, lines = 1;
+    for (const char *p = text; (p = strchr(p, '\n')); p++) lines++;   /* room for every line, at once */
+    *a = malloc((size_t)lines * sizeof **a);
+    *b = malloc((size_t)lines * sizeof **b);
+    if (!*a || !*b) return errmsg_set(err, errlen, "out of memory");
+    for (char *line = text, *next; line && *line; line = next) {   /* a NUL ends the list */
         next = strchr(line, '\n');
         if (next) *next++ = '\0';
         size_t len = strlen(line);
@@ -797,15 +805,6 @@ static int merge_lines(char *text, const char *path, const char ***a, const char
         if (!sp || sp == line || !sp[1] || strchr(sp + 1, ' '))
             return errmsg_set(err, errlen, "%s: line \"%.40s\" is not a merge \"A B\"", path, line);
         *sp = '\0';
-        if (n == cap) {
-            if (cap > INT_MAX / 2) return errmsg_set(err, errlen, "%s: too many merges", path);
-            cap = cap ? 2 * cap : 4096;
-            const char **na = realloc(*a, (size_t)cap * sizeof *na);
-            if (na) *a = na;
-            const char **nb = na ? realloc(*b, (size_t)cap * sizeof *nb) : NULL;
-            if (nb) *b = nb;
-            if (!na || !nb) return errmsg_set(err, errlen, "out of memory");
-        }
         (*a)[n] = line;
         (*b)[n] = sp + 1;
         n++;
@@ -813,35 +812,40 @@ static int merge_lines(char *text, const char *path, const char ***a, const char
     return n;
 }
 
+int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
+    if (!(m->merges_txt = file_read_all(path, 64u << 20, NULL, err, errlen))) return -1;
+    if (!(m->merges_path = strdup(path))) return errmsg_set(err, errlen, "out of memory");
+    char why[512];
+    int n = merge_lines(m->merges_txt, path, &m->merges_a, &m->merges_b, why, sizeof why);
+    if (n < 0) return (m->merges_err = strdup(why)) ? 0 : errmsg_set(err, errlen, "out of memory");
+    m->merges_n = n;
+    int cap = 1024;
+    while (cap < 2 * n + 2) cap *= 2;   /* n < 2^25: the file is at most 64 MB */
+    if (cap > m->merges.cap && merges_resize(&m->merges, cap)) return errmsg_set(err, errlen, "out of memory");
+    return 0;
+}
+
 int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
     if (!m->merges_txt) return 0;
-    const char *path = m->merges_path;
-    char *text = strdup(m->merges_txt);   /* the lines are cut in a copy */
-    const char **a = NULL, **b = NULL;
-    int *ids = NULL, rc = 0;
-    int n = text ? merge_lines(text, path, &a, &b, err, errlen) : errmsg_set(err, errlen, "out of memory");
-    if (n < 0) rc = -1;
-    else if (n > 0 && (!(ids = malloc((size_t)n * 3 * sizeof *ids)) || merges_ids(m, a, b, n, ids)))
+    if (m->merges_err) return errmsg_set(err, errlen, "%s", m->merges_err);
+    const char **a = m->merges_a, **b = m->merges_b;
+    int n = m->merges_n, *ids = NULL, rc = 0;
+    if (n > 0 && (!(ids = malloc((size_t)n * 3 * sizeof *ids)) || merges_ids(m, a, b, n, ids)))
         rc = errmsg_set(err, errlen, "out of memory");
     int r = rc || n == 0 ? 0 : merges_put(&m->merges, ids, n);
     if (r < 0) rc = errmsg_set(err, errlen, "out of memory");
     else if (r > 0) {
         char miss[128];
-        rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in vocab.json", path,
-                        r - 1, a[r - 1], b[r - 1],
+        rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in vocab.json",
+                        m->merges_path, r - 1, a[r - 1], b[r - 1],
                         merge_missing(m, a[r - 1], b[r - 1], ids + 3 * (size_t)(r - 1), miss, sizeof miss));
     }
     free(ids);
-    free(a);
-    free(b);
-    free(text);
     if (rc) {
-        tj_merges_free(&m->merges);   /* a half-built table is never used */
+        tj_merges_free(&m->merges);   /* a half-built table is never used; the lines stay for the next encode */
         return rc;
     }
-    free(m->merges_txt);
-    free(m->merges_path);
-    m->merges_txt = m->merges_path = NULL;
+    merges_txt_free(m);
     return 0;
 }
 
@@ -893,7 +897,6 @@ void tj_model_free(TjModel *m) {
     free(m->prefix);
     free(m->suffix);
     tj_merges_free(&m->merges);
-    free(m->merges_txt);
-    free(m->merges_path);
+    merges_txt_free(m);
     memset(m, 0, sizeof *m);
 }

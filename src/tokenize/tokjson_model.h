@@ -59,8 +59,12 @@ typedef struct {
     int fuse_unk, byte_fallback, ignore_merges;
     int max_chars;             /* WordPiece: longer words are unk             */
     TjMerges merges;
-    char *merges_txt, *merges_path;   /* merges.txt read but not yet parsed (see
+    char *merges_txt, *merges_path;   /* merges.txt read and cut into lines, its
+                                         tokens not yet looked up (see
                                          tj_model_merges_ready), or NULL      */
+    const char **merges_a, **merges_b;   /* (merges_n) each line's two tokens, in merges_txt */
+    int merges_n;
+    char *merges_err;          /* a line that is not a merge, said at the first encode; or NULL */
     int byte_id[256];          /* BPE byte_fallback: id of "<0xAB>", or -1    */
 } TjModel;
 
@@ -74,8 +78,10 @@ int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char 
  * model, which becomes byte-level BPE without an unknown token; then its
  * merges.txt ("A B" a line, rank by rank; "#version" lines skipped; an empty
  * line ends the list).  0, or -1 with err naming the file.
- * tj_model_merges_txt only reads the file: the merge table (a third of
- * loading GPT-2's files, and unused by a forward pass on ids) is built by
+ * tj_model_merges_txt only reads the file, cuts it into lines and makes the
+ * merge table's room; it touches no field tj_model_vocab_json does, so the
+ * two may run side by side.  The tokens are looked up (a third of loading
+ * GPT-2's files, and unused by a forward pass on ids) by
  * tj_model_merges_ready, which the first encode calls. */
 int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen);
 int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen);
