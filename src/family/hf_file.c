@@ -555,20 +555,20 @@ int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t e
     float *lg = malloc((size_t)V * sizeof *lg);
     if (!lg) return errmsg_set(err, errlen, "out of memory");
     if (hf_file_logits(f, pos, lg, err, errlen) != 0) { free(lg); return -1; }
-    float mx = -INFINITY;
-    for (int v = 0; v < V; v++) if (lg[v] > mx) mx = lg[v];
+    if (k > V) k = V;
+    int n = 0;   /* out[0, n): the best so far, best first; a tie keeps the lower id */
+    for (int v = 0; v < V; v++) {
+        if (n == k && !(lg[v] > lg[out[k - 1].id])) continue;   /* one compare for most words */
+        int at = n < k ? n++ : k - 1;
+        while (at > 0 && lg[v] > lg[out[at - 1].id]) { out[at] = out[at - 1]; at--; }
+        out[at].id = v;
+    }
+    float mx = lg[out[0].id];
     double z = 0;
     for (int v = 0; v < V; v++) z += exp((double)lg[v] - mx);
-    for (int i = 0; i < k; i++) {   /* k passes: k is small */
-        int best = -1;
-        for (int v = 0; v < V; v++) {
-            int taken = 0;
-            for (int j = 0; j < i && !taken; j++) taken = out[j].id == v;
-            if (!taken && (best < 0 || lg[v] > lg[best])) best = v;
-        }
-        out[i].id = best;
-        out[i].prob = (float)(exp((double)lg[best] - mx) / z);
-        hf_file_token_text(f, best, out[i].text, sizeof out[i].text);
+    for (int i = 0; i < k; i++) {
+        out[i].prob = (float)(exp((double)lg[out[i].id] - mx) / z);
+        hf_file_token_text(f, out[i].id, out[i].text, sizeof out[i].text);
     }
     free(lg);
     return 0;
