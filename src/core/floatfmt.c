@@ -135,20 +135,35 @@ static int layout(const char *dg, int nd, int X, int P, char *out) {
     return n;
 }
 
-/* D, p digits with decimal exponent X, as text: 9.99… rounded up to 10.0
- * gains an exponent, trailing zeros go, then layout. */
-static int text(uint64_t D, int p, int X, int P, char *out) {
-    if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
+/* The nd digits of d at out (two a division). */
+static void put_digits(uint32_t d, int nd, char *out) {
     static const char PAIRS[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "4041424344454647484950515253545556575859606162636465666768697071727374757677787980"
                                 "81828384858687888990919293949596979899";
+    int i = nd;
+    for (; i >= 2; i -= 2, d /= 100) memcpy(out + i - 2, PAIRS + 2 * (d % 100), 2);
+    if (i) out[0] = (char)('0' + d);
+}
+
+/* D, p digits with decimal exponent X, as text: 9.99… rounded up to 10.0
+ * gains an exponent, trailing zeros go, then layout.  A number below one
+ * that "%.Pg" writes without an exponent (most attention weights) is
+ * written in place: the digits' copy and layout's calls were a third of a
+ * weight's time. */
+static int text(uint64_t D, int p, int X, int P, char *out) {
+    if (D == POW10[p]) { D /= 10; X++; }   /* 9.99… rounded up to 10.0 */
     int nd = p;
     uint32_t d = (uint32_t)D;   /* p ≤ 9 digits */
     while (nd > 1 && d % 10 == 0) { d /= 10; nd--; }   /* no trailing zeros */
+    if (X < 0 && X >= -4) {   /* 0.000ddd */
+        int n = 1 - X;
+        memcpy(out, "0.000", (size_t)n);
+        put_digits(d, nd, out + n);
+        out[n + nd] = '\0';
+        return n + nd;
+    }
     char dg[16];
-    int i = nd;
-    for (; i >= 2; i -= 2, d /= 100) memcpy(dg + i - 2, PAIRS + 2 * (d % 100), 2);   /* two digits a division */
-    if (i) dg[0] = (char)('0' + d);
+    put_digits(d, nd, dg);
     dg[nd] = '\0';
     return layout(dg, nd, X, P, out);
 }
