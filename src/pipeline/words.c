@@ -144,10 +144,13 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
                           w->n_pieces);
     size_t cells = (size_t)(w->n > 0 ? w->n : 1) * (size_t)(w->n > 0 ? w->n : 1);   /* n ≤ pieces, already in memory */
     int H = m->n_heads;
-    float *buf = malloc(cells * (size_t)(H > 0 ? H : 1) * sizeof *buf);
+    float **buf = calloc((size_t)(H > 0 ? H : 1), sizeof *buf);   /* each head's, handed to the trace */
+    int nomem = !buf;
+    for (int h = 0; buf && h < H; h++) nomem |= !(buf[h] = malloc(cells * sizeof **buf));
     unsigned char *mbuf = m->mask ? malloc(cells) : NULL;
     int *ends = m->mask ? malloc((size_t)(m->Tq > 0 ? m->Tq : 1) * sizeof *ends) : NULL;
-    if (!buf || (m->mask && (!mbuf || !ends))) {
+    if (nomem || (m->mask && (!mbuf || !ends))) {
+        for (int h = 0; buf && h < H; h++) free(buf[h]);
         free(buf); free(mbuf); free(ends);
         return errmsg_set(err, errlen, "out of memory");
     }
@@ -165,9 +168,11 @@ int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, si
     #pragma omp parallel for schedule(dynamic, 1) if (rc == 0 && H > 1 && w->n_pieces >= 128)
 #endif
     for (int h = 0; h < H; h++)
-        if (rc == 0) merge_weights(w, m->heads[h].weights, ends, buf + (size_t)h * cells);
-    for (int h = 0; rc == 0 && h < H; h++)
-        if (trace_set_head(o, h, buf + (size_t)h * cells, NULL, NULL, NULL, NULL)) rc = errmsg_set(err, errlen, "out of memory");
+        if (rc == 0) merge_weights(w, m->heads[h].weights, ends, buf[h]);
+    for (int h = 0; h < H; h++) {   /* each buffer becomes the trace's, not copied */
+        if (rc == 0 && trace_own_head_weights(o, h, buf[h]) != 0) rc = errmsg_set(err, errlen, "map %s has no head %d", m->id, h);
+        if (rc != 0) free(buf[h]);
+    }
     free(buf);
     free(mbuf);
     free(ends);
