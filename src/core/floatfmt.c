@@ -43,20 +43,15 @@ static void scaled(const Bits *b, int k, u128 *num, u128 *den) {
  * rounded half to even, with the rest of q and r deciding the rounding. */
 typedef struct { Bits b; u128 num, den, t; uint64_t q; u128 r; int P; } Scaled;
 
-/* q / 10^j for j ≤ 8, each a constant the compiler turns into a multiply
- * (a 64-bit division by a variable was a fifth of a number's time). */
+/* q / 10^j for q < 2^32 and j ≤ 8, by one multiply: with M = ⌈2^64 / 10^j⌉
+ * the error e = M·10^j − 2^64 is below 10^j, so q·M / 2^64 exceeds q / 10^j
+ * by q·e / (10^j·2^64) < 1 / 10^j, too little to reach the next integer.
+ * (A switch over j, one constant division a case, mispredicted its jump.) */
+static const uint64_t INV_POW10[9] = {0, 0x199999999999999Aull, 0x28F5C28F5C28F5Dull, 0x4189374BC6A7F0ull,
+    0x68DB8BAC710CCull, 0xA7C5AC471B48ull, 0x10C6F7A0B5EEull, 0x1AD7F29ABCBull, 0x2AF31DC462ull};
+
 static uint64_t div_pow10(uint64_t q, int j) {
-    switch (j) {
-    case 0: return q;
-    case 1: return q / 10;
-    case 2: return q / 100;
-    case 3: return q / 1000;
-    case 4: return q / 10000;
-    case 5: return q / 100000;
-    case 6: return q / 1000000;
-    case 7: return q / 10000000;
-    default: return q / 100000000;
-    }
+    return j ? (uint64_t)(((u128)q * INV_POW10[j]) >> 64) : q;
 }
 
 /* The p digits, and whether they read back as x. */
@@ -157,7 +152,7 @@ static int text(uint64_t D, int p, int X, int P, char *out) {
     while (nd > 1 && d % 10 == 0) { d /= 10; nd--; }   /* no trailing zeros */
     if (X < 0 && X >= -4) {   /* 0.000ddd */
         int n = 1 - X;
-        memcpy(out, "0.000", (size_t)n);
+        memcpy(out, "0.000000", 8);   /* a fixed 8 bytes (FLOAT_FORMAT_MAX ≥ 16), the digits then over the rest */
         put_digits(d, nd, out + n);
         out[n + nd] = '\0';
         return n + nd;
