@@ -25,6 +25,15 @@ static uint32_t mix(uint64_t k) {
     return (uint32_t)k;
 }
 
+/* The slots a table of n entries is made with at once: the power of two at
+ * least 2n + 2 (1,024 at least), or -1 beyond 2^28 entries (8 GB of slots). */
+static int table_cap(int n) {
+    if (n < 0 || n > 1 << 28) return -1;
+    int cap = 1024;
+    while (cap < 2 * n + 2) cap *= 2;
+    return cap;
+}
+
 /* The table with cap slots (a power of two, above 2n), its merges put again. */
 static int merges_resize(TjMerges *m, int cap) {
     struct TjMerge *sl = malloc((size_t)cap * sizeof *sl);
@@ -205,9 +214,8 @@ static int vocab_reserve(TjModel *m, int count, size_t text) {
     m->vocab.text = malloc(text + 1);
     m->vocab.room = text + 1;
     if (!m->tok || !m->vocab.text) return -1;
-    if (count > 1 << 28) return -1;   /* a table of more than 8 GB */
-    int cap = 1024;
-    while (cap < 2 * count + 2) cap *= 2;
+    int cap = table_cap(count);
+    if (cap < 0) return -1;
     return cap > m->vocab.cap ? vocab_resize(&m->vocab, cap) : 0;   /* at its size at once, not doubled 7 times */
 }
 
@@ -498,6 +506,13 @@ static int room(char **buf, size_t *cap, size_t n) {
     return 0;
 }
 
+/* The bytes a merge's right token loses when joined: the continuing-subword
+ * prefix's length, as the library drops it (at most the whole token). */
+static size_t prefix_skip(const TjModel *m, size_t lb) {
+    size_t plen = m->prefix ? strlen(m->prefix) : 0;
+    return lb >= plen ? plen : lb;
+}
+
 /* The ids of the merges' tokens: ids[3i], ids[3i + 1], ids[3i + 2] of a[i],
  * b[i] and of what they join to (b's subword prefix dropped), -1 where the
  * vocabulary has none, for i < n.  The vocabulary is only read, so the
@@ -506,7 +521,6 @@ static int room(char **buf, size_t *cap, size_t n) {
  * look-ups).  0, or -1 out of memory. */
 static int merges_ids(const TjModel *m, const char *const *a, const char *const *b, int n, int *ids) {
     enum { PER = VOCAB_BATCH / 3 };   /* merges a batch */
-    size_t plen = m->prefix ? strlen(m->prefix) : 0;
     int nomem = 0, chunks = n / PER + (n % PER != 0);
 #ifdef _OPENMP
     #pragma omp parallel if (n >= 4096) reduction(|:nomem)
@@ -522,7 +536,7 @@ static int merges_ids(const TjModel *m, const char *const *a, const char *const 
             int i0 = c * PER, count = n - i0 < PER ? n - i0 : PER;
             for (int j = 0; j < count && !nomem; j++) {
                 const char *x = a[i0 + j], *y = b[i0 + j];
-                size_t la = strlen(x), lb = strlen(y), skip = lb >= plen ? plen : lb;
+                size_t la = strlen(x), lb = strlen(y), skip = prefix_skip(m, lb);
                 if (room(&joined[j], &cap[j], la + lb + 1)) { nomem = 1; break; }
                 memcpy(joined[j], x, la);
                 memcpy(joined[j] + la, y + skip, lb - skip + 1);
@@ -545,10 +559,8 @@ static int merges_ids(const TjModel *m, const char *const *a, const char *const 
  * token the vocabulary lacks (an id of -1); -1 out of memory. */
 static int merges_put(TjMerges *mt, const int *ids, int n) {
     enum { AHEAD = 32 };
-    if (n > 1 << 28) return -1;   /* a table of more than 8 GB */
-    int cap = 1024;
-    while (cap < 2 * n + 2) cap *= 2;
-    if (cap > mt->cap && merges_resize(mt, cap)) return -1;   /* at its size at once: a doubling was 0.5 ms */
+    int cap = table_cap(n);
+    if (cap < 0 || (cap > mt->cap && merges_resize(mt, cap))) return -1;   /* at its size at once: a doubling was 0.5 ms */
     for (int i = 0; i < n; i++) {
         const int *id = ids + 3 * (size_t)i;
         if (i + AHEAD < n) merges_prefetch(mt, id[3 * AHEAD], id[3 * AHEAD + 1]);
@@ -564,8 +576,7 @@ static const char *merge_missing(const TjModel *m, const char *a, const char *b,
                                  size_t bufn) {
     if (id[0] < 0) return a;
     if (id[1] < 0) return b;
-    size_t plen = m->prefix ? strlen(m->prefix) : 0, lb = strlen(b);
-    snprintf(buf, bufn, "%s%s", a, b + (lb >= plen ? plen : lb));
+    snprintf(buf, bufn, "%s%s", a, b + prefix_skip(m, strlen(b)));
     return buf;
 }
 
@@ -819,9 +830,8 @@ int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) 
     int n = merge_lines(m->merges_txt, path, &m->merges_a, &m->merges_b, why, sizeof why);
     if (n < 0) return (m->merges_err = strdup(why)) ? 0 : errmsg_set(err, errlen, "out of memory");
     m->merges_n = n;
-    int cap = 1024;
-    while (cap < 2 * n + 2) cap *= 2;   /* n < 2^25: the file is at most 64 MB */
-    if (cap > m->merges.cap && merges_resize(&m->merges, cap)) return errmsg_set(err, errlen, "out of memory");
+    int cap = table_cap(n);
+    if (cap < 0 || (cap > m->merges.cap && merges_resize(&m->merges, cap))) return errmsg_set(err, errlen, "out of memory");
     return 0;
 }
 

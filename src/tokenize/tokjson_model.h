@@ -76,8 +76,8 @@ int tj_model_parse(TjModel *m, const cJSON *j, const TjCtx *c);
 int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char *err, size_t errlen);
 /* GPT-2's vocab.json ({token: id}, ids 0..n-1 each once) into a zeroed
  * model, which becomes byte-level BPE without an unknown token; then its
- * merges.txt ("A B" a line, rank by rank; "#version" lines skipped; an empty
- * line ends the list).  0, or -1 with err naming the file.
+ * merges.txt ("A B" a line, rank by rank; "#version" and empty lines
+ * skipped).  0, or -1 with err naming the file.
  * tj_model_merges_txt only reads the file, cuts it into lines and makes the
  * merge table's room; it touches no field tj_model_vocab_json does, so the
  * two may run side by side.  The tokens are looked up (a third of loading
