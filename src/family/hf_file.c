@@ -556,6 +556,7 @@ int hf_file_top(HfFile *f, int pos, int k, HfCandidate *out, char *err, size_t e
     if (!lg) return errmsg_set(err, errlen, "out of memory");
     if (hf_file_logits(f, pos, lg, err, errlen) != 0) { free(lg); return -1; }
     if (k > V) k = V;
+    if (k <= 0) { free(lg); return 0; }
     int n = 0;   /* out[0, n): the best so far, best first; a tie keeps the lower id */
     for (int v = 0; v < V; v++) {
         if (n == k && !(lg[v] > lg[out[k - 1].id])) continue;   /* one compare for most words */
