@@ -138,45 +138,83 @@ static void merge_mask(const Words *w, const unsigned char *a, unsigned char *ou
         for (int j = 0; j < T; j++) out[(size_t)w->word_of[i] * n + w->word_of[j]] |= a[(size_t)i * T + j];
 }
 
-int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen) {
+/* A map being merged: its new map's heads' buffers (handed to the trace when
+ * filled) and where each row's attended keys end. */
+typedef struct { const TraceMap *m; float **buf; int *ends; } MergeJob;
+
+static void job_free(MergeJob *j) {
+    for (int h = 0; j->buf && h < j->m->n_heads; h++) free(j->buf[h]);
+    free(j->buf);
+    free(j->ends);
+    j->buf = NULL;
+    j->ends = NULL;
+}
+
+/* m's new map added to out, mask merged, and its buffers made; the weights
+ * are merged later (merge_weights), on the threads.  0, or -1 with err. */
+static int job_begin(const Words *w, const TraceMap *m, Trace *out, MergeJob *j, char *err, size_t errlen) {
+    *j = (MergeJob){m, NULL, NULL};
     if (m->Tq != w->n_pieces || m->Tk != w->n_pieces)
         return errmsg_set(err, errlen, "map %s is %d × %d, not the %d pieces grouped into words", m->id, m->Tq, m->Tk,
                           w->n_pieces);
     size_t cells = (size_t)(w->n > 0 ? w->n : 1) * (size_t)(w->n > 0 ? w->n : 1);   /* n ≤ pieces, already in memory */
     int H = m->n_heads;
-    float **buf = calloc((size_t)(H > 0 ? H : 1), sizeof *buf);   /* each head's, handed to the trace */
-    int nomem = !buf;
-    for (int h = 0; buf && h < H; h++) nomem |= !(buf[h] = malloc(cells * sizeof **buf));
+    j->buf = calloc((size_t)(H > 0 ? H : 1), sizeof *j->buf);   /* each head's, handed to the trace */
+    int nomem = !j->buf;
+    for (int h = 0; j->buf && h < H; h++) nomem |= !(j->buf[h] = malloc(cells * sizeof **j->buf));
     unsigned char *mbuf = m->mask ? malloc(cells) : NULL;
-    int *ends = m->mask ? malloc((size_t)(m->Tq > 0 ? m->Tq : 1) * sizeof *ends) : NULL;
-    if (nomem || (m->mask && (!mbuf || !ends))) {
-        for (int h = 0; buf && h < H; h++) free(buf[h]);
-        free(buf); free(mbuf); free(ends);
+    j->ends = m->mask ? malloc((size_t)(m->Tq > 0 ? m->Tq : 1) * sizeof *j->ends) : NULL;
+    if (nomem || (m->mask && (!mbuf || !j->ends))) {
+        free(mbuf);
+        job_free(j);
         return errmsg_set(err, errlen, "out of memory");
     }
     if (m->mask) merge_mask(w, m->mask, mbuf);
-    for (int i = 0; ends && i < m->Tq; i++)   /* once a map: every head shares the mask */
-        for (ends[i] = m->Tk; ends[i] > 0 && !m->mask[(size_t)i * m->Tk + ends[i] - 1];) ends[i]--;
+    for (int i = 0; j->ends && i < m->Tq; i++)   /* once a map: every head shares the mask */
+        for (j->ends[i] = m->Tk; j->ends[i] > 0 && !m->mask[(size_t)i * m->Tk + j->ends[i] - 1];) j->ends[i]--;
     const char *const *lab = (const char *const *)w->labels;
     TraceMap *o = trace_add_map(out, &(TraceMapSpec){.id = m->id, .stack = m->stack, .layer = m->layer, .kind = m->kind,
                                                     .queries = lab, .Tq = w->n, .keys = lab, .Tk = w->n, .d_k = m->d_k,
                                                     .Dv = m->Dv, .mask = mbuf, .mask_fill = m->mask_fill,
                                                     .n_heads = H, .n_kv_heads = m->n_kv_heads,
                                                     .score_scale = m->score_scale});
-    int rc = o ? 0 : errmsg_set(err, errlen, "out of memory");
-#ifdef _OPENMP
-    #pragma omp parallel for schedule(dynamic, 1) if (rc == 0 && H > 1 && w->n_pieces >= 128)
-#endif
-    for (int h = 0; h < H; h++)
-        if (rc == 0) merge_weights(w, m->heads[h].weights, ends, buf[h]);
-    for (int h = 0; h < H; h++) {   /* each buffer becomes the trace's, not copied */
-        if (rc == 0 && trace_own_head_weights(o, h, buf[h]) != 0) rc = errmsg_set(err, errlen, "map %s has no head %d", m->id, h);
-        if (rc != 0) free(buf[h]);
-    }
-    free(buf);
     free(mbuf);
-    free(ends);
+    if (!o) {
+        job_free(j);
+        return errmsg_set(err, errlen, "out of memory");
+    }
+    return 0;
+}
+
+/* The merged heads of jobs[0, n), whose maps are out's last n, on the
+ * threads a head each (GPT-2's 144 at once, not 12 a map: a map's dozen heads
+ * of a short text were too little to share); each buffer becomes the trace's,
+ * not copied.  Frees the jobs.  0, or -1 with err. */
+static int jobs_finish(const Words *w, MergeJob *jobs, int n, Trace *out, char *err, size_t errlen) {
+    int total = 0, rc = 0;
+    for (int k = 0; k < n; k++) total += jobs[k].m->n_heads;
+#ifdef _OPENMP
+    #pragma omp parallel for schedule(dynamic, 4) if (total > 1 && (size_t)total * w->n_pieces * w->n_pieces >= 65536)
+#endif
+    for (int i = 0; i < total; i++) {
+        int k = 0, h = i;
+        while (h >= jobs[k].m->n_heads) h -= jobs[k++].m->n_heads;
+        merge_weights(w, jobs[k].m->heads[h].weights, jobs[k].ends, jobs[k].buf[h]);
+    }
+    for (int k = 0; k < n; k++) {
+        TraceMap *o = &out->maps[out->n_maps - n + k];
+        for (int h = 0; h < jobs[k].m->n_heads; h++) {
+            if (rc == 0 && trace_own_head_weights(o, h, jobs[k].buf[h]) == 0) jobs[k].buf[h] = NULL;
+            else if (rc == 0) rc = errmsg_set(err, errlen, "map %s has no head %d", o->id, h);
+        }
+        job_free(&jobs[k]);
+    }
     return rc;
+}
+
+int words_merge_map(const Words *w, const TraceMap *m, Trace *out, char *err, size_t errlen) {
+    MergeJob j;
+    return job_begin(w, m, out, &j, err, errlen) ? -1 : jobs_finish(w, &j, 1, out, err, errlen);
 }
 
 /* One kept-rows map (a long text's, TraceMap.row_pos) with its keys merged
@@ -230,7 +268,15 @@ int words_merge_trace(const Words *w, const Trace *pieces, Trace *out, char *err
     const char *const *lab = (const char *const *)w->labels;   /* where the pieces' trace keeps its tokens */
     if ((pieces->n_source && trace_set_source(out, lab, w->n)) || (pieces->n_target && trace_set_target(out, lab, w->n)))
         rc = errmsg_set(err, errlen, "out of memory");
-    for (int i = 0; rc == 0 && i < pieces->n_maps; i++) rc = words_merge_map(w, &pieces->maps[i], out, err, errlen);
+    int n = 0;
+    MergeJob *jobs = calloc((size_t)(pieces->n_maps > 0 ? pieces->n_maps : 1), sizeof *jobs);
+    if (!jobs && rc == 0) rc = errmsg_set(err, errlen, "out of memory");
+    for (; rc == 0 && n < pieces->n_maps; n++)
+        if (job_begin(w, &pieces->maps[n], out, &jobs[n], err, errlen)) rc = -1;
+    if (rc == 0) rc = jobs_finish(w, jobs, n, out, err, errlen);
+    else
+        for (int k = 0; k < n; k++) job_free(&jobs[k]);
+    free(jobs);
     if (rc) trace_free(out);
     return rc;
 }
