@@ -678,14 +678,7 @@ static int encode_cut(const TokJson *t, TjStr *s, int level, Out *o, char *err, 
 
 int tokjson_encode(const TokJson *t, const char *text, int add_special, TokJsonEnc *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
-    {   /* GPT-2's merges.txt, parsed at the first encode (tj_model_merges_txt); read under
-         * the lock, as another thread may be parsing it (an encode's text costs far more) */
-        static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
-        pthread_mutex_lock(&once);
-        int rc = tj_model_merges_ready((TjModel *)&t->model, err, errlen);   /* t is heap memory: the cast is sound */
-        pthread_mutex_unlock(&once);
-        if (rc) return -1;
-    }
+    if (t->model.merges_err) return errmsg_set(err, errlen, "%s", t->model.merges_err);   /* merges.txt's bad line */
     size_t len = strlen(text);
     if (len > (size_t)INT_MAX / 4) return errmsg_set(err, errlen, "the text is %zu bytes; the limit is %d", len, INT_MAX / 4);
     if (!tj_utf8_valid(text, len)) return errmsg_set(err, errlen, "the text is not valid UTF-8");

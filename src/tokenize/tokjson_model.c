@@ -106,13 +106,25 @@ int tjtoks_add(TjToks *l, int id, int start, int end) {
 
 /* ---- the vocabulary ---- */
 
-static uint32_t hash_of(const char *s, size_t n) {
-    uint32_t h = 2166136261u;   /* FNV-1a, then mixed so the low bits vary */
+/* FNV-1a over s[0, n) after the bytes h was given for; fnv_end mixes it
+ * so the low bits vary.  hash_of(s, n) = fnv_end(fnv_more(FNV_SEED, s, n)),
+ * so a key in two parts hashes as the two joined. */
+enum { FNV_SEED = 2166136261u };
+
+static uint32_t fnv_more(uint32_t h, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static uint32_t fnv_end(uint32_t h) {
     h ^= h >> 16;
     h *= 0x85ebca6bu;
     h ^= h >> 13;
     return h;
+}
+
+static uint32_t hash_of(const char *s, size_t n) {
+    return fnv_end(fnv_more(FNV_SEED, s, n));
 }
 
 /* The slot of s[0, n) with hash h, or the empty slot where it would go. */
@@ -179,6 +191,18 @@ int tjvocab_put(TjVocab *v, const char *s, size_t n, int id) {
 int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
     if (!v->cap) return -1;
     return v->slot[vocab_slot(v, s, n, hash_of(s, n))].id;
+}
+
+/* The id of a[0, na) joined to b[0, nb), or -1, without joining them. */
+static int vocab_get_joined(const TjVocab *v, const char *a, size_t na, const char *b, size_t nb) {
+    if (!v->cap) return -1;
+    uint32_t h = fnv_end(fnv_more(fnv_more(FNV_SEED, a, na), b, nb));
+    for (uint32_t i = h & (uint32_t)(v->cap - 1); v->slot[i].id >= 0; i = (i + 1) & (uint32_t)(v->cap - 1)) {
+        const struct TjSlot *sl = &v->slot[i];
+        if (sl->hash == h && sl->len == na + nb && !memcmp(v->text + sl->off, a, na) && !memcmp(v->text + sl->off + na, b, nb))
+            return sl->id;
+    }
+    return -1;
 }
 
 /* Many look-ups at once.  In a table of GPT-2's size (50,000 tokens, 2 MB of
@@ -322,29 +346,48 @@ static int word_add(Word *w, int id, int len) {
     return 0;
 }
 
-/* Pushes the merge of the symbol at pos with its next one, if any. */
-static int push_pair(const TjMerges *m, const Word *w, Heap *h, int pos) {
-    if (pos < 0 || w->next[pos] < 0) return 0;
-    int s = merges_find(m, w->c[pos], w->c[w->next[pos]]);
-    return s < 0 ? 0 : heap_push(h, (Merge){m->slot[s].rank, pos, m->slot[s].id});
+static int line_pair(const TjModel *m, int x, int y, int *rank, int *id);
+
+/* Where a pair's merge is looked up: the (id, id) table t, or merges.txt's
+ * lines when m is given (line_pair). */
+typedef struct { const TjMerges *t; const TjModel *m; } Pairs;
+
+/* The merge of symbols x, y: 1 with its rank and the joined token's id (-1
+ * only from merges.txt: a join vocab.json lacks), or 0 when none. */
+static int pair_merge(const Pairs *p, int x, int y, int *rank, int *id) {
+    if (p->m) return line_pair(p->m, x, y, rank, id);
+    int s = merges_find(p->t, x, y);
+    if (s < 0) return 0;
+    *rank = p->t->slot[s].rank;
+    *id = p->t->slot[s].id;
+    return 1;
 }
 
-static int merge_all(const TjMerges *m, Word *w) {
+/* Pushes the merge of the symbol at pos with its next one, if any. */
+static int push_pair(const Pairs *p, const Word *w, Heap *h, int pos) {
+    int rank, id;
+    if (pos < 0 || w->next[pos] < 0 || !pair_merge(p, w->c[pos], w->c[w->next[pos]], &rank, &id)) return 0;
+    return heap_push(h, (Merge){rank, pos, id});
+}
+
+/* 0; -1 out of memory; 1 when the merge of rank *missing joins into a token
+ * the vocabulary lacks (merges.txt's lines only). */
+static int merge_all(const Pairs *p, Word *w, int *missing) {
     Heap h = {0};
     int rc = 0;
-    for (int i = 0; i + 1 < w->n && rc == 0; i++) rc = push_pair(m, w, &h, i);
+    for (int i = 0; i + 1 < w->n && rc == 0; i++) rc = push_pair(p, w, &h, i);
     while (h.n > 0 && rc == 0) {
         Merge top = heap_pop(&h);
-        int pos = top.pos, nx = w->next[pos];
+        int pos = top.pos, nx = w->next[pos], rank, id;
         if (w->len[pos] == 0 || nx < 0) continue;
-        int s = merges_find(m, w->c[pos], w->c[nx]);
-        if (s < 0 || m->slot[s].id != top.id) continue;   /* a stale entry */
+        if (!pair_merge(p, w->c[pos], w->c[nx], &rank, &id) || id != top.id) continue;   /* a stale entry */
+        if (id < 0) { *missing = rank; rc = 1; break; }
         w->c[pos] = top.id;
         w->len[pos] += w->len[nx];
         w->next[pos] = w->next[nx];
         w->len[nx] = 0;
         if (w->next[nx] >= 0) w->prev[w->next[nx]] = pos;
-        rc = push_pair(m, w, &h, w->prev[pos]) || push_pair(m, w, &h, pos);
+        rc = push_pair(p, w, &h, w->prev[pos]) || push_pair(p, w, &h, pos);
     }
     free(h.v);
     return rc;
@@ -354,7 +397,8 @@ int tj_merges_apply(const TjMerges *m, int *ids, int *n) {
     Word w = {0};
     int rc = 0, k = 0;
     for (int i = 0; i < *n && rc == 0; i++) rc = word_add(&w, ids[i], 1);
-    if (rc == 0) rc = merge_all(m, &w);
+    int missing;
+    if (rc == 0) rc = merge_all(&(Pairs){m, NULL}, &w, &missing);
     for (int i = 0; i < w.n && rc == 0; i++)
         if (w.len[i]) ids[k++] = w.c[i];
     if (rc == 0) *n = k;
@@ -410,7 +454,11 @@ static int bpe_tokenize(const TjModel *m, const char *s, int n, TjToks *out, cha
         i += k;
     }
     if (rc == 0 && unk_len) rc = word_add(&w, unk, unk_len);
-    if (rc == 0) rc = merge_all(&m->merges, &w);
+    int missing = -1;
+    if (rc == 0 && (rc = merge_all(&(Pairs){&m->merges, m->lines ? m : NULL}, &w, &missing)) > 0)
+        rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s%.40s\" is not in vocab.json",
+                        m->merges_path, missing, m->merges_a[missing], m->merges_b[missing], m->merges_a[missing],
+                        m->merges_b[missing]);
     for (int i = 0, at = 0; i < w.n && rc == 0; i++) {
         if (w.len[i] == 0) continue;
         int end = at + w.len[i] > n ? n : at + w.len[i];
@@ -788,6 +836,9 @@ int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen) 
 }
 
 static void merges_txt_free(TjModel *m) {
+    free(m->lines);
+    m->lines = NULL;
+    m->lines_cap = 0;
     free(m->merges_txt);
     free(m->merges_path);
     free(m->merges_a);
@@ -823,6 +874,55 @@ static int merge_lines(char *text, const char *path, const char ***a, const char
     return n;
 }
 
+/* merges.txt's line "a b" (h: line_hash): its rank, or -1; *at: the slot it
+ * is in, or the empty one where it would go. */
+static int line_find(const TjModel *m, const char *a, size_t la, const char *b, size_t lb, uint32_t h, uint32_t *at) {
+    uint32_t mask = (uint32_t)m->lines_cap - 1;
+    for (uint32_t i = h & mask;; i = (i + 1) & mask) {
+        uint64_t e = m->lines[i];
+        *at = i;
+        if (!e) return -1;
+        int r = (int)(uint32_t)e - 1;
+        if ((uint32_t)(e >> 32) == h && !strncmp(m->merges_a[r], a, la) && !m->merges_a[r][la] &&
+            !strncmp(m->merges_b[r], b, lb) && !m->merges_b[r][lb])
+            return r;
+    }
+}
+
+static uint32_t line_hash(const char *a, size_t la, const char *b, size_t lb) {
+    return fnv_end(fnv_more(fnv_more(fnv_more(FNV_SEED, a, la), " ", 1), b, lb));
+}
+
+/* Every line of merges.txt in m->lines by its text; a pair met again takes
+ * the later line's rank, as the library's map keeps.  0, or -1 out of memory. */
+static int lines_index(TjModel *m) {
+    int cap = table_cap(m->merges_n);
+    if (cap < 0 || !(m->lines = calloc((size_t)cap, sizeof *m->lines))) return -1;
+    m->lines_cap = cap;
+    for (int r = 0; r < m->merges_n; r++) {
+        const char *a = m->merges_a[r], *b = m->merges_b[r];
+        size_t la = strlen(a), lb = strlen(b);
+        uint32_t h = line_hash(a, la, b, lb), at;
+        line_find(m, a, la, b, lb, h, &at);
+        m->lines[at] = (uint64_t)h << 32 | (uint32_t)(r + 1);
+    }
+    return 0;
+}
+
+/* merges.txt's merge of symbols x and y (pair_merge): found by the two
+ * tokens' text, and the joined token looked up only then. */
+static int line_pair(const TjModel *m, int x, int y, int *rank, int *id) {
+    const char *a = x >= 0 && x < m->n_ids ? m->tok[x] : NULL, *b = y >= 0 && y < m->n_ids ? m->tok[y] : NULL;
+    if (!a || !b) return 0;
+    size_t la = strlen(a), lb = strlen(b);
+    uint32_t at;
+    int r = line_find(m, a, la, b, lb, line_hash(a, la, b, lb), &at);
+    if (r < 0) return 0;
+    *rank = r;
+    *id = vocab_get_joined(&m->vocab, a, la, b, lb);
+    return 1;
+}
+
 int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) {
     if (!(m->merges_txt = file_read_all(path, 64u << 20, NULL, err, errlen))) return -1;
     if (!(m->merges_path = strdup(path))) return errmsg_set(err, errlen, "out of memory");
@@ -830,33 +930,7 @@ int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen) 
     int n = merge_lines(m->merges_txt, path, &m->merges_a, &m->merges_b, why, sizeof why);
     if (n < 0) return (m->merges_err = strdup(why)) ? 0 : errmsg_set(err, errlen, "out of memory");
     m->merges_n = n;
-    int cap = table_cap(n);
-    if (cap < 0 || (cap > m->merges.cap && merges_resize(&m->merges, cap))) return errmsg_set(err, errlen, "out of memory");
-    return 0;
-}
-
-int tj_model_merges_ready(TjModel *m, char *err, size_t errlen) {
-    if (!m->merges_txt) return 0;
-    if (m->merges_err) return errmsg_set(err, errlen, "%s", m->merges_err);
-    const char **a = m->merges_a, **b = m->merges_b;
-    int n = m->merges_n, *ids = NULL, rc = 0;
-    if (n > 0 && (!(ids = malloc((size_t)n * 3 * sizeof *ids)) || merges_ids(m, a, b, n, ids)))
-        rc = errmsg_set(err, errlen, "out of memory");
-    int r = rc || n == 0 ? 0 : merges_put(&m->merges, ids, n);
-    if (r < 0) rc = errmsg_set(err, errlen, "out of memory");
-    else if (r > 0) {
-        char miss[128];
-        rc = errmsg_set(err, errlen, "%s: merge %d (\"%.40s %.40s\"): the token \"%.40s\" is not in vocab.json",
-                        m->merges_path, r - 1, a[r - 1], b[r - 1],
-                        merge_missing(m, a[r - 1], b[r - 1], ids + 3 * (size_t)(r - 1), miss, sizeof miss));
-    }
-    free(ids);
-    if (rc) {
-        tj_merges_free(&m->merges);   /* a half-built table is never used; the lines stay for the next encode */
-        return rc;
-    }
-    merges_txt_free(m);
-    return 0;
+    return lines_index(m) ? errmsg_set(err, errlen, "out of memory") : 0;
 }
 
 /* ---- BERT's vocab.txt ---- */

@@ -58,13 +58,14 @@ typedef struct {
     char *prefix, *suffix;     /* continuing_subword_prefix, end_of_word_suffix */
     int fuse_unk, byte_fallback, ignore_merges;
     int max_chars;             /* WordPiece: longer words are unk             */
-    TjMerges merges;
-    char *merges_txt, *merges_path;   /* merges.txt read and cut into lines, its
-                                         tokens not yet looked up (see
-                                         tj_model_merges_ready), or NULL      */
+    TjMerges merges;           /* tokenizer.json's merges (and llama2.c's)      */
+    char *merges_txt, *merges_path;   /* merges.txt read and cut into lines, or NULL */
     const char **merges_a, **merges_b;   /* (merges_n) each line's two tokens, in merges_txt */
     int merges_n;
-    char *merges_err;          /* a line that is not a merge, said at the first encode; or NULL */
+    uint64_t *lines;           /* (lines_cap) merges.txt's lines by their text:
+                                  hash << 32 | rank + 1, 0 empty; or NULL    */
+    int lines_cap;
+    char *merges_err;          /* a line that is not a merge, said at every encode; or NULL */
     int byte_id[256];          /* BPE byte_fallback: id of "<0xAB>", or -1    */
 } TjModel;
 
@@ -78,17 +79,18 @@ int tj_model_tokenize(const TjModel *m, const char *s, int n, TjToks *out, char 
  * model, which becomes byte-level BPE without an unknown token; then its
  * merges.txt ("A B" a line, rank by rank; "#version" and empty lines
  * skipped).  0, or -1 with err naming the file.
- * tj_model_merges_txt only reads the file, cuts it into lines and makes the
- * merge table's room; it touches no field tj_model_vocab_json does, so the
- * two may run side by side.  The tokens are looked up (a third of loading
- * GPT-2's files, and unused by a forward pass on ids) by
- * tj_model_merges_ready, which the first encode calls. */
+ * tj_model_merges_txt reads the file, cuts it into lines and finds each line
+ * again by its two tokens' text (m->lines); it touches no field
+ * tj_model_vocab_json does, so the two may run side by side.  A merge is
+ * looked up by its two strings, as transformers' GPT2Tokenizer (and OpenAI's
+ * encoder.py) rank merges, when a text makes its pair, and the token it
+ * joins into then: the (id, id) table's 150,000 vocabulary look-ups were a
+ * third of loading GPT-2's files.  So a line whose tokens vocab.json lacks
+ * is never met, and a join vocab.json lacks is refused by the encode that
+ * merges it (tokenizer.json's merges are checked at load, as the library
+ * does).  A line that is not "A B" is said by every encode. */
 int tj_model_vocab_json(TjModel *m, const char *path, char *err, size_t errlen);
 int tj_model_merges_txt(TjModel *m, const char *path, char *err, size_t errlen);
-/* Parses the merges.txt tj_model_merges_txt read, once; 0 when there is none
- * pending, or -1 with err naming the file (the text stays pending, so every
- * encode gives the same message).  Not for two threads at once. */
-int tj_model_merges_ready(TjModel *m, char *err, size_t errlen);
 /* BERT's vocab.txt (a token a line, id = line number; an empty line ends
  * it) into a zeroed model, which becomes WordPiece ("##", [UNK], words of at
  * most 100 characters).  0, or -1 with err naming the file. */
