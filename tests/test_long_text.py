@@ -6,12 +6,13 @@ Checked against independent truth: the streamed trace.bin against the whole trac
 the end (the same bytes), the pooled maps on the page against NumPy pooling trace.bin's maps
 by the documented rule, each head's summary against NumPy, the printed links against
 trace.bin's rows, and the memory a streamed run takes against the whole maps' size."""
-import base64, json, os, re, subprocess, sys
+import json, os, re, subprocess, sys
 import numpy as np
 from helpers import ATTNVIZ, run_ok
 import hf_fixtures as hf
 import llama_ref as ref
 from test_trace_bin import read_bin, view
+from test_page import page_array
 
 TEXT = "the animal did not cross the street because it was too tired and then it slept"
 
@@ -81,9 +82,7 @@ def page_maps(path):
     for d in sets:
         for m in d.get("maps", []):
             for h, hd in enumerate(m["heads"]):
-                x = hd["weights"]
-                a = np.frombuffer(base64.b64decode(x["f32"]), dtype="<f4").reshape(x["rows"], x["cols"])
-                maps[(m["id"], h)] = (a, m)
+                maps[(m["id"], h)] = (page_array(hd["weights"]), m)
     return maps
 
 

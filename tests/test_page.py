@@ -19,12 +19,23 @@ STORIES = os.path.normpath(os.path.join(ROOT, "..", "shared", "models", "stories
 FULL = ["scores", "scaled", "masked", "weights", "output"]
 
 
-def page_matrix(x):
-    """A matrix as the page embeds it ({rows, cols, f32: base64 of little-endian float32})
-    as rows of numbers, non-finite values as None (what page.js makes of it)."""
+def page_array(x):
+    """A matrix as the page embeds it ({rows, cols, f32: base64 of little-endian float32};
+    with lower: true only each row's first r + 1 values, the rest 0) as a NumPy array."""
     a = np.frombuffer(base64.b64decode(x["f32"], validate=True), dtype="<f4")
-    assert a.size == x["rows"] * x["cols"], (a.size, x["rows"], x["cols"])
-    return [[float(v) if np.isfinite(v) else None for v in row] for row in a.reshape(x["rows"], x["cols"])]
+    R, C = x["rows"], x["cols"]
+    if not x.get("lower"):
+        assert a.size == R * C, (a.size, R, C)
+        return a.reshape(R, C)
+    assert R == C and a.size == R * (R + 1) // 2, (a.size, R, C)
+    out = np.zeros((R, C), dtype="<f4")
+    out[np.tril_indices(R)] = a   # row-major order, as the page writes them
+    return out
+
+
+def page_matrix(x):
+    """page_array as rows of numbers, non-finite values as None (what page.js makes of it)."""
+    return [[float(v) if np.isfinite(v) else None for v in row] for row in page_array(x)]
 
 
 def page_data(path):
@@ -170,6 +181,15 @@ def test_page_gpt2_folder_in_chromium(tmp):
     st = load_json(os.path.join(steps, "trace.json"))
     [pd] = page_data(os.path.join(out, "index.html"))
     m0 = pd["maps"][pd["focus"]["map"]]
+    # a causal map's weights are embedded as their lower half, and read back as trace.json's numbers
+    html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
+    raw = json.loads(re.search(r'class="attnviz-data" id="attnviz-data-0">(.*?)</script>', html, re.S).group(1))
+    tr = load_json(os.path.join(out, "trace.json"))
+    assert len(raw["maps"]) == len(tr["maps"])
+    for m, tm in zip(raw["maps"], tr["maps"]):
+        for hd, th in zip(m["heads"], tm["heads"]):
+            assert hd["weights"].get("lower") is True, (m["id"], hd["head"])
+            assert np.array_equal(page_array(hd["weights"]), np.array(th["weights"], dtype="<f4"))
     res = check_in_browser(tmp, label="gpt2", page=os.path.join(out, "index.html"), trace=os.path.join(out, "trace.json"),
                            steps_trace=os.path.join(steps, "trace.json"), query="it",
                            stages=stages_of(st, m0["id"], pd["focus"]["head"], True))

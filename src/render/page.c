@@ -60,23 +60,46 @@ static void put_number(HtmlPage *p, float x) {
     html_raw(p, b);
 }
 
+/* 1 when every cell above the diagonal of the square x is +0: a causal
+ * map's weights, whose masked half is exactly 0 after the softmax. */
+static int upper_zero(const float *x, int rows, int cols) {
+    if (rows != cols || rows < 2) return 0;
+    for (int r = 0; r < rows; r++)
+        for (int c = r + 1; c < cols; c++) {
+            uint32_t u;
+            memcpy(&u, &x[(size_t)r * cols + c], 4);
+            if (u) return 0;
+        }
+    return 1;
+}
+
 /* (rows, cols) as {"rows":R,"cols":C,"f32":"…"}: the float32 values' bytes,
  * little-endian, in base64 (RFC 4648) — each value exactly as the trace holds
  * it, and about eight times faster to write than its decimal text; page.js
- * turns it back into rows of numbers (non-finite values read as null). */
+ * turns it back into rows of numbers (non-finite values read as null).  A
+ * square matrix whose cells above the diagonal are all +0 (a causal map's
+ * weights) is {"rows":R,"cols":C,"lower":true,"f32":"…"} with row r's first
+ * r + 1 values only: half the page of a GPT-2 run, and half its writing. */
 static void put_matrix(HtmlPage *p, const float *x, int rows, int cols) {
     static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     enum { FLOATS = 768 };   /* a chunk: 3072 bytes, a multiple of 3, into 4096 characters */
     unsigned char in[FLOATS * 4];
     char head[96], out[FLOATS * 4 / 3 * 4 + 8];
-    snprintf(head, sizeof head, "{\"rows\":%d,\"cols\":%d,\"f32\":\"", rows, cols);
+    int lower = upper_zero(x, rows, cols);
+    snprintf(head, sizeof head, "{\"rows\":%d,\"cols\":%d,%s\"f32\":\"", rows, cols, lower ? "\"lower\":true," : "");
     html_raw(p, head);
-    size_t n = (size_t)rows * cols;
+    size_t n = lower ? (size_t)rows * (rows + 1) / 2 : (size_t)rows * cols;
+    int r = 0, c = 0;   /* lower: the cell the next value comes from */
     for (size_t done = 0; done < n; done += FLOATS) {
         size_t k = n - done < FLOATS ? n - done : FLOATS, bytes = 4 * k, o = 0, i = 0;
         for (size_t f = 0; f < k; f++) {   /* little-endian whatever the host */
             uint32_t u;
-            memcpy(&u, &x[done + f], 4);
+            if (lower) {
+                memcpy(&u, &x[(size_t)r * cols + c], 4);
+                if (++c > r) { r++; c = 0; }
+            } else {
+                memcpy(&u, &x[done + f], 4);
+            }
             in[4 * f] = (unsigned char)u;
             in[4 * f + 1] = (unsigned char)(u >> 8);
             in[4 * f + 2] = (unsigned char)(u >> 16);

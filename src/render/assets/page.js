@@ -11,16 +11,20 @@
   var blocks = document.querySelectorAll('script.attnviz-data');
   var sets = [];
   /* A matrix as the C side embeds it, {rows, cols, f32: base64 of its float32
-     bytes, little-endian}, back into rows of numbers (non-finite: null). */
+     bytes, little-endian}, back into rows of numbers (non-finite: null); with
+     lower: true, row r holds its first r + 1 values and the rest are 0 (a
+     causal map's weights). */
   function matrixOf(x) {
     if (!x || typeof x.f32 !== 'string') return x;
     var s = atob(x.f32), u = new Uint8Array(s.length);
     for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
     var dv = new DataView(u.buffer), rows = [];
     for (var r = 0, at = 0; r < x.rows; r++) {
-      var row = new Array(x.cols);
-      for (var c = 0; c < x.cols; c++, at += 4) {
+      var row = new Array(x.cols), n = x.lower ? r + 1 : x.cols;
+      for (var c = 0; c < x.cols; c++) {
+        if (c >= n) { row[c] = 0; continue; }
         var v = dv.getFloat32(at, true);
+        at += 4;
         row[c] = isFinite(v) ? v : null;
       }
       rows.push(row);
