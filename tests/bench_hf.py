@@ -13,8 +13,9 @@ processes of its own, never alternating):
   PyTorch  the same architecture written here in torch (float32), every layer's attention
            weights returned (what output_attentions=True returns): one /usr/bin/python3
            child per thread count loads the weights, runs 2 untimed forwards, then times
-           BENCH_RUNS forwards (best and median); all of a configuration's PyTorch runs
-           come first
+           BENCH_RUNS forwards (best and median); at 64 tokens BENCH_TORCH_PROCS such
+           children (default 3) one after the other, their forwards pooled; all of a
+           configuration's PyTorch runs come first
   attnviz  then BENCH_RUNS fresh processes (after one untimed) of each command a user
            types, at each thread count:
              run --model DIR --no-pictures --trace weights --quiet --out D "TEXT"
@@ -25,7 +26,8 @@ Thread counts BENCH_THREADS (default 1,2): OMP_NUM_THREADS, OPENBLAS_NUM_THREADS
 MKL_NUM_THREADS for both sides, and torch.set_num_threads; PyTorch also at 1 thread with
 OpenBLAS at its default (bench_common.torch_configs); each configuration is printed, the
 verdict takes each side at its fastest (medians).  After attnviz's runs PyTorch runs
-by itself once more: the bench's PyTorch median over that one's is printed (within 1.25x).
+by itself once more (as many children): the bench's PyTorch median over that one's is
+printed (within 1.25x).
 The 0.5B BF16 folder: load time (attnviz's --timing) and peak memory of a 64-token forward.
 
 Limits: run --no-pictures --trace weights no slower than PyTorch's forward at 64 tokens
@@ -47,6 +49,10 @@ ROOT = os.path.dirname(HERE)
 ATTNVIZ = os.environ.get("ATTNVIZ", os.path.join(ROOT, "build", "attnviz"))
 BASE = os.path.join(ROOT, "build", "bench-hf")
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+# PyTorch's children a configuration at 64 tokens, their timed forwards pooled: one
+# process's median moved by up to 25% from the next one's minutes later (a whole process
+# slow or fast), so one child alone could fail the 1.25x check on noise.
+TORCH_PROCS = int(os.environ.get("BENCH_TORCH_PROCS", "3"))
 # Thread counts, each a configuration of its own on both sides.
 THREADS = [int(x) for x in os.environ.get("BENCH_THREADS", "1,2").split(",")]
 
@@ -243,6 +249,11 @@ def torch_argv(kind, d, threads, n, ids):
             ",".join(map(str, ids))]
 
 
+def torch_pooled(argv, env, procs):
+    """procs PyTorch children of argv, one after the other: every timed forward, pooled."""
+    return [s for _ in range(procs) for s in bc.torch_child(argv, env)]
+
+
 def tokenize(d, text):
     r = subprocess.run([ATTNVIZ, "tokenize", "--model", d], input=text + "\n", capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -293,10 +304,11 @@ def compare(ses, kind, name, d, ids, text, n_maps):
     clean = lambda: shutil.rmtree(out, ignore_errors=True)
     print(f"  {T} tokens, {n_maps} maps" + (f"; the text: {bc.short(text, 100)!r}" if text else ""))
     torch_runs, configs = {}, {}
+    procs = TORCH_PROCS if text else 1
     for key, n, env in bc.torch_configs(THREADS):
         argv = torch_argv(kind, d, n, RUNS, ids)
-        print(f"    $ {bc.shell(argv, env)}")
-        torch_runs[key], configs[key] = bc.torch_child(argv, env), (n, env)
+        print(f"    $ {bc.shell(argv, env)}" + (f"   ({procs} processes, their forwards pooled)" if procs > 1 else ""))
+        torch_runs[key], configs[key] = torch_pooled(argv, env, procs), (n, env)
     pk = side("PyTorch forward, every map (own process)", torch_runs)
     cmds = {"forward --src (developer path)": [ATTNVIZ, "forward", "--model", d, "--src", " ".join(map(str, ids)),
                                                "--out", trace]}
@@ -331,8 +343,8 @@ def torch_alone(kind, d, ids, config, bench_runs):
     configuration: the bench's PyTorch median over this one's (the issue's 1.25x check)."""
     key, n, env = config
     argv = torch_argv(kind, d, n, RUNS, ids)
-    print(f"    PyTorch by itself, again after attnviz's runs:\n    $ {bc.shell(argv, env)}")
-    alone = bc.torch_child(argv, env)
+    print(f"    PyTorch by itself, again after attnviz's runs:\n    $ {bc.shell(argv, env)}   ({TORCH_PROCS} processes)")
+    alone = torch_pooled(argv, env, TORCH_PROCS)
     r = statistics.median(bench_runs) / statistics.median(alone)
     print(f"    {'PyTorch by itself':<44} {key}: {bc.fmt(alone)}; bench / by itself {r:.2f}")
     return r
