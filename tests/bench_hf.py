@@ -21,7 +21,11 @@ processes of its own, never alternating):
              run --model DIR --no-pictures --trace weights --quiet --out D "TEXT"
              run --model DIR --quiet --out D "TEXT"            (pictures, the default)
              forward --model DIR --src IDS --out trace.bin     (the developer path)
-           on a text of exactly 64 tokens (at 512 tokens, forward --src only, on ids)
+           on a text of exactly 64 tokens (at 512 tokens, forward --src only, on ids);
+           then run --no-pictures and forward --src in turn, BENCH_RUNS pairs at run's
+           faster thread count: the median of the pairs' ratios is printed beside the
+           ratio of the two medians (the verdict's), which minutes of drift between the
+           two commands' runs can move
 Thread counts BENCH_THREADS (default 1,2): OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and
 MKL_NUM_THREADS for both sides, and torch.set_num_threads; PyTorch also at 1 thread with
 OpenBLAS at its default (bench_common.torch_configs); each configuration is printed, the
@@ -331,11 +335,29 @@ def compare(ses, kind, name, d, ids, text, n_maps):
         print(f"      ratio attnviz ({ak}) / PyTorch ({pk}), medians: {r:.2f}; peak {peak[what] / 2**20:.0f} MB")
         ses.record(f"{name} {T} {what.split(' (')[0]}", res[what][ak], bc.shell([a if len(a) < 60 else f"<the {T} tokens>" for a in cmds[what]]), config=ak,
                    ratio=round(r, 2), peak_mb=round(peak[what] / 2**20))
+    if text:   # attnviz's two commands in turn, so the machine's drift over minutes falls on both alike
+        run, fwd = cmds["run --no-pictures --trace weights"], cmds["forward --src (developer path)"]
+        n = int(bc.faster(res["run --no-pictures --trace weights"]).split()[0])
+        pairs = paired(run, fwd, bc.thread_env(n), RUNS, clean)
+        print(f"    run --no-pictures --trace weights / forward --src, the two in turn ({RUNS} pairs, {bc.label(n)}): "
+              f"median of the pairs' ratios {statistics.median(pairs):.2f}")
+        ses.record(f"{name} {T} run / forward --src, in turn", ratio=round(statistics.median(pairs), 2), pairs=RUNS)
     size = os.path.getsize(trace)
     os.remove(trace)
     clean()
     print(f"    trace.bin {size / 2**20:.0f} MB")
     return res, torch_runs, (pk, *configs[pk])
+
+
+def paired(a, b, env, n, before):
+    """n pairs of fresh processes, a then b, after one untimed pair: each pair's a / b."""
+    out = []
+    for k in range(n + 1):
+        ta = bc.time_processes(a, 1, env, warm=0, before=before)[0][0]
+        tb = bc.time_processes(b, 1, env, warm=0)[0][0]
+        if k:
+            out.append(ta / tb)
+    return out
 
 
 def torch_alone(kind, d, ids, config, bench_runs):
