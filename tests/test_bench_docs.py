@@ -40,6 +40,10 @@ def hf_figures(F, lang):
             out += [fmt(f["median"], 3, lang) + " s", fmt(f["ratio"], 2, lang) + "×"]
         if f"{shape} 64 run / forward --src" in F:
             out.append(fmt(F[f"{shape} 64 run / forward --src"]["ratio"], 2, lang) + "×")
+        for what, key in ((f"{shape} 64 run / forward --src, in turn", "ratio"),
+                          (f"{shape} 64 bench / PyTorch by itself", "value")):
+            if what in F:
+                out.append(fmt(F[what][key], 2, lang) + "×")
         if f"{shape} 512 forward --src" in F:
             out.append(fmt(F[f"{shape} 512 PyTorch forward"]["median"], 3, lang) + " s")
             f = F[f"{shape} 512 forward --src"]
