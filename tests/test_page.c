@@ -29,7 +29,8 @@ static TraceMap *tricky_map(Trace *t) {
 }
 
 /* A matrix the page embeds, {rows, cols, f32: base64 of little-endian
- * float32}, decoded here by RFC 4648's table into x (rows × cols).  0, or -1
+ * float32}, decoded here by RFC 4648's table into x (rows × cols); with
+ * "lower": true the values are row r's first r + 1, the rest 0.  0, or -1
  * when its shape or text is not that. */
 static int matrix_of(const cJSON *j, int rows, int cols, float *x) {
     static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -52,11 +53,15 @@ static int matrix_of(const cJSON *j, int rows, int cols, float *x) {
             bytes[n++] = (unsigned char)(acc >> bits);
         }
     }
-    if (n != (size_t)rows * cols * 4) return -1;
-    for (int i = 0; i < rows * cols; i++) {
-        uint32_t u = bytes[4 * i] | (uint32_t)bytes[4 * i + 1] << 8 | (uint32_t)bytes[4 * i + 2] << 16 |
-                     (uint32_t)bytes[4 * i + 3] << 24;
+    int lower = cJSON_IsTrue(cJSON_GetObjectItem(j, "lower"));
+    if (lower && rows != cols) return -1;
+    if (n != (lower ? (size_t)rows * (rows + 1) / 2 : (size_t)rows * cols) * 4) return -1;
+    for (int i = 0, k = 0; i < rows * cols; i++) {
+        if (lower && i % cols > i / cols) { x[i] = 0.0f; continue; }
+        uint32_t u = bytes[4 * k] | (uint32_t)bytes[4 * k + 1] << 8 | (uint32_t)bytes[4 * k + 2] << 16 |
+                     (uint32_t)bytes[4 * k + 3] << 24;
         memcpy(&x[i], &u, 4);
+        k++;
     }
     return 0;
 }
@@ -84,8 +89,12 @@ TEST(page_data_reads_back_with_cjson) {
     cJSON *h = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "heads"), 0);
     float w[4], ms[4], out[6];
     cJSON *wj = cJSON_GetObjectItem(h, "weights");
-    /* 1.0f is the bytes 00 00 80 3F, 0.0f four zeros: base64 "AACA" "PwAA" by hand */
-    CHECK(!strncmp(cJSON_GetObjectItem(wj, "f32")->valuestring, "AACAPwAA", 8));
+    /* 1.0f is the bytes 00 00 80 3F: base64 "AACA" by hand; the weights' upper
+     * cell is 0, so only the lower half is embedded (1, 0.123…, 0.876…) */
+    CHECK(!strncmp(cJSON_GetObjectItem(wj, "f32")->valuestring, "AACA", 4));
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(wj, "lower")));
+    CHECK(strlen(cJSON_GetObjectItem(wj, "f32")->valuestring) == 16);   /* 12 bytes */
+    CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(h, "masked"), "lower") == NULL);   /* its upper cell is −∞ */
     CHECK(matrix_of(wj, 2, 2, w) == 0);
     CHECK(w[0] == 1.0f && w[1] == 0.0f && w[2] == 0.123456789f && w[3] == 0.876543211f);   /* exact */
     CHECK(matrix_of(cJSON_GetObjectItem(h, "masked"), 2, 2, ms) == 0);
