@@ -173,6 +173,20 @@ TEST(hf_gpt2_vocab_files_by_hand) {
         }
         tokjson_free(t);
     }
+    /* A pair met twice takes the later line's rank, as the library's map (and
+     * GPT2Tokenizer's dict) keeps it: "a a" (rank 2) loses to "a b" (rank 1),
+     * so "aab" is a + ab, not aa + b. */
+    write_text(vocab, "{\"a\": 0, \"b\": 1, \"aa\": 2, \"ab\": 3}");
+    write_text(merges, "a a\na b\na a\n");
+    t = tokjson_load_gpt2(vocab, merges, err, sizeof err);
+    REQUIRE(t != NULL);
+    TokJsonEnc twice;
+    REQUIRE(tokjson_encode(t, "aab", 0, &twice, err, sizeof err) == 0);
+    CHECK_INT(twice.n, 2);
+    CHECK_INT(twice.n == 2 ? twice.ids[0] : -1, 0);
+    CHECK_INT(twice.n == 2 ? twice.ids[1] : -1, 3);
+    tokjson_enc_free(&twice);
+    tokjson_free(t);
     snprintf(merges, sizeof merges, "%s/no-such-merges.txt", check_tmpdir());
     CHECK(tokjson_load_gpt2(vocab, merges, err, sizeof err) == NULL);
 }
