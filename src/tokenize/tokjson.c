@@ -13,7 +13,6 @@
 #include "core/errmsg.h"
 #include "core/fileio.h"
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,8 +391,8 @@ TokJson *tokjson_load_gpt2(const char *vocab_json, const char *merges_txt, char 
         return NULL;
     }
     t->dec->kind = TJ_DEC_BYTE_LEVEL;
-    /* merges.txt is read and cut into lines beside vocab.json's parse (which
-     * runs on one thread; the other waited): GPT-2's pair took 6 ms less. */
+    /* merges.txt is read, cut into lines and its lines hashed by their text
+     * beside vocab.json's parse (which runs on one thread; the other waited). */
     int bad_vocab = 0, bad_merges = 0;
     char merges_err[1024] = "";
 #ifdef _OPENMP

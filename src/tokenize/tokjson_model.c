@@ -127,13 +127,20 @@ static uint32_t hash_of(const char *s, size_t n) {
     return fnv_end(fnv_more(FNV_SEED, s, n));
 }
 
-/* The slot of s[0, n) with hash h, or the empty slot where it would go. */
-static int vocab_slot(const TjVocab *v, const char *s, size_t n, uint32_t h) {
+/* The slot of the token a[0, na) joined to b[0, nb) (nb may be 0), whose
+ * hash is h, or the empty slot where it would go. */
+static inline int vocab_slot_of(const TjVocab *v, const char *a, size_t na, const char *b, size_t nb, uint32_t h) {
     uint32_t i = h & (uint32_t)(v->cap - 1);
     while (v->slot[i].id >= 0 &&
-           (v->slot[i].hash != h || v->slot[i].len != n || memcmp(v->text + v->slot[i].off, s, n) != 0))
+           (v->slot[i].hash != h || v->slot[i].len != na + nb || memcmp(v->text + v->slot[i].off, a, na) != 0 ||
+            (nb && memcmp(v->text + v->slot[i].off + na, b, nb) != 0)))
         i = (i + 1) & (uint32_t)(v->cap - 1);
     return (int)i;
+}
+
+/* The slot of s[0, n) with hash h, or the empty slot where it would go. */
+static int vocab_slot(const TjVocab *v, const char *s, size_t n, uint32_t h) {
+    return vocab_slot_of(v, s, n, NULL, 0, h);
 }
 
 /* The table with cap slots (a power of two, above 2n), its tokens put again. */
@@ -196,13 +203,7 @@ int tjvocab_get(const TjVocab *v, const char *s, size_t n) {
 /* The id of a[0, na) joined to b[0, nb), or -1, without joining them. */
 static int vocab_get_joined(const TjVocab *v, const char *a, size_t na, const char *b, size_t nb) {
     if (!v->cap) return -1;
-    uint32_t h = fnv_end(fnv_more(fnv_more(FNV_SEED, a, na), b, nb));
-    for (uint32_t i = h & (uint32_t)(v->cap - 1); v->slot[i].id >= 0; i = (i + 1) & (uint32_t)(v->cap - 1)) {
-        const struct TjSlot *sl = &v->slot[i];
-        if (sl->hash == h && sl->len == na + nb && !memcmp(v->text + sl->off, a, na) && !memcmp(v->text + sl->off + na, b, nb))
-            return sl->id;
-    }
-    return -1;
+    return v->slot[vocab_slot_of(v, a, na, b, nb, fnv_end(fnv_more(fnv_more(FNV_SEED, a, na), b, nb)))].id;
 }
 
 /* Many look-ups at once.  In a table of GPT-2's size (50,000 tokens, 2 MB of
